@@ -1,0 +1,277 @@
+"""The staged MDP of Agent K (paper 3.1, Algorithm 1), independent of Kaggle.
+
+Stages and meta-unit tests are data. Transitions:
+  unit test fails   -> same stage again, the error in working memory (until the stage's budget runs out)
+  unit tests pass   -> run the meta-tests whose last covered stage this is
+  all pass          -> next stage
+  a meta-test fails -> back to the first stage it covers, in credit-assignment mode
+Every step goes to trajectory.jsonl with a reward; the state goes to <state file> after each step,
+so a killed run resumes where it stopped.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Literal, Protocol
+
+from agentk.checks import Check, run_checks
+from agentk.errors import AgentFailed, BadInput
+from agentk.fileio import append_jsonl, read_json, read_jsonl, write_json, write_text
+from agentk.memory import WorkingMemory
+from agentk.sandbox import run_python, truncate
+
+HOLE = "# <<FILL-IN-THE-MIDDLE>>"
+
+
+def fill(template: str, body: str) -> str:
+    """Put `body` into the template's hole, indented like the hole."""
+    for line in template.splitlines():
+        if line.strip() == HOLE:
+            indent = line[: len(line) - len(line.lstrip())]
+            filled = "\n".join(indent + l if l.strip() else l for l in body.strip("\n").splitlines())
+            return template.replace(line, filled, 1)
+    raise ValueError("template has no fill-in-the-middle hole")
+
+
+@dataclass
+class Stage:
+    """One step of a pipeline. kind "code": the policy writes code_file, run in the sandbox;
+    "text": the policy's text goes to `output`; "tool": agentk itself runs `tool(ws)`."""
+
+    name: str
+    goal: str
+    kind: Literal["code", "text", "tool"] = "code"
+    output: str | None = None
+    template: str = ""
+    checks: list[Check] = field(default_factory=list)
+    tool: Callable[[Path], None] | None = None
+    timeout: float = 600
+
+    @property
+    def code_file(self) -> str:
+        return f"code_{self.name}.py"
+
+
+@dataclass
+class MetaTest:
+    name: str
+    covers: list[str]          # stage names in pipeline order; runs after the last one passes
+    checks: list[Check]
+
+
+@dataclass
+class Action:
+    code: str | None = None    # the whole program (template with its hole filled)
+    text: str | None = None
+    keep: bool = False         # credit assignment: this stage's previous output was not at fault
+    thought: str | None = None
+    tokens: int = 0
+    calls: int = 0
+
+
+@dataclass
+class Context:
+    ws: Path
+    mode: Literal["first", "retry", "credit_assignment"]
+    attempt: int               # attempts of this stage so far
+    memory: WorkingMemory
+    previous_code: str | None  # the code this stage last ran, if any
+    error: str | None          # the last unit-test error (retry) or meta-test error (credit assignment)
+
+
+class Policy(Protocol):
+    name: str
+
+    def act(self, stage: Stage, ctx: Context) -> Action: ...
+
+
+@dataclass
+class Budget:
+    stage_attempts: int = 4    # tries per stage, the first included
+    backtracks: int = 3        # meta-test failures tolerated per episode
+    gamma: float = 0.95        # reward discount
+    memory_gb: float = 16
+
+
+Pipeline = Callable[[Path], tuple[list[Stage], list[MetaTest]]]
+
+
+class Engine:
+    """Runs a pipeline (a function of the workspace, so a stage such as "plan" can shape what follows)."""
+
+    def __init__(self, ws: Path, pipeline: Pipeline, policy: Policy, budget: Budget | None = None,
+                 state_file: str = "setup.json", on_event: Callable[[str, dict], None] | None = None):
+        self.ws, self.pipeline, self.policy = Path(ws), pipeline, policy
+        self.budget = budget or Budget()
+        self.state_path = self.ws / state_file
+        self.trajectory = self.ws / "trajectory.jsonl"
+        self.on_event = on_event or (lambda kind, info: None)
+
+    # ---- state -------------------------------------------------------------------------------
+    def _fresh_state(self) -> dict:
+        return {"status": "running", "policy": self.policy.name, "cursor": 0, "mode": "first", "ca_meta": None,
+                "step": 0, "return": 0.0, "backtracks": 0, "tokens": 0, "llm_calls": 0, "seconds": 0.0,
+                "stages": {}, "meta_tests": {}, "failed_stage": None, "reason": None}
+
+    def _save(self) -> None:
+        write_json(self.state_path, self.state)
+
+    def _stage_state(self, name: str) -> dict:
+        return self.state["stages"].setdefault(name, {"status": "pending", "attempts": 0, "tests": {}, "error": None})
+
+    # ---- main loop ---------------------------------------------------------------------------
+    def run(self, resume: bool = False) -> dict:
+        old = read_json(self.state_path) if resume else None
+        self.state = old if old and old.get("status") != "done" else self._fresh_state()
+        if old and old.get("status") == "done":
+            return old
+        self.state["status"] = "running"
+        self.memory = WorkingMemory.from_trajectory(read_jsonl(self.trajectory)) if resume else WorkingMemory()
+        if not resume and self.trajectory.exists():
+            self.trajectory.unlink()
+        self._save()
+        try:
+            self._loop()
+        except BadInput as exc:
+            self.state.update(status="bad_input", reason=str(exc))
+            self._save()
+            raise
+        return self.state
+
+    def _loop(self) -> None:
+        while True:
+            stages, metas = self.pipeline(self.ws)
+            i = self.state["cursor"]
+            if i >= len(stages):
+                self.state.update(status="done", mode="first", ca_meta=None)
+                self._save()
+                self.on_event("done", {"state": self.state})
+                return
+            stage = stages[i]
+            passed = self._attempt(stage, stages, metas)
+            if not passed:
+                continue
+            failed_meta = self._run_metas(stage, stages, metas)
+            if failed_meta is None:
+                ca = self.state["ca_meta"]
+                if ca and stage.name == next(m for m in metas if m.name == ca).covers[-1]:
+                    self.state["ca_meta"] = None
+                self.state["cursor"] = i + 1
+                self.state["mode"] = "credit_assignment" if self.state["ca_meta"] else "first"
+            else:
+                self.state["backtracks"] += 1
+                if self.state["backtracks"] > self.budget.backtracks:
+                    self._fail(failed_meta.covers[0], f"meta-test {failed_meta.name} still failing after "
+                               f"{self.budget.backtracks} backtracks: {self.state['meta_tests'][failed_meta.name]['error']}")
+                names = [s.name for s in stages]
+                self.state.update(cursor=names.index(failed_meta.covers[0]), mode="credit_assignment", ca_meta=failed_meta.name)
+                for name in failed_meta.covers:
+                    self._stage_state(name)["status"] = "revisit"
+            self._save()
+
+    def _attempt(self, stage: Stage, stages: list[Stage], metas: list[MetaTest]) -> bool:
+        st = self._stage_state(stage.name)
+        mode = self.state["mode"]
+        if st["attempts"] > 0 and mode == "first":
+            mode = "retry"
+        code_path = self.ws / stage.code_file
+        previous = code_path.read_text() if stage.kind == "code" and code_path.exists() else None
+        error = st["error"] if mode == "retry" else (self.state["meta_tests"].get(self.state["ca_meta"] or "", {}).get("error"))
+        ctx = Context(self.ws, mode, st["attempts"], self.memory, previous, error)
+        self.on_event("stage", {"stage": stage.name, "mode": mode, "attempt": st["attempts"] + 1})
+        t0 = time.monotonic()
+        action = self.policy.act(stage, ctx) if stage.kind != "tool" else Action()
+        kind, output, output_error = self._execute(stage, action, previous)
+        report = None if output_error else run_checks(stage.checks, self.ws, memory_gb=self.budget.memory_gb)
+        passed = output_error is None and report.passed
+        error = output_error or (report.error if not passed else None)
+        failed_test = None if passed else (report.failed if report else "execution")
+        st["attempts"] += 1
+        st["status"] = "passed" if passed else "failed"
+        st["error"] = error
+        first_failed = len(stage.checks) if passed else (report.index if report else -1)
+        for i, c in enumerate(stage.checks):
+            st["tests"][c.name] = "passed" if i < first_failed else "failed" if i == first_failed else "not run"
+        entries = self.memory.record(stage.name, mode, kind, action, output, error)
+        self._log(stage.name, mode, kind, [c.name for c in stage.checks], passed, failed_test, error, action,
+                  time.monotonic() - t0, entries)
+        self.on_event("result", {"stage": stage.name, "passed": passed, "error": error, "attempt": st["attempts"]})
+        if not passed and st["attempts"] >= self.budget.stage_attempts:
+            self._fail(stage.name, error)
+        return passed
+
+    def _execute(self, stage: Stage, action: Action, previous: str | None) -> tuple[str, str, str | None]:
+        """Carry the action out; return (what was done, its output, an error if it could not even run)."""
+        if stage.kind == "tool":
+            try:
+                stage.tool(self.ws)
+            except BadInput:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a failing tool is an observation
+                return "tool", "", f"{type(exc).__name__}: {exc}"
+            return "tool", "", None
+        if action.keep:
+            if stage.kind == "code" and previous is None:
+                return "keep", "", "Cannot keep: this stage has no previous code. Write the code."
+            if stage.kind == "code":
+                return self._run_code(stage, previous, "keep")
+            return "keep", "", None
+        if stage.kind == "text":
+            if not (action.text or "").strip():
+                return "text", "", "The answer was empty: write the stage's text."
+            write_text(self.ws / stage.output, action.text.rstrip() + "\n")
+            return "text", "", None
+        if not (action.code or "").strip():
+            return "code", "", "The answer contained no code: write the complete program."
+        write_text(self.ws / stage.code_file, action.code)
+        return self._run_code(stage, action.code, "code")
+
+    def _run_code(self, stage: Stage, code: str, kind: str) -> tuple[str, str, str | None]:
+        if stage.output:
+            (self.ws / stage.output).unlink(missing_ok=True)  # a stale output must not pass for a new one
+        res = run_python([stage.code_file], cwd=self.ws, timeout=stage.timeout, memory_gb=self.budget.memory_gb)
+        output = truncate(res.stdout, 2000)
+        if not res.ok:
+            return kind, output, f"Running {stage.code_file} failed:\n{res.error()}"
+        if stage.output and not (self.ws / stage.output).exists():
+            return kind, output, f"{stage.code_file} ran but did not write {stage.output}."
+        return kind, output, None
+
+    def _run_metas(self, stage: Stage, stages: list[Stage], metas: list[MetaTest]) -> MetaTest | None:
+        for meta in metas:
+            if meta.covers[-1] != stage.name:
+                continue
+            t0 = time.monotonic()
+            report = run_checks(meta.checks, self.ws, memory_gb=self.budget.memory_gb)
+            ms = self.state["meta_tests"].setdefault(meta.name, {"status": "pending", "runs": 0, "error": None})
+            ms.update(status="passed" if report.passed else "failed", runs=ms["runs"] + 1,
+                      error=None if report.passed else f"{report.failed}: {report.error}")
+            entries = [] if report.passed else [self.memory.add("META-ERROR", meta.covers[0], ms["error"])]
+            self._log(meta.name, "meta", "meta-test", [c.name for c in meta.checks], report.passed,
+                      report.failed, ms["error"], None, time.monotonic() - t0, entries)
+            self.on_event("meta", {"meta": meta.name, "passed": report.passed, "error": ms["error"]})
+            if not report.passed:
+                return meta
+        return None
+
+    def _log(self, stage, mode, action_kind, tests, passed, failed_test, error, action, seconds, entries) -> None:
+        reward = 1.0 if passed else -1.0
+        step = self.state["step"]
+        self.state["return"] += self.budget.gamma ** step * reward
+        self.state["step"] = step + 1
+        tokens = action.tokens if action else 0
+        calls = action.calls if action else 0
+        self.state["tokens"] += tokens
+        self.state["llm_calls"] += calls
+        self.state["seconds"] += seconds
+        append_jsonl(self.trajectory, {
+            "step": step, "time": time.time(), "stage": stage, "mode": mode, "action": action_kind,
+            "test": tests, "passed": passed, "failed_test": failed_test, "error": error, "reward": reward,
+            "tokens": tokens, "llm_calls": calls, "seconds": round(seconds, 3), "memory": entries})
+
+    def _fail(self, stage: str, reason: str | None) -> None:
+        self.state.update(status="failed", failed_stage=stage, reason=reason)
+        self._save()
+        raise AgentFailed(f"stage {stage} failed: {(reason or '').splitlines()[0] if reason else 'no reason'} "
+                          f"(details in {self.state_path})")

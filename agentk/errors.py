@@ -1,0 +1,13 @@
+"""The two ways agentk stops early, mapped to the CLI's exit codes (DESIGN.md)."""
+
+
+class BadInput(Exception):
+    """Bad input or an unsupported task: exit 2 with this one-line message."""
+
+    exit_code = 2
+
+
+class AgentFailed(Exception):
+    """The agent tried and ran out of budget: exit 1; the workspace says where."""
+
+    exit_code = 1
