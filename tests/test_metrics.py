@@ -1,0 +1,304 @@
+"""tools.metrics: numpy metrics vs scikit-learn / hand-computed values, find_metric, metric_source."""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn import metrics as skm
+
+from tools.metrics import METRICS, PRIORITY, find_metric, map_at_k, metric_source
+
+SEEDS = (0, 1, 2)
+close = np.testing.assert_allclose
+
+
+def sample(name, seed=0, n=60):
+    """Valid (y_true, y_pred) for a catalogue metric, with every class/rating present."""
+    rng = np.random.default_rng(seed)
+    m = METRICS[name]
+    if name.startswith("map_at"):
+        labels = list("abcdefg")
+        return ([" ".join(rng.choice(labels, rng.integers(1, 3), replace=False)) for _ in range(n)],
+                [list(rng.choice(labels, 5, replace=False)) for _ in range(n)])
+    if m.multi_target:
+        if m.prediction == "proba":
+            yt = np.stack([rng.permutation(np.arange(n) % 2) for _ in range(3)], axis=1)
+            return yt, rng.uniform(0.01, 0.99, (n, 3))
+        return rng.uniform(0, 5, (n, 3)), rng.uniform(0, 5, (n, 3))
+    if name == "multi_log_loss":
+        return np.arange(n) % 4, rng.dirichlet(np.ones(4), n)
+    if m.prediction == "proba":
+        return np.arange(n) % 2, rng.uniform(0.01, 0.99, n)
+    if m.prediction == "label":
+        k = 2 if name == "f1" else 5
+        return np.arange(n) % k, np.where(rng.random(n) < 0.6, np.arange(n) % k, rng.integers(0, k, n))
+    return rng.uniform(0.1, 10, n), rng.uniform(0.1, 10, n)
+
+
+# ----------------------------------------------------------------------------- agreement with scikit-learn
+def _labels(seed, k, n=300):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    return y, np.where(rng.random(n) < 0.5, y, rng.integers(0, k, n))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_label_metrics_match_sklearn(seed):
+    yt, yp = _labels(seed, 5)
+    close(METRICS["accuracy"].fn(yt, yp), skm.accuracy_score(yt, yp), rtol=1e-12)
+    for avg in ("macro", "micro", "weighted"):
+        close(METRICS[f"f1_{avg}"].fn(yt, yp), skm.f1_score(yt, yp, average=avg), rtol=1e-9)
+    close(METRICS["mcc"].fn(yt, yp), skm.matthews_corrcoef(yt, yp), rtol=1e-9)
+    close(METRICS["qwk"].fn(yt, yp), skm.cohen_kappa_score(yt, yp, weights="quadratic"), rtol=1e-9)
+    bt, bp = _labels(seed, 2)
+    close(METRICS["f1"].fn(bt, bp), skm.f1_score(bt, bp), rtol=1e-9)
+    close(METRICS["mcc"].fn(bt, bp), skm.matthews_corrcoef(bt, bp), rtol=1e-9)
+    # string / bool labels: positive class is the larger label, True for booleans
+    st, sp = np.array(["no", "yes"])[bt], np.array(["no", "yes"])[bp]
+    close(METRICS["f1"].fn(list(st), pd.Series(sp)), skm.f1_score(st, sp, pos_label="yes"), rtol=1e-9)
+    close(METRICS["f1"].fn(bt.astype(bool), bp.astype(bool)), skm.f1_score(bt, bp), rtol=1e-9)
+    close(METRICS["accuracy"].fn(pd.Series(st), list(sp)), skm.accuracy_score(st, sp), rtol=1e-12)
+    # a predicted label absent from y_true still counts in the macro average, like scikit-learn
+    close(METRICS["f1_macro"].fn(yt % 4, yp), skm.f1_score(yt % 4, yp, average="macro"), rtol=1e-9)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_probability_metrics_match_sklearn(seed):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, 400)
+    p = rng.uniform(0.01, 0.99, 400)
+    tied = np.round(p, 1)  # many ties: AUC must use average ranks
+    for scores in (p, tied):
+        close(METRICS["roc_auc"].fn(y, scores), skm.roc_auc_score(y, scores), rtol=1e-9)
+        close(METRICS["gini"].fn(y, scores), 2 * skm.roc_auc_score(y, scores) - 1, rtol=1e-9)
+    close(METRICS["log_loss"].fn(y, p), skm.log_loss(y, p), rtol=1e-9)
+    codes = rng.integers(0, 6, 400)
+    probs = rng.dirichlet(np.ones(6), 400)
+    expected = skm.log_loss(codes, probs, labels=range(6))
+    close(METRICS["multi_log_loss"].fn(codes, probs), expected, rtol=1e-9)
+    close(METRICS["multi_log_loss"].fn(np.eye(6)[codes], pd.DataFrame(probs)), expected, rtol=1e-9)
+
+
+def test_multi_log_loss_clips_then_renormalises_rows():
+    # row 1: [2, 2] renormalises to [0.5, 0.5] -> -ln 0.5; row 2: 0 clips to 1e-15, row sum 1 + 1e-15
+    got = METRICS["multi_log_loss"].fn([0, 1], [[2.0, 2.0], [1.0, 0.0]])
+    close(got, (np.log(2) + np.log((1 + 1e-15) / 1e-15)) / 2, rtol=1e-9)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_regression_metrics_match_sklearn(seed):
+    rng = np.random.default_rng(seed)
+    y, p = rng.lognormal(1, 1, 300), rng.lognormal(1, 1, 300)
+    y[:3] = 0.0  # exercises MAPE's eps floor
+    expected = {
+        "mse": skm.mean_squared_error(y, p), "rmse": skm.root_mean_squared_error(y, p),
+        "rmsle": np.sqrt(skm.mean_squared_log_error(y, p)), "mae": skm.mean_absolute_error(y, p),
+        "median_ae": skm.median_absolute_error(y, p), "mape": skm.mean_absolute_percentage_error(y, p),
+        "r2": skm.r2_score(y, p),
+    }
+    for name, value in expected.items():
+        close(METRICS[name].fn(pd.Series(y), list(p)), value, rtol=1e-9, err_msg=name)
+    Y, P = rng.uniform(0, 9, (300, 3)), rng.uniform(0, 9, (300, 3))
+    close(METRICS["mcrmse"].fn(Y, P), skm.root_mean_squared_error(Y, P), rtol=1e-9)
+    close(METRICS["mean_columnwise_rmsle"].fn(Y, P), skm.root_mean_squared_log_error(Y, P), rtol=1e-9)
+    B = rng.integers(0, 2, (300, 3))
+    close(METRICS["mean_columnwise_auc"].fn(B, P / 9), skm.roc_auc_score(B, P / 9, average="macro"), rtol=1e-9)
+    close(METRICS["mean_columnwise_log_loss"].fn(pd.DataFrame(B), P / 9),
+          np.mean([skm.log_loss(B[:, j], P[:, j] / 9) for j in range(3)]), rtol=1e-9)
+
+
+# ----------------------------------------------------------------------------- hand-computed values
+def test_hand_computed_values():
+    m = {k: v.fn for k, v in METRICS.items()}
+    # pairs (pos, neg): 0.35>0.1 win, 0.35<0.4 loss, 0.8 wins both -> AUC 3/4, gini 2*0.75-1
+    close(m["gini"]([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]), 0.5, rtol=1e-12)
+    # 100/3 * (2*10/210 + 0 (0/0) + 2*50/50)
+    close(m["smape"]([100, 0, 50], [110, 0, 0]), 69.84126984126983, rtol=1e-12)
+    # column 0 errors (0, 0) -> 0; column 1 errors (2, 0) -> sqrt(4/2); mean = sqrt(2)/2
+    close(m["mcrmse"]([[1, 2], [3, 4]], [[1, 4], [3, 4]]), 0.7071067811865476, rtol=1e-12)
+    # column 0: log1p(e-1) - log1p(0) = 1 on both rows -> 1; column 1 exact -> 0; mean 0.5
+    close(m["mean_columnwise_rmsle"]([[0, 0], [0, 0]], [[np.e - 1, 0], [np.e - 1, 0]]), 0.5, rtol=1e-12)
+    # column 0 AUC 3/4 (as above), column 1 perfectly separated -> 1; mean 0.875
+    close(m["mean_columnwise_auc"]([[0, 1], [0, 0], [1, 1], [1, 0]],
+                                   [[0.1, 0.9], [0.4, 0.1], [0.35, 0.8], [0.8, 0.2]]), 0.875, rtol=1e-12)
+    # column 0: -ln 0.5 on both rows; column 1 exact (clipped, ~1e-15); mean ln(2)/2
+    close(m["mean_columnwise_log_loss"]([[1, 1], [0, 0]], [[0.5, 1], [0.5, 0]]), 0.34657359027997264, rtol=1e-9)
+    # Kaggle's range 0..3 although 2 is never used; w = (i-j)^2. sum(w*O) = (1-3)^2 = 4 (1 predicted as 3);
+    # E = outer(true hist [1,1,0,1], pred hist [1,0,0,2]) / 3, sum(w*E) = (2*9 + 1 + 2*4 + 9) / 3 = 12
+    # -> 1 - 4/12. (scikit-learn weights by label index instead, (0,1,2) here, and gets 0.8.)
+    close(m["qwk"]([0, 1, 3], [0, 3, 3]), 0.6666666666666667, rtol=1e-12)
+
+
+def test_map_at_k():
+    yt, yp = ["a", "b c", "d"], ["a b c", "c x b", "x y z d"]
+    # row 1: hit at rank 1 -> 1; row 2: c@1 (1/1), b@3 (2/3) -> (1 + 2/3) / min(2, k) = 5/6;
+    # row 3: d at rank 4 -> 0 for k=3, 1/4 for k=5
+    close(map_at_k(yt, yp, k=3), (1 + 5 / 6 + 0) / 3, rtol=1e-12)  # 0.6111...
+    close(METRICS["map_at_3"].fn(yt, yp), 0.6111111111111112, rtol=1e-12)
+    close(METRICS["map_at_5"].fn(pd.Series(yt), pd.Series(yp)), 0.6944444444444444, rtol=1e-12)  # (1+5/6+1/4)/3
+    # int labels vs lists; repeated predictions count once: row 1 -> 3@2 = 1/2, row 2 -> 1@3 = 1/3
+    close(map_at_k([3, 1], [[1, 3, 3], [2, 2, 1]], k=3), 0.41666666666666663, rtol=1e-12)
+    close(map_at_k([[]], [["a"]]), 0.0)  # no relevant labels scores 0, like Kaggle's apk
+
+
+@pytest.mark.parametrize("name", sorted(METRICS))
+def test_higher_is_better_flag(name):
+    metric = METRICS[name]
+    yt, yp = sample(name)
+    if name == "multi_log_loss":
+        perfect = np.eye(4)[yt]
+    elif metric.prediction == "ranking":
+        perfect = [row.split() for row in yt]
+    else:
+        perfect = yt
+    better, worse = (metric.fn(yt, perfect), metric.fn(yt, yp))
+    assert (better > worse) == metric.higher_is_better, (better, worse)
+
+
+# ----------------------------------------------------------------------------- input validation
+@pytest.mark.parametrize("name", sorted(METRICS))
+def test_mismatched_lengths_raise(name):
+    yt, yp = sample(name)
+    with pytest.raises(ValueError) as err:
+        METRICS[name].fn(yt, yp[:-1])
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("name, y_true, y_pred, match", [
+    ("rmse", [1.0, 2.0], [[1.0, 2.0], [3.0, 4.0]], "1-D"),
+    ("rmse", [1.0, 2.0], [1.0, np.nan], "NaN"),
+    ("rmsle", [1.0, 2.0], [1.0, -1.5], "> -1"),
+    ("f1", [0, 1, 2], [0, 1, 2], "f1_macro"),
+    ("roc_auc", [0, 1, 2], [0.1, 0.5, 0.9], r"\{0, 1\}"),
+    ("roc_auc", [1, 1], [0.1, 0.9], "one class"),
+    ("qwk", [1, 2], [1.4, 2.0], "integer"),
+    ("multi_log_loss", [0, 1], [0.2, 0.8], "n_classes"),
+    ("multi_log_loss", [0, 3], [[0.5, 0.5], [0.5, 0.5]], "class codes"),
+    ("multi_log_loss", ["a", "b"], [[0.5, 0.5], [0.5, 0.5]], "class codes"),
+    ("mcrmse", [[1.0, 2.0]], [[1.0, 2.0, 3.0]], "n_targets"),
+    ("accuracy", [], [], "empty"),
+])
+def test_bad_inputs_raise(name, y_true, y_pred, match):
+    with pytest.raises(ValueError, match=match):
+        METRICS[name].fn(y_true, y_pred)
+
+
+# ----------------------------------------------------------------------------- find_metric
+TEXTS = [
+    ("Submissions are evaluated based on their classification accuracy, the percentage of predicted "
+     "labels that are correct.", "accuracy"),
+    ("Submissions are evaluated on area under the ROC curve between the predicted probability and the "
+     "observed target.", "roc_auc"),
+    ("Submissions are scored on the log loss:", "log_loss"),
+    ("Submissions are evaluated using the multi-class logarithmic loss. Each image has been labeled "
+     "with one true species.", "multi_log_loss"),
+    ("Submissions are evaluated on the column-wise root mean squared logarithmic error. The RMSLE for "
+     "a single column ... The final score is the mean of the RMSLE over all columns (in this case, 2).",
+     "mean_columnwise_rmsle"),
+    ("Submissions are now evaluated on the mean column-wise ROC AUC. In other words, the score is the "
+     "average of the individual AUCs of each predicted column.", "mean_columnwise_auc"),
+    ("Submissions are scored on the root mean squared error.", "rmse"),
+    ("Submissions are evaluated on Root-Mean-Squared-Error (RMSE) between the logarithm of the "
+     "predicted value and the logarithm of the observed sales price.", "rmse"),
+    ("Submissions are evaluated using the quadratic weighted kappa", "qwk"),
+    ("Submissions are evaluated according to the Mean Average Precision @ 3 (MAP@3):", "map_at_3"),
+    ("The metric is MAP@5.", "map_at_5"),
+    ("Submissions are scored using MCRMSE, mean columnwise root mean squared error", "mcrmse"),
+    ("Submissions are evaluated on the Matthews correlation coefficient", "mcc"),
+    ("Submissions are evaluated using the mean F1-score", "f1"),
+    ("Submissions are evaluated on F1 score between the predicted and actual labels.", "f1"),
+    ("The evaluation metric is macro F1.", "f1_macro"),
+    ("Submissions are evaluated on Symmetric mean absolute percentage error (SMAPE)", "smape"),
+    ("Submissions are evaluated on mean absolute percentage error.", "mape"),
+    ("Submissions are evaluated on the mean absolute error between predicted and actual values.", "mae"),
+    ("Submissions are evaluated using the coefficient of determination R2", "r2"),
+    ("Submissions are evaluated using the Normalized Gini Coefficient (2 * AUC - 1).", "gini"),
+    ("Submissions are evaluated on the [Root Mean Squared Logarithmic Error](https://x.org/RMSLE).", "rmsle"),
+    ("Submissions are scored on the mean columnwise log loss over the 206 targets.", "mean_columnwise_log_loss"),
+    ("Submissions are evaluated on PR AUC.", None),
+    ("Submissions are judged by a panel of experts.", None),
+]
+
+
+@pytest.mark.parametrize("text, expected", TEXTS)
+def test_find_metric(text, expected):
+    found = find_metric(text)
+    assert (found and found.name) == expected
+
+
+def test_priority_covers_catalogue():
+    assert sorted(PRIORITY) == sorted(METRICS)
+    assert all(m.name == k for k, m in METRICS.items())
+    assert {m.prediction for m in METRICS.values()} == {"label", "proba", "value", "ranking"}
+
+
+def _evaluation_section(markdown):
+    """The '# Evaluation' section: from its heading to the next heading of the same or higher level."""
+    lines, level, out = markdown.splitlines(), None, []
+    for line in lines:
+        heading = re.match(r"(#+)\s*(.*)", line)
+        if heading and level is not None and len(heading.group(1)) <= level:
+            break
+        if heading and level is None and heading.group(2).strip().lower().startswith("evaluation"):
+            level = len(heading.group(1))
+        if level is not None:
+            out.append(line)
+    return "\n".join(out)
+
+
+ARENA = Path(__file__).resolve().parents[2] / "shared" / "arena-dev"
+ARENA_EXPECTED = {
+    "aerial-cactus-identification": "roc_auc", "dogs-vs-cats-redux-kernels-edition": "log_loss",
+    "jigsaw-toxic-comment-classification-challenge": "mean_columnwise_auc",
+    "leaf-classification": "multi_log_loss", "nomad2018-predict-transparent-conductors": "mean_columnwise_rmsle",
+    "spaceship-titanic": "accuracy",
+}
+
+
+@pytest.mark.skipif(not ARENA.is_dir(), reason=f"arena-dev descriptions not present at {ARENA}")
+def test_find_metric_on_arena_dev_descriptions():
+    found = {}
+    for desc in sorted(ARENA.glob("*/public/description.md")):
+        section = _evaluation_section(desc.read_text())
+        assert section, f"no Evaluation section in {desc}"
+        found[desc.parts[-3]] = find_metric(section).name
+    assert found == ARENA_EXPECTED
+
+
+# ----------------------------------------------------------------------------- metric_source
+def test_metric_source_exec_matches_catalogue():
+    for name, metric in METRICS.items():
+        src = metric_source(name)
+        assert re.findall(r"^\s*(?:import|from)\s+(\S+)", src, re.M) == ["numpy"], name
+        ns = {}
+        exec(compile(src, f"<{name}>", "exec"), ns)
+        for seed in (0, 1):
+            yt, yp = sample(name, seed)
+            assert ns["score"](yt, yp) == metric.fn(yt, yp), name
+    with pytest.raises(ValueError, match="unknown metric"):
+        metric_source("nope")
+
+
+def test_metric_source_runs_in_fresh_interpreter():
+    """All sources in one isolated interpreter (-I: no cwd/PYTHONPATH, so tools/agentk are not importable)."""
+    cases = {name: [np.asarray(a, dtype=object).tolist() if isinstance(a, np.ndarray) else a
+                    for a in sample(name)] for name in METRICS}
+    script = (
+        "import json, sys\nout = {}\ncases, sources = json.load(sys.stdin)\n"
+        "for name, (yt, yp) in cases.items():\n"
+        "    ns = {}; exec(sources[name], ns); out[name] = ns['score'](yt, yp)\n"
+        "assert not any(m.split('.')[0] in ('tools', 'agentk') for m in sys.modules)\n"
+        "print(json.dumps(out))\n"
+    )
+    payload = json.dumps([cases, {name: metric_source(name) for name in METRICS}])
+    proc = subprocess.run([sys.executable, "-I", "-c", script], input=payload, capture_output=True,
+                          text=True, timeout=60, cwd="/")
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    for name in METRICS:
+        close(got[name], METRICS[name].fn(*sample(name)), rtol=1e-12, err_msg=name)
