@@ -47,6 +47,8 @@ class Stage:
     checks: list[Check] = field(default_factory=list)
     tool: Callable[[Path], None] | None = None
     timeout: float = 600
+    expert: Callable[..., "Action"] | None = None  # the built-in expert's action: expert(analysis, ctx)
+    hints: str = ""            # prompt pieces: what a good answer to this stage looks like
 
     @property
     def code_file(self) -> str:
@@ -101,18 +103,20 @@ class Engine:
     """Runs a pipeline (a function of the workspace, so a stage such as "plan" can shape what follows)."""
 
     def __init__(self, ws: Path, pipeline: Pipeline, policy: Policy, budget: Budget | None = None,
-                 state_file: str = "setup.json", on_event: Callable[[str, dict], None] | None = None):
+                 state_file: str = "setup.json", on_event: Callable[[str, dict], None] | None = None,
+                 info: dict | None = None):
         self.ws, self.pipeline, self.policy = Path(ws), pipeline, policy
         self.budget = budget or Budget()
         self.state_path = self.ws / state_file
         self.trajectory = self.ws / "trajectory.jsonl"
         self.on_event = on_event or (lambda kind, info: None)
+        self.info = info or {}  # recorded in the state file (e.g. the source, so --resume needs nothing else)
 
     # ---- state -------------------------------------------------------------------------------
     def _fresh_state(self) -> dict:
         return {"status": "running", "policy": self.policy.name, "cursor": 0, "mode": "first", "ca_meta": None,
                 "step": 0, "return": 0.0, "backtracks": 0, "tokens": 0, "llm_calls": 0, "seconds": 0.0,
-                "stages": {}, "meta_tests": {}, "failed_stage": None, "reason": None}
+                "stages": {}, "meta_tests": {}, "failed_stage": None, "reason": None, **self.info}
 
     def _save(self) -> None:
         write_json(self.state_path, self.state)

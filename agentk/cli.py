@@ -1,0 +1,137 @@
+"""agentk's command line. Exit codes: 0 success, 1 the agent tried and failed, 2 bad input."""
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from agentk.engine import Budget, Engine
+from agentk.errors import AgentFailed, BadInput
+from agentk.fileio import read_json
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="agentk: set up and solve Kaggle competitions with a staged, unit-tested agent (Agent K v1.0).")
+console = Console(stderr=True)
+
+
+@app.callback()
+def _group() -> None:
+    """agentk: set up and solve Kaggle competitions with a staged, unit-tested agent (Agent K v1.0)."""
+
+
+def _prepare_workspace(ws: Path, resume: bool, force: bool) -> None:
+    state = read_json(ws / "setup.json")
+    if resume:
+        if state is None:
+            raise BadInput(f"nothing to resume in {ws}: run `agentk setup <competition>` first")
+        return
+    if state is not None and not force:
+        raise BadInput(f"{ws} already holds a setup ({state.get('status')}): use --resume to continue or --force to start over")
+    if ws.exists() and any(ws.iterdir()):
+        if state is None:
+            raise BadInput(f"{ws} is not empty and is not an agentk workspace: choose another --workspace")
+        shutil.rmtree(ws)
+    ws.mkdir(parents=True, exist_ok=True)
+
+
+def _progress(kind: str, info: dict) -> None:
+    if kind == "stage":
+        tag = {"first": "", "retry": " (retry)", "credit_assignment": " (credit assignment)"}[info["mode"]]
+        console.print(f"[dim]…[/dim] {info['stage']}{tag} attempt {info['attempt']}", highlight=False)
+    elif kind == "result":
+        mark = "[green]✓[/green]" if info["passed"] else "[red]✗[/red]"
+        reason = "" if info["passed"] else f" [red]{(info['error'] or '').strip().splitlines()[-1][:160]}[/red]"
+        console.print(f"{mark} {info['stage']}{reason}", highlight=False)
+    elif kind == "meta":
+        mark = "[green]✓[/green]" if info["passed"] else "[red]✗[/red]"
+        reason = "" if info["passed"] else f" [red]{(info['error'] or '').strip().splitlines()[-1][:160]} → backtrack[/red]"
+        console.print(f"{mark} meta-test {info['meta']}{reason}", highlight=False)
+
+
+def _summary(ws: Path, state: dict) -> None:
+    table = Table(title=f"setup of {ws}", show_lines=False)
+    for col in ("stage / meta-test", "status", "attempts", "tests"):
+        table.add_column(col)
+    for name, st in state["stages"].items():
+        tests = ", ".join(f"{k}: {v}" for k, v in st["tests"].items())
+        table.add_row(name, st["status"], str(st["attempts"]), escape(tests))
+    for name, mt in state["meta_tests"].items():
+        table.add_row(escape(f"[meta] {name}"), mt["status"], str(mt["runs"]), "")
+    console.print(table)
+    light = read_json(ws / "solutions" / "light" / "score.json")
+    if light:
+        console.print(f"light-solve validation score: {light['score']:.5g} "
+                      f"({'higher' if light['higher_is_better'] else 'lower'} is better); "
+                      f"submission in {ws / 'submission.csv'}", highlight=False)
+
+
+@app.command()
+def setup(
+    source: Optional[str] = typer.Argument(None, help="A local competition folder (Kaggle layout). Optional with --resume."),
+    workspace: Optional[Path] = typer.Option(None, "--workspace", "-w", help="Where the setup goes [default: workspaces/<name>]."),
+    resume: bool = typer.Option(False, "--resume", help="Continue a setup that was interrupted."),
+    force: bool = typer.Option(False, "--force", help="Start over in a workspace that already holds a setup."),
+    policy: str = typer.Option("expert", "--policy", help="Who writes the code: expert (built in, offline)."),
+    stage_attempts: int = typer.Option(4, help="Tries per stage before the setup fails."),
+    backtracks: int = typer.Option(3, help="Meta-test failures tolerated before the setup fails."),
+) -> None:
+    """Set a competition up: fetch, summarise, detect modalities, plan, then build and unit-test the
+    input/target maps, target transform, submission formatters and metric; finish with a light solve."""
+    from agentk.expert import ExpertPolicy
+    from agentk.setup_pipeline import setup_pipeline
+    from stages.fetch import check_source
+
+    if policy != "expert":
+        raise BadInput(f"unknown policy {policy!r}: this version has the expert policy only")
+    if source is None and not resume:
+        raise BadInput("give a competition folder, or --resume with --workspace")
+    if workspace is None:
+        if source is None:
+            raise BadInput("--resume needs --workspace")
+        workspace = Path("workspaces") / Path(source).resolve().name
+    ws = workspace.resolve()
+    if resume:
+        state = read_json(ws / "setup.json") or {}
+        source = source or state.get("source")
+        if not source:
+            raise BadInput(f"nothing to resume in {ws}: run `agentk setup <competition>` first")
+    check_source(Path(source))  # bad input stops here, before anything is written
+    _prepare_workspace(ws, resume, force)
+    engine = Engine(ws, setup_pipeline(Path(source)), ExpertPolicy(),
+                    Budget(stage_attempts=stage_attempts, backtracks=backtracks), on_event=_progress,
+                    info={"source": str(Path(source).resolve())})
+    try:
+        state = engine.run(resume=resume)
+    finally:
+        saved = read_json(ws / "setup.json")
+        if saved and saved.get("stages"):
+            _summary(ws, saved)
+    light = ws / "solutions" / "light" / "submission.csv"
+    if light.exists():
+        shutil.copyfile(light, ws / "submission.csv")
+    console.print(f"[green]setup done[/green] in {state['seconds']:.1f}s: {ws}", highlight=False)
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=False)
+    except (BadInput, AgentFailed) as exc:
+        console.print(f"agentk: {exc}", highlight=False, markup=False)
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.exit(130)
+    except Exception as exc:  # usage errors of the (vendored) click carry their own exit code
+        if hasattr(exc, "show") and isinstance(getattr(exc, "exit_code", None), int):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise
+
+
+if __name__ == "__main__":
+    main()

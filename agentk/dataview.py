@@ -1,0 +1,141 @@
+"""Views of a competition's raw files: what the expert inspects and what prompts show.
+
+Finding the train/test/sample-submission files and reading tables live here; reading errors become
+BadInput with a one-line reason.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from agentk.errors import BadInput
+
+TABLE_EXT = (".csv", ".tsv", ".json", ".jsonl", ".parquet", ".csv.gz", ".tsv.gz")
+IMAGE_EXT = (".jpg", ".jpeg", ".png", ".tif", ".tiff", ".bmp", ".gif", ".webp")
+AUDIO_EXT = (".wav", ".mp3", ".flac", ".ogg", ".aif", ".aiff", ".m4a")
+TEXT_DOC_EXT = (".md", ".txt", ".html", ".htm")
+
+
+def is_table(path: Path) -> bool:
+    return path.is_file() and path.name.lower().endswith(TABLE_EXT)
+
+
+def read_table(path: Path, nrows: int | None = None, **kwargs) -> pd.DataFrame:
+    """Read a CSV/TSV/JSON/parquet table; an empty or corrupt file is BadInput."""
+    path = Path(path)
+    name = path.name.lower()
+    try:
+        if name.endswith((".tsv", ".tsv.gz")):
+            df = pd.read_csv(path, sep="\t", nrows=nrows, **kwargs)
+        elif name.endswith((".csv", ".csv.gz")):
+            df = pd.read_csv(path, nrows=nrows, **kwargs)
+        elif name.endswith(".jsonl"):
+            df = pd.read_json(path, lines=True, nrows=nrows, **kwargs)
+        elif name.endswith(".json"):
+            df = pd.read_json(path, **kwargs)
+        elif name.endswith(".parquet"):
+            df = pd.read_parquet(path)
+        else:
+            raise BadInput(f"{path.name}: unknown table format; use CSV, TSV, JSON(L) or parquet")
+    except pd.errors.EmptyDataError:
+        raise BadInput(f"{path.name} is empty: re-download the competition data") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BadInput(f"{path.name} is not a readable table ({first}): re-download or repair it") from None
+    if df.shape[1] == 0 or (nrows is None and len(df) == 0):
+        raise BadInput(f"{path.name} has no rows: re-download the competition data")
+    return df
+
+
+def walk(root: Path, max_depth: int = 4):
+    """Files under root (following links), sorted, hidden ones skipped."""
+    root = Path(root)
+    stack = [(root, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            children = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for child in children:
+            if child.name.startswith((".", "__MACOSX")):
+                continue
+            if child.is_dir():
+                if depth < max_depth:
+                    stack.append((child, depth + 1))
+            else:
+                yield child
+
+
+def file_tree(root: Path, max_lines: int = 40, per_folder: int = 6) -> str:
+    """A compact `tree` view: big folders are summarised by count and extensions."""
+    root = Path(root)
+    lines: list[str] = []
+
+    def visit(folder: Path, indent: str) -> None:
+        try:
+            children = sorted(c for c in folder.iterdir() if not c.name.startswith("."))
+        except OSError:
+            return
+        files = [c for c in children if not c.is_dir()]
+        for d in (c for c in children if c.is_dir()):
+            n = sum(1 for _ in walk(d, 3))
+            lines.append(f"{indent}{d.name}/ ({n} files)")
+            visit(d, indent + "  ")
+        for f in files[:per_folder]:
+            lines.append(f"{indent}{f.name} ({_size(f)})")
+        if len(files) > per_folder:
+            exts = sorted({''.join(f.suffixes[-1:]).lower() for f in files})
+            lines.append(f"{indent}... {len(files) - per_folder} more files ({', '.join(exts)})")
+
+    visit(root, "")
+    return "\n".join(lines[:max_lines] + ([f"... ({len(lines) - max_lines} more lines)"] if len(lines) > max_lines else []))
+
+
+def _size(path: Path) -> str:
+    n = path.stat().st_size
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024:
+            return f"{n:.0f}{unit}"
+        n /= 1024
+    return f"{n:.0f}TB"
+
+
+def table_view(path: Path, rows: int = 5) -> str:
+    """Head, dtypes and missing counts of a table, for prompts and the expert's log."""
+    df = read_table(path)
+    info = pd.DataFrame({"dtype": df.dtypes.astype(str), "missing": df.isna().sum(), "unique": df.nunique()})
+    return (f"{path.name}: {len(df)} rows x {df.shape[1]} columns\n{df.head(rows).to_string(max_colwidth=40)}\n\n"
+            f"{info.to_string()}")
+
+
+def _role(path: Path) -> str | None:
+    name = path.name.lower()
+    if re.search(r"sample|submission", name):
+        return "sample" if re.search(r"sample|example|submission_format", name) or name.startswith("submission") else None
+    if re.search(r"(^|[^a-z])(train|training)([^a-z]|$)", name) or name.startswith("train"):
+        return "train"
+    if re.search(r"(^|[^a-z])test([^a-z]|$)", name) or name.startswith("test"):
+        return "test"
+    return None
+
+
+def find_tables(raw: Path) -> dict[str, Path]:
+    """The train, test and sample-submission tables of a competition folder (shallowest match wins)."""
+    found: dict[str, Path] = {}
+    candidates = sorted((p for p in walk(raw, 2) if is_table(p)), key=lambda p: (len(p.relative_to(raw).parts), p.name))
+    for path in candidates:
+        role = _role(path)
+        if role and role not in found:
+            found[role] = path
+    return found
+
+
+def find_description(raw: Path) -> Path | None:
+    """The competition's description text: description.md, README, overview... (largest wins)."""
+    docs = [p for p in walk(raw, 1) if p.name.lower().endswith(TEXT_DOC_EXT)]
+    preferred = [p for p in docs if re.search(r"descr|overview|readme|competition|task", p.name.lower())]
+    pool = preferred or docs
+    return max(pool, key=lambda p: p.stat().st_size) if pool else None

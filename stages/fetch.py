@@ -1,0 +1,87 @@
+"""Fetch & scrape (local folders): link the raw files into <ws>/raw and split the description into
+task/description.md, evaluation.md and data.md. Bad input is caught here, before anything else."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agentk.checks import Check
+from agentk.dataview import find_description, find_tables, read_table, walk
+from agentk.engine import Stage
+from agentk.errors import BadInput
+from agentk.fileio import write_json, write_text
+from agentk.modalities import unsupported_reason
+from unit_tests_lib.task import check_fetched
+
+GOAL = "Link the competition's raw files into raw/ and save its description pages as markdown in task/."
+
+
+def check_source(source: Path) -> None:
+    """Raise BadInput (one line: what is wrong, what to do) for folders agentk cannot set up."""
+    source = Path(source)
+    if not source.exists():
+        raise BadInput(f"no such folder: {source}")
+    if not source.is_dir():
+        raise BadInput(f"{source} is not a folder: unzip the competition download and point agentk at the folder")
+    tables = find_tables(source)
+    folders = {p.name.lower() for p in source.iterdir() if p.is_dir() or p.suffix == ".zip"}
+    if "sample" not in tables:
+        raise BadInput(f"no sample submission in {source}: agentk needs sample_submission.csv to know the submission format")
+    if "train" not in tables:
+        hint = " (image folders are not supported by this version yet)" if {"train", "train.zip"} & folders else ""
+        raise BadInput(f"no training table in {source}: expected a file named train*.csv{hint}")
+    if "test" not in tables:
+        raise BadInput(f"no test table in {source}: expected a file named test*.csv")
+    train = read_table(tables["train"])
+    read_table(tables["test"])
+    sample = read_table(tables["sample"], dtype=str)
+    if sample.shape[1] < 2:
+        raise BadInput(f"{tables['sample'].name} has one column: a submission needs an id column and a prediction column")
+    reason = unsupported_reason(source, train, sample)
+    if reason:
+        raise BadInput(reason)
+
+
+def sections(markdown: str) -> dict[str, str]:
+    """Split a description into evaluation and data parts by its headings (the whole text stays too)."""
+    parts: dict[str, list[str]] = {"evaluation": [], "data": []}
+    current, level = None, 0
+    for line in markdown.splitlines():
+        m = re.match(r"^(#{1,6})\s+(.*)", line)
+        if m:
+            depth, title = len(m.group(1)), m.group(2).lower()
+            if current is None or depth <= level:
+                current, level = None, depth
+                if re.search(r"evaluat|metric|scor", title):
+                    current = "evaluation"
+                elif re.search(r"\bdata\b|dataset|files", title):
+                    current = "data"
+        if current:
+            parts[current].append(line)
+    out = {k: "\n".join(v).strip() for k, v in parts.items()}
+    if not out["evaluation"]:  # no headings: keep the sentences that talk about scoring
+        out["evaluation"] = "\n".join(l for l in markdown.splitlines() if re.search(r"evaluat|scored|metric", l, re.I))
+    return out
+
+
+def fetch_local(source: Path, ws: Path) -> None:
+    check_source(source)
+    raw = ws / "raw"
+    raw.mkdir(parents=True, exist_ok=True)
+    for child in sorted(Path(source).resolve().iterdir()):
+        link = raw / child.name
+        if not child.name.startswith(".") and not link.exists():
+            link.symlink_to(child)
+    desc = find_description(raw)
+    text = desc.read_text(errors="replace") if desc else ""
+    parts = sections(text)
+    write_text(ws / "task" / "evaluation.md", parts["evaluation"] or "")
+    write_text(ws / "task" / "data.md", parts["data"] or "")
+    write_json(ws / "task" / "meta.json", {"name": Path(source).resolve().name, "source": str(Path(source).resolve()),
+                                           "description_file": desc.name if desc else None,
+                                           "files": [str(p.relative_to(raw)) for p in walk(raw, 1)][:200]})
+    write_text(ws / "task" / "description.md", text or "(no description text was found in the competition folder)")
+
+
+def make(source: Path) -> Stage:
+    return Stage("fetch", GOAL, kind="tool", tool=lambda ws: fetch_local(source, ws), checks=[Check(check_fetched)])

@@ -1,0 +1,78 @@
+"""code_metric.py: metric(y_true, y_pred) -> float and HIGHER_IS_BETTER, self-contained (numpy/pandas only).
+
+y_true: the train target map's columns (original form); y_pred: the submission's prediction columns."""
+from __future__ import annotations
+
+from agentk.analysis import Analysis
+from agentk.checks import Check
+from agentk.engine import HOLE, Action, Context, Stage, fill
+from tools.metrics import METRICS, metric_source
+from unit_tests_lib.metric import check_metric
+
+TEMPLATE = f'''"""The competition's metric. metric(y_true, y_pred) -> float, HIGHER_IS_BETTER.
+y_true: DataFrame of the target map's columns (original values); y_pred: DataFrame of the submission's
+prediction columns (the submission without its id column), rows aligned."""
+import numpy as np
+import pandas as pd
+
+{HOLE}
+
+if __name__ == "__main__":
+    print("HIGHER_IS_BETTER =", HIGHER_IS_BETTER)
+'''
+
+ADAPTER = '''
+
+HIGHER_IS_BETTER = {higher}
+METRIC = {name!r}
+PREDICTION = {prediction!r}  # what the metric scores: label | proba | value | ranking
+MULTI_TARGET = {multi}
+TARGETS = {targets!r}
+
+
+def _truth(y_true: pd.DataFrame, t: dict) -> np.ndarray:
+    v = pd.Series(np.asarray(y_true[t["column"]]))
+    if t["submit"] == "proba_columns":
+        return v.astype(str).map({{c: i for i, c in enumerate(t["columns"])}}).to_numpy()
+    if t["kind"] == "binary" and PREDICTION in ("proba", "label"):
+        return (v.astype(str) == str(t["positive"])).to_numpy(int)
+    if PREDICTION == "value" or METRIC == "qwk":
+        return v.astype(float).to_numpy()
+    return v.astype(str).to_numpy()
+
+
+def _guess(y_pred: pd.DataFrame, t: dict) -> np.ndarray:
+    if t["submit"] == "proba_columns":
+        return y_pred[t["columns"]].to_numpy(float)
+    v = pd.Series(np.asarray(y_pred[t["columns"][0]]))
+    if t["kind"] == "binary" and PREDICTION == "label":
+        return (v.astype(str) == str(t["positive"])).to_numpy(int)
+    if PREDICTION in ("proba", "value") or METRIC == "qwk":
+        return v.astype(float).to_numpy()
+    return v.astype(str).to_numpy()
+
+
+def metric(y_true, y_pred) -> float:
+    y_true = pd.DataFrame(y_true).reset_index(drop=True)
+    y_pred = pd.DataFrame(y_pred).reset_index(drop=True)
+    truths = [_truth(y_true, t) for t in TARGETS]
+    guesses = [_guess(y_pred, t) for t in TARGETS]
+    if MULTI_TARGET:
+        return float(score(np.column_stack(truths), np.column_stack(guesses)))
+    return float(np.mean([score(a, b) for a, b in zip(truths, guesses)]))
+'''
+
+
+def expert(a: Analysis, ctx: Context) -> Action:
+    m = METRICS[a.metric]
+    targets = [{"column": t.column, "kind": t.kind, "submit": t.submit, "columns": t.columns, "positive": t.positive}
+               for t in a.targets]
+    body = metric_source(a.metric) + ADAPTER.format(higher=m.higher_is_better, name=m.name, prediction=m.prediction,
+                                                    multi=m.multi_target, targets=targets)
+    return Action(code=fill(TEMPLATE, body))
+
+
+STAGE = Stage("metric", "Write code_metric.py: metric(y_true, y_pred) -> float for the competition's metric, and "
+              "HIGHER_IS_BETTER. Self-contained: numpy/pandas only.", template=TEMPLATE,
+              checks=[Check(check_metric)], expert=expert,
+              hints="Implement exactly what the evaluation text describes, clipping probabilities as Kaggle does.")

@@ -1,0 +1,99 @@
+"""format_submission(test_ids, predictions) -> DataFrame exactly in the sample submission's format.
+
+Two independent implementations: the first builds the frame from the predictions; the alternative
+fills a copy of the sample submission by id. The solver falls back to the second if the first fails."""
+from __future__ import annotations
+
+from agentk.analysis import Analysis
+from agentk.checks import Check
+from agentk.engine import HOLE, Action, Context, Stage, fill
+from stages.codegen import read_expr
+from unit_tests_lib.submission import check_submission_format
+
+TEMPLATE = f'''"""format_submission(test_ids, predictions) -> DataFrame in the exact format of the sample submission.
+predictions: the DataFrame returned by inverse_transform (the submission's prediction columns)."""
+import numpy as np
+import pandas as pd
+
+{HOLE}
+
+if __name__ == "__main__":
+    ids = pd.read_csv("test_tab_input_map.csv", dtype={{"id": str}})["id"]
+    demo = format_submission(ids, SAMPLE_PREDICTIONS())
+    print(demo.shape)
+    print(demo.head().to_string())
+'''
+
+COMMON = '''SAMPLE_PATH = {sample!r}
+ID = {id_col!r}
+COLUMNS = {columns!r}
+
+
+def SAMPLE_PREDICTIONS() -> pd.DataFrame:
+    """The sample submission's own predictions, for a dry run."""
+    return {read}[COLUMNS]
+
+
+def _like(values: pd.Series, template: pd.Series) -> pd.Series:
+    """Cast to the sample column's type when nothing is lost (ints stay ints, booleans stay booleans)."""
+    if pd.api.types.is_bool_dtype(template):
+        return values.astype(str).str.lower().eq("true")
+    if pd.api.types.is_integer_dtype(template):
+        numeric = pd.to_numeric(values, errors="coerce")
+        if numeric.notna().all() and (numeric % 1 == 0).all():
+            return numeric.astype(np.int64)
+    return values
+'''
+
+PRIMARY = COMMON + '''
+
+def format_submission(test_ids, predictions) -> pd.DataFrame:
+    sample = {read_typed}
+    preds = predictions if isinstance(predictions, pd.DataFrame) else pd.DataFrame(np.asarray(predictions).reshape(len(test_ids), -1), columns=COLUMNS)
+    missing = [c for c in COLUMNS if c not in preds.columns]
+    if missing:
+        raise ValueError(f"predictions lack the submission columns {{missing[:5]}}")
+    if len(preds) != len(test_ids):
+        raise ValueError(f"{{len(preds)}} predictions for {{len(test_ids)}} test ids")
+    sub = pd.DataFrame({{ID: _like(pd.Series(list(test_ids), dtype=str), sample[ID])}})
+    for c in COLUMNS:
+        sub[c] = _like(preds[c].reset_index(drop=True), sample[c]).to_numpy()
+    return sub
+'''
+
+ALTERNATIVE = COMMON + '''
+
+def format_submission(test_ids, predictions) -> pd.DataFrame:
+    """Fill a copy of the sample submission, row by row through the ids (keeps the sample's order)."""
+    sample = {read_str}
+    preds = pd.DataFrame(predictions).reset_index(drop=True)
+    if not isinstance(predictions, pd.DataFrame):
+        preds.columns = COLUMNS
+    preds.index = pd.Index([str(i) for i in test_ids])
+    unknown = set(sample[ID]) - set(preds.index)
+    if unknown:
+        raise ValueError(f"no prediction for {{len(unknown)}} sample ids, e.g. {{sorted(unknown)[:3]}}")
+    typed = {read_typed}
+    out = pd.DataFrame({{ID: typed[ID]}})
+    for c in COLUMNS:
+        out[c] = _like(preds.loc[sample[ID], c].reset_index(drop=True), typed[c]).to_numpy()
+    return out
+'''
+
+
+def expert(a: Analysis, ctx: Context, alternative: bool) -> Action:
+    body = (ALTERNATIVE if alternative else PRIMARY).format(
+        sample=a.sample, id_col=a.id_col, columns=a.submission_columns, read=read_expr(a.sample, a.id_col),
+        read_typed=f"pd.read_csv(SAMPLE_PATH)" if a.sample.endswith(".csv") else read_expr(a.sample),
+        read_str=f"pd.read_csv(SAMPLE_PATH, dtype={{ID: str}})")
+    return Action(code=fill(TEMPLATE, body))
+
+
+def make(alternative: bool) -> Stage:
+    name = "submission_format_alt" if alternative else "submission_format"
+    return Stage(name, "Write format_submission(test_ids, predictions) returning a DataFrame exactly like the sample "
+                 "submission (columns, order, id set, dtypes)." + (" Use a different method from code_submission_format.py."
+                                                                  if alternative else ""),
+                 template=TEMPLATE, checks=[Check(check_submission_format, {"module": f"code_{name}"})],
+                 expert=lambda a, ctx: expert(a, ctx, alternative),
+                 hints="Cast ids and labels to the sample's dtypes; keep the sample's column order.")

@@ -1,0 +1,43 @@
+"""Summarise the task: goal, evaluation, files, targets and submission format, in a page."""
+from __future__ import annotations
+
+import re
+
+from agentk.analysis import Analysis
+from agentk.checks import Check
+from agentk.dataview import file_tree
+from agentk.engine import Action, Context, Stage
+from unit_tests_lib.task import check_summary
+
+GOAL = "Write summary.md: the goal, the evaluation metric, the data files, the targets and the submission format."
+
+
+def _first_paragraph(markdown: str, limit: int = 700) -> str:
+    for block in re.split(r"\n\s*\n", markdown):
+        text = block.strip()
+        if text and not text.startswith("#") and len(text) > 60:
+            return text[:limit]
+    return markdown.strip()[:limit]
+
+
+def expert(a: Analysis, ctx: Context) -> Action:
+    task = ctx.ws / "task"
+    description = (task / "description.md").read_text()
+    evaluation = (task / "evaluation.md").read_text().strip()
+    lines = [f"# Task summary", "", "## Goal", _first_paragraph(description), "",
+             "## Evaluation", f"Metric: {a.metric} (taken from the {a.metric_from}).",
+             _first_paragraph(evaluation, 500) if evaluation else "", "",
+             "## Data", f"- train: {a.train} ({a.n_train} rows), test: {a.test} ({a.n_test} rows)",
+             f"- {len(a.features)} input features: {', '.join(a.features[:30])}{' ...' if len(a.features) > 30 else ''}",
+             "", "## Targets"]
+    for t in a.targets:
+        classes = f" classes {t.classes[:10]}" if t.classes else ""
+        lines.append(f"- {t.column}: {t.kind}{classes}; submitted as {t.submit} in {len(t.columns)} column(s)")
+    lines += ["", "## Submission", f"Id column `{a.id_col}`; prediction columns: {', '.join(a.submission_columns[:20])}"
+              f"{' ...' if len(a.submission_columns) > 20 else ''}; one row per test id ({a.n_test}).",
+              "", "## Files", "```", file_tree(ctx.ws / "raw", max_lines=25), "```"]
+    return Action(text="\n".join(lines))
+
+
+STAGE = Stage("summarise", GOAL, kind="text", output="summary.md", checks=[Check(check_summary)], expert=expert,
+              hints="Keep it under a page. Name the metric, the id column and every target column.")

@@ -1,0 +1,58 @@
+"""Train and test tabular input maps: one row per sample, first column "id", then the input features."""
+from __future__ import annotations
+
+from agentk.analysis import Analysis
+from agentk.checks import Check
+from agentk.engine import HOLE, Action, Context, Stage, fill
+from stages.codegen import read_expr
+from unit_tests_lib.maps import check_id_map, check_no_train_only_columns, check_rows_match_source
+
+TEMPLATE = f'''"""Builds {{output}}: one row per {{split}} sample, first column "id", then the tabular input features."""
+import numpy as np
+import pandas as pd
+
+
+def build_map() -> pd.DataFrame:
+    {HOLE}
+
+
+if __name__ == "__main__":
+    table = build_map()
+    table.to_csv("{{output}}", index=False)
+    print(table.shape)
+    print(table.head().to_string())
+'''
+
+
+def expert(a: Analysis, ctx: Context, split: str) -> Action:
+    source, id_col = (a.train, a.train_id) if split == "train" else (a.test, a.test_id)
+    lines = [f"df = {read_expr(source, id_col)}"]
+    if id_col:
+        lines.append(f"ids = df[{id_col!r}].astype(str)")
+    elif split == "test":  # the test table has no id column: the sample submission lists the ids in order
+        lines.append(f"ids = {read_expr(a.sample, a.id_col)}[{a.id_col!r}].astype(str)")
+    else:
+        lines.append('ids = pd.Series([f"row{i}" for i in range(len(df))])')
+    if split == "train":
+        label_cols = [t.column for t in a.targets]
+        lines.append(f"keep = df[{label_cols!r}].notna().all(axis=1).to_numpy()  # rows without a target teach nothing")
+        lines.append("df, ids = df[keep].reset_index(drop=True), ids[keep].reset_index(drop=True)")
+    lines += [f"features = {a.features!r}", 'out = pd.concat([pd.DataFrame({"id": ids.to_numpy()}), df[features]], axis=1)']
+    if a.bool_features:
+        lines += [f"for c in {a.bool_features!r}:  # True/False with gaps reads as text: make it 1.0/0.0/NaN",
+                  '    out[c] = out[c].map(lambda v: np.nan if pd.isna(v) else float(str(v).lower() == "true"))']
+    lines.append("return out")
+    return Action(code=fill(TEMPLATE.format(output=f"{split}_tab_input_map.csv", split=split), "\n".join(lines)))
+
+
+def make(split: str) -> Stage:
+    output = f"{split}_tab_input_map.csv"
+    role = split
+    checks = [Check(check_id_map, {"name": output}, split), Check(check_rows_match_source, {"name": output, "role": role}, split)]
+    if split == "train":
+        checks.append(Check(check_no_train_only_columns, {"name": output}))
+    return Stage(f"{split}_tab_input_map", f"Write code that builds {output}: first column 'id' (as text), then the "
+                 "input features of every sample, one row each; no target columns.",
+                 output=output, template=TEMPLATE.format(output=output, split=split), checks=checks,
+                 expert=lambda a, ctx: expert(a, ctx, split),
+                 hints="Keep the raw feature values; encoding happens later. Read ids as strings.")

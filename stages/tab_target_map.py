@@ -1,0 +1,43 @@
+"""The train target map: first column "id", then one column per target, in original form."""
+from __future__ import annotations
+
+from agentk.analysis import Analysis
+from agentk.checks import Check
+from agentk.engine import HOLE, Action, Context, Stage, fill
+from stages.codegen import read_expr
+from unit_tests_lib.maps import check_target_map
+
+OUTPUT = "train_tab_target_map.csv"
+TEMPLATE = f'''"""Builds {OUTPUT}: first column "id", then one column per target (original values)."""
+import numpy as np
+import pandas as pd
+
+
+def build_map() -> pd.DataFrame:
+    {HOLE}
+
+
+if __name__ == "__main__":
+    table = build_map()
+    table.to_csv("{OUTPUT}", index=False)
+    print(table.shape)
+    print(table.describe(include="all").to_string())
+'''
+
+
+def expert(a: Analysis, ctx: Context) -> Action:
+    cols = [t.column for t in a.targets]
+    lines = [f"df = {read_expr(a.train, a.train_id)}",
+             f"ids = df[{a.train_id!r}].astype(str)" if a.train_id else 'ids = pd.Series([f"row{i}" for i in range(len(df))])',
+             f"keep = df[{cols!r}].notna().all(axis=1).to_numpy()  # same rows as the train input map",
+             f"out = pd.concat([pd.DataFrame({{'id': ids[keep].to_numpy()}}), df.loc[keep, {cols!r}].reset_index(drop=True)], axis=1)"]
+    for t in a.targets:
+        if t.kind == "binary" and set(t.classes) == {False, True}:
+            lines.append(f"out[{t.column!r}] = out[{t.column!r}].astype(str).str.lower().eq('true')")
+    lines.append("return out")
+    return Action(code=fill(TEMPLATE, "\n".join(lines)))
+
+
+STAGE = Stage("train_tab_target_map", f"Write code that builds {OUTPUT}: 'id' then one column per target, original values.",
+              output=OUTPUT, template=TEMPLATE, checks=[Check(check_target_map)], expert=expert,
+              hints="Per-class probability submissions: map the single label column, not one column per class.")

@@ -1,0 +1,89 @@
+"""Target transform: transform(df) -> numeric array for a model; inverse_transform(array) -> the
+submission's prediction columns. inverse_transform takes codes/values (one column per target) or class
+probabilities (one column per class of each multi-class target)."""
+from __future__ import annotations
+
+from agentk.analysis import Analysis
+from agentk.checks import Check
+from agentk.engine import HOLE, Action, Context, Stage, fill
+from unit_tests_lib.targets import check_transform
+
+TEMPLATE = f'''"""transform(df) -> float array (n, one column per target) for the model;
+inverse_transform(array) -> DataFrame of the submission's prediction columns.
+OUTPUTS describes the model's heads: kind binary | multiclass | regression, and n_classes."""
+import numpy as np
+import pandas as pd
+
+{HOLE}
+
+if __name__ == "__main__":
+    y = pd.read_csv("train_tab_target_map.csv", dtype={{"id": str}}).drop(columns="id")
+    t = transform(y)
+    print("OUTPUTS:", OUTPUTS)
+    print("transformed:", t.shape, t[:3].tolist())
+    print(inverse_transform(t).head().to_string())
+'''
+
+# The expert's implementation, driven by the SPEC literal it writes above it.
+BODY = '''SPEC = {spec!r}
+OUTPUTS = [{{"name": s["column"], "kind": s["kind"], "n_classes": len(s["classes"])}} for s in SPEC]
+
+
+def transform(df: pd.DataFrame) -> np.ndarray:
+    cols = []
+    for s in SPEC:
+        v = df[s["column"]]
+        if s["kind"] == "regression":
+            v = v.astype(float).to_numpy()
+            cols.append(np.log1p(np.clip(v, 0, None)) if s["log"] else v)
+        elif s["kind"] == "binary":
+            cols.append((v.astype(str) == str(s["positive"])).to_numpy(float))
+        else:
+            index = {{str(c): i for i, c in enumerate(s["classes"])}}
+            cols.append(v.astype(str).map(index).to_numpy(float))
+    return np.column_stack(cols)
+
+
+def inverse_transform(arr) -> pd.DataFrame:
+    arr = np.asarray(arr, dtype=float)
+    arr = arr[:, None] if arr.ndim == 1 else arr
+    codes = arr.shape[1] == len(SPEC)  # else: class probabilities for each multi-class target
+    out, j = {{}}, 0
+    for s in SPEC:
+        classes = s["classes"]
+        if s["kind"] == "multiclass":
+            if codes:
+                proba = np.eye(len(classes))[np.clip(np.rint(arr[:, j]), 0, len(classes) - 1).astype(int)]
+                j += 1
+            else:
+                proba = arr[:, j:j + len(classes)]
+                j += len(classes)
+            if s["submit"] == "proba_columns":
+                by_name = {{str(c): i for i, c in enumerate(classes)}}
+                for col in s["columns"]:
+                    out[col] = proba[:, by_name[col]] if col in by_name else np.zeros(len(arr))
+            else:
+                out[s["columns"][0]] = [classes[i] for i in proba.argmax(axis=1)]
+        else:
+            v = arr[:, j]
+            j += 1
+            if s["kind"] == "regression":
+                out[s["columns"][0]] = np.clip(np.expm1(v), 0, None) if s["log"] else v
+            elif s["submit"] == "proba":
+                out[s["columns"][0]] = np.clip(v, 0.0, 1.0)
+            else:
+                negative = [c for c in classes if str(c) != str(s["positive"])]
+                out[s["columns"][0]] = [s["positive"] if p >= 0.5 else (negative[0] if negative else s["positive"]) for p in v]
+    return pd.DataFrame(out)
+'''
+
+
+def expert(a: Analysis, ctx: Context) -> Action:
+    spec = [{"column": t.column, "kind": t.kind, "submit": t.submit, "columns": t.columns, "classes": t.classes,
+             "positive": t.positive, "log": t.log} for t in a.targets]
+    return Action(code=fill(TEMPLATE, BODY.format(spec=spec)))
+
+
+STAGE = Stage("transform_tab_target_train", "Write transform / inverse_transform / OUTPUTS for the targets.",
+              template=TEMPLATE, checks=[Check(check_transform)], expert=expert,
+              hints="Encode classes as integer codes, binary as 0/1 of the positive class; RMSLE-scored targets as log1p.")

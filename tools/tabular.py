@@ -1,0 +1,31 @@
+"""Turn tabular input maps into numeric matrices: numbers stay, booleans become 0/1, text becomes
+category codes shared by train and test; id-like text columns (almost all values unique) are dropped."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def encode(frames: list[pd.DataFrame]) -> tuple[list[np.ndarray], list[str]]:
+    """Encode several frames with the same columns consistently; returns the matrices and kept columns."""
+    both = pd.concat(frames, ignore_index=True)
+    kept, columns = [], []
+    for c in both.columns:
+        s = both[c]
+        if s.dtype == bool:
+            kept.append(s.astype(float))
+        elif pd.api.types.is_numeric_dtype(s):
+            kept.append(s.astype(float))
+        else:
+            text = s.astype("string")
+            if text.nunique() > 0.9 * max(1, text.notna().sum()):
+                continue  # names, free ids: no signal a light model can use
+            codes = pd.Categorical(text).codes.astype(float)
+            kept.append(pd.Series(np.where(codes < 0, np.nan, codes)))
+        columns.append(c)
+    matrix = np.column_stack(kept) if kept else np.zeros((len(both), 0))
+    out, start = [], 0
+    for f in frames:
+        out.append(matrix[start:start + len(f)])
+        start += len(f)
+    return out, columns

@@ -1,0 +1,60 @@
+"""Unit tests of input and target maps (paper A.1.3): ids, rows, columns, leaks."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from unit_tests_lib.common import fail, raw_table, read_map, sample_submission
+
+
+def check_id_map(ws: Path, name: str) -> None:
+    df = read_map(ws, name)
+    if len(df) == 0:
+        fail(f"{name} has no rows")
+    if df["id"].isna().any():
+        fail(f"{name}: {int(df['id'].isna().sum())} ids are missing; every row needs an id")
+    dup = df["id"][df["id"].duplicated()]
+    if len(dup):
+        fail(f"{name}: ids must be unique, {len(dup)} repeat (e.g. {dup.iloc[0]!r}); use the table's row id column")
+    if df.shape[1] < 2:
+        fail(f"{name} has only the id column: add the columns it maps to")
+
+
+def check_rows_match_source(ws: Path, name: str, role: str) -> None:
+    """Test maps keep every test row (one per sample-submission row); train maps may drop unlabelled rows only."""
+    df = read_map(ws, name)
+    if role == "test":
+        n = len(sample_submission(ws))
+        if len(df) != n:
+            fail(f"{name} has {len(df)} rows but the sample submission has {n}: keep one row per test sample")
+        return
+    n = len(raw_table(ws, role))
+    if len(df) > n or len(df) < 0.5 * n:
+        fail(f"{name} has {len(df)} rows but the raw {role} table has {n}: keep one row per sample "
+             "(drop only rows without a target)")
+
+
+def check_no_train_only_columns(ws: Path, name: str) -> None:
+    """A column that test lacks is a target or a leak: inputs must exist at prediction time."""
+    df = read_map(ws, name)
+    train, test = raw_table(ws, "train"), raw_table(ws, "test")
+    sub_cols = set(sample_submission(ws).columns[1:])
+    train_only = set(train.columns) - set(test.columns)
+    bad = [c for c in df.columns[1:] if c in train_only or c in sub_cols]
+    if bad:
+        fail(f"{name} contains {bad}, which the test table does not have (targets or leaks): drop them from the inputs")
+
+
+def check_target_map(ws: Path) -> None:
+    name = "train_tab_target_map.csv"
+    check_id_map(ws, name)
+    df = read_map(ws, name)
+    targets = df.drop(columns="id")
+    missing = targets.columns[targets.isna().any()].tolist()
+    if missing:
+        fail(f"{name}: targets {missing} have missing values; drop unlabelled rows from both train maps")
+    sample = sample_submission(ws)
+    covered = set(targets.columns) | {str(v) for c in targets.columns for v in targets[c].unique()}
+    uncovered = [c for c in sample.columns[1:] if c not in covered]
+    if uncovered:
+        fail(f"{name} has columns {list(targets.columns)[:10]}, which do not give the submission columns "
+             f"{uncovered[:5]}: map one column per target (or a label column whose classes are the submission columns)")

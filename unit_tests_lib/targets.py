@@ -1,0 +1,59 @@
+"""Unit tests of the target transform: numeric, finite, invertible into the submission's columns."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from unit_tests_lib.common import fail, load_module, sample_submission, train_targets
+
+KINDS = {"binary", "multiclass", "regression"}
+
+
+def check_transform(ws: Path) -> None:
+    mod = load_module(ws, "code_transform_tab_target_train")
+    for name in ("transform", "inverse_transform", "OUTPUTS"):
+        if not hasattr(mod, name):
+            fail(f"code_transform_tab_target_train.py must define {name}")
+    y = train_targets(ws)
+    t = np.asarray(mod.transform(y), dtype=float)
+    t = t[:, None] if t.ndim == 1 else t
+    if t.shape[0] != len(y):
+        fail(f"transform returned {t.shape[0]} rows for {len(y)} targets: keep one row per sample")
+    if not np.isfinite(t).all():
+        fail(f"transform returned {int((~np.isfinite(t)).sum())} NaN/inf values: every target must encode to a finite number")
+    outputs = mod.OUTPUTS
+    if len(outputs) != t.shape[1]:
+        fail(f"OUTPUTS lists {len(outputs)} heads but transform returns {t.shape[1]} columns: one per target")
+    for j, o in enumerate(outputs):
+        if o.get("kind") not in KINDS:
+            fail(f"OUTPUTS[{j}] kind {o.get('kind')!r} must be one of {sorted(KINDS)}")
+        if o["kind"] == "binary" and not set(np.unique(t[:, j])) <= {0.0, 1.0}:
+            fail(f"binary output {o['name']!r} must be 0/1, found {np.unique(t[:, j])[:5]}")
+        if o["kind"] == "multiclass":
+            n = int(o.get("n_classes", 0))
+            if n < 2 or t[:, j].min() < 0 or t[:, j].max() >= n or np.any(t[:, j] % 1):
+                fail(f"multiclass output {o['name']!r} must hold integer codes 0..{n - 1}, found {np.unique(t[:, j])[:5]}")
+    inv = mod.inverse_transform(t)
+    if not isinstance(inv, pd.DataFrame):
+        fail(f"inverse_transform must return a DataFrame, got {type(inv).__name__}")
+    expected = list(sample_submission(ws).columns[1:])
+    if list(inv.columns) != expected:
+        fail(f"inverse_transform columns {list(inv.columns)[:8]} must be the submission's prediction columns {expected[:8]}")
+    if len(inv) != len(y) or inv.isna().any().any():
+        fail("inverse_transform must return one complete row per input row (no NaN)")
+    for c in set(inv.columns) & set(y.columns):
+        a, b = inv[c].to_numpy(), y[c].to_numpy()
+        if _numeric(a) != _numeric(b):
+            continue  # a probability of a label: checked by the metric's perfect-score test
+        same = np.allclose(a.astype(float), b.astype(float), rtol=1e-6, atol=1e-9) if _numeric(a) else \
+            (pd.Series(a).astype(str).to_numpy() == pd.Series(b).astype(str).to_numpy()).all()
+        if not same:
+            fail(f"inverse_transform(transform(y)) changes column {c!r} (e.g. {b[:3].tolist()} -> {a[:3].tolist()}): "
+                 "the two must be inverses")
+
+
+def _numeric(a) -> bool:
+    s = pd.Series(a)
+    return pd.api.types.is_numeric_dtype(s) and s.dtype != bool
