@@ -277,5 +277,5 @@ class Engine:
     def _fail(self, stage: str, reason: str | None) -> None:
         self.state.update(status="failed", failed_stage=stage, reason=reason)
         self._save()
-        raise AgentFailed(f"stage {stage} failed: {(reason or '').splitlines()[0] if reason else 'no reason'} "
-                          f"(details in {self.state_path})")
+        lines = [l.strip() for l in (reason or "").splitlines() if l.strip()]
+        raise AgentFailed(f"stage {stage} failed: {lines[-1] if lines else 'no reason'} (details in {self.state_path})")

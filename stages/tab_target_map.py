@@ -32,7 +32,7 @@ def expert(a: Analysis, ctx: Context) -> Action:
              f"keep = df[{cols!r}].notna().all(axis=1).to_numpy()  # same rows as the train input map",
              f"out = pd.concat([pd.DataFrame({{'id': ids[keep].to_numpy()}}), df.loc[keep, {cols!r}].reset_index(drop=True)], axis=1)"]
     for t in a.targets:
-        if t.kind == "binary" and set(t.classes) == {False, True}:
+        if t.kind == "binary" and all(isinstance(c, bool) for c in t.classes):  # "True"/"False" text -> bool
             lines.append(f"out[{t.column!r}] = out[{t.column!r}].astype(str).str.lower().eq('true')")
     lines.append("return out")
     return Action(code=fill(TEMPLATE, "\n".join(lines)))
