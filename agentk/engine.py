@@ -223,7 +223,8 @@ class Engine:
             return "keep", "", None
         if stage.kind == "text":
             if not (action.text or "").strip():
-                return "text", "", "The answer was empty: write the stage's text."
+                why = f" ({action.thought})" if action.thought else ""
+                return "text", "", f"The answer was empty{why}: write the stage's text."
             write_text(self.ws / stage.output, action.text.rstrip() + "\n")
             return "text", "", None
         if not (action.code or "").strip():
