@@ -6,13 +6,16 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import runpy
 import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from agentk.sandbox import RunResult, run_python
+from agentk.sandbox import RunResult, run_python, truncate
+
+MARK = "@@agentk-check@@ "  # the result line, told apart from what the code prints
 
 
 @dataclass(frozen=True)
@@ -33,23 +36,29 @@ class Check:
 @dataclass
 class CheckReport:
     passed: bool
-    index: int = -1             # position of the first failing check
+    index: int = -1             # position of the first failing check (-1: the code itself failed)
     failed: str | None = None   # its name
     error: str = ""
+    output: str = ""            # what the stage's code printed
 
 
-def run_checks(checks: list[Check], ws: Path, timeout: float = 600, memory_gb: float = 16) -> CheckReport:
-    if not checks:
+def run_checks(checks: list[Check], ws: Path, timeout: float = 600, memory_gb: float = 16,
+               code: str | None = None, output: str | None = None) -> CheckReport:
+    """Run the stage's code (if any) and then its checks, in one sandboxed subprocess."""
+    if not checks and code is None:
         return CheckReport(True)
-    payload = json.dumps([c.spec() for c in checks])
+    payload = json.dumps({"code": code, "output": output, "checks": [c.spec() for c in checks]})
     res: RunResult = run_python(["-m", "agentk.checks", payload], cwd=ws, timeout=timeout, memory_gb=memory_gb)
-    lines = [l for l in res.stdout.splitlines() if l.startswith("{\"passed\"")]
-    if res.ok and lines:
-        report = CheckReport(**json.loads(lines[-1]))
-        if not report.passed:
+    printed = [l for l in res.stdout.splitlines() if not l.startswith(MARK)]
+    results = [l[len(MARK):] for l in res.stdout.splitlines() if l.startswith(MARK)]
+    shown = truncate("\n".join(printed), 2000)
+    if res.ok and results:
+        report = CheckReport(**json.loads(results[-1]), output=shown)
+        if not report.passed and report.index >= 0:
             report.failed = checks[report.index].name
         return report
-    return CheckReport(False, 0, checks[0].name, "The unit test itself could not finish: " + (res.error() or res.stdout[-2000:]))
+    where = f"Running {code}" if code and not results else "The unit test itself"
+    return CheckReport(False, -1, "execution", f"{where} did not finish: {res.error() or shown[-2000:]}", shown)
 
 
 def _load(spec: dict) -> Callable:
@@ -74,16 +83,39 @@ def _describe(exc: BaseException) -> str:
     return "".join(tb[-6:]).strip()
 
 
+def _report(**result) -> None:
+    print(MARK + json.dumps(result), flush=True)
+
+
+def _run_code(code: str, output: str | None) -> str | None:
+    """Run the stage's program as __main__; the error a policy needs, or None."""
+    try:
+        runpy.run_path(code, run_name="__main__")
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            return f"Running {code} failed: exit {exc.code}"
+    except BaseException as exc:  # noqa: BLE001 - generated code may raise anything
+        frames = traceback.format_exception(exc)
+        return f"Running {code} failed:\n" + "".join(frames[-8:]).strip()[-6000:]
+    if output and not Path(output).exists():
+        return f"{code} ran but did not write {output}."
+    return None
+
+
 def _main(payload: str) -> None:
     sys.path.insert(0, ".")  # generated modules live in the workspace (the cwd)
     ws = Path(".").resolve()
-    for i, spec in enumerate(json.loads(payload)):
+    job = json.loads(payload)
+    if job["code"]:
+        error = _run_code(job["code"], job["output"])
+        if error:
+            return _report(passed=False, index=-1, failed="execution", error=error)
+    for i, spec in enumerate(job["checks"]):
         try:
             _load(spec)(ws, **spec["kwargs"])
         except BaseException as exc:  # noqa: BLE001 - everything is an observation
-            print(json.dumps({"passed": False, "index": i, "failed": spec["name"], "error": _describe(exc)[:6000]}))
-            return
-    print(json.dumps({"passed": True}))
+            return _report(passed=False, index=i, failed=spec["name"], error=_describe(exc)[:6000])
+    _report(passed=True)
 
 
 if __name__ == "__main__":

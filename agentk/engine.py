@@ -19,7 +19,6 @@ from agentk.checks import Check, run_checks
 from agentk.errors import AgentFailed, BadInput
 from agentk.fileio import append_jsonl, read_json, read_jsonl, write_json, write_text
 from agentk.memory import WorkingMemory
-from agentk.sandbox import run_python, truncate
 
 HOLE = "# <<FILL-IN-THE-MIDDLE>>"
 
@@ -186,8 +185,14 @@ class Engine:
         self.on_event("stage", {"stage": stage.name, "mode": mode, "attempt": st["attempts"] + 1})
         t0 = time.monotonic()
         action = self.policy.act(stage, ctx) if stage.kind != "tool" else Action()
-        kind, output, output_error = self._execute(stage, action, previous)
-        report = None if output_error else run_checks(stage.checks, self.ws, memory_gb=self.budget.memory_gb)
+        kind, run_code, output_error = self._execute(stage, action, previous)
+        report = None
+        if not output_error:
+            if run_code and stage.output:
+                (self.ws / stage.output).unlink(missing_ok=True)  # a stale output must not pass for a new one
+            report = run_checks(stage.checks, self.ws, timeout=stage.timeout, memory_gb=self.budget.memory_gb,
+                                code=stage.code_file if run_code else None, output=stage.output)
+        output = report.output if report else ""
         passed = output_error is None and report.passed
         error = output_error or (report.error if not passed else None)
         failed_test = None if passed else (report.failed if report else "execution")
@@ -205,43 +210,31 @@ class Engine:
             self._fail(stage.name, error)
         return passed
 
-    def _execute(self, stage: Stage, action: Action, previous: str | None) -> tuple[str, str, str | None]:
-        """Carry the action out; return (what was done, its output, an error if it could not even run)."""
+    def _execute(self, stage: Stage, action: Action, previous: str | None) -> tuple[str, bool, str | None]:
+        """Carry the action out; return (what was done, whether the stage's code must run, an error if the
+        action could not even be carried out)."""
         if stage.kind == "tool":
             try:
                 stage.tool(self.ws)
             except BadInput:
                 raise
             except Exception as exc:  # noqa: BLE001 - a failing tool is an observation
-                return "tool", "", f"{type(exc).__name__}: {exc}"
-            return "tool", "", None
+                return "tool", False, f"{type(exc).__name__}: {exc}"
+            return "tool", False, None
         if action.keep:
             if stage.kind == "code" and previous is None:
-                return "keep", "", "Cannot keep: this stage has no previous code. Write the code."
-            if stage.kind == "code":
-                return self._run_code(stage, previous, "keep")
-            return "keep", "", None
+                return "keep", False, "Cannot keep: this stage has no previous code. Write the code."
+            return "keep", stage.kind == "code", None
         if stage.kind == "text":
             if not (action.text or "").strip():
                 why = f" ({action.thought})" if action.thought else ""
-                return "text", "", f"The answer was empty{why}: write the stage's text."
+                return "text", False, f"The answer was empty{why}: write the stage's text."
             write_text(self.ws / stage.output, action.text.rstrip() + "\n")
-            return "text", "", None
+            return "text", False, None
         if not (action.code or "").strip():
-            return "code", "", "The answer contained no code: write the complete program."
+            return "code", False, "The answer contained no code: write the complete program."
         write_text(self.ws / stage.code_file, action.code)
-        return self._run_code(stage, action.code, "code")
-
-    def _run_code(self, stage: Stage, code: str, kind: str) -> tuple[str, str, str | None]:
-        if stage.output:
-            (self.ws / stage.output).unlink(missing_ok=True)  # a stale output must not pass for a new one
-        res = run_python([stage.code_file], cwd=self.ws, timeout=stage.timeout, memory_gb=self.budget.memory_gb)
-        output = truncate(res.stdout, 2000)
-        if not res.ok:
-            return kind, output, f"Running {stage.code_file} failed:\n{res.error()}"
-        if stage.output and not (self.ws / stage.output).exists():
-            return kind, output, f"{stage.code_file} ran but did not write {stage.output}."
-        return kind, output, None
+        return "code", True, None
 
     def _run_metas(self, stage: Stage, stages: list[Stage], metas: list[MetaTest]) -> MetaTest | None:
         for meta in metas:

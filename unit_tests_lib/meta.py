@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
 from tools.map_dataset import MapDataset
 from tools.tabular import encode
@@ -56,6 +55,7 @@ def check_test_maps(ws: Path) -> None:
 
 def _fit_predict(kind: str, n_classes: int, x: np.ndarray, y: np.ndarray, x_new: list[np.ndarray]) -> list[np.ndarray]:
     """A small gradient-boosting model for one output: probabilities for classes, values for regression."""
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor  # slow import
     if kind == "regression":
         model = HistGradientBoostingRegressor(max_iter=60, random_state=0).fit(x, y)
         return [model.predict(z)[:, None] for z in x_new]

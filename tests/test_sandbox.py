@@ -1,0 +1,251 @@
+"""The sandbox that runs generated code and unit tests: credentials stripped, cwd the workspace,
+timeouts that kill the whole process group, a memory limit, and failures that come back as data."""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+from agentk.checks import Check, run_checks
+from agentk.sandbox import clean_env, run_python, truncate
+
+SECRETS = {
+    "KAGGLE_KEY": "k-secret",
+    "KAGGLE_USERNAME": "someone",
+    "OPENAI_API_KEY": "sk-secret",
+    "AGENTK_LLM_API_KEY": "llm-secret",
+    "MY_SERVICE_TOKEN": "tok-secret",
+}
+
+
+def _set_secrets(monkeypatch) -> None:
+    for k, v in SECRETS.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("AGENTK_TEST_PLAIN", "1")
+
+
+def _dead(pid: int) -> bool:
+    """Gone, or a zombie (killed, and only waiting for whoever adopted it to reap it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
+# ---- run_python / clean_env -------------------------------------------------------------------
+def test_credentials_are_stripped_from_the_child(tmp_path, monkeypatch):
+    _set_secrets(monkeypatch)
+    res = run_python(["-c", "import json, os; print(json.dumps(dict(os.environ)))"], cwd=tmp_path, timeout=60)
+    assert res.ok, res.error()
+    env = json.loads(res.stdout)
+    leaked = sorted(set(SECRETS) & set(env))
+    assert not leaked, f"credentials reached generated code: {leaked}"
+    assert not any(v in env.values() for v in SECRETS.values())
+    assert env.get("AGENTK_TEST_PLAIN") == "1"
+    assert env.get("PYTHONUNBUFFERED") == "1"
+    assert env.get("PATH") == os.environ["PATH"]
+
+
+def test_clean_env_keeps_ordinary_variables_and_adds_extra(monkeypatch):
+    _set_secrets(monkeypatch)
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")  # 'TOKEN' inside a name is not a credential
+    env = clean_env({"EXTRA_SETTING": "on"})
+    assert not set(SECRETS) & set(env)
+    assert env["AGENTK_TEST_PLAIN"] == "1"
+    assert env["TOKENIZERS_PARALLELISM"] == "false"
+    assert env["EXTRA_SETTING"] == "on"
+    assert os.environ["KAGGLE_KEY"] == "k-secret", "clean_env must not touch agentk's own environment"
+
+
+def test_extra_env_reaches_the_child(tmp_path):
+    res = run_python(["-c", "import os; print(os.environ['AGENTK_EXTRA'])"], cwd=tmp_path, timeout=60,
+                     env={"AGENTK_EXTRA": "42"})
+    assert res.ok, res.error()
+    assert res.stdout.strip() == "42"
+
+
+def test_cwd_is_the_given_folder(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    code = "import os; from pathlib import Path; Path('out.txt').write_text('here'); print(os.getcwd())"
+    res = run_python(["-c", code], cwd=ws, timeout=60)
+    assert res.ok, res.error()
+    assert (ws / "out.txt").read_text() == "here"
+    assert not (tmp_path / "out.txt").exists()
+    assert Path(res.stdout.strip()).resolve() == ws.resolve()
+
+
+def test_timeout_kills_the_child_and_its_children(tmp_path):
+    code = (
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "print(p.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    t0 = time.monotonic()
+    res = run_python(["-c", code], cwd=tmp_path, timeout=2)
+    elapsed = time.monotonic() - t0
+    assert res.timed_out
+    assert not res.ok
+    assert not res.out_of_memory
+    assert "Timed out" in res.error()
+    assert elapsed < 20, f"run_python took {elapsed:.1f}s with timeout=2"
+    grandchild = int(res.stdout.split()[0])
+    deadline = time.monotonic() + 3
+    while not _dead(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = not _dead(grandchild)
+    if alive:
+        os.kill(grandchild, 9)
+    assert not alive, f"grandchild {grandchild} outlived the timeout"
+
+
+def test_memory_limit_is_an_observation(tmp_path):
+    limit_before = resource.getrlimit(resource.RLIMIT_AS)
+    code = "import numpy as np; a = np.ones(400_000_000); print(a.sum())"  # ~3.2 GB
+    res = run_python(["-c", code], cwd=tmp_path, timeout=120, memory_gb=1)
+    assert res.out_of_memory
+    assert not res.ok
+    assert not res.timed_out
+    assert "memory" in res.error().lower()
+    # the parent keeps its own limits and can still allocate
+    assert resource.getrlimit(resource.RLIMIT_AS) == limit_before
+    import numpy as np
+    assert np.ones(20_000_000).sum() == 20_000_000
+
+
+def test_crash_comes_back_with_its_error(tmp_path):
+    res = run_python(["-c", "raise ValueError('boom')"], cwd=tmp_path, timeout=60)
+    assert res.returncode == 1
+    assert not res.ok and not res.timed_out and not res.out_of_memory
+    assert "boom" in res.error()
+    assert "ValueError" in res.error()
+
+
+def test_nonzero_exit_without_output_still_explains(tmp_path):
+    res = run_python(["-c", "import sys; sys.exit(3)"], cwd=tmp_path, timeout=60)
+    assert res.returncode == 3 and not res.ok
+    assert "3" in res.error()
+
+
+def test_success_is_ok_with_no_error(tmp_path):
+    res = run_python(["-c", "print('hi')"], cwd=tmp_path, timeout=60)
+    assert res.ok
+    assert res.returncode == 0
+    assert res.error() == ""
+    assert res.stdout.strip() == "hi"
+    assert res.seconds < 60
+
+
+# ---- truncate ---------------------------------------------------------------------------------
+def test_truncate_keeps_head_and_tail_and_says_how_much_was_cut():
+    text = "H" * 3000 + "M" * 5000 + "T" * 3000
+    out = truncate(text, 4000)
+    assert len(out) < len(text)
+    assert out.startswith("H" * 2000)
+    assert out.endswith("T" * 2000)
+    assert "7000 characters cut" in out
+    assert out.count("M") == 0
+
+
+def test_truncate_leaves_short_text_alone():
+    assert truncate("short", 4000) == "short"
+    exact = "x" * 4000
+    assert truncate(exact, 4000) == exact
+
+
+def test_error_is_truncated_keeping_the_traceback_end(tmp_path):
+    code = "import sys; sys.stderr.write('noise ' * 5000); raise RuntimeError('the real cause')"
+    res = run_python(["-c", code], cwd=tmp_path, timeout=60)
+    err = res.error(limit=1000)
+    assert len(err) < 1200
+    assert "the real cause" in err
+    assert "characters cut" in err
+
+
+# ---- run_checks: unit tests run in the sandbox ------------------------------------------------
+def check_ok(ws: Path) -> None:
+    assert (ws / "marker.txt").exists(), "marker.txt is missing"
+
+
+def check_x_is_3(ws: Path, x: int = 0) -> None:
+    assert x == 3, "x must be 3"
+
+
+def check_crashes(ws: Path) -> None:
+    settings = {"alpha": 1}
+    settings["missing_key"]
+
+
+def check_hangs(ws: Path) -> None:
+    time.sleep(30)
+
+
+def check_never_runs(ws: Path) -> None:
+    Path(ws / "ran.txt").write_text("I ran")
+
+
+def test_run_checks_reports_the_first_assertion(tmp_path):
+    (tmp_path / "marker.txt").write_text("")
+    checks = [Check(check_ok), Check(check_x_is_3, {"x": 2}), Check(check_never_runs)]
+    report = run_checks(checks, tmp_path, timeout=60)
+    assert report.passed is False
+    assert report.index == 1
+    assert report.failed == "check_x_is_3"
+    assert report.error == "x must be 3"
+    assert not (tmp_path / "ran.txt").exists(), "checks after the first failure must not run"
+
+
+def test_run_checks_passes_kwargs_and_labels(tmp_path):
+    (tmp_path / "marker.txt").write_text("")
+    report = run_checks([Check(check_ok), Check(check_x_is_3, {"x": 3}, label="train")], tmp_path, timeout=60)
+    assert report.passed is True, report.error
+    assert report.failed is None and report.error == ""
+    assert Check(check_x_is_3, {"x": 3}, label="train").name == "check_x_is_3[train]"
+    failing = run_checks([Check(check_x_is_3, {"x": 1}, label="test")], tmp_path, timeout=60)
+    assert failing.failed == "check_x_is_3[test]"
+
+
+def test_run_checks_crash_keeps_the_traceback_end(tmp_path):
+    report = run_checks([Check(check_crashes)], tmp_path, timeout=60)
+    assert report.passed is False
+    assert report.failed == "check_crashes"
+    assert report.error.strip().splitlines()[-1] == "KeyError: 'missing_key'"
+    assert "settings[\"missing_key\"]" in report.error  # the failing line of the traceback
+
+
+def test_run_checks_runs_in_the_workspace(tmp_path):
+    report = run_checks([Check(check_ok)], tmp_path, timeout=60)
+    assert report.passed is False and report.error == "marker.txt is missing"
+    (tmp_path / "marker.txt").write_text("")
+    assert run_checks([Check(check_ok)], tmp_path, timeout=60).passed is True
+
+
+def test_run_checks_empty_list_passes(tmp_path):
+    assert run_checks([], tmp_path).passed is True
+
+
+def test_run_checks_hanging_check_is_a_failure_not_an_exception(tmp_path):
+    t0 = time.monotonic()
+    report = run_checks([Check(check_hangs)], tmp_path, timeout=2)
+    assert time.monotonic() - t0 < 20
+    assert report.passed is False
+    assert report.failed == "check_hangs"
+    assert "Timed out" in report.error
+
+
+def check_exits(ws: Path) -> None:
+    sys.exit(0)
+
+
+def test_run_checks_a_check_that_exits_is_a_failure(tmp_path):
+    report = run_checks([Check(check_exits), Check(check_never_runs)], tmp_path, timeout=60)
+    assert report.passed is False  # sys.exit(0) inside a unit test is not a pass
+    assert report.failed == "check_exits"
