@@ -1,0 +1,282 @@
+"""Set the arena competitions up with the real CLI and tabulate how far each got.
+
+    uv run python benchmarks/arena.py --arena ../shared/arena-dev [--out benchmarks/out] [--only NAME ...] [--jobs 2]
+
+For every competition folder of the arena (meta.json + public/) this runs
+`python -m agentk.cli setup <arena>/<name>/public --workspace <out>/<name> --force` in a subprocess,
+reads <ws>/setup.json, compares the metric the agent picked (code_metric.py) with the competition's,
+grades the light-solve submission against the hidden answers, and prints a table (also written to
+<out>/arena_setup.md). This version supports tabular inputs only: competitions whose meta.json input
+modalities include image or text are expected to exit 2 and are shown as 'unsupported (exit 2)'.
+
+Exit status 0 when every tabular competition set up (exit 0, setup.json "done") and no
+image/text one failed in another way; 1 otherwise; 2 on bad arguments.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tools.metrics import METRICS  # noqa: E402
+
+# meta.json "metric" -> our catalogue name (tools.metrics.METRICS); unknown names stand for themselves.
+ARENA_METRICS = {
+    "accuracy": "accuracy",
+    "auc-roc": "roc_auc",
+    "log-loss": "log_loss",
+    "multi-class-log-loss": "multi_log_loss",
+    "column-wise ROC AUC": "mean_columnwise_auc",
+    "mean-column-wise-rmsle": "mean_columnwise_rmsle",
+}
+UNSUPPORTED_INPUTS = {"image", "text"}
+COLUMNS = ("competition", "task", "exit", "stages", "unit tests", "meta-tests", "backtracks",
+           "metric picked", "comp. metric", "match", "val score", "test score", "secs", "reason")
+
+
+@dataclass
+class Result:
+    name: str
+    meta: dict
+    rc: int | None = None          # None: timed out
+    seconds: float = 0.0
+    stderr: str = ""
+    state: dict | None = None      # setup.json
+    picked: str = "-"
+    val_score: float | None = None
+    test_score: float | str | None = None  # str: why grading failed
+    source: str = ""               # <arena>/<name>/public, shortened to "public" in reasons
+    workspace: str = ""            # <out>/<name>, shortened to "ws" in reasons
+
+    @property
+    def expected_unsupported(self) -> bool:
+        return bool(UNSUPPORTED_INPUTS & set(self.meta.get("modalities", {}).get("inputs", [])))
+
+    @property
+    def comp_metric(self) -> str:
+        m = self.meta.get("metric", "-")
+        return ARENA_METRICS.get(m, m)
+
+    @property
+    def ok(self) -> bool:
+        if self.expected_unsupported:
+            return self.rc in (0, 2)
+        return self.rc == 0 and bool(self.state) and self.state.get("status") == "done"
+
+
+# ----------------------------------------------------------------------------- running
+def _reason(stderr: str) -> str:
+    """The CLI's one-line failure reason: its last 'agentk: ...' line, else the last non-empty line."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if ln.startswith("agentk:"):
+            return ln[len("agentk:"):].strip()
+    return lines[-1] if lines else ""
+
+
+def run_one(arena: Path, out: Path, name: str, timeout: float) -> Result:
+    meta = json.loads((arena / name / "meta.json").read_text())
+    ws = out / name
+    res = Result(name, meta, source=str(arena / name / "public"), workspace=str(ws))
+    cmd = [sys.executable, "-m", "agentk.cli", "setup", res.source, "--workspace", str(ws), "--force"]
+    env = {**os.environ, "COLUMNS": "1000", "NO_COLOR": "1"}  # one line per message on stderr
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # own process group, so a timeout can end its sandboxes too
+    try:
+        _, res.stderr = proc.communicate(timeout=timeout)
+        res.rc = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, res.stderr = proc.communicate()
+        res.stderr += f"\nagentk: timed out after {timeout:.0f} s"
+    res.seconds = time.monotonic() - t0
+    if res.rc == 2:  # bad input / unsupported: the CLI wrote nothing, so anything in ws is stale
+        return res
+    setup_json = ws / "setup.json"
+    if setup_json.is_file() and setup_json.stat().st_mtime >= time.time() - res.seconds - 1:
+        res.state = json.loads(setup_json.read_text())
+    code_metric = ws / "code_metric.py"
+    if code_metric.is_file() and (m := re.search(r"^METRIC\s*=\s*['\"]([^'\"]+)['\"]", code_metric.read_text(), re.M)):
+        res.picked = m.group(1)
+    score = ws / "solutions" / "light" / "score.json"
+    if score.is_file():
+        res.val_score = json.loads(score.read_text()).get("score")
+    if (ws / "submission.csv").is_file():
+        try:
+            res.test_score = grade(ws / "submission.csv", arena / name / meta["answers"], res.comp_metric)
+        except Exception as e:  # noqa: BLE001 - any grading failure is reported in the table
+            res.test_score = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:120]
+    return res
+
+
+# ----------------------------------------------------------------------------- grading
+def grade(submission: Path, answers: Path, metric_name: str) -> float:
+    """Score a submission against the answers, rows aligned on the submission's first column."""
+    if metric_name not in METRICS:
+        raise ValueError(f"metric {metric_name!r} is not in tools.metrics.METRICS")
+    metric = METRICS[metric_name]
+    sub = pd.read_csv(submission, dtype=str, keep_default_na=False)
+    truth = pd.read_csv(answers, dtype=str, keep_default_na=False)
+    id_col, targets = sub.columns[0], list(sub.columns[1:])
+    truth_id = id_col if id_col in truth.columns else truth.columns[0]
+    if sub[id_col].duplicated().any():
+        raise ValueError(f"duplicate {id_col} {sub[id_col][sub[id_col].duplicated()].iloc[0]!r} in submission")
+    if missing := sorted(set(truth[truth_id]) - set(sub[id_col])):
+        raise ValueError(f"{len(missing)} answer ids missing from submission, e.g. {missing[0]!r}")
+    pred = sub.set_index(id_col).loc[truth[truth_id].to_numpy(), targets]
+    truth = truth.set_index(truth_id)
+
+    if metric.name == "multi_log_loss":  # probability columns -> class codes in the submission's column order
+        y_pred = pred.to_numpy(float)
+        if set(targets) <= set(truth.columns):  # one-hot answers
+            onehot = truth[targets].to_numpy(float)
+            if not np.all(onehot.sum(axis=1) == 1):
+                raise ValueError("answers are not one-hot over the submission's columns")
+            return metric.fn(onehot.argmax(axis=1), y_pred)
+        labels = [c for c in truth.columns if c not in targets]
+        if len(labels) != 1:
+            raise ValueError(f"cannot find the class column of the answers among {list(truth.columns)[:5]}")
+        code = {c: i for i, c in enumerate(targets)}
+        if unknown := sorted(set(truth[labels[0]]) - set(code)):
+            raise ValueError(f"answer class {unknown[0]!r} is not a submission column")
+        return metric.fn(truth[labels[0]].map(code).to_numpy(int), y_pred)
+
+    if absent := [c for c in targets if c not in truth.columns]:
+        raise ValueError(f"answers lack the submission column(s) {absent}")
+    if metric.prediction == "proba":  # -1 in every target: a row Kaggle did not score (jigsaw's test labels)
+        scored = ~(truth[targets] == "-1").all(axis=1).to_numpy()
+        truth, pred = truth[scored], pred[scored]
+    if metric.prediction == "label":  # compare labels as strings
+        y_true, y_pred = truth[targets].to_numpy(str), pred.to_numpy(str)
+    else:
+        y_true, y_pred = truth[targets].to_numpy(float), pred.to_numpy(float)
+    if not metric.multi_target:
+        if len(targets) != 1:
+            raise ValueError(f"{metric.name} scores one column, the submission has {len(targets)}")
+        y_true, y_pred = y_true[:, 0], y_pred[:, 0]
+    return metric.fn(y_true, y_pred)
+
+
+# ----------------------------------------------------------------------------- table
+def _frac(done: int, total: int) -> str:
+    return f"{done}/{total}"
+
+
+def _num(x) -> str:
+    return "-" if x is None else (x if isinstance(x, str) else f"{x:.5g}")
+
+
+def cells(r: Result) -> dict:
+    st = r.state or {}
+    stages = st.get("stages", {})
+    tests = [v for s in stages.values() for v in s.get("tests", {}).values()]
+    metas = st.get("meta_tests", {})
+    if r.rc is None:
+        status = "timeout"
+    elif r.rc == 2 and r.expected_unsupported:
+        status = "unsupported (exit 2)"
+    else:
+        status = str(r.rc)
+    have = bool(st)
+    picked_applies = not (r.expected_unsupported and r.rc == 2)
+    return {
+        "competition": r.name,
+        "task": r.meta.get("task_type", "-"),
+        "exit": status,
+        "stages": _frac(sum(s.get("status") == "passed" for s in stages.values()), len(stages)) if have else "-",
+        "unit tests": _frac(sum(v == "passed" for v in tests), len(tests)) if have else "-",
+        "meta-tests": _frac(sum(m.get("status") == "passed" for m in metas.values()), len(metas)) if have else "-",
+        "backtracks": str(st.get("backtracks", "-")) if have else "-",
+        "metric picked": r.picked,
+        "comp. metric": r.comp_metric,
+        "match": ("✓" if r.picked == r.comp_metric else "✗") if picked_applies else "-",
+        "val score": _num(r.val_score),
+        "test score": _num(r.test_score),
+        "secs": f"{r.seconds:.0f}",
+        "reason": "" if r.rc == 0 else _reason(r.stderr).replace(r.source, "public").replace(r.workspace, "ws")[:140],
+    }
+
+
+def plain_table(rows: list[dict]) -> str:
+    widths = {c: max(len(c), *(len(r[c]) for r in rows)) for c in COLUMNS}
+    line = lambda r: "  ".join(r[c].ljust(widths[c]) for c in COLUMNS).rstrip()  # noqa: E731
+    return "\n".join([line({c: c for c in COLUMNS}), "  ".join("-" * widths[c] for c in COLUMNS)] + [line(r) for r in rows])
+
+
+def markdown_table(rows: list[dict]) -> str:
+    esc = lambda s: s.replace("|", "\\|") or " "  # noqa: E731
+    out = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join(" --- " for _ in COLUMNS) + "|"]
+    return "\n".join(out + ["| " + " | ".join(esc(r[c]) for c in COLUMNS) + " |" for r in rows])
+
+
+def summary(results: list[Result]) -> str:
+    tab = [r for r in results if not r.expected_unsupported]
+    done = [r for r in tab if r.ok]
+    match = [r for r in tab if r.picked == r.comp_metric]
+    unsup = [r for r in results if r.expected_unsupported]
+    return (f"{len(done)} set up / {len(tab)} tabular, {len(match)}/{len(tab)} metrics matching; "
+            f"{sum(r.rc == 2 for r in unsup)}/{len(unsup)} image/text unsupported (exit 2) as expected")
+
+
+# ----------------------------------------------------------------------------- main
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description="Set the arena competitions up with agentk and tabulate the results.")
+    p.add_argument("--arena", type=Path, required=True, help="folder of competitions, each with meta.json and public/")
+    p.add_argument("--out", type=Path, default=Path("benchmarks/out"), help="workspaces go to <out>/<name>")
+    p.add_argument("--only", nargs="+", metavar="NAME", help="run only these competitions")
+    p.add_argument("--jobs", type=int, default=2, help="competitions set up in parallel")
+    p.add_argument("--timeout", type=float, default=900, help="seconds per competition")
+    args = p.parse_args(argv)
+
+    arena, out = args.arena.resolve(), args.out.resolve()
+    names = sorted(d.name for d in arena.iterdir() if (d / "meta.json").is_file() and (d / "public").is_dir()) \
+        if arena.is_dir() else []
+    if not names:
+        print(f"arena.py: no competitions (meta.json + public/) in {arena}", file=sys.stderr)
+        return 2
+    if args.only:
+        if unknown := sorted(set(args.only) - set(names)):
+            print(f"arena.py: unknown competition(s) {', '.join(unknown)}; known: {', '.join(names)}", file=sys.stderr)
+            return 2
+        names = [n for n in names if n in args.only]
+    out.mkdir(parents=True, exist_ok=True)
+
+    print(f"setting up {len(names)} competition(s) from {arena} into {out} ({args.jobs} at a time)", flush=True)
+    results: dict[str, Result] = {}
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {pool.submit(run_one, arena, out, n, args.timeout): n for n in names}
+        for fut in as_completed(futures):
+            r = results[futures[fut]] = fut.result()
+            print(f"  {'ok  ' if r.ok else 'FAIL'} {r.name}: exit {'timeout' if r.rc is None else r.rc} "
+                  f"in {r.seconds:.0f} s", flush=True)
+
+    ordered = [results[n] for n in names]
+    rows = [cells(r) for r in ordered]
+    line = summary(ordered)
+    print()
+    print(plain_table(rows))
+    print()
+    print(line)
+    (out / "arena_setup.md").write_text(f"# agentk setup on {arena.name}\n\n{markdown_table(rows)}\n\n{line}\n")
+    print(f"table written to {out / 'arena_setup.md'}")
+    return 0 if all(r.ok for r in ordered) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
