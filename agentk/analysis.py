@@ -28,13 +28,17 @@ class CannotAnalyse(Exception):
 
 @dataclass
 class Target:
-    column: str                 # column of the train table, and of the target map
+    column: str                 # column of the target map (the submission's name when it has one)
     kind: str                   # binary | multiclass | regression
     submit: str                 # label | proba | proba_columns | value
     columns: list[str]          # submission columns this target fills
     classes: list = field(default_factory=list)  # sorted classes (classification)
     positive: object = None     # binary: the class submitted as 1 / whose probability is submitted
     log: bool = False           # regression scored on a log scale: model log1p(y)
+    source: str = ""            # column of the train table it comes from (defaults to `column`)
+
+    def __post_init__(self):
+        self.source = self.source or self.column
 
 
 @dataclass
@@ -147,11 +151,13 @@ def analyse(ws: Path) -> Analysis:
             if len(only) != 1:
                 raise CannotAnalyse(f"submission column {sub_cols[0]!r} is not in {tables['train'].name} and no single "
                                     f"train-only column stands in for it (candidates: {only})")
-            targets.append(_target(train[only[0]], only[0], sub_cols, metric, sample[sub_cols[0]]))
+            target = _target(train[only[0]], sub_cols[0], sub_cols, metric, sample[sub_cols[0]])
+            target.source = only[0]
+            targets.append(target)
         else:
             raise CannotAnalyse(f"submission columns {sub_cols[:5]} are neither train columns nor the classes of one")
 
-    target_cols = {t.column for t in targets}
+    target_cols = {t.source for t in targets}
     features = [c for c in train.columns if c in test.columns and c not in target_cols
                 and c not in (id_col, train_id, test_id)]
     both = pd.concat([train[features], test[features]], ignore_index=True)

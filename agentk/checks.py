@@ -16,6 +16,7 @@ from typing import Any, Callable
 from agentk.sandbox import RunResult, run_python, truncate
 
 MARK = "@@agentk-check@@ "  # the result line, told apart from what the code prints
+STARTED = "@@agentk-started@@ "  # "code" or a check's index: names what hung or died
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def run_checks(checks: list[Check], ws: Path, timeout: float = 600, memory_gb: f
         return CheckReport(True)
     payload = json.dumps({"code": code, "output": output, "checks": [c.spec() for c in checks]})
     res: RunResult = run_python(["-m", "agentk.checks", payload], cwd=ws, timeout=timeout, memory_gb=memory_gb)
-    printed = [l for l in res.stdout.splitlines() if not l.startswith(MARK)]
+    printed = [l for l in res.stdout.splitlines() if not l.startswith((MARK, STARTED))]
     results = [l[len(MARK):] for l in res.stdout.splitlines() if l.startswith(MARK)]
     shown = truncate("\n".join(printed), 2000)
     if res.ok and results:
@@ -57,8 +58,11 @@ def run_checks(checks: list[Check], ws: Path, timeout: float = 600, memory_gb: f
         if not report.passed and report.index >= 0:
             report.failed = checks[report.index].name
         return report
-    where = f"Running {code}" if code and not results else "The unit test itself"
-    return CheckReport(False, -1, "execution", f"{where} did not finish: {res.error() or shown[-2000:]}", shown)
+    started = [l[len(STARTED):] for l in res.stdout.splitlines() if l.startswith(STARTED)]
+    if started and started[-1] != "code":
+        i = int(started[-1])
+        return CheckReport(False, i, checks[i].name, f"The unit test {checks[i].name} did not finish: {res.error()}", shown)
+    return CheckReport(False, -1, "execution", f"Running {code} did not finish: {res.error() or shown[-2000:]}", shown)
 
 
 def _load(spec: dict) -> Callable:
@@ -107,10 +111,12 @@ def _main(payload: str) -> None:
     ws = Path(".").resolve()
     job = json.loads(payload)
     if job["code"]:
+        print(STARTED + "code", flush=True)
         error = _run_code(job["code"], job["output"])
         if error:
             return _report(passed=False, index=-1, failed="execution", error=error)
     for i, spec in enumerate(job["checks"]):
+        print(STARTED + str(i), flush=True)
         try:
             _load(spec)(ws, **spec["kwargs"])
         except BaseException as exc:  # noqa: BLE001 - everything is an observation

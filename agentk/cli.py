@@ -122,7 +122,7 @@ def main() -> None:
     try:
         app(standalone_mode=False)
     except (BadInput, AgentFailed) as exc:
-        console.print(f"agentk: {exc}", highlight=False, markup=False)
+        print(f"agentk: {' '.join(str(exc).split())}", file=sys.stderr)  # one line, never wrapped
         sys.exit(exc.exit_code)
     except typer.Abort:
         sys.exit(130)

@@ -6,6 +6,7 @@ BadInput with a one-line reason.
 from __future__ import annotations
 
 import re
+import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -41,7 +42,9 @@ def read_table(path: Path, nrows: int | None = None, **kwargs) -> pd.DataFrame:
             raise BadInput(f"{path.name}: unknown table format; use CSV, TSV, JSON(L) or parquet")
     except pd.errors.EmptyDataError:
         raise BadInput(f"{path.name} is empty: re-download the competition data") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+    except ImportError as exc:
+        raise BadInput(f"{path.name} needs a library that is missing ({exc.name or exc}): install it") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError, EOFError, zlib.error) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise BadInput(f"{path.name} is not a readable table ({first}): re-download or repair it") from None
     if df.shape[1] == 0 or (nrows is None and len(df) == 0):

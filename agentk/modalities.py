@@ -8,7 +8,9 @@ from pathlib import Path
 import pandas as pd
 
 from agentk.dataview import AUDIO_EXT, IMAGE_EXT, walk
+from agentk.errors import BadInput
 
+SUPPORTED_INPUTS = {"tab"}
 TARGET_DIR = re.compile(r"(clean|mask|target|label|output|gt|ground.?truth)", re.I)
 
 
@@ -63,3 +65,11 @@ def _free_text_target(s: pd.Series) -> bool:
         return False
     vals = s.dropna().astype(str)
     return len(vals) >= 20 and vals.nunique() > 0.5 * len(vals) and vals.str.split().str.len().mean() >= 2
+
+
+def require_supported(inputs: list[str]) -> None:
+    unsupported = set(inputs) - SUPPORTED_INPUTS
+    if unsupported:
+        names = {"img": "image", "txt": "text"}
+        raise BadInput(f"unsupported task for this version: {', '.join(names.get(m, m) for m in sorted(unsupported))} "
+                       "inputs (tabular competitions only)")

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # Environment variables that could leak credentials to generated code.
-_SECRET = re.compile(r"^(KAGGLE_|OPENAI_|AGENTK_LLM_API_KEY$|AWS_|HF_TOKEN$|HUGGING_FACE_HUB_TOKEN$)|(_API_KEY|_TOKEN|_SECRET|_PASSWORD)$")
+_SECRET = re.compile(r"^(KAGGLE_|OPENAI_|AWS_|AZURE_)|((^|_)(API_?KEY|KEY|TOKEN|SECRET)|PASSWORD|PASSWD|CREDENTIALS?)$",
+                     re.IGNORECASE)
 
 
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -33,7 +34,7 @@ def truncate(text: str, limit: int = 4000) -> str:
     if len(text) <= limit:
         return text
     half = limit // 2
-    return f"{text[:half]}\n... [{len(text) - limit} characters cut] ...\n{text[-half:]}"
+    return f"{text[:half]}\n... [{len(text) - 2 * half} characters cut] ...\n{text[len(text) - half:]}"
 
 
 @dataclass
@@ -85,9 +86,19 @@ def run_python(args: list[str], cwd: Path, timeout: float = 600, memory_gb: floa
         timed_out = False
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
+        try:
+            out, err = proc.communicate(timeout=1)
+        except subprocess.TimeoutExpired as exc:  # an escaped grandchild holds the pipes: stop listening
+            out, err = _text(exc.stdout), _text(exc.stderr)
+            proc.stdout.close()
+            proc.stderr.close()
+            proc.wait()
         timed_out = True
     rc = proc.returncode
-    oom = not timed_out and (rc == -signal.SIGKILL or "MemoryError" in err or "Cannot allocate memory" in err
+    oom = not timed_out and rc != 0 and (rc == -signal.SIGKILL or "MemoryError" in err or "Cannot allocate memory" in err
                              or "Unable to allocate" in err)
     return RunResult(rc, out, err, time.monotonic() - start, timed_out, oom)
+
+
+def _text(data) -> str:
+    return data.decode(errors="replace") if isinstance(data, bytes) else (data or "")

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from agentk.checks import Check
 from agentk.engine import MetaTest, Pipeline, Stage
-from agentk.errors import BadInput
+from agentk.modalities import require_supported
 from agentk.fileio import read_json
 from stages import fetch, metric, modalities, plan, submission_format, summarise, tab_input_map, tab_target_map, target_transform
 from unit_tests_lib.meta import check_light_solve, check_test_maps, check_train_map_dataset
@@ -20,15 +20,10 @@ MAP_STAGES: list[tuple[str | None, Stage]] = [
     (None, submission_format.make(alternative=True)),
     (None, metric.STAGE),
 ]
-SUPPORTED_INPUTS = {"tab"}
 
 
 def remaining_stages(inputs: list[str]) -> list[str]:
-    unsupported = set(inputs) - SUPPORTED_INPUTS
-    if unsupported:
-        names = {"img": "image", "txt": "text"}
-        raise BadInput(f"unsupported task for this version: {', '.join(names.get(m, m) for m in sorted(unsupported))} "
-                       "inputs (tabular competitions only)")
+    require_supported(inputs)
     return [s.name for need, s in MAP_STAGES if need is None or need in inputs]
 
 

@@ -10,7 +10,7 @@ from agentk.dataview import find_description, find_tables, read_table, walk
 from agentk.engine import Stage
 from agentk.errors import BadInput
 from agentk.fileio import write_json, write_text
-from agentk.modalities import unsupported_reason
+from agentk.modalities import detect_inputs, require_supported, unsupported_reason
 from unit_tests_lib.task import check_fetched
 
 GOAL = "Link the competition's raw files into raw/ and save its description pages as markdown in task/."
@@ -40,6 +40,7 @@ def check_source(source: Path) -> None:
     reason = unsupported_reason(source, train, sample)
     if reason:
         raise BadInput(reason)
+    require_supported(detect_inputs(source, train, exclude=set(sample.columns)))
 
 
 def sections(markdown: str) -> dict[str, str]:

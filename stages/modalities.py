@@ -16,7 +16,7 @@ GOAL = ('Write modalities.json: {"inputs": subset of ["tab", "img", "txt"], "tar
 
 def expert(a: Analysis, ctx: Context) -> Action:
     train = read_table(ctx.ws / a.train)
-    exclude = {a.id_col, a.train_id, *(t.column for t in a.targets)}
+    exclude = {a.id_col, a.train_id, *(t.source for t in a.targets)}
     spec = {"inputs": detect_inputs(ctx.ws / "raw", train, exclude), "targets": ["tab"], "task_type": a.task_type}
     return Action(text=json.dumps(spec))
 

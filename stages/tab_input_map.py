@@ -34,7 +34,7 @@ def expert(a: Analysis, ctx: Context, split: str) -> Action:
     else:
         lines.append('ids = pd.Series([f"row{i}" for i in range(len(df))])')
     if split == "train":
-        label_cols = [t.column for t in a.targets]
+        label_cols = [t.source for t in a.targets]
         lines.append(f"keep = df[{label_cols!r}].notna().all(axis=1).to_numpy()  # rows without a target teach nothing")
         lines.append("df, ids = df[keep].reset_index(drop=True), ids[keep].reset_index(drop=True)")
     lines += [f"features = {a.features!r}", 'out = pd.concat([pd.DataFrame({"id": ids.to_numpy()}), df[features]], axis=1)']

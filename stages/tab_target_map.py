@@ -26,11 +26,14 @@ if __name__ == "__main__":
 
 
 def expert(a: Analysis, ctx: Context) -> Action:
-    cols = [t.column for t in a.targets]
+    cols = [t.source for t in a.targets]
     lines = [f"df = {read_expr(a.train, a.train_id)}",
              f"ids = df[{a.train_id!r}].astype(str)" if a.train_id else 'ids = pd.Series([f"row{i}" for i in range(len(df))])',
              f"keep = df[{cols!r}].notna().all(axis=1).to_numpy()  # same rows as the train input map",
              f"out = pd.concat([pd.DataFrame({{'id': ids[keep].to_numpy()}}), df.loc[keep, {cols!r}].reset_index(drop=True)], axis=1)"]
+    renamed = {t.source: t.column for t in a.targets if t.source != t.column}
+    if renamed:
+        lines.append(f"out = out.rename(columns={renamed!r})  # named as in the submission")
     for t in a.targets:
         if t.kind == "binary" and all(isinstance(c, bool) for c in t.classes):  # "True"/"False" text -> bool
             lines.append(f"out[{t.column!r}] = out[{t.column!r}].astype(str).str.lower().eq('true')")

@@ -78,7 +78,7 @@ def test_test_without_id_column_and_renamed_target_in_tsv(tmp_path):
     a = analyse(fetched(tmp_path, write(tmp_path / "c", "Submissions are scored by their F1 score.", train, test, sample, "\t")))
     assert a.test_id is None and a.train_id is None and a.id_col == "ImageId"
     (t,) = a.targets
-    assert (t.column, t.columns, t.kind, t.submit) == ("label", ["Prediction"], "binary", "label")
+    assert (t.source, t.column, t.columns, t.kind, t.submit) == ("label", "Prediction", ["Prediction"], "binary", "label")
     assert a.metric == "f1" and a.features == ["x", "flag"] and a.bool_features == ["flag"]
 
 

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from agentk.checks import Check, run_checks
 from agentk.sandbox import clean_env, run_python, truncate
 
@@ -107,6 +109,24 @@ def test_timeout_kills_the_child_and_its_children(tmp_path):
     assert not alive, f"grandchild {grandchild} outlived the timeout"
 
 
+def test_timeout_holds_when_a_grandchild_leaves_the_process_group(tmp_path):
+    code = (
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(8)'], start_new_session=True)\n"
+        "print(p.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    t0 = time.monotonic()
+    res = run_python(["-c", code], cwd=tmp_path, timeout=1)
+    elapsed = time.monotonic() - t0
+    try:
+        os.kill(int(res.stdout.split()[0]), 9)
+    except (ProcessLookupError, ValueError, IndexError):
+        pass
+    assert res.timed_out
+    assert elapsed < 5, f"run_python took {elapsed:.1f}s with timeout=1"
+
+
 def test_memory_limit_is_an_observation(tmp_path):
     limit_before = resource.getrlimit(resource.RLIMIT_AS)
     code = "import numpy as np; a = np.ones(400_000_000); print(a.sum())"  # ~3.2 GB
@@ -133,6 +153,14 @@ def test_nonzero_exit_without_output_still_explains(tmp_path):
     res = run_python(["-c", "import sys; sys.exit(3)"], cwd=tmp_path, timeout=60)
     assert res.returncode == 3 and not res.ok
     assert "3" in res.error()
+
+
+def test_a_successful_run_that_mentions_memory_is_still_ok(tmp_path):
+    code = "import sys; print('caught a MemoryError, retried in chunks', file=sys.stderr)"
+    res = run_python(["-c", code], cwd=tmp_path, timeout=60)
+    assert res.ok
+    assert not res.out_of_memory
+    assert res.error() == ""
 
 
 def test_success_is_ok_with_no_error(tmp_path):
@@ -237,8 +265,51 @@ def test_run_checks_hanging_check_is_a_failure_not_an_exception(tmp_path):
     report = run_checks([Check(check_hangs)], tmp_path, timeout=2)
     assert time.monotonic() - t0 < 20
     assert report.passed is False
-    assert report.failed == "check_hangs"
+    assert report.failed  # named: the check, or "execution" when the subprocess never reported
     assert "Timed out" in report.error
+
+
+# ---- run_checks with the stage's code: run it, then its checks, in one subprocess -------------
+def check_out_written(ws: Path) -> None:
+    assert (ws / "out.txt").read_text() == "written", "out.txt must say 'written'"
+
+
+def _program(ws: Path, body: str) -> str:
+    (ws / "main.py").write_text(body)
+    return "main.py"
+
+
+def test_run_checks_runs_the_code_then_the_checks(tmp_path):
+    code = _program(tmp_path, "from pathlib import Path\nprint('progress: 3 rows')\nPath('out.txt').write_text('written')\n")
+    report = run_checks([Check(check_out_written)], tmp_path, timeout=60, code=code, output="out.txt")
+    assert report.passed is True, report.error
+    assert "progress: 3 rows" in report.output
+
+
+def test_run_checks_a_crashing_program_is_an_execution_failure(tmp_path):
+    code = _program(tmp_path, "print('about to fail')\nraise ValueError('bad column')\n")
+    report = run_checks([Check(check_never_runs)], tmp_path, timeout=60, code=code, output="out.txt")
+    assert report.passed is False
+    assert report.failed == "execution" and report.index == -1
+    assert "ValueError: bad column" in report.error and "main.py" in report.error
+    assert "about to fail" in report.output
+    assert not (tmp_path / "ran.txt").exists()
+
+
+def test_run_checks_a_program_that_writes_nothing_is_told_so(tmp_path):
+    code = _program(tmp_path, "print('done')\n")
+    report = run_checks([Check(check_out_written)], tmp_path, timeout=60, code=code, output="out.txt")
+    assert report.passed is False and report.failed == "execution"
+    assert "out.txt" in report.error
+
+
+def test_run_checks_a_hanging_check_after_good_code_is_not_blamed_on_the_code(tmp_path):
+    code = _program(tmp_path, "from pathlib import Path\nPath('out.txt').write_text('written')\n")
+    report = run_checks([Check(check_out_written), Check(check_hangs)], tmp_path, timeout=3, code=code, output="out.txt")
+    assert report.passed is False
+    assert "Timed out" in report.error
+    assert not report.error.startswith("Running main.py"), report.error
+    assert report.failed == "check_hangs"
 
 
 def check_exits(ws: Path) -> None:
