@@ -3,25 +3,13 @@ from __future__ import annotations
 
 from agentk.analysis import Analysis
 from agentk.checks import Check
-from agentk.engine import HOLE, Action, Context, Stage, fill
-from stages.codegen import read_expr
+from agentk.engine import Action, Context, Stage, fill
+from stages.codegen import map_template, read_expr
 from unit_tests_lib.maps import check_id_map, check_no_train_only_columns, check_rows_match_source
 
-TEMPLATE = f'''"""Builds {{output}}: one row per {{split}} sample, first column "id", then the tabular input features."""
-import numpy as np
-import pandas as pd
-
-
-def build_map() -> pd.DataFrame:
-    {HOLE}
-
-
-if __name__ == "__main__":
-    table = build_map()
-    table.to_csv("{{output}}", index=False)
-    print(table.shape)
-    print(table.head().to_string())
-'''
+def template(split: str) -> str:
+    return map_template(f"{split}_tab_input_map.csv",
+                        f'one row per {split} sample, first column "id", then the tabular input features.')
 
 
 def expert(a: Analysis, ctx: Context, split: str) -> Action:
@@ -42,7 +30,7 @@ def expert(a: Analysis, ctx: Context, split: str) -> Action:
         lines += [f"for c in {a.bool_features!r}:  # True/False with gaps reads as text: make it 1.0/0.0/NaN",
                   '    out[c] = out[c].map(lambda v: np.nan if pd.isna(v) else float(str(v).lower() == "true"))']
     lines.append("return out")
-    return Action(code=fill(TEMPLATE.format(output=f"{split}_tab_input_map.csv", split=split), "\n".join(lines)))
+    return Action(code=fill(template(split), "\n".join(lines)))
 
 
 def make(split: str) -> Stage:
@@ -53,6 +41,6 @@ def make(split: str) -> Stage:
         checks.append(Check(check_no_train_only_columns, {"name": output}))
     return Stage(f"{split}_tab_input_map", f"Write code that builds {output}: first column 'id' (as text), then the "
                  "input features of every sample, one row each; no target columns.",
-                 output=output, template=TEMPLATE.format(output=output, split=split), checks=checks,
+                 output=output, template=template(split), checks=checks,
                  expert=lambda a, ctx: expert(a, ctx, split),
                  hints="Keep the raw feature values; encoding happens later. Read ids as strings.")

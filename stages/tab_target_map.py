@@ -3,26 +3,13 @@ from __future__ import annotations
 
 from agentk.analysis import Analysis
 from agentk.checks import Check
-from agentk.engine import HOLE, Action, Context, Stage, fill
-from stages.codegen import read_expr
+from agentk.engine import Action, Context, Stage, fill
+from stages.codegen import map_template, read_expr
 from unit_tests_lib.maps import check_target_map
 
 OUTPUT = "train_tab_target_map.csv"
-TEMPLATE = f'''"""Builds {OUTPUT}: first column "id", then one column per target (original values)."""
-import numpy as np
-import pandas as pd
-
-
-def build_map() -> pd.DataFrame:
-    {HOLE}
-
-
-if __name__ == "__main__":
-    table = build_map()
-    table.to_csv("{OUTPUT}", index=False)
-    print(table.shape)
-    print(table.describe(include="all").to_string())
-'''
+TEMPLATE = map_template(OUTPUT, 'first column "id", then one column per target (original values).',
+                        preview='table.describe(include="all").to_string()')
 
 
 def expert(a: Analysis, ctx: Context) -> Action:
