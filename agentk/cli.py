@@ -74,21 +74,28 @@ def _summary(ws: Path, state: dict) -> None:
 @app.command()
 def setup(
     source: Optional[str] = typer.Argument(None, help="A local competition folder (Kaggle layout). Optional with --resume."),
-    workspace: Optional[Path] = typer.Option(None, "--workspace", "-w", help="Where the setup goes [default: workspaces/<name>]."),
+    workspace: Optional[Path] = typer.Option(None, "--workspace", "-w", help="Where the setup goes \\[default: workspaces/<name>]."),
     resume: bool = typer.Option(False, "--resume", help="Continue a setup that was interrupted."),
     force: bool = typer.Option(False, "--force", help="Start over in a workspace that already holds a setup."),
-    policy: str = typer.Option("expert", "--policy", help="Who writes the code: expert (built in, offline)."),
+    policy: Optional[str] = typer.Option(None, "--policy", help="Who writes the code: expert (built in, offline), "
+                                         "llm, or hybrid (expert first, LLM on failures) \\[default: hybrid when an LLM "
+                                         "endpoint is configured (AGENTK_LLM_BASE_URL, AGENTK_LLM_MODEL), else expert]."),
     stage_attempts: int = typer.Option(4, help="Tries per stage before the setup fails."),
     backtracks: int = typer.Option(3, help="Meta-test failures tolerated before the setup fails."),
 ) -> None:
     """Set a competition up: fetch, summarise, detect modalities, plan, then build and unit-test the
     input/target maps, target transform, submission formatters and metric; finish with a light solve."""
-    from agentk.expert import ExpertPolicy
     from agentk.setup_pipeline import setup_pipeline
     from stages.fetch import check_source
 
+    from agentk.llm import LLMClient, LLMConfig
+
+    config = LLMConfig.load()
+    policy = policy or ("hybrid" if config.configured else "expert")
+    if policy not in ("expert", "llm", "hybrid"):
+        raise BadInput(f"unknown policy {policy!r}: use expert, llm or hybrid")
     if policy != "expert":
-        raise BadInput(f"unknown policy {policy!r}: this version has the expert policy only")
+        LLMClient(config).check()  # unreachable endpoint or unknown model: exit 2 before anything is written
     if source is None and not resume:
         raise BadInput("give a competition folder, or --resume with --workspace")
     if workspace is None:
@@ -103,7 +110,7 @@ def setup(
             raise BadInput(f"nothing to resume in {ws}: run `agentk setup <competition>` first")
     check_source(Path(source))  # bad input stops here, before anything is written
     _prepare_workspace(ws, resume, force)
-    engine = Engine(ws, setup_pipeline(Path(source)), ExpertPolicy(),
+    engine = Engine(ws, setup_pipeline(Path(source)), _policy(policy, config, ws),
                     Budget(stage_attempts=stage_attempts, backtracks=backtracks), on_event=_progress,
                     info={"source": str(Path(source).resolve())})
     try:
@@ -115,7 +122,19 @@ def setup(
     light = ws / "solutions" / "light" / "submission.csv"
     if light.exists():
         shutil.copyfile(light, ws / "submission.csv")
-    console.print(f"[green]setup done[/green] in {state['seconds']:.1f}s: {ws}", highlight=False)
+    llm = f", {state['llm_calls']} LLM calls, {state['tokens']} tokens" if state.get("llm_calls") else ""
+    console.print(f"[green]setup done[/green] in {state['seconds']:.1f}s{llm}: {ws}", highlight=False)
+
+
+def _policy(name: str, config, ws: Path):
+    from agentk.expert import ExpertPolicy
+    from agentk.llm import LLMClient
+    from agentk.llm_policy import HybridPolicy, LLMPolicy
+
+    if name == "expert":
+        return ExpertPolicy()
+    client = LLMClient(config, log_path=ws / "llm_log.jsonl")  # every prompt, answer and token count
+    return LLMPolicy(client) if name == "llm" else HybridPolicy(client)
 
 
 def main() -> None:

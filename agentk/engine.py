@@ -48,6 +48,7 @@ class Stage:
     timeout: float = 600
     expert: Callable[..., "Action"] | None = None  # the built-in expert's action: expert(analysis, ctx)
     hints: str = ""            # prompt pieces: what a good answer to this stage looks like
+    params: dict = field(default_factory=dict)  # stage-specific facts a policy may use (e.g. the plan's stages)
 
     @property
     def code_file(self) -> str:
@@ -69,6 +70,8 @@ class Action:
     thought: str | None = None
     tokens: int = 0
     calls: int = 0
+    notes: list[tuple[str, str]] = field(default_factory=list)  # extra working-memory entries (kind, text)
+    llm: list[dict] = field(default_factory=list)               # one record per LLM call: purpose, tokens, seconds, cached
 
 
 @dataclass
@@ -79,6 +82,7 @@ class Context:
     memory: WorkingMemory
     previous_code: str | None  # the code this stage last ran, if any
     error: str | None          # the last unit-test error (retry) or meta-test error (credit assignment)
+    covered: list[str] = field(default_factory=list)  # credit assignment: the stages the failed meta-test covers
 
 
 class Policy(Protocol):
@@ -181,7 +185,8 @@ class Engine:
         code_path = self.ws / stage.code_file
         previous = code_path.read_text() if stage.kind == "code" and code_path.exists() else None
         error = st["error"] if mode == "retry" else (self.state["meta_tests"].get(self.state["ca_meta"] or "", {}).get("error"))
-        ctx = Context(self.ws, mode, st["attempts"], self.memory, previous, error)
+        covered = next((m.covers for m in metas if m.name == self.state["ca_meta"]), []) if mode == "credit_assignment" else []
+        ctx = Context(self.ws, mode, st["attempts"], self.memory, previous, error, covered)
         self.on_event("stage", {"stage": stage.name, "mode": mode, "attempt": st["attempts"] + 1})
         t0 = time.monotonic()
         action = self.policy.act(stage, ctx) if stage.kind != "tool" else Action()
@@ -266,7 +271,8 @@ class Engine:
         append_jsonl(self.trajectory, {
             "step": step, "time": time.time(), "stage": stage, "mode": mode, "action": action_kind,
             "test": tests, "passed": passed, "failed_test": failed_test, "error": error, "reward": reward,
-            "tokens": tokens, "llm_calls": calls, "seconds": round(seconds, 3), "memory": entries})
+            "tokens": tokens, "llm_calls": calls, "seconds": round(seconds, 3), "memory": entries,
+            **({"llm": action.llm} if action and action.llm else {})})
 
     def _fail(self, stage: str, reason: str | None) -> None:
         self.state.update(status="failed", failed_stage=stage, reason=reason)

@@ -28,7 +28,7 @@ class WorkingMemory:
 
     def record(self, stage: str, mode: str, kind: str, action, output: str, error: str | None) -> list[dict]:
         """Entries for one attempt of a stage; returned so the trajectory line shows them."""
-        added = []
+        added = [self.add(kind_, stage, text) for kind_, text in (action.notes if action is not None else [])]
         if action is not None and action.thought:
             thought_kind = "CA-THOUGHT" if mode == "credit_assignment" else ("REFLECTION" if mode == "retry" else "PLAN")
             added.append(self.add(thought_kind, stage, action.thought))

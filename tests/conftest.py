@@ -14,9 +14,9 @@ ARENA = ROOT.parent / "shared" / "arena-dev"
 EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "description.md").exists())
 
 
-def agentk(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+def agentk(*args: str, timeout: float = 300, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "agentk.cli", *map(str, args)], cwd=ROOT, capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, timeout=timeout)
+                          text=True, stdin=subprocess.DEVNULL, timeout=timeout, env=env)
 
 
 def example_meta(name: str) -> dict:

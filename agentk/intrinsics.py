@@ -1,0 +1,265 @@
+"""Intrinsic functions of the LLM policy (paper 2, 3.1.2-3.1.3, Appendix D): one small function per
+reasoning step, each with its prompt and its parser. The last user message of every request starts with
+`[agentk:<intrinsic>] stage=<stage>` so logs, caches and scripted servers can tell the calls apart."""
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ValidationError
+
+from agentk.dataview import file_tree, find_tables, table_view
+from agentk.engine import HOLE, Stage, fill
+from agentk.llm import LLMClient, Reply
+
+SYSTEM = ("You are Agent K, a Kaggle grandmaster who sets competitions up for automated machine learning. "
+          "You write correct, complete, runnable Python 3.11 (pandas, numpy, scikit-learn). Programs run with the "
+          "workspace as the current directory; the competition's raw files are under raw/.")
+MAX_VIEW = 3000
+
+
+class Calls:
+    """The replies of one policy action, for the trajectory (tokens, seconds, cache hits)."""
+
+    def __init__(self, llm: LLMClient):
+        self.llm, self.log = llm, []
+
+    def ask(self, intrinsic: str, stage: str, body: str) -> str:
+        messages = [{"role": "system", "content": SYSTEM},
+                    {"role": "user", "content": f"[agentk:{intrinsic}] stage={stage}\n\n{body.strip()}"}]
+        reply: Reply = self.llm.chat(messages, purpose=f"{intrinsic}:{stage}")
+        self.log.append({"purpose": intrinsic, "tokens": reply.tokens, "seconds": round(reply.seconds, 3),
+                         "cached": reply.cached})
+        return reply.text or ""
+
+    @property
+    def tokens(self) -> int:
+        return sum(c["tokens"] for c in self.log if not c["cached"])
+
+    @property
+    def calls(self) -> int:
+        return sum(not c["cached"] for c in self.log)
+
+
+# ---- views of the workspace (Appendix D: summary, directory tree, tables, earlier code) ---------
+def _cut(text: str, limit: int = MAX_VIEW) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n... [{len(text) - limit} characters cut]"
+
+
+def data_view(ws: Path) -> str:
+    parts = [f"Directory tree of raw/:\n{file_tree(ws / 'raw', max_lines=30)}"]
+    for role, path in find_tables(ws / "raw").items():
+        parts.append(f"{role} table {path.relative_to(ws)}:\n{_cut(table_view(path))}")
+    return "\n\n".join(parts)
+
+
+def task_view(ws: Path) -> str:
+    summary = ws / "summary.md"
+    if summary.exists():
+        return f"Task summary:\n{_cut(summary.read_text(), 4000)}"
+    return f"Competition description:\n{_cut((ws / 'task' / 'description.md').read_text(), 6000)}"
+
+
+def earlier_code(ws: Path, stage: Stage) -> str:
+    files = sorted(p for p in ws.glob("code_*.py") if p.name != stage.code_file)
+    return "\n\n".join(f"# {p.name}\n{_cut(p.read_text(), 2500)}" for p in files) or "(none yet)"
+
+
+# ---- parsers ---------------------------------------------------------------------------------------
+FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.S)
+
+
+def extract_code(answer: str, template: str) -> str | None:
+    """The program in a messy answer: the longest fenced block (or the bare answer if it parses as Python),
+    put into the template's hole when the answer is only the hole's body. None when there is no valid code."""
+    blocks = [body for lang, body in FENCE.findall(answer) if lang.lower() in ("", "python", "py", "python3")]
+    candidates = sorted(blocks, key=len, reverse=True) or [answer.strip()]
+    for code in candidates:
+        code = code.strip("\n")
+        if not code.strip() or HOLE in code:
+            continue
+        if template and HOLE in template and 'if __name__ == "__main__":' not in code:
+            try:
+                code = fill(template, code)
+            except ValueError:
+                pass
+        try:
+            ast.parse(code)
+        except SyntaxError:
+            continue
+        if not blocks and not re.search(r"^\s*(import|from|def|class|[\w.\[\]'\"]+\s*=)", code, re.M):
+            continue  # prose, not code
+        return code + "\n"
+    return None
+
+
+def first_sentence(text: str) -> str:
+    text = " ".join(text.strip().split())
+    m = re.match(r"(.+?[.!?])(\s|$)", text)
+    return (m.group(1) if m else text)[:400]
+
+
+class Modalities(BaseModel):
+    inputs: list[Literal["tab", "img", "txt"]]
+    targets: list[Literal["tab", "img", "txt"]]
+    task_type: Literal["BinCls", "MultiCls", "MultiTgtCls", "Reg", "MultiTgtReg"]
+
+
+def parse_json_object(answer: str) -> dict:
+    blocks = [b for _, b in FENCE.findall(answer)] + [answer]
+    for text in blocks:
+        m = re.search(r"\{.*\}", text, re.S)
+        if m:
+            try:
+                return json.loads(m.group(0))
+            except json.JSONDecodeError:
+                continue
+    raise ValueError("no JSON object found in the answer")
+
+
+# ---- the intrinsic functions --------------------------------------------------------------------
+def summarise(calls: Calls, ws: Path, stage: Stage) -> str:
+    evaluation = (ws / "task" / "evaluation.md").read_text() if (ws / "task" / "evaluation.md").exists() else ""
+    return calls.ask("summarise", stage.name, f"""
+Summarise this Kaggle competition in at most one page of markdown with the sections: Goal, Evaluation
+(name the metric exactly), Data, Targets, Submission (name the id column and every prediction column).
+
+{task_view(ws)}
+
+Evaluation section:
+{_cut(evaluation, 2000)}
+
+{data_view(ws)}""").strip()
+
+
+def detect_modalities(calls: Calls, ws: Path, stage: Stage, tries: int = 3) -> str:
+    """A JSON answer validated against the schema; asked again with the validation error when invalid."""
+    error = ""
+    for _ in range(tries):
+        answer = calls.ask("modalities", stage.name, f"""
+Detect the input and target modalities and the task type. Answer with one JSON object:
+{{"inputs": [...subset of "tab", "img", "txt"], "targets": ["tab"], "task_type": one of "BinCls", "MultiCls",
+"MultiTgtCls", "Reg", "MultiTgtReg"}}. "tab": tabular columns; "img": image files; "txt": long free text.
+{error}
+{task_view(ws)}
+
+{data_view(ws)}""")
+        try:
+            return Modalities(**parse_json_object(answer)).model_dump_json()
+        except (ValueError, ValidationError, TypeError) as exc:
+            error = f"\nYour previous answer was invalid ({first_sentence(str(exc))}). Answer with the JSON object only.\n"
+    return ""
+
+
+def plan_stages(calls: Calls, ws: Path, stage: Stage, remaining: list[str]) -> str:
+    answer = calls.ask("plan_stage", stage.name, f"""
+Plan the rest of the setup. These stages remain, in this order: {remaining}.
+Answer with one JSON object {{"stages": [the stages in the order to do them], "notes": [at most 3 short steps]}}.
+
+{task_view(ws)}""")
+    try:
+        spec = parse_json_object(answer)
+    except ValueError:
+        spec = {}
+    stages = spec.get("stages") if isinstance(spec.get("stages"), list) else remaining
+    notes = [str(n) for n in spec.get("notes", [])][:3] if isinstance(spec.get("notes"), list) else []
+    return json.dumps({"stages": stages, "notes": notes}, indent=2)
+
+
+def plan(calls: Calls, ws: Path, stage: Stage) -> str:
+    answer = calls.ask("plan", stage.name, f"""
+Goal of this stage: {stage.goal}
+{stage.hints}
+Write a plan of at most 3 short numbered steps for the code. No code yet.
+
+{task_view(ws)}
+
+{data_view(ws)}""")
+    steps = [l.strip() for l in answer.splitlines() if re.match(r"^\s*(\d+[.)]|[-*])\s+", l)][:3]
+    return "\n".join(steps) or first_sentence(answer)
+
+
+def write_code(calls: Calls, ws: Path, stage: Stage, plan_text: str, previous: str | None = None,
+               output: str = "", error: str = "", reflection: str = "", tries: int = 3) -> str | None:
+    """Code that fills the template's hole; asked again (never executed) when the answer has no valid code."""
+    last = f"""
+Your previous attempt:
+```python
+{_cut(previous or '', 6000)}
+```
+Its output:
+{_cut(output, 1500) or '(none)'}
+The error:
+{_cut(error, 3000)}
+Reflection: {reflection}
+""" if error else ""
+    nudge = ""
+    for _ in range(tries):
+        answer = calls.ask("code", stage.name, f"""
+Goal of this stage: {stage.goal}
+{stage.hints}
+Plan:
+{plan_text}
+{last}
+Fill the hole `{HOLE}` of this template and answer with the complete program in one ```python block:
+```python
+{stage.template}
+```
+{nudge}
+{task_view(ws)}
+
+{data_view(ws)}
+
+Code of earlier stages (already passing their tests):
+{earlier_code(ws, stage)}""")
+        code = extract_code(answer, stage.template)
+        if code is not None:
+            return code
+        nudge = "Your previous answer contained no valid Python program: answer with the complete program in a ```python block."
+    return None
+
+
+def reflect(calls: Calls, stage: Stage, code: str | None, error: str) -> str:
+    return first_sentence(calls.ask("reflect", stage.name, f"""
+The code of stage {stage.name} failed its unit test. In one sentence, say what went wrong and how to fix it.
+Code:
+```python
+{_cut(code or '(none)', 5000)}
+```
+Error:
+{_cut(error, 3000)}"""))
+
+
+def meta_error_thought(calls: Calls, stage: Stage, error: str, covered: list[str]) -> str:
+    return calls.ask("meta_error_thought", stage.name, f"""
+META-ERROR: a meta-unit test covering the stages {covered} failed after each of them passed its own tests:
+{_cut(error, 3000)}
+In a few sentences, reason about which stage's code most likely causes this and why.""").strip()
+
+
+def ca_thought(calls: Calls, ws: Path, stage: Stage, previous: str | None, error: str, meta_thought: str) -> tuple[bool, str, str | None]:
+    """Credit assignment for one covered stage: (keep the previous code?, the thought, the new code)."""
+    answer = calls.ask("ca_thought", stage.name, f"""
+A meta-unit test failed:
+{_cut(error, 2500)}
+META-ERROR-THOUGHT: {meta_thought}
+
+Is the code of stage {stage.name} at fault? Its goal: {stage.goal}
+```python
+{_cut(previous or '(none)', 6000)}
+```
+Answer with "CA-THOUGHT: <one sentence>" then "DECISION: KEEP" or "DECISION: REWRITE"; when you rewrite, add the
+complete corrected program (the template below, hole filled) in one ```python block.
+```python
+{stage.template}
+```
+Code of the other stages:
+{earlier_code(ws, stage)}""")
+    m = re.search(r"CA-THOUGHT:\s*(.+)", answer)
+    thought = first_sentence(m.group(1)) if m else first_sentence(answer)
+    keep = not re.search(r"DECISION:\s*\**\s*REWRITE", answer, re.I)
+    code = None if keep else extract_code(answer, stage.template)
+    return keep, thought, code

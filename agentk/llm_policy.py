@@ -1,0 +1,64 @@
+"""The LLM policy (structured reasoning over intrinsic functions) and the hybrid policy (expert first,
+LLM when a stage fails or a meta-test sends the episode back)."""
+from __future__ import annotations
+
+from agentk import intrinsics as fn
+from agentk.engine import Action, Context, Stage
+from agentk.expert import ExpertPolicy
+from agentk.llm import LLMClient
+
+
+class LLMPolicy:
+    name = "llm"
+
+    def __init__(self, llm: LLMClient):
+        self.llm = llm
+        self._meta_thoughts: dict[str, str] = {}  # one META-ERROR-THOUGHT per meta-test failure
+
+    def act(self, stage: Stage, ctx: Context) -> Action:
+        calls = fn.Calls(self.llm)
+        action = self._text(stage, ctx, calls) if stage.kind == "text" else self._code(stage, ctx, calls)
+        action.tokens, action.calls, action.llm = calls.tokens, calls.calls, calls.log
+        return action
+
+    def _text(self, stage: Stage, ctx: Context, calls: fn.Calls) -> Action:
+        if stage.name == "summarise":
+            return Action(text=fn.summarise(calls, ctx.ws, stage))
+        if stage.name == "modalities":
+            return Action(text=fn.detect_modalities(calls, ctx.ws, stage))
+        if stage.name == "plan":
+            return Action(text=fn.plan_stages(calls, ctx.ws, stage, stage.params["remaining"]))
+        raise ValueError(f"the LLM policy has no intrinsic for text stage {stage.name!r}")
+
+    def _code(self, stage: Stage, ctx: Context, calls: fn.Calls) -> Action:
+        last_output = next((e.text for e in reversed(ctx.memory.for_stage(stage.name, ("CODE-OUTPUT",)))), "")
+        if ctx.mode == "credit_assignment":
+            notes = []
+            if ctx.error not in self._meta_thoughts:
+                self._meta_thoughts[ctx.error] = fn.meta_error_thought(calls, stage, ctx.error, ctx.covered)
+                notes.append(("META-ERROR-THOUGHT", self._meta_thoughts[ctx.error]))
+            keep, thought, code = fn.ca_thought(calls, ctx.ws, stage, ctx.previous_code, ctx.error,
+                                                self._meta_thoughts[ctx.error])
+            if keep and ctx.previous_code is not None:
+                return Action(keep=True, thought=thought, notes=notes)
+            if code is None:
+                code = fn.write_code(calls, ctx.ws, stage, thought, ctx.previous_code, last_output, ctx.error, thought)
+            return Action(code=code, thought=thought, notes=notes)
+        if ctx.mode == "retry":
+            reflection = fn.reflect(calls, stage, ctx.previous_code, ctx.error or "")
+            code = fn.write_code(calls, ctx.ws, stage, reflection, ctx.previous_code, last_output, ctx.error or "", reflection)
+            return Action(code=code, thought=reflection)
+        steps = fn.plan(calls, ctx.ws, stage)
+        return Action(code=fn.write_code(calls, ctx.ws, stage, steps), thought=steps)
+
+
+class HybridPolicy:
+    """Expert first; the LLM on a stage's retries and in credit assignment."""
+
+    name = "hybrid"
+
+    def __init__(self, llm: LLMClient):
+        self.expert, self.llm = ExpertPolicy(), LLMPolicy(llm)
+
+    def act(self, stage: Stage, ctx: Context) -> Action:
+        return self.expert.act(stage, ctx) if ctx.mode == "first" else self.llm.act(stage, ctx)
