@@ -73,7 +73,8 @@ def _summary(ws: Path, state: dict) -> None:
 
 @app.command()
 def setup(
-    source: Optional[str] = typer.Argument(None, help="A local competition folder (Kaggle layout). Optional with --resume."),
+    source: Optional[str] = typer.Argument(None, help="A Kaggle competition URL (https://www.kaggle.com/competitions/<slug>) "
+                                           "or a local competition folder in Kaggle layout. Optional with --resume."),
     workspace: Optional[Path] = typer.Option(None, "--workspace", "-w", help="Where the setup goes \\[default: workspaces/<name>]."),
     resume: bool = typer.Option(False, "--resume", help="Continue a setup that was interrupted."),
     force: bool = typer.Option(False, "--force", help="Start over in a workspace that already holds a setup."),
@@ -87,6 +88,7 @@ def setup(
     input/target maps, target transform, submission formatters and metric; finish with a light solve."""
     from agentk.setup_pipeline import setup_pipeline
     from stages.fetch import check_source
+    from tools.kaggle import parse_competition_url
 
     from agentk.llm import LLMClient, LLMConfig
 
@@ -101,18 +103,23 @@ def setup(
     if workspace is None:
         if source is None:
             raise BadInput("--resume needs --workspace")
-        workspace = Path("workspaces") / Path(source).resolve().name
+        workspace = Path("workspaces") / (parse_competition_url(source) or Path(source).resolve().name)
     ws = workspace.resolve()
     if resume:
         state = read_json(ws / "setup.json") or {}
         source = source or state.get("source")
         if not source:
             raise BadInput(f"nothing to resume in {ws}: run `agentk setup <competition>` first")
-    check_source(Path(source))  # bad input stops here, before anything is written
+    slug = parse_competition_url(source)
+    if slug:  # credentials, unknown competition, rules not accepted, network: exit 2 before anything is written
+        from tools.kaggle import KaggleTool
+        KaggleTool().metadata(slug)
+    else:
+        check_source(Path(source))  # bad input stops here, before anything is written
     _prepare_workspace(ws, resume, force)
-    engine = Engine(ws, setup_pipeline(Path(source)), _policy(policy, config, ws),
+    engine = Engine(ws, setup_pipeline(source if slug else Path(source)), _policy(policy, config, ws),
                     Budget(stage_attempts=stage_attempts, backtracks=backtracks), on_event=_progress,
-                    info={"source": str(Path(source).resolve())})
+                    info={"source": source if slug else str(Path(source).resolve())})
     try:
         state = engine.run(resume=resume)
     finally:
@@ -124,6 +131,37 @@ def setup(
         shutil.copyfile(light, ws / "submission.csv")
     llm = f", {state['llm_calls']} LLM calls, {state['tokens']} tokens" if state.get("llm_calls") else ""
     console.print(f"[green]setup done[/green] in {state['seconds']:.1f}s{llm}: {ws}", highlight=False)
+
+
+@app.command()
+def submit(
+    workspace: Optional[Path] = typer.Option(None, "--workspace", "-w", help="The workspace \\[default: the newest under workspaces/]."),
+    message: str = typer.Option("agentk", "--message", "-m", help="The submission's description on Kaggle."),
+    solution: Optional[str] = typer.Option(None, "--solution", help="Submit solutions/<id>/submission.csv instead of the best."),
+    timeout: float = typer.Option(900, help="Seconds to wait for the score."),
+) -> None:
+    """Submit the workspace's submission to its Kaggle competition, wait for the score and record it;
+    the final pick is the submission with the best public score (paper A.4)."""
+    from agentk.submission import submit_workspace
+
+    ws = (workspace or _newest_workspace()).resolve()
+    record, pick = submit_workspace(ws, message, solution, timeout)
+    table = Table(title=f"submissions of {ws.name}")
+    for col in ("when", "file", "status", "public", "private", "final pick"):
+        table.add_column(col)
+    for r in read_json(ws / "submissions.json", []):
+        table.add_row(r["time"][:19], r["file"], r["status"], str(r.get("public_score")), str(r.get("private_score")),
+                      "✓" if pick and r["ref"] == pick["ref"] else "")
+    console.print(table)
+    if record["status"] != "complete":
+        raise AgentFailed(f"Kaggle did not score the submission: {record.get('error') or record['status']}")
+
+
+def _newest_workspace() -> Path:
+    found = sorted(Path("workspaces").glob("*/setup.json"), key=lambda p: p.stat().st_mtime)
+    if not found:
+        raise BadInput("no workspace under workspaces/: run `agentk setup <competition>` first or pass --workspace")
+    return found[-1].parent
 
 
 def _policy(name: str, config, ws: Path):

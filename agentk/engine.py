@@ -267,6 +267,8 @@ class Engine:
         calls = action.calls if action else 0
         self.state["tokens"] += tokens
         self.state["llm_calls"] += calls
+        self.state["llm_seconds"] = round(self.state.get("llm_seconds", 0.0) + sum(
+            c["seconds"] for c in (action.llm if action else []) if not c.get("cached")), 3)
         self.state["seconds"] += seconds
         append_jsonl(self.trajectory, {
             "step": step, "time": time.time(), "stage": stage, "mode": mode, "action": action_kind,

@@ -38,8 +38,9 @@ def _meta_tests(names: list[str]) -> list[MetaTest]:
     ]
 
 
-def setup_pipeline(source: Path) -> Pipeline:
-    fetch_stage = fetch.make(Path(source))
+def setup_pipeline(source: str | Path) -> Pipeline:
+    """`source`: a local competition folder or a Kaggle competition URL."""
+    fetch_stage = fetch.make(str(source))
     by_name = {s.name: s for _, s in MAP_STAGES}
 
     def pipeline(ws: Path) -> tuple[list[Stage], list[MetaTest]]:

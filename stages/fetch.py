@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from agentk.checks import Check
 from agentk.dataview import find_description, find_tables, read_table, walk
@@ -84,5 +85,35 @@ def fetch_local(source: Path, ws: Path) -> None:
     write_text(ws / "task" / "description.md", text or "(no description text was found in the competition folder)")
 
 
-def make(source: Path) -> Stage:
-    return Stage("fetch", GOAL, kind="tool", tool=lambda ws: fetch_local(source, ws), checks=[Check(check_fetched)])
+def fetch_kaggle(url: str, ws: Path) -> None:
+    """Download and extract the competition's files into raw/, scrape its tabs into task/ (the API's
+    description when no browser is available)."""
+    from tools.kaggle import KaggleTool, parse_competition_url
+    from tools.scraper import ScrapeUnavailable, scrape_competition
+
+    slug = parse_competition_url(url)
+    tool = KaggleTool()
+    meta = tool.metadata(slug)
+    tool.download(slug, ws / "raw")
+    check_source(ws / "raw")
+    parts = urlsplit(url)
+    try:
+        tabs = scrape_competition(f"{parts.scheme}://{parts.netloc}", slug, ws / "task")
+        scraped = "browser"
+    except ScrapeUnavailable as exc:
+        tabs, scraped = {}, f"API description ({exc})"
+    description = "\n\n".join(f"# {tab.title()}\n\n{text}" for tab, text in tabs.items()) or str(meta.get("description") or "")
+    split = sections(description)
+    write_text(ws / "task" / "evaluation.md", tabs.get("evaluation") or split["evaluation"] or str(meta.get("evaluation_metric") or ""))
+    write_text(ws / "task" / "data.md", tabs.get("data") or split["data"])
+    write_json(ws / "task" / "meta.json", {"name": slug, "slug": slug, "source": url, "scraped_with": scraped,
+                                           "kaggle": meta, "files": [str(p.relative_to(ws / "raw")) for p in walk(ws / "raw", 1)][:200]})
+    write_text(ws / "task" / "description.md", description or f"(no description could be fetched for {slug})")
+
+
+def make(source: str) -> Stage:
+    from tools.kaggle import parse_competition_url
+
+    if parse_competition_url(str(source)):
+        return Stage("fetch", GOAL, kind="tool", tool=lambda ws: fetch_kaggle(str(source), ws), checks=[Check(check_fetched)])
+    return Stage("fetch", GOAL, kind="tool", tool=lambda ws: fetch_local(Path(source), ws), checks=[Check(check_fetched)])

@@ -18,4 +18,4 @@ def expert(a: Analysis, ctx: Context, remaining: list[str]) -> Action:
 
 def make(remaining: list[str]) -> Stage:
     return Stage("plan", GOAL, kind="text", output="plan.json", expert=lambda a, ctx: expert(a, ctx, remaining),
-                 hints=f"The stages that apply, in this order: {remaining}.")
+                 hints=f"The stages that apply, in this order: {remaining}.", params={"remaining": remaining})

@@ -1,0 +1,56 @@
+"""Submitting a workspace to Kaggle: validate the file against the sample, submit, wait for the score,
+record it in <ws>/submissions.json and pick the final submission by public score (paper A.4)."""
+from __future__ import annotations
+
+import re
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from agentk.errors import BadInput
+from agentk.fileio import read_json, write_json
+
+
+def higher_is_better(ws: Path) -> bool:
+    m = re.search(r"^HIGHER_IS_BETTER\s*=\s*(True|False)", (ws / "code_metric.py").read_text(), re.M) \
+        if (ws / "code_metric.py").exists() else None
+    return m is None or m.group(1) == "True"
+
+
+def final_pick(records: list[dict], higher: bool) -> dict | None:
+    scored = [r for r in records if r.get("status") == "complete" and r.get("public_score") is not None]
+    if not scored:
+        return None
+    return (max if higher else min)(scored, key=lambda r: float(r["public_score"]))
+
+
+def submit_workspace(ws: Path, message: str, solution: str | None, timeout: float) -> tuple[dict, dict | None]:
+    from tools.kaggle import KaggleTool, parse_competition_url
+    from unit_tests_lib.submission import compare_with_sample
+
+    state = read_json(ws / "setup.json")
+    if state is None:
+        raise BadInput(f"{ws} is not an agentk workspace: run `agentk setup <competition>` first")
+    slug = parse_competition_url(str(state.get("source", "")))
+    if not slug:
+        raise BadInput(f"{ws} was set up from a local folder, not a Kaggle URL: there is nowhere to submit "
+                       "(grade it locally, e.g. examples/grade.py)")
+    file = ws / "solutions" / solution / "submission.csv" if solution else ws / "submission.csv"
+    if not file.exists():
+        raise BadInput(f"{file} does not exist: run `agentk setup` (and `agentk solve`) first")
+    import pandas as pd
+    try:
+        compare_with_sample(ws, pd.read_csv(file), file.name)
+    except AssertionError as exc:
+        raise BadInput(f"{file} does not match the sample submission: {exc}") from None
+    tool = KaggleTool()
+    t0 = time.time()
+    ref = tool.submit(slug, file, message)
+    result = tool.wait_for_score(slug, ref, timeout=timeout)
+    record = {"time": datetime.now(timezone.utc).isoformat(), "file": str(file.relative_to(ws)), "message": message,
+              "seconds": round(time.time() - t0, 1), **result, "ref": str(result.get("ref") or ref)}
+    records = read_json(ws / "submissions.json", []) + [record]
+    write_json(ws / "submissions.json", records)
+    pick = final_pick(records, higher_is_better(ws))
+    write_json(ws / "final_pick.json", pick or {})
+    return record, pick
