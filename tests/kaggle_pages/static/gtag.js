@@ -1,0 +1,1 @@
+window.dataLayer.push(["config", "UA-NOT-CONTENT"]);
