@@ -113,7 +113,9 @@ def setup(
     slug = parse_competition_url(source)
     if slug:  # credentials, unknown competition, rules not accepted, network: exit 2 before anything is written
         from tools.kaggle import KaggleTool
-        KaggleTool().metadata(slug)
+        tool = KaggleTool()
+        tool.metadata(slug)
+        tool.files(slug)
     else:
         check_source(Path(source))  # bad input stops here, before anything is written
     _prepare_workspace(ws, resume, force)
@@ -124,7 +126,7 @@ def setup(
         state = engine.run(resume=resume)
     finally:
         saved = read_json(ws / "setup.json")
-        if saved and saved.get("stages"):
+        if saved and saved.get("stages") and saved.get("status") != "bad_input":
             _summary(ws, saved)
     light = ws / "solutions" / "light" / "submission.csv"
     if light.exists():

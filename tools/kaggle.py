@@ -217,6 +217,11 @@ class KaggleTool:
                                                "files": [str(p.relative_to(dest)) for p in files]}))
         return files
 
+    def files(self, slug: str) -> list[str]:
+        """The competition's data files; refused (403) until its rules are accepted."""
+        response = self._call(slug, self.api.competition_list_files, slug)
+        return [f.name for f in (getattr(response, "files", None) or [])]
+
     def metadata(self, slug: str) -> dict:
         response = self._call(slug, self.api.competitions_list, search=slug)
         for c in (response.competitions if response else None) or []:
