@@ -14,6 +14,8 @@ from unit_tests_lib.submission import check_submission_format
 from unit_tests_lib.targets import check_transform
 from unit_tests_lib.task import check_modalities, check_summary
 
+pytestmark = pytest.mark.xdist_group("examples")  # one worker sets each example up once (see pyproject)
+
 
 @pytest.fixture
 def ws(example_ws, tmp_path, monkeypatch):
