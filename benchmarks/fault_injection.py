@@ -492,7 +492,16 @@ def plain_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, rows)])
 
 
-def verdicts(summary: list[dict], ps: list[float]) -> list[str]:
+def paired(runs: list[Run], p: float, better: str, worse: str) -> tuple[int, int, int]:
+    """Over (competition, seed) pairs that saw the same faults: (better done & worse not, the reverse, pairs)."""
+    by = {(x.competition, x.seed, x.regime): x.status == "done" for x in runs if x.p == p}
+    keys = {(c, s) for c, s, r in by if (c, s, better) in by and (c, s, worse) in by}
+    won = sum(by[(c, s, better)] and not by[(c, s, worse)] for c, s in keys)
+    lost = sum(by[(c, s, worse)] and not by[(c, s, better)] for c, s in keys)
+    return won, lost, len(keys)
+
+
+def verdicts(summary: list[dict], runs: list[Run], ps: list[float]) -> list[str]:
     lines = []
     for p in ps:
         s = {row["key"]: row for row in summary if row["p"] == p}
@@ -501,10 +510,17 @@ def verdicts(summary: list[dict], ps: list[float]) -> list[str]:
         a, b, c = (s[k]["success"] for k in "abc")
         strict = c > b > a
         weak = c >= b >= a
+        per_success = {k: (s[k]["calls"] * s[k]["runs"] / s[k]["done"]) if s[k]["done"] and s[k]["calls"] else None
+                       for k in "abc"}
+        cb, bc, n = paired(runs, p, "c", "b")
+        ba, ab, _ = paired(runs, p, "b", "a")
         lines.append(f"p={p}: success (a) {a:.0%}, (b) {b:.0%}, (c) {c:.0%} -> (c) > (b) > (a) "
-                     f"{'HOLDS' if strict else 'does NOT hold strictly' + (' (but (c) >= (b) >= (a))' if weak else '')}; "
-                     f"LLM calls per competition (a) {_fmt(s['a']['calls'])}, (b) {_fmt(s['b']['calls'])}, "
-                     f"(c) {_fmt(s['c']['calls'])}")
+                     f"{'HOLDS' if strict else 'does NOT hold strictly' + (' (but (c) >= (b) >= (a))' if weak else '')}. "
+                     f"Paired over {n} (competition, seed) fault draws: (c) set up {cb} that (b) did not "
+                     f"(the reverse: {bc}); (b) set up {ba} that (a) did not (the reverse: {ab}). "
+                     f"LLM calls per run (a) {_fmt(s['a']['calls'])}, (b) {_fmt(s['b']['calls'])}, "
+                     f"(c) {_fmt(s['c']['calls'])}; per successful setup (a) {_fmt(per_success['a'])}, "
+                     f"(b) {_fmt(per_success['b'])}, (c) {_fmt(per_success['c'])}.")
     return lines
 
 
@@ -518,7 +534,7 @@ def op_rows(runs: list[Run]) -> list[list[str]]:
              by[op]["unseen"]] for op in OPERATORS if by[op]["injected"]]
 
 
-def report(runs: list[Run], ps: list[float], q: float, seeds: int, comps: list[str], elapsed: float) -> tuple[str, str]:
+def report(runs: list[Run], ps: list[float], q: float, seeds: int, comps: list[str], elapsed: float | None) -> tuple[str, str]:
     summary = summary_rows(runs, ps)
     head = ["p", "regime", "runs", "success", "LLM calls / comp.", "calls (done runs)", "backtracks",
             "faults injected", "caught by unit tests", "caught by meta-tests", "escaped", "unseen"]
@@ -537,13 +553,13 @@ def report(runs: list[Run], ps: list[float], q: float, seeds: int, comps: list[s
         comp_rows.append(row)
     op_head = ["operator", "meant for", "injected", "caught by unit tests", "caught by meta-tests", "escaped", "unseen"]
     ops = op_rows(runs)
-    verdict = verdicts(summary, ps)
+    verdict = verdicts(summary, runs, ps)
     problems = [f"{x.competition} p={x.p} ({x.regime}) seed {x.seed}: "
                 + "; ".join(filter(None, [x.mismatch, *x.sim_errors[:3]])) for x in runs if x.mismatch or x.sim_errors]
     failures = [f"{x.competition} p={x.p} ({x.regime}) seed {x.seed}: {x.status} at {x.failed_stage}: {x.reason}"
                 for x in runs if x.status != "done"]
-    intro = (f"{len(runs)} runs: {len(comps)} competitions x p in {ps} x 3 regimes x {seeds} seed(s); q={q}; "
-             f"{elapsed / 60:.1f} min.")
+    intro = (f"{len(runs)} runs: {len(comps)} competitions x p in {ps} x 3 regimes x {seeds} seed(s); q={q}"
+             + (f"; {elapsed / 60:.1f} min." if elapsed else "."))
     legend = ("Success: setup.json status done. LLM calls / comp.: mean of setup.json llm_calls over runs. "
               "Faults: corrupted programs the simulated LLM wrote; unit = its stage's unit tests failed; meta = a "
               "meta-test covering its stage failed while it was live; escaped = still live when the setup was done; "
@@ -649,12 +665,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, help="where the workspaces go [default: a temporary folder, removed]")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per run")
     ap.add_argument("--check-operators", action="store_true", help="verify the operators on expert workspaces")
+    ap.add_argument("--from-json", type=Path, help="re-render the tables of an earlier fault_injection.json")
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:
         return 2 if e.code else 0
     if args.quick:
         args.seeds = 1
+    if args.from_json:
+        data = json.loads(args.from_json.read_text())
+        runs = [Run(**r) for r in data["runs"]]
+        comps = list(dict.fromkeys(r.competition for r in runs))
+        text, md = report(runs, data["p"], data["q"], data["seeds"], comps, data.get("seconds"))
+        print(text)
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "fault_injection.md").write_text(md)
+        return 0
     try:
         comps = competitions(args)
     except SystemExit as e:
@@ -695,7 +721,8 @@ def main(argv: list[str] | None = None) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "fault_injection.md").write_text(md)
         (args.out / "fault_injection.json").write_text(json.dumps(
-            {"p": args.p, "q": args.q, "seeds": args.seeds, "runs": [r.__dict__ for r in runs]}, indent=1))
+            {"p": args.p, "q": args.q, "seeds": args.seeds, "seconds": time.monotonic() - t0,
+             "runs": [r.__dict__ for r in runs]}, indent=1))
         print(f"\nwritten: {args.out / 'fault_injection.md'}, {args.out / 'fault_injection.json'}")
         return 0 if all(r.status in ("done", "failed") for r in runs) else 1
     finally:
