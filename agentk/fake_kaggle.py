@@ -30,7 +30,9 @@ from __future__ import annotations
 import base64
 import csv
 import io
+import fcntl
 import json
+import tempfile
 import threading
 import uuid
 import zipfile
@@ -97,6 +99,9 @@ class FakeKaggle:
             allow_reuse_address = True
             daemon_threads = True
 
+        # The client only knows localhost:7777: fake servers in several processes (parallel tests) take turns.
+        self._port_lock = open(Path(tempfile.gettempdir()) / f"agentk-fake-kaggle-{self.port}.lock", "w")
+        fcntl.flock(self._port_lock, fcntl.LOCK_EX)
         self._server = Server(("127.0.0.1", self.port), Handler)
         threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True, name="fake-kaggle").start()
         return self
@@ -106,6 +111,8 @@ class FakeKaggle:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+            fcntl.flock(self._port_lock, fcntl.LOCK_UN)
+            self._port_lock.close()
 
     # -- HTTP plumbing ---------------------------------------------------------------------------
 

@@ -14,7 +14,6 @@ from agentk.errors import BadInput
 from agentk.fake_kaggle import FakeKaggle
 from tools.kaggle import MARKER, NO_CREDENTIALS, KaggleTool, parse_competition_url
 
-pytestmark = pytest.mark.xdist_group("kaggle-port-7777")  # FakeKaggle listens on the fixed port 7777
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TITANIC = SHARED / "arena-dev" / "spaceship-titanic"

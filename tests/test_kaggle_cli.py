@@ -11,8 +11,7 @@ from agentk.fake_kaggle import FakeKaggle
 from conftest import ARENA, agentk
 from test_scraper import base_url  # noqa: F401 - the local Kaggle-like pages, a fixture
 
-pytestmark = [pytest.mark.skipif(not ARENA.exists(), reason="../shared/arena-dev is not beside this checkout"),
-              pytest.mark.xdist_group("kaggle-port-7777")]  # FakeKaggle listens on the fixed port 7777
+pytestmark = pytest.mark.skipif(not ARENA.exists(), reason="../shared/arena-dev is not beside this checkout")
 COMP = ARENA / "spaceship-titanic"
 
 

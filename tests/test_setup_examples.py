@@ -20,7 +20,6 @@ from agentk.fileio import read_jsonl
 sys.path.insert(0, str(EXAMPLES))
 from grade import grade  # noqa: E402
 
-pytestmark = pytest.mark.xdist_group("examples")  # one worker sets each example up once (see pyproject)
 
 
 def load(ws, name):

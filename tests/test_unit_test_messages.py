@@ -14,7 +14,6 @@ from unit_tests_lib.submission import check_submission_format
 from unit_tests_lib.targets import check_transform
 from unit_tests_lib.task import check_modalities, check_summary
 
-pytestmark = pytest.mark.xdist_group("examples")  # one worker sets each example up once (see pyproject)
 
 
 @pytest.fixture
@@ -97,3 +96,14 @@ def test_broken_workspace_fails_with_actionable_message(ws, case):
     with pytest.raises(AssertionError) as info:
         check(ws)
     assert message in str(info.value)
+
+
+def test_transform_that_reverses_rows_fails_for_per_class_probabilities(example_ws, tmp_path, monkeypatch):
+    good, proc = example_ws("wine")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    ws = tmp_path / "wine"
+    shutil.copytree(good, ws, symlinks=True)
+    monkeypatch.chdir(ws)
+    edit_code(ws / "code_transform_tab_target_train.py", "return np.column_stack(cols)", "return np.column_stack(cols)[::-1]")
+    with pytest.raises(AssertionError, match="highest probability to another class"):
+        check_transform(ws)

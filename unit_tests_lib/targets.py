@@ -43,6 +43,14 @@ def check_transform(ws: Path) -> None:
         fail(f"inverse_transform columns {list(inv.columns)[:8]} must be the submission's prediction columns {expected[:8]}")
     if len(inv) != len(y) or inv.isna().any().any():
         fail("inverse_transform must return one complete row per input row (no NaN)")
+    for c in y.columns:  # a label column submitted as per-class probabilities: the top class must be the label
+        labels = y[c].astype(str)
+        if c not in inv.columns and set(labels) <= set(inv.columns) and len(set(labels)) > 1:
+            top = inv[sorted(set(labels))].idxmax(axis=1).to_numpy()
+            wrong = int((top != labels.to_numpy()).sum())
+            if wrong:
+                fail(f"inverse_transform(transform(y)) gives the highest probability to another class than {c!r} in "
+                     f"{wrong} of {len(y)} rows: the two must be inverses (keep rows and class order)")
     for c in set(inv.columns) & set(y.columns):
         a, b = inv[c].to_numpy(), y[c].to_numpy()
         if _numeric(a) != _numeric(b):
