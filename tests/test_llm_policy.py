@@ -185,3 +185,23 @@ def test_modalities_answer_is_validated_and_asked_again(tmp_path):
         answer = detect_modalities(Calls(client), ws, Stage("modalities", "detect", kind="text"))
     assert json.loads(answer) == json.loads(good) and len(server.requests) == 3
     assert "invalid" in user_text(server.requests[2])
+
+
+def test_hybrid_asks_the_llm_on_retries_and_credit_assignment_only(example_ws):
+    from agentk.engine import Context
+    from agentk.llm_policy import HybridPolicy
+    from agentk.memory import WorkingMemory
+
+    ws, proc = example_ws("iris-species")
+    assert proc.returncode == 0
+    oracle = ExpertAnswers(SOURCE, ws)
+    stage = oracle.stage("metric")
+    with ScriptedLLM(handler=oracle) as server:
+        policy = HybridPolicy(LLMClient(LLMConfig(base_url=server.url, model="scripted-model", api_key="k", cache_dir=None)))
+        first = policy.act(stage, Context(ws, "first", 0, WorkingMemory(), None, None))
+        assert server.requests == [] and first.code == oracle.code("metric")
+        retry = policy.act(stage, Context(ws, "retry", 1, WorkingMemory(), first.code, "metric scores ... fix the direction"))
+        assert [header(r["messages"])[0] for r in server.requests] == ["reflect", "code"]
+        assert retry.calls == 2 and retry.code == oracle.code("metric")
+        ca = policy.act(stage, Context(ws, "credit_assignment", 1, WorkingMemory(), first.code, "ids disagree", ["metric"]))
+        assert ca.keep and [kind for kind, _ in ca.notes] == ["META-ERROR-THOUGHT"]
