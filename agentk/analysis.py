@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 
 from agentk.dataview import find_tables, read_table
+from agentk.file_inputs import FileSource, column_source, listing_frame, listing_source, modality_files
+from agentk.modalities import is_long_text
 from tools.metrics import METRICS, Metric, find_metric
 
 BOOL_VALUES = {"true", "false"}
@@ -43,13 +45,13 @@ class Target:
 
 @dataclass
 class Analysis:
-    train: str                  # paths relative to the workspace
-    test: str
+    train: str | None           # paths relative to the workspace; train None: the samples are files[train_*]'s listing
+    test: str | None            # None: no test table, the sample submission lists the test samples
     sample: str
     id_col: str                 # the sample submission's id column
     train_id: str | None        # id column of train (None: row numbers)
     test_id: str | None         # id column of test (None: the sample's ids, by position)
-    features: list[str]
+    features: list[str]         # tabular inputs
     bool_features: list[str]
     targets: list[Target]
     metric: str
@@ -57,10 +59,17 @@ class Analysis:
     task_type: str
     n_train: int
     n_test: int
+    text_columns: list[str] = field(default_factory=list)          # long free-text inputs of the tables
+    files: dict[str, FileSource] = field(default_factory=dict)     # "<split>_<img|txt>": per-sample files
 
     @property
     def submission_columns(self) -> list[str]:
         return [c for t in self.targets for c in t.columns]
+
+    @property
+    def inputs(self) -> list[str]:
+        return ((["tab"] if self.features else []) + (["img"] if "train_img" in self.files else [])
+                + (["txt"] if self.text_columns or "train_txt" in self.files else []))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -112,7 +121,15 @@ def _submit_kind(metric: Metric | None, sample_col: pd.Series) -> str:
     return "proba" if fractional else "label"
 
 
-def _positive(classes: list, column: str):
+def _positive(classes: list, column: str, text: str = ""):
+    """The class submitted as 1: named by the column, or by the description ("1 = dog", "probability that
+    the image is a dog"); else the later one."""
+    for c in classes:
+        name = re.escape(str(c))
+        if len(str(c)) > 1 and not str(c).isdigit() and re.search(
+                rf"(\b1\s*(=|:|means|for|if)\s*(an?\s+|the\s+)?{name}\b|probability\s+(that\s+)?[\w\s]{{0,30}}?"
+                rf"\b(is|being|contains|of)\s+(an?\s+|the\s+)?{name}\b)", text, re.I):
+            return c
     for c in classes:
         if str(c).lower() in column.lower() and len(str(c)) > 1:
             return c
@@ -122,15 +139,24 @@ def _positive(classes: list, column: str):
 def analyse(ws: Path) -> Analysis:
     ws = Path(ws)
     tables = find_tables(ws / "raw")
-    missing = [r for r in ("train", "test", "sample") if r not in tables]
-    if missing:
-        raise CannotAnalyse(f"no {' / '.join(missing)} table found under raw/")
-    train = read_table(tables["train"])
-    test = read_table(tables["test"])
+    if "sample" not in tables:
+        raise CannotAnalyse("no sample submission found under raw/")
     sample = read_table(tables["sample"], dtype=str)
     id_col, sub_cols = sample.columns[0], list(sample.columns[1:])
+    files = modality_files(ws)
+    sources: dict[str, FileSource] = {}
+    if "train" in tables:
+        train = read_table(tables["train"])
+    else:  # image/text folders: the files are the samples, labelled by folder or file name
+        listing = next((src for m in files if (src := listing_source(m, files[m]))), None)
+        if listing is None:
+            raise CannotAnalyse("no train table, and no train folder whose files are labelled by class sub-folder "
+                                "or file-name prefix")
+        sources[f"train_{listing.modality}"] = listing
+        train = listing_frame(ws, listing, sub_cols[0] if len(sub_cols) == 1 else "label")
+    test = read_table(tables["test"]) if "test" in tables else sample[[id_col]]
     test_id = _find_test_id(test, sample, id_col)
-    train_id = test_id if test_id in train.columns and train[test_id].is_unique else None
+    train_id = "id" if "train" not in tables else test_id if test_id in train.columns and train[test_id].is_unique else None
     metric = find_metric(evaluation_text(ws))
     metric_from = "description" if metric else "fallback"
 
@@ -138,7 +164,7 @@ def analyse(ws: Path) -> Analysis:
     targets: list[Target] = []
     if len(direct) == len(sub_cols):
         for c in sub_cols:
-            targets.append(_target(train[c], c, [c], metric, sample[c]))
+            targets.append(_target(train[c], c, [c], metric, sample[c], evaluation_text(ws)))
     else:
         label = _label_column(train, test, set(sub_cols), id_col)
         if label is not None:
@@ -149,28 +175,52 @@ def analyse(ws: Path) -> Analysis:
         elif len(sub_cols) == 1:
             only = [c for c in train.columns if c not in test.columns and c not in (id_col, train_id)]
             if len(only) != 1:
-                raise CannotAnalyse(f"submission column {sub_cols[0]!r} is not in {tables['train'].name} and no single "
+                raise CannotAnalyse(f"submission column {sub_cols[0]!r} is not in the train table and no single "
                                     f"train-only column stands in for it (candidates: {only})")
-            target = _target(train[only[0]], sub_cols[0], sub_cols, metric, sample[sub_cols[0]])
+            target = _target(train[only[0]], sub_cols[0], sub_cols, metric, sample[sub_cols[0]], evaluation_text(ws))
             target.source = only[0]
             targets.append(target)
         else:
             raise CannotAnalyse(f"submission columns {sub_cols[:5]} are neither train columns nor the classes of one")
 
     target_cols = {t.source for t in targets}
+    if "train" in tables:
+        sources.update(_table_sources(files, train, [c for c in (train_id, id_col) if c], "train", exclude=target_cols))
+    for key in [k for k in sources if k.startswith("train_")]:
+        m = key.split("_", 1)[1]
+        test_src = _table_sources({m: files[m]}, test, [c for c in (test_id, id_col) if c], "test", exclude=set())
+        if f"test_{m}" not in test_src:
+            raise CannotAnalyse(f"the train samples' {m} files are under {sources[key].folder}/ but no column of "
+                                f"the test table or sample submission names the test samples' files")
+        sources.update(test_src)
+    file_cols = {src.column for src in sources.values()}
     features = [c for c in train.columns if c in test.columns and c not in target_cols
-                and c not in (id_col, train_id, test_id)]
+                and c not in (id_col, train_id, test_id) and c not in file_cols]
     both = pd.concat([train[features], test[features]], ignore_index=True)
+    text_columns = [c for c in features if is_long_text(both[c])]
+    features = [c for c in features if c not in text_columns]
     bool_features = [c for c in features if _is_boolish(both[c]) and both[c].dtype != bool]
     metric_name = _adjust_metric(metric, targets)
     for t in targets:
         t.log = t.kind == "regression" and "rmsle" in metric_name
-    return Analysis(str(tables["train"].relative_to(ws)), str(tables["test"].relative_to(ws)),
-                    str(tables["sample"].relative_to(ws)), id_col, train_id, test_id, features, bool_features,
-                    targets, metric_name, metric_from, _task_type(targets), len(train), len(test))
+    rel = lambda role: str(tables[role].relative_to(ws)) if role in tables else None  # noqa: E731
+    return Analysis(rel("train"), rel("test"), rel("sample"), id_col, train_id, test_id, features, bool_features,
+                    targets, metric_name, metric_from, _task_type(targets), len(train), len(test), text_columns, sources)
 
 
-def _target(s: pd.Series, column: str, sub_cols: list[str], metric: Metric | None, sample_col: pd.Series) -> Target:
+def _table_sources(files: dict[str, set[str]], table: pd.DataFrame, first: list[str], split: str,
+                   exclude: set[str]) -> dict[str, FileSource]:
+    """Per modality, the column of a split's table that names each sample's file."""
+    out = {}
+    for m, paths in files.items():
+        src = column_source(m, table.drop(columns=[c for c in exclude if c in table.columns]), first, paths, split)
+        if src:
+            out[f"{split}_{m}"] = src
+    return out
+
+
+def _target(s: pd.Series, column: str, sub_cols: list[str], metric: Metric | None, sample_col: pd.Series,
+            text: str = "") -> Target:
     if not _classification(metric, s, sample_col):
         return Target(column, "regression", "value", sub_cols)
     if _is_boolish(s) and s.dtype != bool:
@@ -178,7 +228,7 @@ def _target(s: pd.Series, column: str, sub_cols: list[str], metric: Metric | Non
     classes = sorted(_py(v) for v in s.dropna().unique())
     submit = _submit_kind(metric, sample_col)
     if len(classes) <= 2:
-        return Target(column, "binary", submit, sub_cols, classes, _positive(classes, column))
+        return Target(column, "binary", submit, sub_cols, classes, _positive(classes, column, text))
     return Target(column, "multiclass", "label" if submit == "proba" and len(sub_cols) == 1 else submit, sub_cols, classes)
 
 

@@ -114,7 +114,8 @@ def table_view(path: Path, rows: int = 5) -> str:
             f"{info.to_string()}")
 
 
-def _role(path: Path) -> str | None:
+def role_of(path: Path) -> str | None:
+    """train / test / sample, read off a file or folder name (train.csv, train_images/, test.zip...)."""
     name = path.name.lower()
     if re.search(r"sample|submission", name):
         return "sample" if re.search(r"sample|example|submission_format", name) or name.startswith("submission") else None
@@ -130,10 +131,20 @@ def find_tables(raw: Path) -> dict[str, Path]:
     found: dict[str, Path] = {}
     candidates = sorted((p for p in walk(raw, 2) if is_table(p)), key=lambda p: (len(p.relative_to(raw).parts), p.name))
     for path in candidates:
-        role = _role(path)
+        role = role_of(path)
         if role and role not in found:
             found[role] = path
+    if "train" not in found:  # image competitions often keep the training labels in labels.csv
+        labels = [p for p in candidates if re.search(r"label", p.name.lower()) and role_of(p) is None]
+        if labels:
+            found["train"] = labels[0]
     return found
+
+
+def split_folders(root: Path, role: str) -> list[Path]:
+    """Top-level folders or archives of one split (train/, train_images/, test.zip)."""
+    return [p for p in sorted(Path(root).iterdir()) if not p.name.startswith(".") and not is_table(p)
+            and (p.is_dir() or p.name.lower().endswith((".zip", ".tar", ".tar.gz", ".tgz", ".7z"))) and role_of(p) == role]
 
 
 def find_description(raw: Path) -> Path | None:

@@ -5,17 +5,21 @@ from pathlib import Path
 
 from agentk.checks import Check
 from agentk.engine import MetaTest, Pipeline, Stage
-from agentk.modalities import require_supported
 from agentk.fileio import read_json
-from stages import fetch, metric, modalities, plan, submission_format, summarise, tab_input_map, tab_target_map, target_transform
+from stages import (fetch, img_input_map, metric, modalities, plan, submission_format, summarise, tab_input_map,
+                    tab_target_map, target_transform, txt_input_map)
 from unit_tests_lib.meta import check_light_solve, check_test_maps, check_train_map_dataset
 
 # Stages after "plan", by the input modalities they need (None: always).
 MAP_STAGES: list[tuple[str | None, Stage]] = [
     ("tab", tab_input_map.make("train")),
+    ("img", img_input_map.make("train")),
+    ("txt", txt_input_map.make("train")),
     (None, tab_target_map.STAGE),
     (None, target_transform.STAGE),
     ("tab", tab_input_map.make("test")),
+    ("img", img_input_map.make("test")),
+    ("txt", txt_input_map.make("test")),
     (None, submission_format.make(alternative=False)),
     (None, submission_format.make(alternative=True)),
     (None, metric.STAGE),
@@ -23,7 +27,6 @@ MAP_STAGES: list[tuple[str | None, Stage]] = [
 
 
 def remaining_stages(inputs: list[str]) -> list[str]:
-    require_supported(inputs)
     return [s.name for need, s in MAP_STAGES if need is None or need in inputs]
 
 

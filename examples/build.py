@@ -1,22 +1,31 @@
-"""Regenerate the bundled offline competitions (Kaggle layout) from datasets shipped with scikit-learn.
+"""Regenerate the bundled offline competitions (Kaggle layout) from data shipped with installed packages.
 
     uv run python examples/build.py [--out DIR]
 
-Everything is deterministic (fixed seeds): `examples/<name>/` holds what a competitor sees
-(description.md, train.csv, test.csv, sample_submission.csv); `examples/_private/<name>/` holds the
-hidden answers.csv and meta.json used by examples/grade.py.
+Everything is deterministic (fixed seeds, PNGs without timestamps): `examples/<name>/` holds what a
+competitor sees (description.md, sample_submission.csv and the data files of the spec's layout, see
+LAYOUTS); `examples/_private/<name>/` holds the hidden answers.csv and meta.json used by examples/grade.py.
+
+docstring-library's texts are the docstrings of the installed numpy, pandas, scipy and scikit-learn:
+regenerating with other versions of those libraries changes them, so the committed files are the reference.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import inspect
 import json
+import re
+import shutil
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from PIL import Image
 from sklearn import datasets
 from sklearn.model_selection import train_test_split
 
@@ -40,6 +49,8 @@ class Spec:
     evaluation: str
     submission: str
     fields: tuple[tuple[str, str], ...]
+    layout: str = "csv"  # how the public data files are written: a key of LAYOUTS
+    inputs: tuple[str, ...] = ("tab",)  # input modalities recorded in meta.json
 
 
 def _ids(rng: np.random.Generator, n: int, low: int, high: int, fmt: str | None = None) -> list:
@@ -102,6 +113,71 @@ def _iris(rng):
     df["Species"] = np.array(["Iris-setosa", "Iris-versicolor", "Iris-virginica"])[b.target]
     df.insert(0, "Id", _ids(rng, len(df), 1, len(df) + 1))
     return df, b.target.to_numpy()
+
+
+def _digit_images(rng):
+    """sklearn's 8x8 digits as 32x32 grayscale images: intensities 0..16 -> 0..255, each pixel a 4x4 block."""
+    b = datasets.load_digits()
+    pixels = np.round(b.images * 255 / 16).astype(np.uint8).repeat(4, axis=1).repeat(4, axis=2)
+    df = pd.DataFrame({"file": _ids(rng, len(pixels), 0, 10_000, "img_{:04d}.png"), "pixels": list(pixels),
+                       "label": b.target})
+    return df, b.target
+
+
+# Where docstring-library's texts come from: modules (or a class, for methods) per library.
+DOC_SOURCES = {
+    "numpy": ("numpy", "numpy.fft", "numpy.linalg"),
+    "pandas": ("pandas", "pandas.api.types", "pandas.DataFrame"),
+    "scipy": ("scipy.interpolate", "scipy.linalg", "scipy.optimize", "scipy.special", "scipy.stats"),
+    "sklearn": ("sklearn.cluster", "sklearn.datasets", "sklearn.decomposition", "sklearn.ensemble",
+                "sklearn.feature_selection", "sklearn.linear_model", "sklearn.metrics", "sklearn.model_selection",
+                "sklearn.neighbors", "sklearn.preprocessing", "sklearn.svm", "sklearn.tree"),
+}
+# A library's name with the lower-case (module) part of a dotted path after it: "sklearn.linear_model.Ridge"
+# -> "lib.Ridge", "numpy.linalg.norm" -> "lib"; the target must not be spelled out in the text.
+_LIBRARY_PATH = re.compile(r"(?i:scikit[-_]learn|numpy|pandas|scipy|sklearn)(?:\.[a-z_][a-z0-9_]*\b)*")
+
+
+def _owner(path: str):
+    """A module, or a class named "module.Class" (for its methods)."""
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name) if name[:1].isupper() else importlib.import_module(path)
+
+
+def _docstrings(library: str, path: str):
+    """(name, text, n_parameters) of the public callables `path` defines (not re-exports), by sorted name."""
+    owner = _owner(path)
+    for name in sorted(n for n in dir(owner) if not n.startswith("_")):
+        obj = getattr(owner, name, None)
+        if inspect.ismodule(obj) or not callable(obj):
+            continue
+        if (getattr(obj, "__module__", None) or library).split(".")[0] != library:  # scipy.special's ufuncs: None
+            continue
+        text = _LIBRARY_PATH.sub("lib", inspect.getdoc(obj) or "")
+        try:
+            n_parameters = len([p for p in inspect.signature(obj).parameters if p != "self"])
+        except (TypeError, ValueError):  # builtins and some ufuncs have no signature
+            n_parameters = None
+        yield name, text, n_parameters
+
+
+def _library_docstrings(rng, per_library: int = 300):
+    with warnings.catch_warnings():  # deprecated names warn when looked up
+        warnings.simplefilter("ignore")
+        rows = [(lib, *doc) for lib, paths in DOC_SOURCES.items() for path in paths for doc in _docstrings(lib, path)]
+    df = pd.DataFrame(rows, columns=["library", "name", "docstring", "n_parameters"])
+    df = df[df["docstring"].str.len() >= 200].drop_duplicates("docstring")  # aliases share a docstring
+    keep = np.concatenate([rng.choice(g.index, size=min(per_library, len(g)), replace=False)
+                           for _, g in df.groupby("library", sort=True)])
+    df = df.loc[np.sort(keep)].reset_index(drop=True)  # roughly balanced classes, in collection order
+    out = pd.DataFrame({
+        "id": [f"doc_{i:06x}" for i in rng.choice(16**6, size=len(df), replace=False)],
+        "docstring": df["docstring"].str.slice(0, 1500),
+        "n_parameters": df["n_parameters"].astype("Int64"),
+        "name_length": df["name"].str.len(),
+        "library": df["library"],
+    })
+    return out, out["library"].to_numpy()
 
 
 _PROBA = "For each `{id}` in the test set, you must predict a probability for {what}. The file should contain a header and have the following format:"
@@ -195,11 +271,85 @@ SPECS = (
             ("Species", "the target: Iris-setosa, Iris-versicolor or Iris-virginica (train.csv only)"),
         ),
     ),
+    Spec(
+        "digits-images", "Handwritten Digit Images", "MultiCls", "accuracy", False, 66, "file", ("label",),
+        _digit_images, 0, False,
+        story="Each image is a 32x32 grayscale PNG of a handwritten digit, sorted into one folder per digit for "
+        "training. Your task is to recognise the digit (0 to 9) in each test image.",
+        evaluation="Submissions are evaluated on accuracy, the share of test images whose digit is predicted "
+        "correctly.",
+        submission="For each image `file` in test/, you must predict its `label` (the digit). The file should "
+        "contain a header and have the following format:",
+        fields=(
+            ("file", "the image file name (with extension): train/<label>/<file> or test/<file>"),
+            ("label", "the target: the digit 0 to 9, the name of the image's folder under train/"),
+        ),
+        layout="image_folders", inputs=("img",),
+    ),
+    Spec(
+        "docstring-library", "Which Library Wrote This Docstring?", "MultiCls", "multi_log_loss", True, 77, "id",
+        ("library",), _library_docstrings, 0.25, True,
+        story="Each record is the documentation of a public function, class or method of one of four scientific Python "
+        "libraries: numpy, pandas, scipy or sklearn. Your task is to predict which library it comes from. The "
+        "libraries' names and module paths have been replaced with `lib` in the texts, which are cut at 1,500 "
+        "characters. Two numeric fields describe the documented object.",
+        evaluation="Submissions are evaluated using the multi-class logarithmic loss. Each docstring has been labeled "
+        "with one true library. For each docstring, you must submit a set of predicted probabilities (one for every "
+        "library). The submitted probabilities for a given row are not required to sum to one because they are "
+        "rescaled prior to being scored (each row is divided by the row sum). In order to avoid the extremes of the "
+        "log function, predicted probabilities are replaced with max(min(p, 1 - 10^-15), 10^-15).",
+        submission=_PROBA.format(id="id", what="each library"),
+        fields=(
+            ("id", "unique identifier of the docstring"),
+            ("docstring", "the documentation text"),
+            ("n_parameters", "number of parameters in the object's signature; null when it has no signature"),
+            ("name_length", "number of characters in the object's name"),
+            ("library", "the target: numpy, pandas, scipy or sklearn (train.json only)"),
+        ),
+        layout="json", inputs=("tab", "txt"),
+    ),
 )
 
 
-def _description(spec: Spec, train: pd.DataFrame, test: pd.DataFrame, sample: pd.DataFrame) -> str:
-    targets = ", ".join(f"`{c}`" for c in spec.target_columns)
+def _target_names(targets: list[str]) -> str:
+    return ", ".join(f"`{c}`" for c in targets)
+
+
+def _write_csv(public: Path, train: pd.DataFrame, test: pd.DataFrame, targets: list[str]) -> list[str]:
+    train.to_csv(public / "train.csv", index=False, lineterminator="\n")
+    test.to_csv(public / "test.csv", index=False, lineterminator="\n")
+    return [f"- **train.csv** - the training set ({len(train)} rows) with the target {_target_names(targets)}",
+            f"- **test.csv** - the test set ({len(test)} rows); predict the target for each row"]
+
+
+def _write_image_folders(public: Path, train: pd.DataFrame, test: pd.DataFrame, targets: list[str]) -> list[str]:
+    """Class sub-folders, as in Kaggle's plant-seedlings-classification: train/<label>/<file>, test/<file>, no CSVs.
+    The frames hold the file name first and a `pixels` column of uint8 arrays."""
+    id_column, label = train.columns[0], targets[0]
+    paths = [public / "train" / str(y) / f for f, y in zip(train[id_column], train[label])]
+    paths += [public / "test" / f for f in test[id_column]]
+    for path, pixels in zip(paths, [*train["pixels"], *test["pixels"]]):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(pixels).save(path, format="PNG", compress_level=9)  # PIL writes no timestamp: same bytes
+    classes = ", ".join(sorted(train[label].astype(str).unique()))
+    return [f"- **train/** - {len(train)} training images, one sub-folder per `{label}` ({classes})",
+            f"- **test/** - {len(test)} test images without labels; predict the `{label}` of each"]
+
+
+def _write_json(public: Path, train: pd.DataFrame, test: pd.DataFrame, targets: list[str]) -> list[str]:
+    """A JSON list of records per split, as in Kaggle's random-acts-of-pizza; missing values are null."""
+    for name, frame in (("train", train), ("test", test)):
+        records = frame.astype(object).where(frame.notna(), None).to_dict("records")
+        (public / f"{name}.json").write_text(json.dumps(records, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return [f"- **train.json** - the training set ({len(train)} records) with the target {_target_names(targets)}",
+            f"- **test.json** - the test set ({len(test)} records); predict the target for each record"]
+
+
+LAYOUTS = {"csv": _write_csv, "image_folders": _write_image_folders, "json": _write_json}
+
+
+def _description(spec: Spec, files: list[str], sample: pd.DataFrame) -> str:
+    files = "\n".join(files)
     fields = "\n".join(f"- `{name}` - {text}" for name, text in spec.fields)
     return f"""# {spec.title}
 
@@ -225,8 +375,7 @@ def _description(spec: Spec, train: pd.DataFrame, test: pd.DataFrame, sample: pd
 
 ## File descriptions
 
-- **train.csv** - the training set ({len(train)} rows) with the target {targets}
-- **test.csv** - the test set ({len(test)} rows); predict the target for each row
+{files}
 - **sample_submission.csv** - a sample submission file in the correct format
 
 ## Data fields
@@ -246,14 +395,16 @@ def build_one(spec: Spec, out_dir: Path) -> dict:
     test = test.drop(columns=targets)
 
     public, private = out_dir / spec.name, out_dir / "_private" / spec.name
-    for path, frame in [(public / "train.csv", train), (public / "test.csv", test),
-                        (public / "sample_submission.csv", sample), (private / "answers.csv", answers)]:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(path, index=False, lineterminator="\n")
-    (public / "description.md").write_text(_description(spec, train, test, sample))
+    for folder in (public, private):  # start empty: no stale files from an earlier build
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+    files = LAYOUTS[spec.layout](public, train, test, targets)
+    sample.to_csv(public / "sample_submission.csv", index=False, lineterminator="\n")
+    answers.to_csv(private / "answers.csv", index=False, lineterminator="\n")
+    (public / "description.md").write_text(_description(spec, files, sample))
     meta = {
         "competition": spec.name,
-        "modalities": {"inputs": ["tab"], "targets": ["tab"]},
+        "modalities": {"inputs": list(spec.inputs), "targets": ["tab"]},
         "task_type": spec.task_type,
         "metric": spec.metric,
         "lower_is_better": spec.lower_is_better,
@@ -269,13 +420,24 @@ def build_one(spec: Spec, out_dir: Path) -> dict:
 
 def build(out_dir: Path = HERE) -> None:
     out_dir = Path(out_dir)
-    rows = [build_one(spec, out_dir) for spec in SPECS]
-    table = "\n".join(f"| {m['competition']} | {m['task_type']} | {m['metric']} | {m['n_train']} / {m['n_test']} |" for m in rows)
+    rows = [(spec, build_one(spec, out_dir)) for spec in SPECS]
+    table = "\n".join(f"| {m['competition']} | {m['task_type']} | {m['metric']} | {', '.join(spec.inputs)} | "
+                      f"{spec.layout} | {m['n_train']} / {m['n_test']} |" for spec, m in rows)
     (out_dir / "README.md").write_text(
         "# Example competitions\n\nSmall offline competitions in Kaggle layout, regenerated by "
         "`uv run python examples/build.py` and scored by `uv run python examples/grade.py <name> <submission.csv>`. "
         "Hidden answers live in `_private/`.\n\n"
-        f"| name | task type | metric | rows (train / test) |\n|---|---|---|---|\n{table}\n"
+        f"| name | task type | metric | inputs | layout | rows (train / test) |\n|---|---|---|---|---|---|\n{table}\n\n"
+        "Every competition has `description.md` and `sample_submission.csv` (the id column, then the target or one "
+        "probability column per class); the data files depend on the layout:\n\n"
+        "- **csv** - `train.csv` (id, features, targets) and `test.csv` (id, features).\n"
+        "- **image_folders** - class sub-folders, as in Kaggle's plant-seedlings-classification: "
+        "`train/<label>/<file>.png` and unlabelled `test/<file>.png`; the submission's id is the file name with its "
+        "extension. No CSV besides the sample submission.\n"
+        "- **json** - `train.json` and `test.json`, each a list of records (objects; missing values are null), as "
+        "in Kaggle's random-acts-of-pizza; `test.json` lacks the target.\n\n"
+        "docstring-library's texts come from the installed numpy, pandas, scipy and scikit-learn, so rebuilding with "
+        "other versions of those libraries changes them; the committed files are the reference.\n"
     )
 
 

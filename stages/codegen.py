@@ -24,6 +24,9 @@ def read_expr(path: str, id_col: str | None = None) -> str:
 def map_template(output: str, doc: str, preview: str = "table.head().to_string()") -> str:
     """The template of a map stage: build_map() returns the table, running the file writes it."""
     return f'''"""Builds {output}: {doc}"""
+import re
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -38,3 +41,44 @@ if __name__ == "__main__":
     print(table.shape)
     print({preview})
 '''
+
+
+def table_rows(a, split: str) -> list[str]:
+    """Lines that read a split's table into `df` and its sample ids into `ids` (train: labelled rows only,
+    the same rows in every train map)."""
+    source, id_col = (a.train, a.train_id) if split == "train" else (a.test, a.test_id)
+    if source is None:  # no test table: the sample submission lists the test samples
+        return [f"df = {read_expr(a.sample, a.id_col)}", f"ids = df[{a.id_col!r}].astype(str)"]
+    lines = [f"df = {read_expr(source, id_col)}"]
+    if id_col:
+        lines.append(f"ids = df[{id_col!r}].astype(str)")
+    elif split == "test":  # the test table has no id column: the sample submission lists the ids in order
+        lines.append(f"ids = {read_expr(a.sample, a.id_col)}[{a.id_col!r}].astype(str)")
+    else:
+        lines.append('ids = pd.Series([f"row{i}" for i in range(len(df))])')
+    if split == "train":
+        label_cols = [t.source for t in a.targets]
+        lines.append(f"keep = df[{label_cols!r}].notna().all(axis=1).to_numpy()  # rows without a target teach nothing")
+        lines.append("df, ids = df[keep].reset_index(drop=True), ids[keep].reset_index(drop=True)")
+    return lines
+
+
+def listing_rows(src, labels: bool = False) -> list[str]:
+    """Lines that list a folder's files into `paths` and `ids` (path under the folder), and `labels`."""
+    from agentk.file_inputs import MODALITY_EXT, NAME_LABEL
+
+    lines = [f"folder = Path({src.folder!r})",
+             f"files = sorted(p for p in folder.rglob('*') if p.suffix.lower() in {MODALITY_EXT[src.modality]!r})",
+             "paths = pd.Series([p.as_posix() for p in files])",
+             "ids = pd.Series([p.relative_to(folder).as_posix() for p in files])"]
+    if labels and src.label == "folder":
+        lines.append("labels = [p.parent.name for p in files]  # one sub-folder per class")
+    elif labels:
+        lines.append(f"labels = [re.fullmatch({NAME_LABEL.pattern!r}, p.stem).group(1) for p in files]  # cat.123.jpg -> cat")
+    return lines
+
+
+def file_paths(src) -> str:
+    """The expression giving each row's file path from a table column."""
+    value = f"df[{src.column!r}].astype(str).str.replace('\\\\', '/')"
+    return f"{src.folder + '/'!r} + {value}" + (f" + {src.ext!r}" if src.ext else "")

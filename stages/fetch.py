@@ -7,11 +7,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from agentk.checks import Check
-from agentk.dataview import find_description, find_tables, read_table, walk
+from agentk.archives import unpack_beside
+from agentk.dataview import find_description, find_tables, read_table, split_folders, walk
 from agentk.engine import Stage
 from agentk.errors import BadInput
 from agentk.fileio import write_json, write_text
-from agentk.modalities import detect_inputs, require_supported, unsupported_reason
+from agentk.modalities import unsupported_reason
 from unit_tests_lib.task import check_fetched
 
 GOAL = "Link the competition's raw files into raw/ and save its description pages as markdown in task/."
@@ -25,23 +26,21 @@ def check_source(source: Path) -> None:
     if not source.is_dir():
         raise BadInput(f"{source} is not a folder: unzip the competition download and point agentk at the folder")
     tables = find_tables(source)
-    folders = {p.name.lower() for p in source.iterdir() if p.is_dir() or p.suffix == ".zip"}
     if "sample" not in tables:
         raise BadInput(f"no sample submission in {source}: agentk needs sample_submission.csv to know the submission format")
-    if "train" not in tables:
-        hint = " (image folders are not supported by this version yet)" if {"train", "train.zip"} & folders else ""
-        raise BadInput(f"no training table in {source}: expected a file named train*.csv{hint}")
-    if "test" not in tables:
-        raise BadInput(f"no test table in {source}: expected a file named test*.csv")
-    train = read_table(tables["train"])
-    read_table(tables["test"])
+    if "train" not in tables and not split_folders(source, "train"):
+        raise BadInput(f"no training data in {source}: expected train*.csv (or labels.csv), a train/ folder or train.zip")
+    if "test" not in tables and not split_folders(source, "test") and not any(p.is_dir() for p in source.iterdir()):
+        raise BadInput(f"no test data in {source}: expected test*.csv, a test/ folder or test.zip")
+    train = read_table(tables["train"]) if "train" in tables else None
+    if "test" in tables:
+        read_table(tables["test"])
     sample = read_table(tables["sample"], dtype=str)
     if sample.shape[1] < 2:
         raise BadInput(f"{tables['sample'].name} has one column: a submission needs an id column and a prediction column")
     reason = unsupported_reason(source, train, sample)
     if reason:
         raise BadInput(reason)
-    require_supported(detect_inputs(source, train, exclude=set(sample.columns)))
 
 
 def sections(markdown: str) -> dict[str, str]:
@@ -74,6 +73,7 @@ def fetch_local(source: Path, ws: Path) -> None:
         link = raw / child.name
         if not child.name.startswith(".") and not link.exists():
             link.symlink_to(child)
+    unpack_beside(Path(source).resolve(), raw)  # train.zip -> raw/train/; the user's folder stays untouched
     desc = find_description(raw)
     text = desc.read_text(errors="replace") if desc else ""
     parts = sections(text)

@@ -12,13 +12,16 @@ from unit_tests_lib.submission import check_submission_format
 
 TEMPLATE = f'''"""format_submission(test_ids, predictions) -> DataFrame in the exact format of the sample submission.
 predictions: the DataFrame returned by inverse_transform (the submission's prediction columns)."""
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
 {HOLE}
 
 if __name__ == "__main__":
-    ids = pd.read_csv("test_tab_input_map.csv", dtype={{"id": str}})["id"]
+    first_test_map = sorted(Path(".").glob("test_*_input_map.csv"))[0]
+    ids = pd.read_csv(first_test_map, dtype={{"id": str}})["id"]
     demo = format_submission(ids, SAMPLE_PREDICTIONS())
     print(demo.shape)
     print(demo.head().to_string())

@@ -4,7 +4,7 @@ from __future__ import annotations
 from agentk.analysis import Analysis
 from agentk.checks import Check
 from agentk.engine import Action, Context, Stage, fill
-from stages.codegen import map_template, read_expr
+from stages.codegen import map_template, table_rows
 from unit_tests_lib.maps import check_id_map, check_no_train_only_columns, check_rows_match_source
 
 def template(split: str) -> str:
@@ -13,18 +13,7 @@ def template(split: str) -> str:
 
 
 def expert(a: Analysis, ctx: Context, split: str) -> Action:
-    source, id_col = (a.train, a.train_id) if split == "train" else (a.test, a.test_id)
-    lines = [f"df = {read_expr(source, id_col)}"]
-    if id_col:
-        lines.append(f"ids = df[{id_col!r}].astype(str)")
-    elif split == "test":  # the test table has no id column: the sample submission lists the ids in order
-        lines.append(f"ids = {read_expr(a.sample, a.id_col)}[{a.id_col!r}].astype(str)")
-    else:
-        lines.append('ids = pd.Series([f"row{i}" for i in range(len(df))])')
-    if split == "train":
-        label_cols = [t.source for t in a.targets]
-        lines.append(f"keep = df[{label_cols!r}].notna().all(axis=1).to_numpy()  # rows without a target teach nothing")
-        lines.append("df, ids = df[keep].reset_index(drop=True), ids[keep].reset_index(drop=True)")
+    lines = table_rows(a, split)
     lines += [f"features = {a.features!r}", 'out = pd.concat([pd.DataFrame({"id": ids.to_numpy()}), df[features]], axis=1)']
     if a.bool_features:
         lines += [f"for c in {a.bool_features!r}:  # True/False with gaps reads as text: make it 1.0/0.0/NaN",

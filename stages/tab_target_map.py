@@ -4,7 +4,7 @@ from __future__ import annotations
 from agentk.analysis import Analysis
 from agentk.checks import Check
 from agentk.engine import Action, Context, Stage, fill
-from stages.codegen import map_template, read_expr
+from stages.codegen import listing_rows, map_template, table_rows
 from unit_tests_lib.maps import check_target_map
 
 OUTPUT = "train_tab_target_map.csv"
@@ -14,10 +14,11 @@ TEMPLATE = map_template(OUTPUT, 'first column "id", then one column per target (
 
 def expert(a: Analysis, ctx: Context) -> Action:
     cols = [t.source for t in a.targets]
-    lines = [f"df = {read_expr(a.train, a.train_id)}",
-             f"ids = df[{a.train_id!r}].astype(str)" if a.train_id else 'ids = pd.Series([f"row{i}" for i in range(len(df))])',
-             f"keep = df[{cols!r}].notna().all(axis=1).to_numpy()  # same rows as the train input map",
-             f"out = pd.concat([pd.DataFrame({{'id': ids[keep].to_numpy()}}), df.loc[keep, {cols!r}].reset_index(drop=True)], axis=1)"]
+    listing = next((src for key, src in a.files.items() if key.startswith("train_") and src.column is None), None)
+    if listing is not None:  # the train samples are files labelled by folder or name
+        lines = listing_rows(listing, labels=True) + [f"out = pd.DataFrame({{'id': ids, {cols[0]!r}: labels}})"]
+    else:
+        lines = table_rows(a, "train") + [f"out = pd.concat([pd.DataFrame({{'id': ids.to_numpy()}}), df[{cols!r}]], axis=1)"]
     renamed = {t.source: t.column for t in a.targets if t.source != t.column}
     if renamed:
         lines.append(f"out = out.rename(columns={renamed!r})  # named as in the submission")

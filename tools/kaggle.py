@@ -8,14 +8,12 @@ retried with exponential backoff."""
 from __future__ import annotations
 
 import contextlib
-import gzip
 import io
 import json
 import os
 import re
 import shutil
 import sys
-import tarfile
 import time
 import zipfile
 from datetime import timezone
@@ -23,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from agentk.archives import extract, extract_all
 from agentk.errors import BadInput
 
 if TYPE_CHECKING:
@@ -34,7 +33,6 @@ NO_CREDENTIALS = ("no Kaggle credentials: put kaggle.json in ~/.kaggle/ (or set 
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 _LIMIT = re.compile(r"daily submission|submission allowance|submission limit|max(imum)? (number of )?submissions"
                     r"|submissions? (remaining|per day)", re.I)
-_ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz", ".gz", ".7z")
 
 
 def parse_competition_url(url: str) -> str | None:
@@ -201,8 +199,8 @@ class KaggleTool:
             for leftover in partial.glob("*.kaggle-partial"):
                 leftover.unlink()
             for bundle in [p for p in partial.iterdir() if zipfile.is_zipfile(p)]:  # the whole competition
-                _extract(bundle if bundle.suffix == ".zip" else bundle.rename(bundle.with_suffix(".zip")), partial)
-            _extract_all(partial)
+                extract(bundle if bundle.suffix == ".zip" else bundle.rename(bundle.with_suffix(".zip")), partial)
+            extract_all(partial)
             for item in partial.iterdir():
                 target = dest / item.name
                 if target.is_dir() and not target.is_symlink():
@@ -282,61 +280,6 @@ class KaggleTool:
         if csv is None:
             raise BadInput(f"the leaderboard of {slug} came without a CSV")
         return pd.read_csv(csv)
-
-
-# -- archives ------------------------------------------------------------------------------------
-
-def _is_archive(p: Path) -> bool:
-    return p.is_file() and p.name.lower().endswith(_ARCHIVES)
-
-
-def _extract(archive: Path, into: Path) -> None:
-    """Unpack one archive into `into` and delete it."""
-    name = archive.name.lower()
-    if name.endswith(".zip"):
-        with zipfile.ZipFile(archive) as z:
-            z.extractall(into)
-    elif name.endswith((".tar", ".tar.gz", ".tgz")):
-        with tarfile.open(archive) as t:
-            t.extractall(into, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
-    elif name.endswith(".gz"):
-        with gzip.open(archive) as src, open(into / archive.name[:-3], "wb") as out:
-            shutil.copyfileobj(src, out)
-    elif name.endswith(".7z"):
-        try:
-            import py7zr
-        except ImportError:
-            raise BadInput(f"{archive.name} is a 7z archive: install py7zr (uv add py7zr) to extract it") from None
-        with py7zr.SevenZipFile(archive) as z:
-            z.extractall(into)
-    archive.unlink()
-    shutil.rmtree(into / "__MACOSX", ignore_errors=True)
-
-
-def _members(archive: Path) -> list[str]:
-    name = archive.name.lower()
-    if name.endswith(".zip"):
-        with zipfile.ZipFile(archive) as z:
-            return z.namelist()
-    if name.endswith((".tar", ".tar.gz", ".tgz")):
-        with tarfile.open(archive) as t:
-            return t.getnames()
-    return [archive.name]  # .gz: one file; .7z: treated as one folder below
-
-
-def _extract_all(root: Path, depth: int = 5) -> None:
-    """Extract archives found anywhere under root, nested ones too: next to themselves when they hold
-    one file or one folder, else into a folder named after the archive (images.zip -> images/)."""
-    for _ in range(depth):
-        archives = [p for p in root.rglob("*") if _is_archive(p)]
-        if not archives:
-            return
-        for archive in archives:
-            tops = {m.strip("/").split("/")[0] for m in _members(archive) if m.strip("/")}
-            stem = re.sub(r"(\.tar\.gz|\.tgz|\.tar|\.zip|\.gz|\.7z)$", "", archive.name, flags=re.I)
-            into = archive.parent if len(tops) <= 1 else archive.parent / stem
-            into.mkdir(exist_ok=True)
-            _extract(archive, into)
 
 
 def _listing(dest: Path) -> list[Path]:

@@ -60,3 +60,11 @@ def type_family(s: pd.Series) -> str:
 def train_targets(ws: Path) -> pd.DataFrame:
     """The train target map without its id column."""
     return read_map(ws, "train_tab_target_map.csv").drop(columns="id")
+
+
+def test_ids(ws: Path) -> pd.Series:
+    """The test samples' ids, from the first test input map."""
+    maps = sorted(Path(ws).glob("test_*_input_map.csv"))
+    if not maps:
+        fail("no test_*_input_map.csv in the workspace: build the test input maps first")
+    return read_map(ws, maps[0].name)["id"]

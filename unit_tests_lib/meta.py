@@ -26,8 +26,12 @@ def check_train_map_dataset(ws: Path) -> None:
     if batch["target"].shape != (n, len(transform.OUTPUTS)):
         fail(f"a batch's targets have shape {batch['target'].shape}, expected ({n}, {len(transform.OUTPUTS)})")
     for m in ds.modalities:
-        if len(batch[m]) != n:
-            fail(f"a batch has {len(batch[m])} {m} inputs for {n} samples")
+        if _rows(batch[m]) != n:
+            fail(f"a batch has {_rows(batch[m])} {m} inputs for {n} samples")
+
+
+def _rows(x) -> int:
+    return len(next(iter(x.values()))) if isinstance(x, dict) else len(x)
 
 
 def check_test_maps(ws: Path) -> None:
@@ -80,29 +84,38 @@ def _one(kind: str, n: int, c: int) -> np.ndarray:
 
 
 def light_solve(ws: Path, max_rows: int = 3000, seed: int = 0) -> dict:
-    """Fit a light model on a subsample, score a held-out part with code_metric, format the test predictions."""
+    """Fit a light model on a subsample, score a held-out part with code_metric, format the test predictions.
+    Tabular-only tasks get gradient boosting; image, text and mixed tasks a tiny late-fusion network."""
     transform = load_module(ws, "code_transform_tab_target_train")
     metric = load_module(ws, "code_metric")
-    train_x, test_x = read_map(ws, "train_tab_input_map.csv"), read_map(ws, "test_tab_input_map.csv")
-    targets = read_map(ws, "train_tab_target_map.csv").set_index("id").loc[train_x["id"]].reset_index(drop=True)
-    rng = np.random.default_rng(seed)
-    rows = rng.permutation(len(train_x))[:max_rows]
+    train, test = MapDataset(ws, "train", transform.transform), MapDataset(ws, "test")
+    targets = read_map(ws, "train_tab_target_map.csv").set_index("id").loc[train.ids].reset_index(drop=True)
+    tabular_only = train.modalities == ["tab"]
+    rows = np.random.default_rng(seed).permutation(len(train))[:max_rows if tabular_only else min(max_rows, 1000)]
     cut = max(1, int(0.8 * len(rows)))
     fit_rows, val_rows = rows[:cut], rows[cut:]
-    (x_all, x_test), _ = encode([train_x.drop(columns="id"), test_x.drop(columns="id")])
-    y = np.asarray(transform.transform(targets), dtype=float).reshape(len(targets), -1)
+    if tabular_only:
+        val_pred, test_pred = _boosting(train, test, fit_rows, val_rows, transform.OUTPUTS)
+    else:
+        from tools.light_net import fit_predict
+        val_pred, test_pred = fit_predict(train, fit_rows, [(train, val_rows), (test, None)], transform.OUTPUTS, seed=seed)
+    score = float(metric.metric(targets.iloc[val_rows].reset_index(drop=True), transform.inverse_transform(val_pred)))
+    formatter, sub = format_with_fallback(ws, pd.Series(test.ids), transform.inverse_transform(test_pred))
+    return {"score": score, "higher_is_better": metric.HIGHER_IS_BETTER, "n_fit": len(fit_rows),
+            "n_val": len(val_rows), "model": "gradient boosting" if tabular_only else "tiny late-fusion network",
+            "formatter": formatter, "submission": sub}
+
+
+def _boosting(train: MapDataset, test: MapDataset, fit_rows, val_rows, outputs: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    frames = [ds.inputs["tab"].loc[ds.ids].reset_index(drop=True) for ds in (train, test)]
+    (x_all, x_test), _ = encode(frames)
     val_parts, test_parts = [], []
-    for j, out in enumerate(transform.OUTPUTS):
-        v, t = _fit_predict(out["kind"], int(out.get("n_classes", 0)), x_all[fit_rows], y[fit_rows, j],
+    for j, out in enumerate(outputs):
+        v, t = _fit_predict(out["kind"], int(out.get("n_classes", 0)), x_all[fit_rows], train.targets[fit_rows, j],
                             [x_all[val_rows], x_test])
         val_parts.append(v)
         test_parts.append(t)
-    val_pred = transform.inverse_transform(np.hstack(val_parts))
-    score = float(metric.metric(targets.iloc[val_rows].reset_index(drop=True), val_pred))
-    test_pred = transform.inverse_transform(np.hstack(test_parts))
-    formatter, sub = format_with_fallback(ws, test_x["id"], test_pred)
-    return {"score": score, "higher_is_better": metric.HIGHER_IS_BETTER, "n_fit": len(fit_rows),
-            "n_val": len(val_rows), "formatter": formatter, "submission": sub}
+    return np.hstack(val_parts), np.hstack(test_parts)
 
 
 def format_with_fallback(ws: Path, ids, predictions) -> tuple[str, pd.DataFrame]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from unit_tests_lib.common import fail, load_module, read_map, sample_submission, train_targets, type_family
+from unit_tests_lib.common import fail, load_module, sample_submission, test_ids, train_targets, type_family
 
 
 def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
@@ -44,7 +44,7 @@ def check_submission_format(ws: Path, module: str) -> None:
     if not hasattr(fmt, "format_submission"):
         fail(f"{module}.py must define format_submission(test_ids, predictions)")
     transform = load_module(ws, "code_transform_tab_target_train")
-    ids = read_map(ws, "test_tab_input_map.csv")["id"]
+    ids = test_ids(ws)
     y = train_targets(ws)
     rows = np.resize(np.arange(len(y)), len(ids))  # training targets, as many as there are test ids
     preds = transform.inverse_transform(transform.transform(y.iloc[rows].reset_index(drop=True)))

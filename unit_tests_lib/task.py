@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentk.dataview import find_tables
+from agentk.dataview import find_tables, split_folders
 from unit_tests_lib.common import fail, sample_submission
 
 INPUTS = {"tab", "img", "txt"}
@@ -16,9 +16,10 @@ def check_fetched(ws: Path) -> None:
     if not raw.is_dir() or not any(raw.iterdir()):
         fail("raw/ is empty: link or download the competition files into it")
     tables = find_tables(raw)
-    for role in ("train", "test", "sample"):
-        if role not in tables:
-            fail(f"raw/ has no {role} table: the competition files are incomplete")
+    if "sample" not in tables:
+        fail("raw/ has no sample submission: the competition files are incomplete")
+    if "train" not in tables and not split_folders(raw, "train"):
+        fail("raw/ has neither a train table nor a train folder: the competition files are incomplete")
     desc = ws / "task" / "description.md"
     if not desc.exists() or not desc.read_text().strip():
         fail("task/description.md is missing or empty: save the competition description there")

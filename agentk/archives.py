@@ -1,0 +1,111 @@
+"""Competition archives (zip, tar, gz, 7z): Kaggle ships images and even CSVs zipped.
+
+`extract_all` unpacks a downloaded folder in place; `unpack_beside` extracts the archives of a user's
+folder into the workspace without touching the originals."""
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import shutil
+import tarfile
+import zipfile
+from pathlib import Path
+
+from agentk.errors import BadInput
+
+ARCHIVE_EXT = (".zip", ".tar", ".tar.gz", ".tgz", ".gz", ".7z")
+_STEM = re.compile(r"(\.tar\.gz|\.tgz|\.tar|\.zip|\.gz|\.7z)$", re.I)
+
+
+def is_archive(p: Path) -> bool:
+    return p.is_file() and p.name.lower().endswith(ARCHIVE_EXT) and not p.name.lower().endswith((".csv.gz", ".tsv.gz"))
+
+
+def extract(archive: Path, into: Path, delete: bool = True) -> None:
+    """Unpack one archive into `into` (and delete it unless told not to)."""
+    name = archive.name.lower()
+    try:
+        if name.endswith(".zip"):
+            with zipfile.ZipFile(archive) as z:
+                z.extractall(into)
+        elif name.endswith((".tar", ".tar.gz", ".tgz")):
+            with tarfile.open(archive) as t:
+                t.extractall(into, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+        elif name.endswith(".gz"):
+            with gzip.open(archive) as src, open(into / archive.name[:-3], "wb") as out:
+                shutil.copyfileobj(src, out)
+        elif name.endswith(".7z"):
+            try:
+                import py7zr
+            except ImportError:
+                raise BadInput(f"{archive.name} is a 7z archive: install py7zr (uv add py7zr) to extract it") from None
+            with py7zr.SevenZipFile(archive) as z:
+                z.extractall(into)
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, gzip.BadGzipFile) as exc:
+        raise BadInput(f"{archive.name} is a broken archive ({exc}): re-download the competition data") from None
+    if delete:
+        archive.unlink()
+    shutil.rmtree(into / "__MACOSX", ignore_errors=True)
+
+
+def members(archive: Path) -> list[str]:
+    name = archive.name.lower()
+    try:
+        if name.endswith(".zip"):
+            with zipfile.ZipFile(archive) as z:
+                return z.namelist()
+        if name.endswith((".tar", ".tar.gz", ".tgz")):
+            with tarfile.open(archive) as t:
+                return t.getnames()
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError) as exc:
+        raise BadInput(f"{archive.name} is a broken archive ({exc}): re-download the competition data") from None
+    return [archive.name[:-3] if name.endswith(".gz") else _STEM.sub("", archive.name)]  # .gz: one file; .7z: one folder
+
+
+def _tops(archive: Path) -> set[str]:
+    return {m.strip("/").split("/")[0] for m in members(archive) if m.strip("/") and not m.startswith("__MACOSX")}
+
+
+def unpacked_name(archive: Path) -> str | None:
+    """What an archive becomes beside itself: its one top-level entry, or a folder named after it
+    (images.zip -> images/). None when it holds nothing."""
+    tops = _tops(archive)
+    if not tops:
+        return None
+    return next(iter(tops)) if len(tops) == 1 else _STEM.sub("", archive.name)
+
+
+def extract_all(root: Path, depth: int = 5) -> None:
+    """Extract archives found anywhere under root, nested ones too, each where `unpacked_name` says."""
+    for _ in range(depth):
+        archives = [p for p in root.rglob("*") if is_archive(p)]
+        if not archives:
+            return
+        for archive in archives:
+            into = archive.parent if len(_tops(archive)) <= 1 else archive.parent / _STEM.sub("", archive.name)
+            into.mkdir(exist_ok=True)
+            extract(archive, into)
+
+
+def unpack_beside(source: Path, raw: Path) -> list[str]:
+    """Extract the top-level archives of `source` into `raw`, skipping those whose content is already
+    there (Kaggle folders often hold both train/ and train.zip). Extraction goes through a partial folder
+    so a killed run leaves nothing that looks complete. Returns the names created."""
+    created = []
+    for archive in sorted(p for p in Path(source).iterdir() if is_archive(p)):
+        name = unpacked_name(archive)
+        if name is None or (raw / name).exists() or (Path(source) / name).exists():
+            continue
+        partial = raw / f".partial-{archive.name}"
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
+        try:
+            into = partial if len(_tops(archive)) == 1 else partial / name
+            into.mkdir(exist_ok=True)
+            extract(archive, into, delete=False)
+            os.replace(partial / name, raw / name)
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
+        created.append(name)
+    return created

@@ -1,0 +1,122 @@
+"""Per-sample files (images, text documents): which folder holds a split's files, and how a table names
+them or a folder listing labels them. The expert's image and text map stages write code from a FileSource.
+
+Kaggle's layouts: class sub-folders (train/<class>/x.jpg), the label in the file name (cat.123.jpg), a
+CSV of ids or paths beside an image folder (ids with or without extension, relative or nested paths),
+ids shared with a tabular CSV (images/<id>.jpg), unlabelled test folders named by the sample's ids."""
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import pandas as pd
+
+from agentk.dataview import IMAGE_EXT, role_of, walk
+
+MODALITY_EXT = {"img": IMAGE_EXT, "txt": (".txt",)}
+NAME_LABEL = re.compile(r"([^\d]*?[A-Za-z][^\d]*?)[._\- ]*\d+")  # cat.123 -> cat; golden_retriever_7 -> golden_retriever
+MIN_FILES = 10
+
+
+@dataclass
+class FileSource:
+    modality: str               # img | txt
+    folder: str                 # workspace-relative folder holding the files
+    column: str | None = None   # table column naming each sample's file; None: the folder's files are the samples
+    ext: str = ""               # appended to the column's values ("" when they carry it)
+    label: str | None = None    # listing: "folder" (class sub-folders) or "name" (label prefix of the file name)
+
+
+def modality_files(ws: Path) -> dict[str, set[str]]:
+    """Workspace-relative paths of per-sample files inside raw/'s folders, by modality."""
+    ws = Path(ws)
+    found: dict[str, set[str]] = {m: set() for m in MODALITY_EXT}
+    for p in walk(ws / "raw", 6):
+        rel = p.relative_to(ws).as_posix()
+        if rel.count("/") < 2:  # raw/description.txt is a document, not a sample
+            continue
+        for m, exts in MODALITY_EXT.items():
+            if p.suffix.lower() in exts:
+                found[m].add(rel)
+    return {m: files for m, files in found.items() if len(files) >= MIN_FILES}
+
+
+def _split_score(folder: str, split: str) -> int:
+    """2: the folder's path names this split; 1: names no split; 0: names the other split."""
+    roles = {role_of(PurePosixPath(part)) for part in folder.split("/")[1:]}
+    return 2 if split in roles else 0 if roles & {"train", "test"} else 1
+
+
+def resolve_column(values: pd.Series, files: set[str], split: str) -> tuple[str, str] | None:
+    """(folder, ext) such that folder/value+ext is a file for every value, or None."""
+    vals = values.dropna().astype(str).str.replace("\\", "/", regex=False).tolist()
+    if not vals or len(vals) < len(values):
+        return None
+    probe = list(dict.fromkeys(vals[:30] + vals[::max(1, len(vals) // 30)]))
+    folders = {posixpath.dirname(f) for f in files}
+    folders |= {a for f in folders for a in _ancestors(f)}
+    exts = [""] + sorted({posixpath.splitext(f)[1] for f in files})
+    hits = [(folder, ext) for folder in folders for ext in exts
+            if all(posixpath.normpath(f"{folder}/{v}{ext}") in files for v in probe)]
+    hits.sort(key=lambda fe: (-_split_score(fe[0], split), -fe[0].count("/"), fe[1]))
+    for folder, ext in hits:
+        if all(posixpath.normpath(f"{folder}/{v}{ext}") in files for v in vals):
+            return folder, ext
+    return None
+
+
+def _ancestors(folder: str):
+    while "/" in folder:
+        folder = folder.rsplit("/", 1)[0]
+        yield folder
+
+
+def column_source(modality: str, table: pd.DataFrame, first: list[str], files: set[str], split: str) -> FileSource | None:
+    """The first column of `table` (those in `first` tried first) whose values name the split's files."""
+    order = [c for c in first if c in table.columns] + [c for c in table.columns if c not in first]
+    for c in order:
+        s = table[c]
+        if not (s.dtype == object or pd.api.types.is_string_dtype(s) or pd.api.types.is_integer_dtype(s)):
+            continue
+        hit = resolve_column(s, files, split)
+        if hit:
+            return FileSource(modality, hit[0], column=c, ext=hit[1])
+    return None
+
+
+def listing_source(modality: str, files: set[str]) -> FileSource | None:
+    """The train folder whose files are the samples, labelled by class sub-folder or file-name prefix."""
+    by_folder: Counter[str] = Counter()
+    for f in files:
+        for folder in _ancestors(f):
+            if _split_score(folder, "train") == 2 and role_of(PurePosixPath(folder)) == "train":
+                by_folder[folder] += 1
+    for folder, _ in sorted(by_folder.items(), key=lambda kv: (kv[0].count("/"), -kv[1])):
+        rel = [f[len(folder) + 1:].split("/") for f in files if f.startswith(folder + "/")]
+        depths = {len(parts) for parts in rel}
+        if depths == {2} and len({parts[0] for parts in rel}) >= 2:
+            return FileSource(modality, folder, label="folder")
+        if depths == {1}:
+            labels = [name_label(parts[0]) for parts in rel]
+            counts = Counter(labels)
+            if None not in counts and 2 <= len(counts) <= len(rel) / 5:
+                return FileSource(modality, folder, label="name")
+    return None
+
+
+def name_label(file_name: str) -> str | None:
+    m = NAME_LABEL.fullmatch(PurePosixPath(file_name).stem)
+    return m.group(1) if m else None
+
+
+def listing_frame(ws: Path, src: FileSource, label_column: str) -> pd.DataFrame:
+    """The listing as a table: id (path under the folder) and the label, as the generated code builds it."""
+    folder = Path(ws) / src.folder
+    exts = MODALITY_EXT[src.modality]
+    paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in exts)
+    ids = [p.relative_to(folder).as_posix() for p in paths]
+    labels = [p.parent.name for p in paths] if src.label == "folder" else [name_label(p.name) for p in paths]
+    return pd.DataFrame({"id": ids, label_column: labels})

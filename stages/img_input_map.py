@@ -1,0 +1,35 @@
+"""Train and test image input maps: first column "id", then "path", the sample's image file relative to
+the workspace (raw/train/cat.0.jpg). Images are read later, by the map dataset."""
+from __future__ import annotations
+
+from agentk.analysis import Analysis, CannotAnalyse
+from agentk.checks import Check
+from agentk.engine import Action, Context, Stage, fill
+from stages.codegen import file_paths, listing_rows, map_template, table_rows
+from unit_tests_lib.maps import check_id_map, check_rows_match_source
+from unit_tests_lib.media import check_image_map
+
+
+def template(split: str) -> str:
+    return map_template(f"{split}_img_input_map.csv",
+                        f'one row per {split} sample, first column "id", then "path": its image file, relative to the workspace.')
+
+
+def expert(a: Analysis, ctx: Context, split: str) -> Action:
+    src = a.files.get(f"{split}_img")
+    if src is None:
+        raise CannotAnalyse(f"no {split} image files were found for the samples")
+    lines = listing_rows(src) if src.column is None else table_rows(a, split) + [f"paths = {file_paths(src)}"]
+    lines += ['return pd.DataFrame({"id": ids.to_numpy(), "path": np.asarray(paths)})']
+    return Action(code=fill(template(split), "\n".join(lines)))
+
+
+def make(split: str) -> Stage:
+    output = f"{split}_img_input_map.csv"
+    checks = [Check(check_id_map, {"name": output}, split), Check(check_rows_match_source, {"name": output, "role": split}, split),
+              Check(check_image_map, {"name": output}, split)]
+    return Stage(f"{split}_img_input_map", f"Write code that builds {output}: first column 'id' (as text, the same ids "
+                 f"as the other {split} maps), then 'path', each sample's image file relative to the workspace.",
+                 output=output, template=template(split), checks=checks, expert=lambda a, ctx: expert(a, ctx, split),
+                 hints="Image files may sit in class sub-folders, carry the label in their name, or be named by a "
+                       "table's id column (with or without extension). Test ids are the sample submission's.")
