@@ -6,11 +6,9 @@ For every competition folder of the arena (meta.json + public/) this runs
 `python -m agentk.cli setup <arena>/<name>/public --workspace <out>/<name> --force` in a subprocess,
 reads <ws>/setup.json, compares the metric the agent picked (code_metric.py) with the competition's,
 grades the light-solve submission against the hidden answers, and prints a table (also written to
-<out>/arena_setup.md). This version supports tabular inputs only: competitions whose meta.json input
-modalities include image or text are expected to exit 2 and are shown as 'unsupported (exit 2)'.
+<out>/arena_setup.md), with the competition's input modalities (meta.json).
 
-Exit status 0 when every tabular competition set up (exit 0, setup.json "done") and no
-image/text one failed in another way; 1 otherwise; 2 on bad arguments.
+Exit status 0 when every competition set up (exit 0, setup.json "done"); 1 otherwise; 2 on bad arguments.
 """
 from __future__ import annotations
 
@@ -44,8 +42,7 @@ ARENA_METRICS = {
     "column-wise ROC AUC": "mean_columnwise_auc",
     "mean-column-wise-rmsle": "mean_columnwise_rmsle",
 }
-UNSUPPORTED_INPUTS = {"image", "text"}
-COLUMNS = ("competition", "task", "exit", "stages", "unit tests", "meta-tests", "backtracks",
+COLUMNS = ("competition", "inputs", "task", "exit", "stages", "unit tests", "meta-tests", "backtracks",
            "metric picked", "comp. metric", "match", "val score", "test score", "secs", "reason")
 
 
@@ -64,18 +61,12 @@ class Result:
     workspace: str = ""            # <out>/<name>, shortened to "ws" in reasons
 
     @property
-    def expected_unsupported(self) -> bool:
-        return bool(UNSUPPORTED_INPUTS & set(self.meta.get("modalities", {}).get("inputs", [])))
-
-    @property
     def comp_metric(self) -> str:
         m = self.meta.get("metric", "-")
         return ARENA_METRICS.get(m, m)
 
     @property
     def ok(self) -> bool:
-        if self.expected_unsupported:
-            return self.rc in (0, 2)
         return self.rc == 0 and bool(self.state) and self.state.get("status") == "done"
 
 
@@ -187,16 +178,11 @@ def cells(r: Result) -> dict:
     stages = st.get("stages", {})
     tests = [v for s in stages.values() for v in s.get("tests", {}).values()]
     metas = st.get("meta_tests", {})
-    if r.rc is None:
-        status = "timeout"
-    elif r.rc == 2 and r.expected_unsupported:
-        status = "unsupported (exit 2)"
-    else:
-        status = str(r.rc)
+    status = "timeout" if r.rc is None else str(r.rc)
     have = bool(st)
-    picked_applies = not (r.expected_unsupported and r.rc == 2)
     return {
         "competition": r.name,
+        "inputs": "+".join(r.meta.get("modalities", {}).get("inputs", [])) or "-",
         "task": r.meta.get("task_type", "-"),
         "exit": status,
         "stages": _frac(sum(s.get("status") == "passed" for s in stages.values()), len(stages)) if have else "-",
@@ -205,7 +191,7 @@ def cells(r: Result) -> dict:
         "backtracks": str(st.get("backtracks", "-")) if have else "-",
         "metric picked": r.picked,
         "comp. metric": r.comp_metric,
-        "match": ("✓" if r.picked == r.comp_metric else "✗") if picked_applies else "-",
+        "match": "✓" if r.picked == r.comp_metric else "✗",
         "val score": _num(r.val_score),
         "test score": _num(r.test_score),
         "secs": f"{r.seconds:.0f}",
@@ -226,12 +212,9 @@ def markdown_table(rows: list[dict]) -> str:
 
 
 def summary(results: list[Result]) -> str:
-    tab = [r for r in results if not r.expected_unsupported]
-    done = [r for r in tab if r.ok]
-    match = [r for r in tab if r.picked == r.comp_metric]
-    unsup = [r for r in results if r.expected_unsupported]
-    return (f"{len(done)} set up / {len(tab)} tabular, {len(match)}/{len(tab)} metrics matching; "
-            f"{sum(r.rc == 2 for r in unsup)}/{len(unsup)} image/text unsupported (exit 2) as expected")
+    done = [r for r in results if r.ok]
+    match = [r for r in results if r.picked == r.comp_metric]
+    return f"{len(done)}/{len(results)} set up, {len(match)}/{len(results)} metrics matching"
 
 
 # ----------------------------------------------------------------------------- main

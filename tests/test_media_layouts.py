@@ -1,0 +1,347 @@
+"""Image, text and mixed competitions in the layouts Kaggle uses: for each, the expert's map stages run in the
+sandbox with their unit tests, then the map-dataset meta-tests and the light solve run on the result."""
+from __future__ import annotations
+
+import contextlib
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from PIL import Image
+
+from agentk.analysis import analyse
+from agentk.engine import Context
+from agentk.memory import WorkingMemory
+from agentk.sandbox import run_python
+from agentk.setup_pipeline import MAP_STAGES, remaining_stages
+from stages.fetch import fetch_local
+from unit_tests_lib.meta import check_test_maps, check_train_map_dataset, light_solve
+from unit_tests_lib.submission import compare_with_sample
+
+EXTS = ["jpg", "jpeg", "png", "tif", "tiff", "bmp", "gif", "webp"]
+MODES = ["RGB", "L", "RGBA", "P"]
+WORDS = "the a of report review article source note page edit talk history section".split()
+
+
+def description(metric: str) -> str:
+    return f"# A competition\n\nPredict the target.\n\n## Evaluation\n\nSubmissions are evaluated on {metric}.\n\n## Data\n\nFiles.\n"
+
+
+def image(path: Path, label: int, i: int = 0, ext: str | None = None) -> Path:
+    """A small image whose colour gives the label; extension, mode and size vary with i."""
+    ext = ext or EXTS[i % len(EXTS)]
+    path = path.with_name(f"{path.name}.{ext}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    size = (12 + 4 * (i % 3), 10 + 2 * (i % 4))
+    rgb = (200, 30, 30) if label else (30, 30, 200)
+    im = Image.new("RGB", size, rgb)
+    mode = MODES[i % len(MODES)] if ext not in ("jpg", "jpeg") else "RGB"
+    if mode == "P":
+        im = im.quantize(8)
+    elif mode != "RGB":
+        im = im.convert(mode)
+    im.save(path)
+    return path
+
+
+def text(label: int, rng: np.random.Generator) -> str:
+    words = list(rng.choice(WORDS, 12)) + (["garbage", "stupid"] if label else ["thanks", "helpful"])
+    rng.shuffle(words)
+    return " ".join(words).capitalize() + "."
+
+
+def write(folder: Path, files: dict[str, pd.DataFrame | str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        path = folder / name
+        if isinstance(content, str):
+            path.write_text(content)
+        elif name.endswith(".tsv"):
+            content.to_csv(path, sep="\t", index=False)
+        elif name.endswith(".jsonl"):
+            content.to_json(path, orient="records", lines=True)
+        elif name.endswith(".json"):
+            content.to_json(path, orient="records")
+        else:
+            content.to_csv(path, index=False)
+    return folder
+
+
+def labels(n: int) -> np.ndarray:
+    return np.arange(n) % 2
+
+
+def run_setup(src: Path, ws: Path, solve: bool = True) -> dict:
+    """Fetch, then every stage after plan as the expert writes it: the generated files run in one sandboxed
+    subprocess, in stage order, then each stage's unit tests and the meta-tests check the workspace.
+    Returns the analysis and the light-solve result."""
+    fetch_local(src, ws)
+    a = analyse(ws)
+    by_name = {s.name: s for _, s in MAP_STAGES}
+    stages = [by_name[name] for name in remaining_stages(a.inputs)]
+    files = []
+    for stage in stages:
+        ctx = Context(ws, "first", 1, WorkingMemory(), None, None)
+        (ws / f"code_{stage.name}.py").write_text(stage.expert(a, ctx).code)
+        files.append(f"code_{stage.name}.py")
+    res = run_python(["-c", "import runpy, sys\nfor f in sys.argv[1:]: runpy.run_path(f, run_name='__main__')", *files], cwd=ws)
+    assert res.ok, res.error()
+    with contextlib.chdir(ws):  # as in the sandbox: generated modules read workspace-relative paths
+        for stage in stages:
+            for check in stage.checks:
+                check.fn(ws, **check.kwargs)
+        check_train_map_dataset(ws)
+        check_test_maps(ws)
+        result = light_solve(ws) if solve else None
+    if solve:
+        compare_with_sample(ws, result["submission"], "light solve")
+        assert np.isfinite(result["score"])
+    return {"analysis": a, "solve": result}
+
+
+def read(ws: Path, name: str) -> pd.DataFrame:
+    return pd.read_csv(ws / name, dtype={"id": str})
+
+
+# --------------------------------------------------------------------------- image layouts
+
+def test_class_subfolders_every_extension_mode_and_size(tmp_path):
+    src = tmp_path / "comp"
+    for i in range(48):
+        image(src / "train" / ("red" if i % 2 else "blue") / f"im{i:03d}", i % 2, i)
+    test_ids = [f"t{i}" for i in range(16)]
+    for i, tid in enumerate(test_ids):
+        image(src / "test" / tid, i % 2, i, ext="png")
+    write(src, {"sample_submission.csv": pd.DataFrame({"id": test_ids, "label": "red"}),
+                "description.md": description("accuracy")})
+    out = run_setup(src, tmp_path / "ws")
+    assert out["analysis"].inputs == ["img"]
+    train = read(tmp_path / "ws", "train_img_input_map.csv")
+    targets = read(tmp_path / "ws", "train_tab_target_map.csv")
+    assert len(train) == 48 and {Path(p).suffix[1:] for p in train["path"]} == set(EXTS)
+    assert (targets["label"] == [Path(i).parts[0] for i in targets["id"]]).all()  # label = class folder
+    test = read(tmp_path / "ws", "test_img_input_map.csv")
+    assert list(test["path"]) == [f"raw/test/{t}.png" for t in test_ids]  # ids without extension, found with it
+    assert out["solve"]["score"] >= 0.8  # the colour is the class
+
+
+def test_label_in_file_name_and_positive_class_from_description(tmp_path):
+    src = tmp_path / "comp"
+    for i in range(40):
+        image(src / "train" / f"{'dog' if i % 2 else 'cat'}.{i}", i % 2, ext="jpg")
+    for i in range(1, 13):
+        image(src / "test" / str(i), i % 2, ext="jpg")
+    write(src, {"sample_submission.csv": pd.DataFrame({"id": range(1, 13), "label": 0.5}),
+                "description.md": description("log loss") + "\nPredict a probability that the image is a dog (1 = dog, 0 = cat).\n"})
+    out = run_setup(src, tmp_path / "ws")
+    a = out["analysis"]
+    assert a.targets[0].classes == ["cat", "dog"] and a.targets[0].positive == "dog"
+    targets = read(tmp_path / "ws", "train_tab_target_map.csv")
+    assert set(targets["label"]) == {"cat", "dog"} and targets["id"].iloc[0].endswith(".jpg")
+    assert out["solve"]["submission"]["label"].between(0, 1).all()
+
+
+def test_csv_ids_with_extension_beside_zipped_image_folders(tmp_path):
+    src = tmp_path / "comp"
+    src.mkdir()
+    staging = tmp_path / "staging"
+    names = {split: [f"{split}{i:04x}abc.jpg" for i in range(n)] for split, n in (("train", 40), ("test", 12))}
+    for split, files in names.items():
+        with zipfile.ZipFile(src / f"{split}.zip", "w") as z:  # images at the archive's top level
+            for i, name in enumerate(files):
+                z.write(image(staging / split / Path(name).stem, i % 2, ext="jpg"), name)
+    write(src, {"train.csv": pd.DataFrame({"id": names["train"], "has_cactus": labels(40)}),
+                "sample_submission.csv": pd.DataFrame({"id": names["test"], "has_cactus": 0.5}),
+                "description.md": description("area under the ROC curve")})
+    ws = tmp_path / "ws"
+    out = run_setup(src, ws)
+    assert (ws / "raw" / "train").is_dir() and not (ws / "raw" / "train").is_symlink()  # unpacked in the workspace
+    assert not (src / "train").exists() and (src / "train.zip").exists()  # the user's folder is untouched
+    assert list(read(ws, "train_img_input_map.csv")["path"][:2]) == [f"raw/train/{n}" for n in names["train"][:2]]
+    assert out["analysis"].metric == "roc_auc"
+
+
+def test_zip_beside_its_own_folder_is_not_unpacked_twice(tmp_path):
+    src = tmp_path / "comp"
+    for i in range(20):
+        image(src / "train" / f"{'dog' if i % 2 else 'cat'}.{i}", i % 2, ext="jpg")
+        image(src / "test" / str(i + 1), i % 2, ext="jpg")
+    with zipfile.ZipFile(src / "train.zip", "w") as z:
+        for p in sorted((src / "train").iterdir()):
+            z.write(p, f"train/{p.name}")
+    write(src, {"sample_submission.csv": pd.DataFrame({"id": range(1, 21), "label": 0.5}),
+                "description.md": description("log loss")})
+    fetch_local(src, tmp_path / "ws")
+    assert (tmp_path / "ws" / "raw" / "train").is_symlink()
+    assert not any(p.name.startswith(".partial") for p in (tmp_path / "ws" / "raw").iterdir())
+
+
+def test_csv_ids_without_extension_in_named_folders(tmp_path):
+    src = tmp_path / "comp"
+    ids = {s: [f"{s[:2]}_{i:03d}" for i in range(n)] for s, n in (("train", 40), ("test", 10))}
+    for split, names in ids.items():
+        for i, name in enumerate(names):
+            image(src / f"{split}_images" / name, i % 2, ext="png")
+    write(src, {"train.csv": pd.DataFrame({"image_id": ids["train"], "label": np.where(labels(40), "sick", "healthy")}),
+                "sample_submission.csv": pd.DataFrame({"image_id": ids["test"], "label": "healthy"}),
+                "description.md": description("accuracy")})
+    ws = tmp_path / "ws"
+    run_setup(src, ws)
+    assert read(ws, "test_img_input_map.csv")["path"][0] == f"raw/test_images/{ids['test'][0]}.png"
+
+
+def test_csv_of_nested_relative_paths(tmp_path):
+    src = tmp_path / "comp"
+    rows = {}
+    for split, n in (("train", 40), ("test", 10)):
+        paths = [f"images/{split}/{i % 4}/s{i}.bmp" for i in range(n)]
+        for i, p in enumerate(paths):
+            image(src / p[:-4], i % 2, ext="bmp")
+        rows[split] = pd.DataFrame({"id": [f"{split}{i}" for i in range(n)], "file_path": paths})
+    rows["train"]["target"] = labels(40)
+    write(src, {"train.csv": rows["train"], "test.csv": rows["test"],
+                "sample_submission.csv": pd.DataFrame({"id": rows["test"]["id"], "target": 0}),
+                "description.md": description("accuracy")})
+    ws = tmp_path / "ws"
+    out = run_setup(src, ws)
+    assert out["analysis"].inputs == ["img"] and out["analysis"].features == []  # the path column is no feature
+    assert read(ws, "train_img_input_map.csv")["path"][5] == "raw/images/train/1/s5.bmp"
+
+
+def test_ids_shared_by_tabular_csv_and_image_folder(tmp_path):
+    rng = np.random.default_rng(0)
+    src = tmp_path / "comp"
+    species = np.array(["Acer", "Quercus", "Salix"])
+    y = np.arange(60) % 3
+    for i in range(75):
+        image(src / "images" / str(i + 1), int(y[i % 60] == 1), ext="jpg")
+    feats = pd.DataFrame({"id": np.arange(1, 76), "margin1": rng.normal(size=75), "shape1": rng.normal(size=75)})
+    feats.loc[:59, "margin1"] += y * 2
+    train = feats.iloc[:60].assign(species=species[y])
+    write(src, {"train.csv": train[["id", "species", "margin1", "shape1"]], "test.csv": feats.iloc[60:],
+                "sample_submission.csv": pd.DataFrame({"id": feats["id"].iloc[60:], **{s: 1 / 3 for s in species}}),
+                "description.md": description("multi-class logarithmic loss")})
+    ws = tmp_path / "ws"
+    out = run_setup(src, ws)
+    a = out["analysis"]
+    assert a.inputs == ["tab", "img"] and a.targets[0].submit == "proba_columns"
+    assert list(read(ws, "train_tab_input_map.csv").columns) == ["id", "margin1", "shape1"]
+    assert read(ws, "train_img_input_map.csv")["path"][0] == "raw/images/1.jpg"
+    probs = out["solve"]["submission"][list(species)]
+    assert np.allclose(probs.sum(axis=1), 1, atol=1e-4)
+
+
+def test_labels_csv_with_one_probability_column_per_breed(tmp_path):
+    src = tmp_path / "comp"
+    breeds = ["beagle", "collie", "pug"]
+    train_ids, test_ids = [f"{i:08x}" for i in range(45)], [f"f{i:07x}" for i in range(9)]
+    for i, name in enumerate(train_ids):
+        image(src / "train" / name, int(i % 3 == 0), ext="jpg")
+    for i, name in enumerate(test_ids):
+        image(src / "test" / name, int(i % 3 == 0), ext="jpg")
+    write(src, {"labels.csv": pd.DataFrame({"id": train_ids, "breed": [breeds[i % 3] for i in range(45)]}),
+                "sample_submission.csv": pd.DataFrame({"id": test_ids, **{b: 1 / 3 for b in breeds}}),
+                "description.md": description("multi class log loss")})
+    out = run_setup(src, tmp_path / "ws")
+    t = out["analysis"].targets[0]
+    assert out["analysis"].train.endswith("labels.csv") and t.submit == "proba_columns" and t.classes == breeds
+
+
+def test_image_multi_target_classification(tmp_path):
+    src = tmp_path / "comp"
+    names = {s: [f"{s}_{i}" for i in range(n)] for s, n in (("train", 40), ("test", 10))}
+    for split, files in names.items():
+        for i, name in enumerate(files):
+            image(src / f"{split}-jpg" / name, i % 2, ext="jpg")
+    y = pd.DataFrame({"image_name": names["train"], "haze": labels(40), "water": 1 - labels(40), "road": (np.arange(40) % 3 == 0) * 1})
+    write(src, {"train_classes.csv": y,
+                "sample_submission.csv": pd.DataFrame({"image_name": names["test"], "haze": 0.5, "water": 0.5, "road": 0.5}),
+                "description.md": description("mean column-wise ROC AUC")})
+    out = run_setup(src, tmp_path / "ws")
+    assert out["analysis"].task_type == "MultiTgtCls" and out["analysis"].inputs == ["img"]
+    assert out["solve"]["submission"].shape == (10, 4)
+
+
+# --------------------------------------------------------------------------- text layouts
+
+def _text_frames(n_train=60, n_test=20, extra=False):
+    rng = np.random.default_rng(1)
+    y = labels(n_train + n_test)
+    df = pd.DataFrame({"id": [f"c{i:05d}" for i in range(len(y))], "comment_text": [text(v, rng) for v in y]})
+    if extra:
+        df["n_votes"] = rng.integers(0, 50, len(y))
+    return df.iloc[:n_train].assign(toxic=y[:n_train]), df.iloc[n_train:].reset_index(drop=True)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "json", "jsonl"])
+def test_long_text_column_in_each_table_format(tmp_path, fmt):
+    train, test = _text_frames()
+    src = write(tmp_path / "comp", {f"train.{fmt}": train, f"test.{fmt}": test,
+                                    "sample_submission.csv": pd.DataFrame({"id": test["id"], "toxic": 0.5}),
+                                    "description.md": description("area under the ROC curve")})
+    ws = tmp_path / "ws"
+    out = run_setup(src, ws, solve=fmt == "csv")
+    assert out["analysis"].inputs == ["txt"] and out["analysis"].text_columns == ["comment_text"]
+    assert read(ws, "train_txt_input_map.csv")["comment_text"][0] == train["comment_text"][0]
+    if out["solve"]:
+        assert out["solve"]["score"] >= 0.9  # the keyword is the class
+
+
+def test_mixed_text_and_tabular_each_in_its_own_map(tmp_path):
+    train, test = _text_frames(extra=True)
+    src = write(tmp_path / "comp", {"train.json": train, "test.json": test,
+                                    "sample_submission.csv": pd.DataFrame({"id": test["id"], "toxic": 0.5}),
+                                    "description.md": description("area under the ROC curve")})
+    ws = tmp_path / "ws"
+    out = run_setup(src, ws)
+    assert out["analysis"].inputs == ["tab", "txt"]
+    assert list(read(ws, "train_tab_input_map.csv").columns) == ["id", "n_votes"]
+    assert list(read(ws, "test_txt_input_map.csv").columns) == ["id", "comment_text"]
+
+
+def test_one_text_file_per_sample_named_by_csv_any_encoding(tmp_path):
+    train, test = _text_frames()
+    src = tmp_path / "comp"
+    for split, frame in (("train", train), ("test", test)):
+        (src / split).mkdir(parents=True)
+        for i, (doc_id, body) in enumerate(zip(frame["id"], frame["comment_text"])):
+            encoding = "latin-1" if i == 0 else "utf-8"  # an old corpus: not every file is UTF-8
+            (src / split / f"{doc_id}.txt").write_bytes((body + (" café" if i == 0 else "")).encode(encoding))
+    write(src, {"train.csv": train[["id", "toxic"]], "sample_submission.csv": pd.DataFrame({"id": test["id"], "toxic": 0.5}),
+                "description.md": description("accuracy")})
+    ws = tmp_path / "ws"
+    out = run_setup(src, ws)
+    assert out["analysis"].inputs == ["txt"]
+    texts = read(ws, "train_txt_input_map.csv")
+    assert texts["text"][0].endswith("café") and texts["text"][1] == train["comment_text"][1]
+
+
+def test_text_files_in_class_folders(tmp_path):
+    train, test = _text_frames()
+    src = tmp_path / "comp"
+    for i, (doc_id, body, y) in enumerate(zip(train["id"], train["comment_text"], train["toxic"])):
+        (src / "train" / ("neg" if y else "pos")).mkdir(parents=True, exist_ok=True)
+        (src / "train" / ("neg" if y else "pos") / f"{doc_id}.txt").write_text(body)
+    (src / "test").mkdir()
+    for doc_id, body in zip(test["id"], test["comment_text"]):
+        (src / "test" / f"{doc_id}.txt").write_text(body)
+    write(src, {"sample_submission.csv": pd.DataFrame({"id": test["id"], "sentiment": "pos"}),
+                "description.md": description("accuracy")})
+    ws = tmp_path / "ws"
+    out = run_setup(src, ws)
+    assert out["analysis"].targets[0].classes == ["neg", "pos"]
+    assert set(read(ws, "train_tab_target_map.csv")["sentiment"]) == {"neg", "pos"}
+
+
+def test_modalities_json_lists_what_the_maps_hold(tmp_path):
+    train, test = _text_frames(extra=True)
+    src = write(tmp_path / "comp", {"train.csv": train, "test.csv": test,
+                                    "sample_submission.csv": pd.DataFrame({"id": test["id"], "toxic": 0.5}),
+                                    "description.md": description("area under the ROC curve")})
+    fetch_local(src, tmp_path / "ws")
+    from stages.modalities import expert
+    spec = json.loads(expert(analyse(tmp_path / "ws"), None).text)
+    assert spec == {"inputs": ["tab", "txt"], "targets": ["tab"], "task_type": "BinCls"}
