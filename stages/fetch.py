@@ -7,11 +7,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from agentk.checks import Check
-from agentk.archives import unpack_beside
+from agentk.archives import is_archive, members, unpack_beside
 from agentk.dataview import find_description, find_tables, read_table, split_folders, walk
 from agentk.engine import Stage
 from agentk.errors import BadInput
 from agentk.fileio import write_json, write_text
+from agentk.file_inputs import listing_source, modality_files
 from agentk.modalities import unsupported_reason
 from unit_tests_lib.task import check_fetched
 
@@ -32,6 +33,13 @@ def check_source(source: Path) -> None:
         raise BadInput(f"no training data in {source}: expected train*.csv (or labels.csv), a train/ folder or train.zip")
     if "test" not in tables and not split_folders(source, "test") and not any(p.is_dir() for p in source.iterdir()):
         raise BadInput(f"no test data in {source}: expected test*.csv, a test/ folder or test.zip")
+    if "train" not in tables and all(p.is_dir() for p in split_folders(source, "train")):  # archives: checked once unpacked
+        files = modality_files(source)
+        if not any(listing_source(m, paths) for m, paths in files.items()):
+            raise BadInput(f"the training files in {source} carry no labels: expected class sub-folders "
+                           "(train/<class>/...), labels in the file names (cat.1.jpg) or a labels CSV")
+    for archive in (p for p in source.iterdir() if is_archive(p)):
+        members(archive)  # a broken archive is bad input now, not a failed stage later
     train = read_table(tables["train"]) if "train" in tables else None
     if "test" in tables:
         read_table(tables["test"])

@@ -181,21 +181,32 @@ def test_sequence_to_sequence_competition(comp, tmp_path):
     assert_bad_input(setup(comp, ws), "sequence-to-sequence", ws)
 
 
-def make_image_competition(comp: Path) -> Path:
-    """An image-classification folder: ids and labels in train.csv, the inputs are train/*.png."""
-    (comp / "train").mkdir(parents=True)
-    (comp / "description.md").write_text(DESCRIPTION.replace("from `x` and `cat`", "from its image in train/"))
-    for i in range(12):
-        (comp / "train" / f"img_{i}.png").write_bytes(PNG)
-    pd.DataFrame({"id": [f"img_{i}" for i in range(12)], "label": ["cat", "dog"] * 6}).to_csv(comp / "train.csv", index=False)
-    pd.DataFrame({"id": [f"timg_{i}" for i in range(4)]}).to_csv(comp / "test.csv", index=False)
-    pd.DataFrame({"id": [f"timg_{i}" for i in range(4)], "label": "cat"}).to_csv(comp / "sample_submission.csv", index=False)
-    return comp
-
-
-def test_image_inputs_are_refused_before_anything_is_written(tmp_path):
+def test_unlabelled_train_image_folder(tmp_path):
+    comp = tmp_path / "images"
+    for split in ("train", "test"):
+        (comp / split).mkdir(parents=True)
+        for i in range(12):
+            (comp / split / f"{i}.png").write_bytes(PNG)  # no class folders, no label in the name, no CSV
+    (comp / "description.md").write_text(DESCRIPTION)
+    pd.DataFrame({"id": range(12), "label": "cat"}).to_csv(comp / "sample_submission.csv", index=False)
     ws = tmp_path / "ws"
-    assert_bad_input(setup(make_image_competition(tmp_path / "images"), ws), "image", ws)
+    assert_bad_input(setup(comp, ws), "carry no labels", ws)
+
+
+def test_no_training_data_at_all(tmp_path):
+    comp = tmp_path / "comp"
+    comp.mkdir()
+    (comp / "description.md").write_text(DESCRIPTION)
+    pd.DataFrame({"id": range(4), "x": 1.0}).to_csv(comp / "test.csv", index=False)
+    pd.DataFrame({"id": range(4), "y": 0}).to_csv(comp / "sample_submission.csv", index=False)
+    ws = tmp_path / "ws"
+    assert_bad_input(setup(comp, ws), "no training data", ws)
+
+
+def test_broken_zip_archive(comp, tmp_path):
+    (comp / "test_images.zip").write_bytes(b"PK\x03\x04 this is not really a zip")
+    ws = tmp_path / "ws"
+    assert_bad_input(setup(comp, ws), "broken archive", ws)
 
 
 # ---- the workspace ----------------------------------------------------------------------------

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from agentk.memory import WorkingMemory
 from agentk.sandbox import run_python
 from agentk.setup_pipeline import MAP_STAGES, remaining_stages
 from stages.fetch import fetch_local
+from unit_tests_lib.media import check_image_map, check_text_map
 from unit_tests_lib.meta import check_test_maps, check_train_map_dataset, light_solve
 from unit_tests_lib.submission import compare_with_sample
 
@@ -345,3 +348,85 @@ def test_modalities_json_lists_what_the_maps_hold(tmp_path):
     from stages.modalities import expert
     spec = json.loads(expert(analyse(tmp_path / "ws"), None).text)
     assert spec == {"inputs": ["tab", "txt"], "targets": ["tab"], "task_type": "BinCls"}
+
+
+# --------------------------------------------------------------------------- failure messages of the unit tests
+
+@pytest.fixture(scope="module")
+def mixed_ws(tmp_path_factory) -> Path:
+    """A good tab + img + txt workspace (ids shared by train.csv, images/<id>.png and a text column)."""
+    root = tmp_path_factory.mktemp("mixed")
+    train, test = _text_frames(extra=True)
+    for frame in (train, test):
+        for i, doc_id in enumerate(frame["id"]):
+            image(root / "comp" / "images" / doc_id, i % 2, ext="png")
+    src = write(root / "comp", {"train.csv": train, "test.csv": test,
+                                "sample_submission.csv": pd.DataFrame({"id": test["id"], "toxic": 0.5}),
+                                "description.md": description("area under the ROC curve")})
+    out = run_setup(src, root / "ws", solve=False)
+    assert out["analysis"].inputs == ["tab", "img", "txt"]
+    return root / "ws"
+
+
+@pytest.fixture
+def broken(mixed_ws, tmp_path, monkeypatch):
+    copy = tmp_path / "ws"
+    shutil.copytree(mixed_ws, copy, symlinks=True)
+    monkeypatch.chdir(copy)
+    return copy
+
+
+def edit(ws: Path, name: str, fn) -> None:
+    fn(read(ws, name)).to_csv(ws / name, index=False)
+
+
+def corrupt_images(ws: Path, d: pd.DataFrame) -> pd.DataFrame:
+    (ws / "bad.png").write_bytes(b"\x89PNG\r\n\x1a\n truncated")
+    return d.assign(path="bad.png")
+
+
+IMG, TXT = "train_img_input_map.csv", "train_txt_input_map.csv"
+MESSAGE_CASES = [
+    ("missing image file", IMG, lambda ws, d: d.assign(path=d.path.where(d.index != 3, "raw/images/nope.png")), "do not exist"),
+    ("path without extension", IMG, lambda ws, d: d.assign(path=d.path.str[:-4]), "add the file extension"),
+    ("two path columns", IMG, lambda ws, d: d.assign(other=d.path), "one path column"),
+    ("no path", IMG, lambda ws, d: d.assign(path=d.path.where(d.index != 0)), "have no image path"),
+    ("corrupt image", IMG, corrupt_images, "does not open as an image"),
+    ("numeric text column", TXT, lambda ws, d: d.assign(comment_text=range(len(d))), "numbers go into the tab map"),
+    ("mis-decoded text", TXT, lambda ws, d: d.assign(comment_text=d.comment_text + " caf\ufffd"), "real encoding"),
+    ("bytes repr", TXT, lambda ws, d: d.assign(comment_text="b'" + d.comment_text + "'"), "decode the bytes"),
+    ("file names, not text", TXT, lambda ws, d: d.assign(comment_text=d.id + ".txt"), "read the files' content"),
+    ("empty texts", TXT, lambda ws, d: d.assign(comment_text=d.comment_text.where(d.index > 10)), "have no text"),
+]
+
+
+@pytest.mark.parametrize("case", MESSAGE_CASES, ids=[c[0] for c in MESSAGE_CASES])
+def test_broken_media_map_fails_with_actionable_message(broken, case):
+    _, name, fn, message = case
+    edit(broken, name, lambda d: fn(broken, d))
+    check = check_image_map if name == IMG else check_text_map
+    with pytest.raises(AssertionError, match=re.escape(message)):
+        check(broken, name)
+
+
+def test_good_media_maps_pass(mixed_ws):
+    check_image_map(mixed_ws, IMG)
+    check_text_map(mixed_ws, TXT)
+
+
+def test_map_dataset_names_the_maps_whose_ids_disagree(broken):
+    edit(broken, IMG, lambda d: d.assign(id=d.id.where(d.index != 0, "stranger")))
+    with pytest.raises(AssertionError, match=r"ids of train_(img|tab|txt)_input_map.csv and train_(img|tab|txt)_input_map.csv disagree"):
+        check_train_map_dataset(broken)
+
+
+def test_map_dataset_batch_shapes_of_a_mixed_workspace(mixed_ws, monkeypatch):
+    monkeypatch.chdir(mixed_ws)
+    from tools.map_dataset import MapDataset
+    from unit_tests_lib.common import load_module
+
+    ds = MapDataset(mixed_ws, "train", load_module(mixed_ws, "code_transform_tab_target_train").transform)
+    batch = next(ds.batches(16))
+    assert ds.modalities == ["img", "tab", "txt"]
+    assert tuple(batch["img"].shape) == (16, 3, 64, 64) and batch["tab"].shape == (16, 1)
+    assert tuple(batch["txt"]["input_ids"].shape) == (16, 128) and batch["target"].shape == (16, 1)
