@@ -143,7 +143,7 @@ def analyse(ws: Path) -> Analysis:
         raise CannotAnalyse("no sample submission found under raw/")
     sample = read_table(tables["sample"], dtype=str)
     id_col, sub_cols = sample.columns[0], list(sample.columns[1:])
-    files = modality_files(ws)
+    files = modality_files(ws / "raw")
     sources: dict[str, FileSource] = {}
     if "train" in tables:
         train = read_table(tables["train"])

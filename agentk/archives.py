@@ -19,7 +19,7 @@ _STEM = re.compile(r"(\.tar\.gz|\.tgz|\.tar|\.zip|\.gz|\.7z)$", re.I)
 
 
 def is_archive(p: Path) -> bool:
-    return p.is_file() and p.name.lower().endswith(ARCHIVE_EXT) and not p.name.lower().endswith((".csv.gz", ".tsv.gz"))
+    return p.is_file() and p.name.lower().endswith(ARCHIVE_EXT)
 
 
 def extract(archive: Path, into: Path, delete: bool = True) -> None:
@@ -93,7 +93,8 @@ def unpack_beside(source: Path, raw: Path) -> list[str]:
     there (Kaggle folders often hold both train/ and train.zip). Extraction goes through a partial folder
     so a killed run leaves nothing that looks complete. Returns the names created."""
     created = []
-    for archive in sorted(p for p in Path(source).iterdir() if is_archive(p)):
+    readable = (".csv.gz", ".tsv.gz")  # tables read compressed: no copy needed
+    for archive in sorted(p for p in Path(source).iterdir() if is_archive(p) and not p.name.lower().endswith(readable)):
         name = unpacked_name(archive)
         if name is None or (raw / name).exists() or (Path(source) / name).exists():
             continue

@@ -136,6 +136,40 @@ def setup(
 
 
 @app.command()
+def solve(
+    workspace: Optional[Path] = typer.Option(None, "--workspace", "-w", help="A finished setup \\[default: the newest under workspaces/]."),
+    budget: str = typer.Option("quick", "--budget", "-b", help="quick (CPU, a few minutes), standard (hours, a GPU helps) "
+                               "or paper (Table 5: max_epochs 30, max_time 10h, batch 32, 20 HEBO trials, blend after 3)."),
+) -> None:
+    """Build solutions on a finished setup: AutoGluon for tabular inputs, late-fusion networks (image, text and
+    tabular embedders) tuned by HEBO, an MLP blend; the best by validation score becomes <ws>/submission.csv.
+    Finished solutions are kept in <ws>/solutions/<id>/, so running it again resumes."""
+    from agentk.sandbox import run_python_live
+    from agentk.solve import PRESETS
+
+    if budget not in PRESETS:
+        raise BadInput(f"unknown budget {budget!r}: use {', '.join(PRESETS)}")
+    ws = (workspace or _newest_workspace()).resolve()
+    state = read_json(ws / "setup.json")
+    if state is None:
+        raise BadInput(f"{ws} holds no setup: run `agentk setup <competition> --workspace {ws}` first")
+    if state.get("status") != "done":
+        raise BadInput(f"the setup in {ws} is not finished ({state.get('status')}): run `agentk setup --resume --workspace {ws}`")
+    rc = run_python_live(["-m", "agentk.solve", str(ws), "--budget", budget], cwd=ws)
+    summary = read_json(ws / "solve.json") or {}
+    if rc != 0 or summary.get("status") != "done":
+        raise AgentFailed(f"solve failed: {summary.get('error') or f'exit code {rc}'} (finished solutions are kept; run again to resume)")
+    table = Table(title=f"solutions of {ws.name} ({summary['metric']}, {'higher' if summary['higher_is_better'] else 'lower'} is better)")
+    for col in ("solution", "kind", "validation", "seconds", "plan"):
+        table.add_column(col)
+    for s in summary["solutions"]:
+        table.add_row(s["id"] + (" ★" if s["id"] == summary["best"] else ""), s["kind"], f"{s['val_score']:.5g}",
+                      f"{s['seconds']:.0f}", escape(s["plan"][:90]))
+    console.print(table)
+    console.print(f"[green]solve done[/green]: {ws / 'submission.csv'} from {summary['best']}", highlight=False)
+
+
+@app.command()
 def submit(
     workspace: Optional[Path] = typer.Option(None, "--workspace", "-w", help="The workspace \\[default: the newest under workspaces/]."),
     message: str = typer.Option("agentk", "--message", "-m", help="The submission's description on Kaggle."),

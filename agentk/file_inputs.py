@@ -30,12 +30,12 @@ class FileSource:
     label: str | None = None    # listing: "folder" (class sub-folders) or "name" (label prefix of the file name)
 
 
-def modality_files(ws: Path) -> dict[str, set[str]]:
-    """Workspace-relative paths of per-sample files inside raw/'s folders, by modality."""
-    ws = Path(ws)
+def modality_files(raw: Path) -> dict[str, set[str]]:
+    """Paths of per-sample files inside raw/'s folders, by modality, relative to raw's parent (the workspace)."""
+    raw = Path(raw)
     found: dict[str, set[str]] = {m: set() for m in MODALITY_EXT}
-    for p in walk(ws / "raw", 6):
-        rel = p.relative_to(ws).as_posix()
+    for p in walk(raw, 6):
+        rel = p.relative_to(raw.parent).as_posix()
         if rel.count("/") < 2:  # raw/description.txt is a document, not a sample
             continue
         for m, exts in MODALITY_EXT.items():

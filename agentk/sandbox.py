@@ -61,9 +61,10 @@ class RunResult:
         return ""
 
 
-def _limit_memory(max_bytes: int):
+def _limit_memory(max_bytes: int | None):
     def apply():
-        resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
+        if max_bytes is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
         try:  # die with agentk: a killed run leaves no generated code running (Linux only)
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         except OSError:
@@ -102,3 +103,17 @@ def run_python(args: list[str], cwd: Path, timeout: float = 600, memory_gb: floa
 
 def _text(data) -> str:
     return data.decode(errors="replace") if isinstance(data, bytes) else (data or "")
+
+
+def run_python_live(args: list[str], cwd: Path, timeout: float | None = None) -> int | None:
+    """Run `python <args>` in `cwd` without credentials, its output going straight to the terminal (long
+    jobs show their progress). No memory limit: it would break CUDA, which reserves huge address ranges.
+    Returns the exit code, None on timeout."""
+    proc = subprocess.Popen([sys.executable, *args], cwd=cwd, env=clean_env(), stdin=subprocess.DEVNULL,
+                            start_new_session=True, preexec_fn=_limit_memory(None))
+    try:
+        return proc.wait(timeout=timeout)
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return None

@@ -40,7 +40,10 @@ def test_setup_passes_every_test(example_ws, name):
     assert {k: v["status"] for k, v in state["meta_tests"].items()} == {
         "map_dataset_train": "passed", "test_maps_match": "passed", "final_light_solve": "passed"}
     modalities = json.loads((ws / "modalities.json").read_text())
-    assert modalities == {"inputs": ["tab"], "targets": ["tab"], "task_type": example_meta(name)["task_type"]}
+    meta = example_meta(name)
+    assert modalities == {"inputs": meta["modalities"]["inputs"], "targets": ["tab"], "task_type": meta["task_type"]}
+    assert sorted(p.name for p in ws.glob("*_input_map.csv")) == sorted(
+        f"{split}_{m}_input_map.csv" for split in ("train", "test") for m in modalities["inputs"])
     rows = read_jsonl(ws / "trajectory.jsonl")
     assert {r["stage"] for r in rows} >= set(state["stages"]) and all(r["passed"] for r in rows)
 

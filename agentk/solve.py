@@ -1,0 +1,251 @@
+"""Solution generation (paper 3.2, Algorithm 2): on a finished setup, build solutions, tune each network
+with HEBO, blend them with an MLP, and write the best submission.
+
+Every solution goes to <ws>/solutions/<id>/ (plan.json, score.json, val_pred.npy, test_pred.npy,
+submission.csv, trials.jsonl for tuned networks); a finished one is loaded, not redone, so a killed solve
+resumes. Predictions are kept in model space (see agentk/task_data.py), which is what the blender learns from.
+
+This module runs in a child process of `agentk solve` (cwd the workspace, no credentials): it executes the
+setup's generated code (transform, metric, formatters)."""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from agentk.fileio import write_json
+from agentk.task_data import TaskData
+
+
+@dataclass(frozen=True)
+class SolveBudget:
+    name: str
+    max_epochs: int           # per network training run
+    max_time: float           # seconds per network training run
+    batch_size: int
+    n_trials: int             # HEBO trials per network, the default configuration included
+    blend_after: int          # blend once this many solutions exist
+    autogluon_time: float     # seconds for the AutoGluon tool
+    autogluon_presets: str
+    image_size: int
+    finetune: bool            # train image/text encoders end to end; else frozen encoders, cached embeddings
+    networks: tuple[dict, ...] = field(default_factory=lambda: ({},))  # FusionConfig overrides, one network each
+
+
+PRESETS = {
+    # CPU, a few minutes: the default here and in CI
+    "quick": SolveBudget("quick", max_epochs=15, max_time=60, batch_size=32, n_trials=2, blend_after=2,
+                         autogluon_time=60, autogluon_presets="medium_quality", image_size=64, finetune=False),
+    # a workstation or one GPU, an hour or two
+    "standard": SolveBudget("standard", max_epochs=30, max_time=1800, batch_size=32, n_trials=8, blend_after=3,
+                            autogluon_time=900, autogluon_presets="good_quality", image_size=160, finetune=True,
+                            networks=({}, {"image_backbone": "efficientnet_b0"}, {"fusion_hidden": 512, "dropout": 0.3})),
+    # the paper's Table 5
+    "paper": SolveBudget("paper", max_epochs=30, max_time=36000, batch_size=32, n_trials=20, blend_after=3,
+                         autogluon_time=4 * 3600, autogluon_presets="best_quality", image_size=224, finetune=True,
+                         networks=({}, {"image_backbone": "efficientnet_b0"}, {"image_backbone": "convnext_tiny"})),
+}
+
+
+@dataclass
+class Solution:
+    id: str
+    kind: str                 # autogluon | network | blend
+    plan: str
+    val_score: float
+    val_pred: np.ndarray
+    test_pred: np.ndarray
+    seconds: float
+    details: dict = field(default_factory=dict)
+
+
+class Solver:
+    def __init__(self, ws: Path, budget: SolveBudget, log=print):
+        self.ws = Path(ws).resolve()
+        self.budget = budget
+        self.log = log
+        self.task = TaskData(self.ws)
+        self.dir = self.ws / "solutions"
+
+    # -- the plan ---------------------------------------------------------------------------------
+    def plans(self) -> list[tuple[str, str, dict]]:
+        """(id, kind, config) of the solutions to build, in order."""
+        plans = []
+        if "tab" in self.task.modalities:
+            plans.append(("autogluon", "autogluon", {}))
+        for i, overrides in enumerate(self.budget.networks):
+            plans.append((f"network-{i + 1}", "network", dict(overrides)))
+        return plans
+
+    def run(self) -> dict:
+        fit, val = self.task.split
+        self.log(f"{len(fit)} rows to fit, {len(val)} to validate; metric {self.task.metric_name} "
+                 f"({'higher' if self.task.higher_is_better else 'lower'} is better); inputs {self.task.modalities}")
+        solutions = []
+        for sid, kind, config in self.plans():
+            done = self.load(sid)
+            if done is not None:
+                self.log(f"{sid}: already done (validation {done.val_score:.5g})")
+            else:
+                done = self.autogluon(sid) if kind == "autogluon" else self.network(sid, config)
+                self.save(done)
+            solutions.append(done)
+        if len(solutions) >= self.budget.blend_after:
+            blend = self.load("blend") or self.blend(solutions)
+            if blend is not None:
+                self.save(blend)
+                solutions.append(blend)
+        return self.finish(solutions)
+
+    # -- solutions ------------------------------------------------------------------------------
+    def autogluon(self, sid: str) -> Solution:
+        from tools.autogluon_tool import fit_autogluon
+
+        self.log(f"{sid}: AutoGluon ({self.budget.autogluon_presets}, {self.budget.autogluon_time:.0f} s) "
+                 f"optimising {self.task.metric_name}")
+        t0 = time.monotonic()
+        out = fit_autogluon(self.task, time_limit=self.budget.autogluon_time, presets=self.budget.autogluon_presets,
+                            out_dir=self.dir / sid / "models")
+        return Solution(sid, "autogluon", f"AutoGluon TabularPredictor ({self.budget.autogluon_presets}) on the tab "
+                        f"inputs, one predictor per output, scored with the competition's metric",
+                        out["val_score"], out["val_pred"], out["test_pred"], time.monotonic() - t0,
+                        {"models": out.get("models")})
+
+    def network(self, sid: str, overrides: dict) -> Solution:
+        """A late-fusion network, its training tuned by HEBO (lr, optimizer); the default configuration is the
+        first trial, and the trial with the lowest validation loss is kept."""
+        from tools.fusion import FusionConfig, train_fusion
+        from tools.hebo_tuner import tune
+
+        b = self.budget
+        base = replace(FusionConfig(), max_epochs=b.max_epochs, max_time=b.max_time, batch_size=b.batch_size,
+                       image_size=b.image_size, finetune_text=b.finetune, finetune_image=b.finetune, **overrides)
+        folder = self.dir / sid
+        folder.mkdir(parents=True, exist_ok=True)
+        trials_path = folder / "trials.jsonl"
+        history = [json.loads(line) for line in trials_path.read_text().splitlines()] if trials_path.exists() else []
+        t0 = time.monotonic()
+
+        def objective(params: dict) -> float:
+            k = len(history) + len(runs)
+            config = replace(base, lr=float(params["lr"]), optimizer=str(params["optimizer"]), seed=base.seed)
+            self.log(f"{sid} trial {k + 1}/{b.n_trials}: lr {config.lr:.2g}, {config.optimizer}")
+            result = train_fusion(self.task, config, log=lambda m: self.log(f"  {m}"), progress=True)
+            np.savez(folder / f"trial_{k}.npz", val_pred=result.val_pred, test_pred=result.test_pred)
+            runs.append(result)
+            record = {"params": params, "loss": float(result.val_loss), "val_score": float(result.val_score),
+                      "epochs": result.epochs_run, "best_epoch": result.best_epoch, "seconds": result.seconds,
+                      "notes": list(result.notes), "trial": k}
+            with trials_path.open("a") as f:
+                f.write(json.dumps(record) + "\n")
+            self.log(f"{sid} trial {k + 1}: validation loss {result.val_loss:.4g}, {self.task.metric_name} "
+                     f"{result.val_score:.5g} ({result.epochs_run} epochs, {result.seconds:.0f} s)")
+            return float(result.val_loss)
+
+        runs: list = []
+        default = {"lr": base.lr, "optimizer": base.optimizer}
+        tuned = tune(objective, n_trials=b.n_trials, seed=base.seed, initial=[default],
+                     history=[{"params": h["params"], "loss": h["loss"], "ok": True, "seconds": h["seconds"]} for h in history])
+        records = history + [json.loads(line) for line in trials_path.read_text().splitlines()][len(history):]
+        best = min(records, key=lambda r: r["loss"])
+        preds = np.load(folder / f"trial_{best['trial']}.npz")
+        config = replace(base, lr=float(best["params"]["lr"]), optimizer=str(best["params"]["optimizer"]))
+        modal = "+".join(self.task.modalities)
+        return Solution(sid, "network", f"late-fusion network over {modal} ({_describe(config, self.task.modalities)}); "
+                        f"HEBO over lr and optimizer, {len(records)} trials, best by validation loss",
+                        float(best["val_score"]), preds["val_pred"], preds["test_pred"], time.monotonic() - t0,
+                        {"config": asdict(config), "best_trial": best, "tuner_best": tuned.best, "notes": best.get("notes", [])})
+
+    def blend(self, solutions: list[Solution]) -> Solution | None:
+        from tools.blender import blend
+
+        fit, val = self.task.split
+        t0 = time.monotonic()
+        res = blend([s.val_pred for s in solutions], self.task.y[val], self.task.outputs, self.task.score,
+                    self.task.higher_is_better, val, [s.test_pred for s in solutions])
+        verdict = "kept" if res.kept else "not kept"
+        self.log(f"blend of {len(solutions)} solutions: cross-validated {self.task.metric_name} {res.cv_score:.5g} vs best "
+                 f"single {res.best_single_score:.5g} ({solutions[res.best_single_index].id}): {verdict}")
+        if not res.kept:
+            write_json(self.dir / "blend" / "skipped.json", {"cv_score": res.cv_score, "best_single": res.best_single_score,
+                                                             "inputs": [s.id for s in solutions]})
+            return None
+        return Solution("blend", "blend", f"MLP blender over the validation predictions of {[s.id for s in solutions]}; "
+                        "score from cross-validation on the validation rows", float(res.cv_score), res.val_pred,
+                        res.test_pred, time.monotonic() - t0, {"inputs": [s.id for s in solutions]})
+
+    # -- files ----------------------------------------------------------------------------------
+    def save(self, s: Solution) -> None:
+        from unit_tests_lib.meta import format_with_fallback
+
+        folder = self.dir / s.id
+        folder.mkdir(parents=True, exist_ok=True)
+        np.save(folder / "val_pred.npy", s.val_pred)
+        np.save(folder / "test_pred.npy", s.test_pred)
+        formatter, sub = format_with_fallback(self.ws, self.task.test.ids, self.task.transform.inverse_transform(s.test_pred))
+        sub.to_csv(folder / "submission.csv", index=False)
+        write_json(folder / "plan.json", {"id": s.id, "kind": s.kind, "plan": s.plan, **_jsonable(s.details)})
+        write_json(folder / "score.json", {"val_score": s.val_score, "metric": self.task.metric_name,
+                                           "higher_is_better": self.task.higher_is_better, "seconds": s.seconds,
+                                           "formatter": formatter, "kind": s.kind})  # last: marks the solution done
+
+    def load(self, sid: str) -> Solution | None:
+        folder = self.dir / sid
+        if not (folder / "score.json").exists():
+            return None
+        score = json.loads((folder / "score.json").read_text())
+        plan = json.loads((folder / "plan.json").read_text())
+        return Solution(sid, score["kind"], plan["plan"], score["val_score"], np.load(folder / "val_pred.npy"),
+                        np.load(folder / "test_pred.npy"), score["seconds"])
+
+    def finish(self, solutions: list[Solution]) -> dict:
+        best = solutions[0]
+        for s in solutions[1:]:
+            if self.task.better(s.val_score, best.val_score):
+                best = s
+        shutil.copyfile(self.dir / best.id / "submission.csv", self.ws / "submission.csv")
+        summary = {"status": "done", "budget": self.budget.name, "metric": self.task.metric_name, "higher_is_better": self.task.higher_is_better,
+                   "best": best.id, "solutions": [{"id": s.id, "kind": s.kind, "val_score": s.val_score, "seconds": round(s.seconds, 1),
+                                                   "plan": s.plan} for s in solutions]}
+        write_json(self.ws / "solve.json", summary)
+        self.log(f"best: {best.id} (validation {self.task.metric_name} {best.val_score:.5g}) -> {self.ws / 'submission.csv'}")
+        return summary
+
+
+def _describe(config, modalities: list[str]) -> str:
+    parts = []
+    if "img" in modalities:
+        parts.append(f"{config.image_backbone} at {config.image_size}px, {'fine-tuned' if config.finetune_image else 'frozen'}")
+    if "txt" in modalities:
+        parts.append(f"MiniLM text encoder, {'fine-tuned' if config.finetune_text else 'frozen'}")
+    if "tab" in modalities:
+        parts.append("tabular MLP")
+    return "; ".join(parts)
+
+
+def _jsonable(obj):
+    return json.loads(json.dumps(obj, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description="Build, tune and blend solutions in a finished setup (run by `agentk solve`).")
+    p.add_argument("workspace", type=Path)
+    p.add_argument("--budget", choices=sorted(PRESETS), default="quick")
+    args = p.parse_args(argv)
+    try:
+        Solver(args.workspace, PRESETS[args.budget], log=lambda m: print(m, flush=True)).run()
+    except Exception as exc:  # the parent reads the reason from solve.json; the traceback goes to stderr
+        write_json(Path(args.workspace) / "solve.json", {"status": "failed", "budget": args.budget,
+                                                         "error": f"{type(exc).__name__}: {exc}"})
+        raise
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

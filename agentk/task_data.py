@@ -1,0 +1,103 @@
+"""What every solver needs from a finished setup: the map datasets, the heads (transform.OUTPUTS), one fixed
+train/validation split shared by all solutions (so the blender can learn from their validation predictions),
+and the competition's metric on predictions in model space.
+
+Model space: an array (rows, sum of widths) with, per output, P(class 1) for binary, n_classes probabilities
+for multiclass, the transformed value for regression. `transform.inverse_transform` turns it into the
+submission's columns."""
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from agentk.fileio import write_json
+from tools.map_dataset import MapDataset
+from unit_tests_lib.common import load_module, read_map
+
+VAL_FRACTION, SPLIT_SEED = 0.2, 0
+
+
+def width(output: dict) -> int:
+    return int(output["n_classes"]) if output["kind"] == "multiclass" else 1
+
+
+class TaskData:
+    def __init__(self, ws: Path):
+        self.ws = Path(ws).resolve()
+        missing = [f for f in ("code_transform_tab_target_train.py", "code_metric.py", "code_submission_format.py",
+                               "train_tab_target_map.csv") if not (self.ws / f).exists()]
+        if missing:
+            raise FileNotFoundError(f"{self.ws} is not a finished setup (missing {', '.join(missing)}): "
+                                    "run `agentk setup` first")
+        self.transform = load_module(self.ws, "code_transform_tab_target_train")
+        self.metric_module = load_module(self.ws, "code_metric")
+        self.outputs: list[dict] = list(self.transform.OUTPUTS)
+        self.widths = [width(o) for o in self.outputs]
+        self.higher_is_better = bool(self.metric_module.HIGHER_IS_BETTER)
+        self.metric_name = str(getattr(self.metric_module, "METRIC", "metric"))
+
+    @cached_property
+    def train(self) -> MapDataset:
+        return MapDataset(self.ws, "train", self.transform.transform)
+
+    @cached_property
+    def test(self) -> MapDataset:
+        return MapDataset(self.ws, "test")
+
+    @property
+    def modalities(self) -> list[str]:
+        return self.train.modalities
+
+    @cached_property
+    def y(self) -> np.ndarray:
+        """Targets in model space for the heads: (n_train, n_outputs); class codes for multiclass."""
+        return self.train.targets
+
+    @cached_property
+    def targets(self) -> pd.DataFrame:
+        """The target map (original values), in the train dataset's row order: what the metric compares with."""
+        return read_map(self.ws, "train_tab_target_map.csv").set_index("id").loc[self.train.ids].reset_index(drop=True)
+
+    @cached_property
+    def split(self) -> tuple[np.ndarray, np.ndarray]:
+        """(fit rows, validation rows), stratified on the first classification output; saved in
+        solutions/split.json so every solution, and a resumed run, uses the same rows."""
+        path = self.ws / "solutions" / "split.json"
+        ids = np.asarray(self.train.ids)
+        if path.exists():
+            saved = json.loads(path.read_text())
+            pos = {i: k for k, i in enumerate(ids)}
+            if set(saved["fit"]) | set(saved["val"]) == set(ids):
+                return np.array([pos[i] for i in saved["fit"]]), np.array([pos[i] for i in saved["val"]])
+        fit, val = _stratified_split(self.y, self.outputs, VAL_FRACTION, SPLIT_SEED)
+        write_json(path, {"fit": ids[fit].tolist(), "val": ids[val].tolist(), "seed": SPLIT_SEED})
+        return fit, val
+
+    def score(self, pred: np.ndarray, rows: np.ndarray) -> float:
+        """The competition's metric (code_metric.py) of model-space predictions for train rows."""
+        truth = self.targets.iloc[np.asarray(rows)].reset_index(drop=True)
+        return float(self.metric_module.metric(truth, self.transform.inverse_transform(np.asarray(pred))))
+
+    def better(self, a: float, b: float) -> bool:
+        """Is score a strictly better than score b?"""
+        return a > b if self.higher_is_better else a < b
+
+
+def _stratified_split(y: np.ndarray, outputs: list[dict], fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    n = len(y)
+    strata = next((y[:, j] for j, o in enumerate(outputs) if o["kind"] != "regression"), None)
+    val = []
+    if strata is None:
+        val = rng.permutation(n)[:max(1, int(round(fraction * n)))].tolist()
+    else:
+        for value in np.unique(strata):
+            rows = rng.permutation(np.flatnonzero(strata == value))
+            val += rows[:int(round(fraction * len(rows)))].tolist()  # a class with one row stays in fit
+    val = np.sort(np.asarray(val, dtype=int))
+    fit = np.setdiff1d(np.arange(n), val)
+    return fit, val

@@ -1,0 +1,161 @@
+"""The AutoGluon tool optimises what the competition scores: its scorer agrees with code_metric.py (through
+TaskData.score) on the examples' validation rows, survives pickling, and fit_autogluon beats a constant
+prediction with model-space outputs of the right shape."""
+from __future__ import annotations
+
+import pickle
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from agentk.task_data import TaskData
+from conftest import EXAMPLES, ROOT
+from tools.autogluon_tool import fit_autogluon
+from tools.competition_scorer import competition_scorer
+
+NAMES = ("breast-cancer", "wine", "iris-species", "diabetes", "digits-multilabel")
+FAST = {"RF": {}, "XT": {}}  # only sklearn forests: quick on 2 cores and always installed
+
+
+@pytest.fixture(scope="module")
+def tasks(tmp_path_factory) -> dict[str, TaskData]:
+    """Each example set up by the real CLI, all at once (most of a setup is waiting on subprocesses)."""
+    root = tmp_path_factory.mktemp("ag")
+    runs = {name: subprocess.Popen([sys.executable, "-m", "agentk.cli", "setup", str(EXAMPLES / name),
+                                    "--workspace", str(root / name)], cwd=ROOT, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            for name in NAMES}
+    for name, run in runs.items():
+        out, _ = run.communicate(timeout=600)
+        assert run.returncode == 0, f"setup of {name} failed:\n{out[-2000:]}"
+    return {name: TaskData(root / name) for name in NAMES}
+
+
+def _predictions(task: TaskData, rows: np.ndarray, good: bool, rng) -> tuple[np.ndarray, np.ndarray]:
+    """(what AutoGluon hands the scorer for output 0, the same prediction in model space)."""
+    y, kind, k = task.y[rows, 0], task.outputs[0]["kind"], task.widths[0]
+    needs_class = competition_scorer(task.ws, 0).needs_class
+    if kind == "regression":
+        pred = y + rng.normal(0, 0.1 * y.std(), len(y)) if good else rng.normal(y.mean(), y.std(), len(y))
+        return pred, pred[:, None]
+    if kind == "binary":
+        p = np.clip(y * 0.8 + rng.uniform(0, 0.2, len(y)), 0, 1) if good else rng.uniform(0, 1, len(y))
+        return p, p[:, None]
+    codes = y.astype(int)
+    if needs_class:
+        pred = np.where(rng.uniform(size=len(y)) < 0.9, codes, rng.integers(0, k, len(y))) if good \
+            else rng.integers(0, k, len(y))
+        return pred, np.eye(k)[pred]
+    proba = 0.7 * np.eye(k)[codes] + 0.3 * rng.dirichlet(np.ones(k), len(y)) if good \
+        else rng.dirichlet(np.ones(k), len(y))
+    return proba, proba
+
+
+@pytest.mark.parametrize("name, needs", [("breast-cancer", "proba"), ("wine", "proba"), ("iris-species", "class"),
+                                         ("diabetes", "pred")])
+def test_scorer_scores_as_the_competition_does(tasks, name, needs):
+    task = tasks[name]
+    rows = task.split[1]
+    scorer = competition_scorer(task.ws, 0)
+    assert getattr(scorer, f"needs_{needs}")
+    assert scorer.greater_is_better_internal == task.higher_is_better
+    sign = 1 if task.higher_is_better else -1  # AutoGluon's scores are higher-is-better: losses come negated
+    truth = pd.Series(task.y[rows, 0].astype(int if task.outputs[0]["kind"] != "regression" else float))
+    rng = np.random.default_rng(0)
+    scores = {}
+    for good in (False, True):
+        ag_pred, model_pred = _predictions(task, rows, good, rng)
+        scores[good] = scorer(truth, ag_pred)
+        assert scores[good] == pytest.approx(sign * task.score(model_pred, rows), rel=1e-9, abs=1e-12)
+    assert scores[True] > scores[False]
+    exact = np.eye(task.widths[0])[truth.to_numpy()] if needs == "proba" and task.widths[0] > 1 else truth.to_numpy()
+    assert scorer.convert_score_to_error(scorer(truth, exact)) == pytest.approx(0, abs=1e-9)  # the optimum
+
+
+def test_scorer_maps_autogluons_classes_to_class_codes(tasks):
+    # class 1 missing from the training rows: AutoGluon's codes 0, 1 and its two probability columns are 0 and 2
+    task = tasks["wine"]
+    rows = task.split[1][task.y[task.split[1], 0] != 1]
+    codes = task.y[rows, 0].astype(int)
+    proba = np.random.default_rng(1).dirichlet(np.ones(2), len(rows))
+    model = np.zeros((len(rows), 3))
+    model[:, [0, 2]] = proba
+    scorer = competition_scorer(task.ws, 0, classes=[0, 2])
+    assert scorer(pd.Series(codes // 2), proba) == pytest.approx(-task.score(model, rows), rel=1e-9)
+
+
+def test_multi_output_scorers_average_to_the_competition_score(tasks):
+    task = tasks["digits-multilabel"]  # mean column-wise ROC AUC over two binary targets
+    rows = task.split[1]
+    pred = np.random.default_rng(2).uniform(size=(len(rows), 2)) * 0.5 + task.y[rows] * 0.4
+    per_output = [competition_scorer(task.ws, j)(pd.Series(task.y[rows, j].astype(int)), pred[:, j])
+                  for j in range(2)]
+    assert np.mean(per_output) == pytest.approx(task.score(pred, rows), rel=1e-9)
+    assert per_output[0] != pytest.approx(per_output[1])  # each scorer looks at its own column
+
+
+def test_scorer_pickles_and_reloads_the_workspace_lazily(tasks):
+    task = tasks["wine"]
+    rows = task.split[1]
+    scorer = competition_scorer(task.ws, 0)
+    clone = pickle.loads(pickle.dumps(scorer))
+    assert clone._score_func._loaded is None  # only the path and indices travelled
+    truth, proba = pd.Series(task.y[rows, 0].astype(int)), np.random.default_rng(3).dirichlet(np.ones(3), len(rows))
+    assert clone(truth, proba) == scorer(truth, proba)
+    assert (clone.name, clone.needs_proba, clone.greater_is_better_internal) == \
+        (scorer.name, scorer.needs_proba, scorer.greater_is_better_internal)
+
+
+def _constant(task: TaskData, rows: np.ndarray) -> float:
+    """The score of predicting the fit rows' mean (the class frequencies for multiclass) everywhere."""
+    fit = task.split[0]
+    parts = [np.tile(np.bincount(task.y[fit, j].astype(int), minlength=w) / len(fit), (len(rows), 1))
+             if o["kind"] == "multiclass" else np.full((len(rows), 1), task.y[fit, j].mean())
+             for j, (o, w) in enumerate(zip(task.outputs, task.widths))]
+    return task.score(np.hstack(parts), rows)
+
+
+@pytest.mark.parametrize("name, margin", [("breast-cancer", 0.4), ("diabetes", 10.0)])
+def test_fit_autogluon_beats_the_constant_on_the_validation_rows(tasks, tmp_path, name, margin):
+    task = tasks[name]
+    fit, val = task.split
+    result = fit_autogluon(task, time_limit=25, out_dir=tmp_path / "ag", hyperparameters=FAST)
+    constant = _constant(task, val)
+    print(f"{name}: val {task.metric_name} {result['val_score']:.4f} vs constant {constant:.4f}")
+    assert result["val_pred"].shape == (len(val), 1)
+    assert result["test_pred"].shape == (len(task.test.ids), 1)
+    assert np.isfinite(result["test_pred"]).all()
+    if task.outputs[0]["kind"] == "binary":
+        assert ((result["test_pred"] >= 0) & (result["test_pred"] <= 1)).all()
+    assert result["val_score"] == pytest.approx(task.score(result["val_pred"], val))
+    gain = result["val_score"] - constant if task.higher_is_better else constant - result["val_score"]
+    assert gain > margin
+    # AutoGluon chose its best model by the same number, measured on the same rows
+    (summary,) = result["models"]
+    best = next(m for m in summary["leaderboard"] if m["model"] == summary["best"])
+    assert best["score_val"] == pytest.approx(result["val_score"] * (1 if task.higher_is_better else -1), rel=1e-6)
+    assert (tmp_path / "ag" / "output_0" / "predictor.pkl").exists()
+
+
+def test_fit_autogluon_fills_every_output(tasks, tmp_path):
+    task = tasks["digits-multilabel"]
+    fit, val = task.split
+    result = fit_autogluon(task, time_limit=30, out_dir=tmp_path / "ag", hyperparameters={"XT": {}})
+    assert result["val_pred"].shape == (len(val), 2) and result["test_pred"].shape == (len(task.test.ids), 2)
+    assert ((result["val_pred"] >= 0) & (result["val_pred"] <= 1)).all()
+    assert [m["output"] for m in result["models"]] == [o["name"] for o in task.outputs]
+    assert result["val_score"] > _constant(task, val) + 0.3  # the constant's AUC is 0.5
+
+
+def test_fit_autogluon_refuses_a_task_without_a_tab_map(tasks, tmp_path):
+    ws = tmp_path / "ws"
+    shutil.copytree(tasks["iris-species"].ws, ws, symlinks=True)
+    for split in ("train", "test"):  # the same columns, read as a text modality
+        (ws / f"{split}_tab_input_map.csv").rename(ws / f"{split}_txt_input_map.csv")
+    with pytest.raises(ValueError, match="needs a tab input map"):
+        fit_autogluon(TaskData(ws), time_limit=10, out_dir=tmp_path / "ag")
+    assert not (tmp_path / "ag").exists()

@@ -1,0 +1,223 @@
+"""The late-fusion network on tiny finished workspaces (maps, target transform and metric written directly, as a
+setup leaves them): it learns from images, texts and tables, sizes its heads from OUTPUTS, matches its loss to
+the metric, stops early on the validation score with the best epoch's weights, and keeps to max_time."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from PIL import Image
+
+import tools.fusion as fusion
+from agentk.task_data import TaskData
+from tools.fusion import FusionConfig, output_losses, train_fusion
+
+# the generated modules a setup writes, reduced to what TaskData uses; spec.json says the outputs and metrics
+TRANSFORM = '''import json
+from pathlib import Path
+import numpy as np
+import pandas as pd
+
+SPEC = json.loads((Path(__file__).parent / "spec.json").read_text())
+OUTPUTS = [{"name": o["name"], "kind": o["kind"], "n_classes": len(o.get("classes", []))} for o in SPEC["outputs"]]
+
+
+def transform(df):
+    return np.column_stack([df[o["name"]].astype(str).map({c: i for i, c in enumerate(o["classes"])}).to_numpy(float)
+                            if "classes" in o else df[o["name"]].to_numpy(float) for o in SPEC["outputs"]])
+
+
+def inverse_transform(arr):
+    arr, out, j = np.asarray(arr, dtype=float), {}, 0
+    for o in SPEC["outputs"]:
+        if o["kind"] == "multiclass":
+            out[o["name"]] = [o["classes"][k] for k in arr[:, j:j + len(o["classes"])].argmax(axis=1)]
+            j += len(o["classes"])
+        else:
+            out[o["name"]] = arr[:, j]
+            j += 1
+    return pd.DataFrame(out)
+'''
+METRIC = '''import json
+from pathlib import Path
+import numpy as np
+from tools.metrics import METRICS
+
+SPEC = json.loads((Path(__file__).parent / "spec.json").read_text())
+METRIC = SPEC["metrics"][0]
+HIGHER_IS_BETTER = METRICS[METRIC].higher_is_better
+
+
+def metric(y_true, y_pred):
+    scores = []
+    for o, name in zip(SPEC["outputs"], SPEC["metrics"]):
+        truth, guess = y_true[o["name"]], y_pred[o["name"]]
+        if o["kind"] == "binary":
+            truth = (truth.astype(str) == o["classes"][1]).astype(int)
+        elif o["kind"] == "multiclass":
+            truth, guess = truth.astype(str), guess.astype(str)
+        scores.append(METRICS[name].fn(truth.to_numpy(), guess.to_numpy()))
+    return float(np.mean(scores))
+'''
+QUICK = dict(image_size=32, finetune_image=False, finetune_text=False, batch_size=16, max_epochs=15, max_time=60)
+
+
+def workspace(ws: Path, outputs: list[dict], metrics: list[str], targets: pd.DataFrame, n_test: int,
+              **inputs: pd.DataFrame) -> TaskData:
+    """A finished setup: per modality a frame over train then test rows; targets for the train rows."""
+    ws.mkdir(parents=True, exist_ok=True)
+    n = len(targets)
+    ids = [f"r{i}" for i in range(n + n_test)]
+    for modality, frame in inputs.items():
+        frame = frame.reset_index(drop=True)
+        for split, rows in (("train", slice(0, n)), ("test", slice(n, n + n_test))):
+            frame.iloc[rows].assign(id=ids[rows]).set_index("id").to_csv(ws / f"{split}_{modality}_input_map.csv")
+    targets.assign(id=ids[:n]).set_index("id").to_csv(ws / "train_tab_target_map.csv")
+    (ws / "spec.json").write_text(json.dumps({"outputs": outputs, "metrics": metrics}))
+    (ws / "code_transform_tab_target_train.py").write_text(TRANSFORM)
+    (ws / "code_metric.py").write_text(METRIC)
+    (ws / "code_submission_format.py").write_text("")  # only its presence matters here
+    return TaskData(ws)
+
+
+def constant_score(task: TaskData) -> float:
+    """The metric of the best constant a model could learn from the fit rows: class shares, or the mean."""
+    fit, val = task.split
+    y, cols = task.y[fit], []
+    for j, (o, w) in enumerate(zip(task.outputs, task.widths)):
+        cols.append(np.bincount(y[:, j].astype(int), minlength=w) / len(y) if o["kind"] == "multiclass"
+                    else [y[:, j].mean()])
+    return task.score(np.tile(np.concatenate(cols), (len(val), 1)), val)
+
+
+def regression_task(ws: Path, metric: str = "rmse", n: int = 240, n_test: int = 30) -> TaskData:
+    """y = 3 x1 - 2 x2 + a shift per colour (a text column) + a little noise; x2 has missing values."""
+    rng = np.random.default_rng(0)
+    x1, x2 = rng.normal(size=n + n_test), rng.normal(size=n + n_test)
+    colour = rng.choice(["red", "green", "blue"], n + n_test)
+    y = 3 * x1 - 2 * x2 + pd.Series(colour).map({"red": 4.0, "green": 0.0, "blue": -4.0}) + rng.normal(0, 0.3, n + n_test)
+    x2[rng.random(n + n_test) < 0.1] = np.nan
+    tab = pd.DataFrame({"x1": x1, "x2": x2, "colour": colour})
+    return workspace(ws, [{"name": "y", "kind": "regression"}], [metric], pd.DataFrame({"y": y[:n]}), n_test, tab=tab)
+
+
+@pytest.fixture(scope="module")
+def image_task(tmp_path_factory) -> TaskData:
+    """Three classes, the colour of a noisy image gives the class."""
+    ws = tmp_path_factory.mktemp("img")
+    rng = np.random.default_rng(0)
+    colours = {"red": (210, 40, 40), "green": (40, 190, 40), "blue": (40, 40, 210)}
+    labels = [list(colours)[i % 3] for i in range(75)]
+    (ws / "raw").mkdir()
+    for i, label in enumerate(labels):
+        pixels = np.clip(np.array(colours[label]) + rng.normal(0, 25, (16, 16, 3)), 0, 255).astype(np.uint8)
+        Image.fromarray(pixels).save(ws / "raw" / f"{i}.png")
+    img = pd.DataFrame({"path": [f"raw/{i}.png" for i in range(75)]})
+    outputs = [{"name": "label", "kind": "multiclass", "classes": list(colours)}]
+    return workspace(ws, outputs, ["accuracy"], pd.DataFrame({"label": labels[:60]}), 15, img=img)
+
+
+@pytest.fixture(scope="module")
+def mixed_task(tmp_path_factory) -> TaskData:
+    """A binary, a three-class and a regression output from the same two numbers."""
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(150, 2))
+    targets = pd.DataFrame({"flag": np.where(x[:, 0] > 0, "yes", "no"),
+                            "size": np.array(["s", "m", "l"])[np.digitize(x[:, 1], [-0.5, 0.5])],
+                            "value": x.sum(axis=1)})
+    outputs = [{"name": "flag", "kind": "binary", "classes": ["no", "yes"]},
+               {"name": "size", "kind": "multiclass", "classes": ["s", "m", "l"]},
+               {"name": "value", "kind": "regression"}]
+    return workspace(tmp_path_factory.mktemp("mixed"), outputs, ["roc_auc", "accuracy", "r2"], targets[:120], 30,
+                     tab=pd.DataFrame(x, columns=["a", "b"]))
+
+
+def test_learns_image_classes_and_says_the_backbone_is_random_offline(image_task, monkeypatch):
+    monkeypatch.setattr(fusion, "_cached_weights", lambda cfg: None)  # as on a machine without the weights
+    monkeypatch.setattr(fusion, "_reachable", lambda host, timeout=3.0: False)
+    logged = []
+    result = train_fusion(image_task, FusionConfig(pretrained=True, **QUICK), log=logged.append)
+    assert result.val_score >= 0.9 > constant_score(image_task) + 0.3
+    assert any("resnet18: random initialisation (no pretrained weights offline)" in line for line in logged)
+    assert "resnet18: random initialisation (no pretrained weights offline)" in result.notes
+    assert result.val_pred.shape == (len(image_task.split[1]), 3) and result.test_pred.shape == (15, 3)
+    assert result.device == "cpu"
+
+
+def test_learns_a_keyword_with_the_frozen_text_encoder(tmp_path):
+    rng = np.random.default_rng(0)
+    filler = "the a of report review article source note page edit talk history section".split()
+    labels = np.arange(100) % 2
+    texts = [" ".join(rng.permutation(list(rng.choice(filler, 10)) + [("wonderful" if y else "awful")]))
+             for y in labels]
+    task = workspace(tmp_path, [{"name": "good", "kind": "binary", "classes": ["0", "1"]}], ["roc_auc"],
+                     pd.DataFrame({"good": labels[:80]}), 20, txt=pd.DataFrame({"text": texts}))
+    result = train_fusion(task, FusionConfig(**QUICK), log=lambda line: None)
+    assert result.val_score >= 0.9  # a constant scores 0.5
+    assert any("all-MiniLM-L6-v2 frozen" in note for note in result.notes)
+    assert ((result.test_pred >= 0) & (result.test_pred <= 1)).all()
+
+
+def test_tab_regression_beats_the_mean_and_predicts_in_target_units(tmp_path):
+    task = regression_task(tmp_path)
+    result = train_fusion(task, FusionConfig(lr=3e-3, max_epochs=40, patience=10), log=lambda line: None)
+    assert result.val_score < 0.3 * constant_score(task)  # rmse: the mean's error is about 5.4
+    # un-standardised: predictions spread like the targets, not like z-scores
+    assert result.test_pred.std() > 3
+
+
+def test_heads_have_the_widths_of_binary_multiclass_and_regression_outputs(mixed_task):
+    result = train_fusion(mixed_task, FusionConfig(max_epochs=5), log=lambda line: None)
+    n_val = len(mixed_task.split[1])
+    assert result.val_pred.shape == (n_val, 5) and result.test_pred.shape == (30, 5)
+    flag, size = result.test_pred[:, 0], result.test_pred[:, 1:4]
+    assert ((flag > 0) & (flag < 1)).all()
+    np.testing.assert_allclose(size.sum(axis=1), 1, rtol=1e-5)
+    assert np.isfinite(result.val_score) and np.isfinite(result.val_loss)
+
+
+def test_loss_follows_the_metric():
+    outputs = [{"kind": "binary"}, {"kind": "multiclass", "n_classes": 3}, {"kind": "regression"}]
+    assert output_losses(outputs, "rmse") == ["bce", "ce", "mse"]
+    assert output_losses(outputs, "mae") == ["bce", "ce", "l1"]
+    assert output_losses(outputs[2:], "median_ae") == ["l1"]
+
+
+def test_mae_trains_towards_the_median(tmp_path):
+    """Targets without signal and a long right tail: L1 pulls predictions to the median, far below the mean."""
+    rng = np.random.default_rng(0)
+    n = 300
+    y = rng.exponential(1.0, n) ** 2  # mean 2, median about 0.48
+    tab = pd.DataFrame({"noise": rng.normal(size=n + 20)})
+    task = workspace(tmp_path, [{"name": "y", "kind": "regression"}], ["mae"], pd.DataFrame({"y": y}), 20, tab=tab)
+    result = train_fusion(task, FusionConfig(max_epochs=20), log=lambda line: None)
+    assert abs(np.median(result.val_pred) - np.median(y)) < 0.5 < abs(np.median(result.val_pred) - y.mean())
+
+
+def test_early_stopping_keeps_the_best_epoch(mixed_task):
+    cfg = FusionConfig(lr=1e-2, max_epochs=60, patience=3, seed=3)
+    result = train_fusion(mixed_task, cfg, log=lambda line: None)
+    scores = [h["val_score"] for h in result.history]
+    assert result.epochs_run == len(scores) < 60
+    assert result.best_epoch == int(np.argmax(scores)) + 1  # the first epoch reaching the highest score
+    assert result.epochs_run - result.best_epoch == cfg.patience
+    best = result.history[result.best_epoch - 1]
+    assert (result.val_score, result.val_loss) == (best["val_score"], best["val_loss"])
+    assert mixed_task.score(result.val_pred, mixed_task.split[1]) == pytest.approx(result.val_score)
+    # the test predictions come from the best epoch's weights: a run that ends there predicts the same
+    again = train_fusion(mixed_task, FusionConfig(lr=1e-2, max_epochs=result.best_epoch, patience=3, seed=3),
+                         log=lambda line: None)
+    np.testing.assert_allclose(again.test_pred, result.test_pred, rtol=1e-6)
+
+
+def test_max_time_stops_training(tmp_path):
+    task = regression_task(tmp_path, n=2000)
+    torch.optim.Adam([torch.zeros(1, requires_grad=True)])  # torch loads its compiler on the first optimiser: not timed
+    result = train_fusion(task, FusionConfig(max_epochs=100_000, patience=100_000, max_time=2.0), log=lambda line: None)
+    assert 1 <= result.epochs_run < 100_000
+    assert result.seconds < 6
+    assert result.history[-1]["seconds"] < 4  # no epoch starts after the deadline

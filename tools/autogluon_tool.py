@@ -1,0 +1,96 @@
+"""The AutoGluon tool (paper 3.2): one TabularPredictor per output of a tabular task, optimising the competition's
+own metric (tools.competition_scorer), fitted on the task's fit rows and tuned on its validation rows, so its
+validation predictions are comparable with every other solution's and can feed the blender.
+
+Choices:
+- Input: the tab input map only, in the dataset's id order, ids excluded; AutoGluon infers the column types
+  (the map keeps booleans, numbers and strings as the setup wrote them).
+- Validation: the task's val rows are AutoGluon's tuning_data, without bagging for presets that do not ask for
+  it. A preset that bags (good/high/best quality) gets use_bag_holdout=True, so the val rows still choose the
+  ensemble and score it; dynamic stacking is off because it would carve its own holdout out of the fit rows.
+- Classes: every class is kept (label_count_threshold=1), and the binary decision threshold stays at 0.5
+  (no calibration) because the model space carries probabilities and inverse_transform thresholds them at 0.5.
+- Seeds: `seed` is the learner's random_state; AutoGluon's models seed themselves (0) deterministically."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from agentk.task_data import TaskData
+from tools.competition_scorer import competition_scorer
+
+LABEL = "__agentk_target__"
+BAGGING_PRESETS = ("good", "high", "best", "extreme", "experimental")
+PROBLEM_TYPE = {"binary": "binary", "multiclass": "multiclass", "regression": "regression"}
+
+
+def fit_autogluon(task: TaskData, time_limit: float, presets: str = "medium_quality", out_dir: Path | None = None,
+                  verbosity: int = 0, seed: int = 0, hyperparameters: dict | str | None = None) -> dict:
+    """Fit and predict. Returns val_pred (model space, task.split[1] rows), test_pred (model space, all test rows),
+    val_score (task.score on the val rows), models (per output: best model and leaderboard; AutoGluon's score_val
+    is higher-is-better, so losses appear negated) and seconds."""
+    from autogluon.tabular import TabularPredictor  # slow import: only when the tool runs
+
+    if "tab" not in task.modalities:
+        raise ValueError(f"the AutoGluon tool needs a tab input map; this task has {', '.join(task.modalities)}")
+    start = time.monotonic()
+    out_dir = Path(out_dir) if out_dir is not None else task.ws / "solutions" / "autogluon"
+    fit_rows, val_rows = task.split
+    X, X_test = _features(task.train.inputs["tab"]), _features(task.test.inputs["tab"])
+    options = {} if hyperparameters is None else {"hyperparameters": hyperparameters}  # None: the preset's
+    if any(presets.startswith(p) for p in BAGGING_PRESETS):
+        options["use_bag_holdout"] = True
+    val_parts, test_parts, models = [], [], []
+    for j, output in enumerate(task.outputs):
+        kind = output["kind"]
+        label = _labels(task.y[:, j], kind)
+        train = X.iloc[fit_rows].assign(**{LABEL: label[fit_rows]})
+        tune = X.iloc[val_rows].assign(**{LABEL: label[val_rows]})
+        classes = sorted(np.unique(label[fit_rows]).tolist()) if kind == "multiclass" else None
+        remaining = time_limit - (time.monotonic() - start)
+        predictor = TabularPredictor(
+            label=LABEL, problem_type=PROBLEM_TYPE[kind], eval_metric=competition_scorer(task.ws, j, classes),
+            path=str(out_dir / f"output_{j}"), verbosity=verbosity,
+            positive_class=1 if kind == "binary" else None, learner_kwargs={"random_state": seed, "label_count_threshold": 1})
+        predictor.fit(train, tuning_data=tune, time_limit=max(remaining / (len(task.outputs) - j), 1.0),
+                      presets=presets, calibrate_decision_threshold=False,
+                      dynamic_stacking=False, **options)
+        val_parts.append(_predict(predictor, X.iloc[val_rows], kind, task.widths[j]))
+        test_parts.append(_predict(predictor, X_test, kind, task.widths[j]))
+        models.append(_summary(predictor, output, out_dir / f"output_{j}"))
+    val_pred, test_pred = np.hstack(val_parts), np.hstack(test_parts)
+    return {"val_pred": val_pred, "test_pred": test_pred, "val_score": task.score(val_pred, val_rows),
+            "models": models, "seconds": time.monotonic() - start}
+
+
+def _features(tab: pd.DataFrame) -> pd.DataFrame:
+    frame = tab.reset_index(drop=True)  # the index holds the ids
+    if LABEL in frame.columns:
+        raise ValueError(f"the tab input map has a column named {LABEL!r}, which the AutoGluon tool uses for labels")
+    return frame
+
+
+def _labels(y: np.ndarray, kind: str) -> np.ndarray:
+    # AutoGluon's classes are the label's values: integer codes keep class j at probability column j
+    return y.astype(float) if kind == "regression" else np.rint(y).astype(int)
+
+
+def _predict(predictor, X: pd.DataFrame, kind: str, width: int) -> np.ndarray:
+    """Predictions in model space: P(class 1), the probability of every class code (0 for a class AutoGluon never
+    saw), or the transformed value."""
+    if kind == "regression":
+        return predictor.predict(X).to_numpy(dtype=float).reshape(-1, 1)
+    proba = predictor.predict_proba(X, as_multiclass=True)
+    if kind == "binary":
+        return proba[1].to_numpy(dtype=float).reshape(-1, 1)
+    return proba.reindex(columns=range(width), fill_value=0.0).to_numpy(dtype=float)
+
+
+def _summary(predictor, output: dict, path: Path) -> dict:
+    board = predictor.leaderboard(silent=True)
+    rows = board[["model", "score_val", "fit_time"]].to_dict("records")
+    return {"output": output.get("name"), "path": str(path), "best": predictor.model_best,
+            "leaderboard": [{k: (float(v) if k != "model" else str(v)) for k, v in row.items()} for row in rows]}

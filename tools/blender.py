@@ -1,0 +1,219 @@
+"""The MLP blender (paper 3.2): after `blend_after` solutions, a small network learns to combine the solutions'
+validation predictions. It is kept only when its honest score, K-fold cross-validated over the validation rows it
+learns from, strictly beats the best single solution on those rows.
+
+Features are the solutions' model-space predictions side by side: logits for binary outputs, centred
+log-probabilities for multiclass, values for regression, standardised. The network is one hidden layer plus a
+linear skip (so a plain weighted average is easy to learn), with one head per output, trained full-batch with
+weight decay; the number of steps is chosen by early stopping on an inner split of each training fold and the
+final refit on all validation rows uses their median."""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from agentk.task_data import width
+
+HIDDEN, LR, WEIGHT_DECAY, MAX_STEPS, PATIENCE, INNER_FRACTION, EPS = 32, 1e-2, 1e-3, 500, 40, 0.2, 1e-6
+
+
+class BlendNet(nn.Module):
+    def __init__(self, n_features: int, widths: list[int]):
+        super().__init__()
+        self.hidden = nn.Sequential(nn.Linear(n_features, HIDDEN), nn.ReLU())
+        self.heads = nn.ModuleList(nn.Linear(HIDDEN, w) for w in widths)
+        self.skips = nn.ModuleList(nn.Linear(n_features, w, bias=False) for w in widths)
+
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        h = self.hidden(x)
+        return [head(h) + skip(x) for head, skip in zip(self.heads, self.skips)]
+
+
+@dataclass
+class Blender:
+    """A fitted blender: feature and target scaling plus the network, applied to model-space predictions."""
+    outputs: list[dict]
+    net: BlendNet
+    mean: np.ndarray
+    std: np.ndarray
+    y_mean: np.ndarray  # per output; 0 and 1 for classification outputs
+    y_std: np.ndarray
+
+    def predict(self, preds: list[np.ndarray]) -> np.ndarray:
+        x = (features(preds, self.outputs) - self.mean) / self.std
+        with _torch_local(0), torch.no_grad():
+            raw = self.net(torch.tensor(x, dtype=torch.float32))
+        return _model_space(raw, self.outputs, self.y_mean, self.y_std)
+
+
+@dataclass
+class BlendResult:
+    kept: bool
+    cv_score: float  # nan when there were too few rows to cross-validate
+    best_single_score: float
+    best_single_index: int
+    test_pred: np.ndarray
+    val_pred: np.ndarray  # out-of-fold blend predictions if kept, else the best single solution's
+    model: Blender | None  # the blender refit on all validation rows, when kept
+
+    def predict(self, preds: list[np.ndarray]) -> np.ndarray:
+        """Model-space predictions for new rows from the solutions' predictions there: what this result chose."""
+        return self.model.predict(preds) if self.kept else np.asarray(preds[self.best_single_index], dtype=float)
+
+
+def blend(val_preds: list[np.ndarray], y_val: np.ndarray, outputs: list[dict],
+          score_fn: Callable[[np.ndarray, np.ndarray], float], higher_is_better: bool, val_rows: np.ndarray,
+          test_preds: list[np.ndarray], folds: int = 5, seed: int = 0) -> BlendResult:
+    """Blend the solutions' validation predictions (each (rows, total width), model space) against y_val
+    ((rows, n_outputs): 0/1, class codes or values). score_fn(pred, val_rows) is the competition metric."""
+    y_val = np.asarray(y_val, dtype=float).reshape(len(val_rows), len(outputs))
+    singles = [score_fn(np.asarray(p, dtype=float), val_rows) for p in val_preds]
+    pick = max if higher_is_better else min
+    best = singles.index(pick(singles))
+    fallback = BlendResult(False, float("nan"), singles[best], best, np.asarray(test_preds[best], dtype=float),
+                           np.asarray(val_preds[best], dtype=float), None)
+    fold_of = _folds(y_val, outputs, folds, seed)
+    if fold_of is None or len(val_preds) < 2:
+        return fallback
+    oof, steps = np.zeros_like(np.asarray(val_preds[0], dtype=float)), []
+    for k in range(fold_of.max() + 1):
+        held = fold_of == k
+        model, n = _fit([p[~held] for p in val_preds], y_val[~held], outputs, seed + k)
+        oof[held] = model.predict([p[held] for p in val_preds])
+        steps.append(n)
+    if not np.isfinite(oof).all():
+        return fallback
+    cv = score_fn(oof, val_rows)
+    if not (cv > singles[best] if higher_is_better else cv < singles[best]):
+        fallback.cv_score = cv
+        return fallback
+    model, _ = _fit(val_preds, y_val, outputs, seed, steps=int(np.median(steps)))
+    return BlendResult(True, cv, singles[best], best, model.predict(test_preds), oof, model)
+
+
+def features(preds: list[np.ndarray], outputs: list[dict]) -> np.ndarray:
+    """The solutions' predictions as network inputs: probabilities on the logit scale, where blending is additive."""
+    cols = []
+    for pred in preds:
+        pred = np.asarray(pred, dtype=float)
+        start = 0
+        for o in outputs:
+            block = pred[:, start:start + width(o)]
+            start += width(o)
+            if o["kind"] == "binary":
+                p = np.clip(block, EPS, 1 - EPS)
+                cols.append(np.log(p) - np.log1p(-p))
+            elif o["kind"] == "multiclass":
+                logp = np.log(np.clip(block, EPS, 1.0))
+                cols.append(logp - logp.mean(axis=1, keepdims=True))
+            else:
+                cols.append(block)
+    return np.concatenate(cols, axis=1)
+
+
+def _fit(preds: list[np.ndarray], y: np.ndarray, outputs: list[dict], seed: int,
+         steps: int | None = None) -> tuple[Blender, int]:
+    """A blender fitted on these rows, and its step count: `steps` if given, else early-stopped on an inner split."""
+    x = features(preds, outputs)
+    mean, std = x.mean(axis=0), x.std(axis=0)
+    std = np.where(std > 0, std, 1.0)
+    regression = np.array([o["kind"] == "regression" for o in outputs])
+    y_mean = np.where(regression, y.mean(axis=0), 0.0)
+    y_std = np.where(regression, y.std(axis=0), 1.0)
+    y_std = np.where(y_std > 0, y_std, 1.0)
+    x = torch.tensor((x - mean) / std, dtype=torch.float32)
+    yt = torch.tensor((y - y_mean) / y_std, dtype=torch.float32)
+    with _torch_local(seed):
+        net = BlendNet(x.shape[1], [width(o) for o in outputs])
+        if steps is None:
+            inner = torch.from_numpy(np.random.default_rng(seed).random(len(x)) < INNER_FRACTION)
+            if inner.all() or not inner.any():
+                inner[0] = ~inner[0]
+            steps = _train(net, x[~inner], yt[~inner], outputs, MAX_STEPS, (x[inner], yt[inner]))
+        else:
+            _train(net, x, yt, outputs, steps)
+    return Blender(outputs, net.eval(), mean, std, y_mean, y_std), steps
+
+
+def _train(net: BlendNet, x: torch.Tensor, y: torch.Tensor, outputs: list[dict], steps: int,
+           stop_on: tuple[torch.Tensor, torch.Tensor] | None = None) -> int:
+    """Full-batch AdamW; with stop_on, keeps the weights of the step with the lowest loss there and returns it."""
+    opt = torch.optim.AdamW(net.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
+    best_loss, best_step, best_state = float("inf"), 0, None
+    for step in range(1, steps + 1):
+        opt.zero_grad()
+        _loss(net(x), y, outputs).backward()
+        opt.step()
+        if stop_on is not None:
+            with torch.no_grad():
+                loss = _loss(net(stop_on[0]), stop_on[1], outputs).item()
+            if loss < best_loss:
+                best_loss, best_step = loss, step
+                best_state = {k: v.clone() for k, v in net.state_dict().items()}
+            elif step - best_step >= PATIENCE:
+                break
+    if best_state is not None:
+        net.load_state_dict(best_state)
+    return max(best_step, 1) if stop_on is not None else steps
+
+
+def _loss(raw: list[torch.Tensor], y: torch.Tensor, outputs: list[dict]) -> torch.Tensor:
+    terms = []
+    for j, (r, o) in enumerate(zip(raw, outputs)):
+        if o["kind"] == "binary":
+            terms.append(F.binary_cross_entropy_with_logits(r[:, 0], y[:, j]))
+        elif o["kind"] == "multiclass":
+            terms.append(F.cross_entropy(r, y[:, j].long()))
+        else:
+            terms.append(F.mse_loss(r[:, 0], y[:, j]))
+    return torch.stack(terms).sum()
+
+
+def _model_space(raw: list[torch.Tensor], outputs: list[dict], y_mean: np.ndarray, y_std: np.ndarray) -> np.ndarray:
+    cols = []
+    for j, (r, o) in enumerate(zip(raw, outputs)):
+        if o["kind"] == "binary":
+            cols.append(torch.sigmoid(r).double().numpy())
+        elif o["kind"] == "multiclass":
+            cols.append(torch.softmax(r.double(), dim=1).numpy())
+        else:
+            cols.append(r.double().numpy() * y_std[j] + y_mean[j])
+    return np.concatenate(cols, axis=1)
+
+
+def _folds(y: np.ndarray, outputs: list[dict], folds: int, seed: int) -> np.ndarray | None:
+    """Each row's fold, stratified on the first classification output: a class's rows are dealt round-robin in
+    random order, so every fold sees the classes that have enough rows and a rare class only misses some folds.
+    The fold count shrinks to the smallest class with at least two rows; None when there are too few rows."""
+    rng = np.random.default_rng(seed)
+    strata = next((y[:, j] for j, o in enumerate(outputs) if o["kind"] != "regression"), np.zeros(len(y)))
+    _, counts = np.unique(strata, return_counts=True)
+    k = min(folds, len(y) // 4, min((c for c in counts if c >= 2), default=0))
+    if k < 2:
+        return None
+    fold_of = np.empty(len(y), dtype=int)
+    offset = 0
+    for value in np.unique(strata):
+        rows = rng.permutation(np.flatnonzero(strata == value))
+        fold_of[rows] = (offset + np.arange(len(rows))) % k
+        offset += len(rows)  # continue the deal where the last class stopped, so fold sizes stay even
+    return fold_of
+
+
+@contextmanager
+def _torch_local(seed: int):
+    """One thread and a seeded CPU generator for deterministic training, with the caller's settings restored."""
+    threads, state = torch.get_num_threads(), torch.get_rng_state()
+    torch.set_num_threads(1)
+    torch.default_generator.manual_seed(seed)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        torch.set_rng_state(state)

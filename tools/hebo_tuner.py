@@ -1,0 +1,140 @@
+"""HEBO tuning of a solution's training (paper 3.2): the learning rate on a log scale and the optimizer, minimising
+the validation loss the objective returns.
+
+Trials are recorded as dicts {"params", "loss", "seconds", "ok"}; passing them back as `history` observes them
+without re-running, so a killed solve resumes where it stopped. A trial whose objective raises or returns a
+non-finite loss is kept as failed (loss nan): HEBO sees it as slightly worse than the worst finite loss so it
+moves away, without one huge value flattening the other losses in its power transform."""
+from __future__ import annotations
+
+import math
+import random
+import time
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+
+SPACE: list[dict] = [
+    {"name": "lr", "type": "pow", "lb": 1e-6, "ub": 1e-2, "base": 10},
+    {"name": "optimizer", "type": "cat", "categories": ["Adam", "SGD", "AdamW"]},
+]
+
+
+@dataclass
+class TuneResult:
+    best: dict
+    best_loss: float
+    trials: list[dict] = field(default_factory=list)
+
+
+def tune(objective: Callable[[dict], float], n_trials: int, space: list[dict] = SPACE, seed: int = 0,
+         initial: list[dict] | None = None, on_trial: Callable[[int, dict, float], None] | None = None,
+         history: list[dict] | None = None) -> TuneResult:
+    """Minimise objective(params) over `space` in n_trials evaluations, history included. `initial` points (e.g.
+    the default configuration) are evaluated first unless history already holds them; on_trial(index, params,
+    loss) is called after each new trial (loss nan when it failed). Raises if no trial succeeded."""
+    hebo_cls, design_space = _hebo()
+    opt = hebo_cls(design_space().parse(space), scramble_seed=seed)
+    initial = [dict(p) for p in initial or []]
+    trials: list[dict] = []
+    for t in map(_normalised, history or []):
+        if t["params"] not in initial and len(trials) < opt.rand_sample:
+            opt.sobol.fast_forward(1)  # it came from a random draw: the resumed run draws the next points
+        _record(opt, trials, t)
+    pending = [p for p in initial if p not in [t["params"] for t in trials]]
+    while len(trials) < n_trials:
+        if pending:
+            params = pending.pop(0)
+        else:
+            opt.y = _observed_losses(trials)  # failures' penalty follows the worst loss seen so far
+            with _seeded(seed + len(trials)):
+                rec = opt.suggest(n_suggestions=1)
+            params = {k: _plain(v) for k, v in rec.iloc[0].items()}
+        trial = _run(objective, params)
+        _record(opt, trials, trial)
+        if on_trial is not None:
+            on_trial(len(trials) - 1, params, trial["loss"])
+    ok = [t for t in trials if t["ok"]]
+    if not ok:
+        raise RuntimeError(f"all {len(trials)} tuning trials failed; the last error: {trials[-1].get('error')}")
+    best = min(ok, key=lambda t: t["loss"])
+    return TuneResult(dict(best["params"]), best["loss"], trials)
+
+
+def _hebo():
+    """HEBO's classes, imported on first use (pymoo makes the import slow) with torch's thread count kept:
+    importing hebo.optimizers.hebo sets it to 1 for the whole process."""
+    threads = torch.get_num_threads()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # torch.jit.script deprecation inside HEBO's models
+        from hebo.design_space.design_space import DesignSpace
+        from hebo.optimizers.hebo import HEBO
+    torch.set_num_threads(threads)
+    return HEBO, DesignSpace
+
+
+def _run(objective: Callable[[dict], float], params: dict) -> dict:
+    start = time.perf_counter()
+    try:
+        loss, error = float(objective(dict(params))), None
+        if not math.isfinite(loss):
+            error = f"objective returned {loss}"
+    except Exception as exc:  # a diverging or crashing configuration is a result, not the end of tuning
+        loss, error = math.nan, f"{type(exc).__name__}: {exc}"
+    trial = {"params": params, "loss": loss if error is None else math.nan,
+             "seconds": time.perf_counter() - start, "ok": error is None}
+    if error is not None:
+        trial["error"] = error
+    return trial
+
+
+def _normalised(trial: dict) -> dict:
+    """A history trial as tune records it (a JSON round trip may turn nan into None)."""
+    loss = trial.get("loss")
+    ok = bool(trial.get("ok", True)) and loss is not None and math.isfinite(float(loss))
+    return {**trial, "params": dict(trial["params"]), "loss": float(loss) if ok else math.nan, "ok": ok}
+
+
+def _record(opt, trials: list[dict], trial: dict) -> None:
+    """Appends a trial and shows it to HEBO; every trial is observed (failures with a finite penalty), so HEBO's
+    rows stay aligned with `trials`."""
+    trials.append(trial)
+    frame = pd.DataFrame([{name: trial["params"][name] for name in opt.space.para_names}])
+    opt.observe(frame, _observed_losses(trials)[-1:])
+
+
+def _observed_losses(trials: list[dict]) -> np.ndarray:
+    """The losses HEBO fits, failures replaced by a penalty just beyond the worst finite loss."""
+    finite = [t["loss"] for t in trials if t["ok"]]
+    if finite:
+        worst, best = max(finite), min(finite)
+        penalty = worst + max(worst - best, abs(worst), 1e-6)
+    else:
+        penalty = 1.0
+    return np.array([t["loss"] if t["ok"] else penalty for t in trials], dtype=float).reshape(-1, 1)
+
+
+def _plain(value):
+    """numpy scalars (np.float64, np.str_) as the Python values an objective and JSON expect."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+@contextmanager
+def _seeded(seed: int):
+    """Seeds random, numpy and torch's CPU generator for one HEBO suggestion and restores them afterwards, so a
+    suggestion depends only on the seed and the observations, not on what the objective did to the generators."""
+    states = random.getstate(), np.random.get_state(), torch.get_rng_state()
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.default_generator.manual_seed(seed)
+    try:
+        yield
+    finally:
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+        torch.set_rng_state(states[2])
