@@ -122,7 +122,7 @@ def _constant(task: TaskData, rows: np.ndarray) -> float:
 @pytest.mark.parametrize("name, margin", [("breast-cancer", 0.4), ("diabetes", 10.0)])
 def test_fit_autogluon_beats_the_constant_on_the_validation_rows(tasks, tmp_path, name, margin):
     task = tasks[name]
-    fit, val = task.split
+    val = task.split[1]
     result = fit_autogluon(task, time_limit=25, out_dir=tmp_path / "ag", hyperparameters=FAST)
     constant = _constant(task, val)
     print(f"{name}: val {task.metric_name} {result['val_score']:.4f} vs constant {constant:.4f}")
@@ -143,7 +143,7 @@ def test_fit_autogluon_beats_the_constant_on_the_validation_rows(tasks, tmp_path
 
 def test_fit_autogluon_fills_every_output(tasks, tmp_path):
     task = tasks["digits-multilabel"]
-    fit, val = task.split
+    val = task.split[1]
     result = fit_autogluon(task, time_limit=30, out_dir=tmp_path / "ag", hyperparameters={"XT": {}})
     assert result["val_pred"].shape == (len(val), 2) and result["test_pred"].shape == (len(task.test.ids), 2)
     assert ((result["val_pred"] >= 0) & (result["val_pred"] <= 1)).all()
@@ -159,3 +159,12 @@ def test_fit_autogluon_refuses_a_task_without_a_tab_map(tasks, tmp_path):
     with pytest.raises(ValueError, match="needs a tab input map"):
         fit_autogluon(TaskData(ws), time_limit=10, out_dir=tmp_path / "ag")
     assert not (tmp_path / "ag").exists()
+
+
+def test_fit_autogluon_says_why_no_model_trained(tasks, tmp_path):
+    ws = tmp_path / "ws"
+    shutil.copytree(tasks["breast-cancer"].ws, ws, symlinks=True)
+    with (ws / "code_metric.py").open("a") as f:  # every model's validation score now fails
+        f.write("\n\ndef metric(y_true, y_pred):\n    raise ValueError('metric exploded')\n")
+    with pytest.raises(RuntimeError, match="trained no model for output 0.*metric exploded"):
+        fit_autogluon(TaskData(ws), time_limit=15, out_dir=tmp_path / "ag", hyperparameters={"XT": {}})

@@ -7,10 +7,12 @@ Choices:
   (the map keeps booleans, numbers and strings as the setup wrote them).
 - Validation: the task's val rows are AutoGluon's tuning_data, without bagging for presets that do not ask for
   it. A preset that bags (good/high/best quality) gets use_bag_holdout=True, so the val rows still choose the
-  ensemble and score it; dynamic stacking is off because it would carve its own holdout out of the fit rows.
+  ensemble and score it, and fits its folds one after another (2 cores: no ray workers); dynamic stacking is
+  off because it would carve its own holdout out of the fit rows.
 - Classes: every class is kept (label_count_threshold=1), and the binary decision threshold stays at 0.5
   (no calibration) because the model space carries probabilities and inverse_transform thresholds them at 0.5.
-- Seeds: `seed` is the learner's random_state; AutoGluon's models seed themselves (0) deterministically."""
+- Seeds: `seed` is AutoGluon's random_state (its data splits, e.g. bagging folds); its models seed themselves
+  with 0, so a fit is repeatable."""
 from __future__ import annotations
 
 import time
@@ -24,7 +26,6 @@ from tools.competition_scorer import competition_scorer
 
 LABEL = "__agentk_target__"
 BAGGING_PRESETS = ("good", "high", "best", "extreme", "experimental")
-PROBLEM_TYPE = {"binary": "binary", "multiclass": "multiclass", "regression": "regression"}
 
 
 def fit_autogluon(task: TaskData, time_limit: float, presets: str = "medium_quality", out_dir: Path | None = None,
@@ -32,8 +33,6 @@ def fit_autogluon(task: TaskData, time_limit: float, presets: str = "medium_qual
     """Fit and predict. Returns val_pred (model space, task.split[1] rows), test_pred (model space, all test rows),
     val_score (task.score on the val rows), models (per output: best model and leaderboard; AutoGluon's score_val
     is higher-is-better, so losses appear negated) and seconds."""
-    from autogluon.tabular import TabularPredictor  # slow import: only when the tool runs
-
     if "tab" not in task.modalities:
         raise ValueError(f"the AutoGluon tool needs a tab input map; this task has {', '.join(task.modalities)}")
     start = time.monotonic()
@@ -42,28 +41,42 @@ def fit_autogluon(task: TaskData, time_limit: float, presets: str = "medium_qual
     X, X_test = _features(task.train.inputs["tab"]), _features(task.test.inputs["tab"])
     options = {} if hyperparameters is None else {"hyperparameters": hyperparameters}  # None: the preset's
     if any(presets.startswith(p) for p in BAGGING_PRESETS):
-        options["use_bag_holdout"] = True
+        options.update(use_bag_holdout=True, ag_args_ensemble={"fold_fitting_strategy": "sequential_local"})
     val_parts, test_parts, models = [], [], []
     for j, output in enumerate(task.outputs):
-        kind = output["kind"]
-        label = _labels(task.y[:, j], kind)
-        train = X.iloc[fit_rows].assign(**{LABEL: label[fit_rows]})
-        tune = X.iloc[val_rows].assign(**{LABEL: label[val_rows]})
-        classes = sorted(np.unique(label[fit_rows]).tolist()) if kind == "multiclass" else None
-        remaining = time_limit - (time.monotonic() - start)
-        predictor = TabularPredictor(
-            label=LABEL, problem_type=PROBLEM_TYPE[kind], eval_metric=competition_scorer(task.ws, j, classes),
-            path=str(out_dir / f"output_{j}"), verbosity=verbosity,
-            positive_class=1 if kind == "binary" else None, learner_kwargs={"random_state": seed, "label_count_threshold": 1})
-        predictor.fit(train, tuning_data=tune, time_limit=max(remaining / (len(task.outputs) - j), 1.0),
-                      presets=presets, calibrate_decision_threshold=False,
-                      dynamic_stacking=False, **options)
-        val_parts.append(_predict(predictor, X.iloc[val_rows], kind, task.widths[j]))
-        test_parts.append(_predict(predictor, X_test, kind, task.widths[j]))
+        label = _labels(task.y[:, j], output["kind"])
+        remaining = time_limit - (time.monotonic() - start)  # what earlier outputs left, shared by the rest
+        predictor = _fit_output(task, j, X.iloc[fit_rows].assign(**{LABEL: label[fit_rows]}),
+                                X.iloc[val_rows].assign(**{LABEL: label[val_rows]}), out_dir / f"output_{j}",
+                                time_limit=max(remaining / (len(task.outputs) - j), 1.0), presets=presets,
+                                verbosity=verbosity, seed=seed, **options)
+        val_parts.append(_predict(predictor, X.iloc[val_rows], output["kind"], task.widths[j]))
+        test_parts.append(_predict(predictor, X_test, output["kind"], task.widths[j]))
         models.append(_summary(predictor, output, out_dir / f"output_{j}"))
     val_pred, test_pred = np.hstack(val_parts), np.hstack(test_parts)
     return {"val_pred": val_pred, "test_pred": test_pred, "val_score": task.score(val_pred, val_rows),
             "models": models, "seconds": time.monotonic() - start}
+
+
+def _fit_output(task: TaskData, j: int, train: pd.DataFrame, tune: pd.DataFrame, path: Path, time_limit: float,
+                presets: str, verbosity: int, seed: int, **options):
+    from autogluon.tabular import TabularPredictor  # slow import: only when the tool runs
+
+    kind = task.outputs[j]["kind"]
+    classes = sorted(train[LABEL].unique().tolist()) if kind == "multiclass" else None
+    predictor = TabularPredictor(
+        label=LABEL, problem_type=kind, eval_metric=competition_scorer(task.ws, j, classes), path=str(path),
+        verbosity=verbosity, positive_class=1 if kind == "binary" else None,
+        learner_kwargs={"random_state": seed, "label_count_threshold": 1})
+    predictor.fit(train, tuning_data=tune, time_limit=time_limit, presets=presets,
+                  calibrate_decision_threshold=False, dynamic_stacking=False, raise_on_no_models_fitted=False,
+                  **options)
+    if not predictor.model_names():  # AutoGluon's own error hides why at low verbosity
+        failures = predictor.model_failures()
+        reasons = "; ".join(f"{r.model}: {r.exc_type}: {r.exc_str}" for r in failures.head(3).itertuples())
+        raise RuntimeError(f"AutoGluon trained no model for output {j} ({task.outputs[j].get('name')}): "
+                           f"{reasons or 'no model fitted in the time limit'}")
+    return predictor
 
 
 def _features(tab: pd.DataFrame) -> pd.DataFrame:

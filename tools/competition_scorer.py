@@ -50,9 +50,8 @@ class CompetitionScore:
     def __init__(self, ws: Path, output_index: int, classes: list[int] | None = None):
         self.ws, self.j = str(Path(ws).resolve()), int(output_index)
         self.classes = None if classes is None else [int(c) for c in classes]
-        self._loaded = None
-        if not 0 <= self.j < len(self.loaded.outputs):
-            raise ValueError(f"output_index {self.j} is out of range: the task has {len(self.loaded.outputs)} outputs")
+        # loaded now: the scorer's flags depend on the workspace, and a bad index should fail here, not mid-fit
+        self._loaded = _Workspace(Path(self.ws), self.j)
 
     def __getstate__(self) -> dict:
         return {"ws": self.ws, "j": self.j, "classes": self.classes}  # modules do not pickle; reload them
@@ -80,11 +79,14 @@ class CompetitionScore:
 
     def __call__(self, y_true, y_pred, **_) -> float:
         w = self.loaded
-        truth = w.decode(self._model_codes(y_true))
-        pred = self._model_space(y_pred)
+        codes, pred = self._model_codes(y_true), self._model_space(y_pred)
         if len(w.outputs) == 1:
-            return float(w.metric.metric(pd.DataFrame({w.column: truth}), w.transform.inverse_transform(pred)))
-        return float(w.base(self._base_truth(y_true, truth), self._base_pred(pred)))
+            truth = pd.DataFrame({w.column: w.decode(codes)})
+            return float(w.metric.metric(truth, w.transform.inverse_transform(pred)))
+        # several outputs: the base metric's inputs, as the adapter builds them for one column: binary the
+        # positive-class indicator (= the model-space label), multiclass codes, regression original values
+        truth = w.decode(codes).astype(float) if w.kind == "regression" else codes
+        return float(w.base(truth, self._base_pred(pred)))
 
     # ------------------------------------------------------------------ AutoGluon's space -> model space
     def _codes(self) -> np.ndarray:
@@ -111,12 +113,6 @@ class CompetitionScore:
             a = a[:, -1]
         return a.reshape(-1, 1)
 
-    # ------------------------------------------------------------------ several outputs: the per-column base metric
-    def _base_truth(self, y_true, decoded: np.ndarray) -> np.ndarray:
-        # binary: the positive-class indicator (what the adapter compares); multiclass: codes; regression: values
-        kind = self.loaded.kind
-        return decoded.astype(float) if kind == "regression" else self._model_codes(y_true)
-
     def _base_pred(self, pred: np.ndarray) -> np.ndarray:
         w = self.loaded
         if w.kind == "regression":
@@ -135,8 +131,8 @@ class _Workspace:
         self.metric_name = str(getattr(self.metric, "METRIC", "metric"))
         self.outputs = list(self.transform.OUTPUTS)
         self.widths = [width(o) for o in self.outputs]
-        if j >= len(self.outputs):
-            return  # CompetitionScore reports the bad index
+        if not 0 <= j < len(self.outputs):
+            raise ValueError(f"output_index {j} is out of range: the task has {len(self.outputs)} outputs")
         self.j, self.kind, self.width = j, self.outputs[j]["kind"], self.widths[j]
         self.offset = sum(self.widths[:j])
         targets = read_map(ws, "train_tab_target_map.csv").drop(columns="id")

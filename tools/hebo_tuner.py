@@ -52,7 +52,7 @@ def tune(objective: Callable[[dict], float], n_trials: int, space: list[dict] = 
             params = pending.pop(0)
         else:
             opt.y = _observed_losses(trials)  # failures' penalty follows the worst loss seen so far
-            with _seeded(seed + len(trials)):
+            with _quiet_single_thread(), _seeded(seed + len(trials)):
                 rec = opt.suggest(n_suggestions=1)
             params = {k: _plain(v) for k, v in rec.iloc[0].items()}
         trial = _run(objective, params)
@@ -67,15 +67,29 @@ def tune(objective: Callable[[dict], float], n_trials: int, space: list[dict] = 
 
 
 def _hebo():
-    """HEBO's classes, imported on first use (pymoo makes the import slow) with torch's thread count kept:
-    importing hebo.optimizers.hebo sets it to 1 for the whole process."""
-    threads = torch.get_num_threads()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # torch.jit.script deprecation inside HEBO's models
+    """HEBO's classes, imported on first use because pymoo makes the import slow; importing hebo.optimizers.hebo
+    sets torch's thread count to 1 for the whole process, which _quiet_single_thread undoes."""
+    from pymoo.config import Config
+    Config.warnings["not_compiled"] = False  # pymoo prints a notice about its optional C extensions otherwise
+    with _quiet_single_thread():
         from hebo.design_space.design_space import DesignSpace
         from hebo.optimizers.hebo import HEBO
-    torch.set_num_threads(threads)
     return HEBO, DesignSpace
+
+
+@contextmanager
+def _quiet_single_thread():
+    """HEBO's GP and evolutionary search on one torch thread, as HEBO itself intends (with two threads on a busy
+    machine a suggestion took ten times longer), without its libraries' internal warnings; the caller's thread
+    count is restored."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _run(objective: Callable[[dict], float], params: dict) -> dict:
@@ -105,7 +119,8 @@ def _record(opt, trials: list[dict], trial: dict) -> None:
     rows stay aligned with `trials`."""
     trials.append(trial)
     frame = pd.DataFrame([{name: trial["params"][name] for name in opt.space.para_names}])
-    opt.observe(frame, _observed_losses(trials)[-1:])
+    with _quiet_single_thread():  # pandas warns about HEBO concatenating onto its empty initial frame
+        opt.observe(frame, _observed_losses(trials)[-1:])
 
 
 def _observed_losses(trials: list[dict]) -> np.ndarray:

@@ -1,0 +1,169 @@
+"""`agentk setup` + `agentk solve` on the bundled examples and the arena competitions, graded on hidden answers.
+
+    uv run python benchmarks/solve.py [--arena ../shared/arena-dev] [--examples] [--budget quick] [--only NAME ...]
+
+Per competition it prints the grader's score of <ws>/submission.csv, the score of the best constant
+prediction (training prior / mean, formatted by the setup's own formatter), the perfect-answer score (the
+metric's optimum: what the hidden answers themselves score), and the normalised score
+(s - constant) / (perfect - constant): 0 is no better than a constant, 1 is perfect. The mean normalised
+score over the arena is the issue's target (>= 0.85 with --budget quick on a 2-core CPU).
+A setup that is already done in <out>/<name> is reused (delete it to redo); solve resumes finished solutions
+unless --fresh is given. The table also goes to <out>/solve.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "examples"))
+
+from benchmarks.arena import ARENA_METRICS, grade as grade_arena  # noqa: E402
+from tools.metrics import METRICS  # noqa: E402
+
+COLUMNS = ("competition", "inputs", "metric", "best solution", "val", "test score", "constant", "perfect",
+           "normalised", "solve s")
+
+
+@dataclass
+class Competition:
+    name: str
+    source: Path
+    metric: str
+    inputs: str
+    grade: callable  # submission path -> score
+
+
+def competitions(arena: Path | None, examples: bool) -> list[Competition]:
+    out = []
+    if arena:
+        for meta_path in sorted(arena.glob("*/meta.json")):
+            meta = json.loads(meta_path.read_text())
+            folder = meta_path.parent.resolve()
+            metric = ARENA_METRICS.get(meta["metric"], meta["metric"])
+            out.append(Competition(folder.name, folder / "public", metric, "+".join(meta["modalities"]["inputs"]),
+                                   lambda p, f=folder, m=metric, a=meta["answers"]: grade_arena(p, f / a, m)))
+    if examples:
+        from grade import grade as grade_example
+        for meta_path in sorted((ROOT / "examples" / "_private").glob("*/meta.json")):
+            meta = json.loads(meta_path.read_text())
+            name = meta_path.parent.name
+            out.append(Competition(name, ROOT / "examples" / name, meta["metric"],
+                                   "+".join(meta.get("modalities", {}).get("inputs", ["tab"])),
+                                   lambda p, n=name: grade_example(n, p)))
+    return out
+
+
+def cli(*args) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    return subprocess.run([sys.executable, "-m", "agentk.cli", *map(str, args)], cwd=ROOT, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True)
+
+
+def constant_submission(ws: Path, out: Path) -> Path:
+    """The training targets' mean in model space (class priors, mean value) for every test row, through the
+    setup's formatter: the best prediction that ignores the inputs."""
+    from agentk.task_data import TaskData
+    from unit_tests_lib.meta import format_with_fallback
+
+    cwd = os.getcwd()
+    os.chdir(ws)  # generated code reads workspace-relative paths
+    try:
+        task = TaskData(ws)
+        cols = []
+        for j, o in enumerate(task.outputs):
+            y = task.y[:, j]
+            if o["kind"] == "multiclass":
+                cols.append(np.bincount(y.astype(int), minlength=int(o["n_classes"])) / len(y))
+            else:
+                cols.append(np.array([y.mean()]))
+        row = np.concatenate(cols)
+        pred = np.tile(row, (len(task.test), 1))
+        _, sub = format_with_fallback(ws, task.test.ids, task.transform.inverse_transform(pred))
+    finally:
+        os.chdir(cwd)
+    sub.to_csv(out, index=False)
+    return out
+
+
+def perfect(metric: str) -> float:
+    return 1.0 if METRICS[metric].higher_is_better else 0.0
+
+
+def run(c: Competition, out: Path, budget: str, fresh: bool) -> dict:
+    ws = out / c.name
+    state = ws / "setup.json"
+    if not (state.exists() and json.loads(state.read_text()).get("status") == "done"):
+        proc = cli("setup", c.source, "--workspace", ws, "--force")
+        if proc.returncode != 0:
+            return {"competition": c.name, "error": f"setup exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:]}"}
+    if fresh:
+        for d in (ws / "solutions").glob("*"):
+            if d.name not in ("light", "split.json"):
+                shutil.rmtree(d) if d.is_dir() else d.unlink()
+    t0 = time.monotonic()
+    proc = cli("solve", "--workspace", ws, "--budget", budget)
+    seconds = time.monotonic() - t0
+    if proc.returncode != 0:
+        return {"competition": c.name, "error": f"solve exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:]}"}
+    summary = json.loads((ws / "solve.json").read_text())
+    best = next(s for s in summary["solutions"] if s["id"] == summary["best"])
+    score = c.grade(ws / "submission.csv")
+    constant = c.grade(constant_submission(ws, ws / "constant_submission.csv"))
+    top = perfect(c.metric)
+    return {"competition": c.name, "inputs": c.inputs, "metric": c.metric, "best solution": best["id"],
+            "val": best["val_score"], "test score": score, "constant": constant, "perfect": top,
+            "normalised": (score - constant) / (top - constant) if top != constant else float("nan"),
+            "solve s": seconds, "solutions": summary["solutions"]}
+
+
+def fmt(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--arena", type=Path, help="folder of competitions with meta.json, public/ and private/")
+    p.add_argument("--examples", action="store_true", help="also the bundled examples/")
+    p.add_argument("--budget", default="quick")
+    p.add_argument("--only", nargs="+", metavar="NAME")
+    p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "solve")
+    p.add_argument("--fresh", action="store_true", help="rebuild every solution (keeps the setups)")
+    args = p.parse_args(argv)
+    if not args.arena and not args.examples:
+        p.error("give --arena and/or --examples")
+    comps = [c for c in competitions(args.arena, args.examples) if not args.only or c.name in args.only]
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for c in comps:
+        print(f"… {c.name}", file=sys.stderr, flush=True)
+        r = run(c, args.out.resolve(), args.budget, args.fresh)
+        rows.append(r)
+        print(f"  {r.get('error') or 'normalised ' + fmt(r['normalised'])}", file=sys.stderr, flush=True)
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for r in rows:
+        lines.append("| " + " | ".join(fmt(r.get(k, r.get("error", "-") if k == "best solution" else "-")) for k in COLUMNS) + " |")
+    arena_names = {c.name for c in comps if args.arena and c.source.parent.parent == args.arena.resolve()}
+    for label, names in (("arena", arena_names), ("all", {r["competition"] for r in rows})):
+        vals = [r["normalised"] for r in rows if r["competition"] in names and "normalised" in r]
+        if vals:
+            lines.append(f"\nmean normalised score ({label}, {len(vals)} of {len(names)} competitions): {np.mean(vals):.3f}")
+    table = "\n".join(lines)
+    print(table)
+    (args.out / "solve.md").write_text(table + "\n")
+    (args.out / "solve.json").write_text(json.dumps(rows, indent=2, default=str))
+    return 0 if all("error" not in r for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
