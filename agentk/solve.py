@@ -134,26 +134,33 @@ class Solver:
 
         def objective(params: dict) -> float:
             k = len(history) + len(runs)
-            config = replace(base, lr=float(params["lr"]), optimizer=str(params["optimizer"]), seed=base.seed)
+            runs.append(k)
+            config = replace(base, lr=float(params["lr"]), optimizer=str(params["optimizer"]))
             self.log(f"{sid} trial {k + 1}/{b.n_trials}: lr {config.lr:.2g}, {config.optimizer}")
-            result = train_fusion(self.task, config, log=lambda m: self.log(f"  {m}"), progress=True)
+            record = {"params": params, "trial": k, "ok": False, "loss": None}
+            t_trial = time.monotonic()
+            try:
+                result = train_fusion(self.task, config, log=lambda m: self.log(f"  {m}"), progress=True)
+            except Exception as exc:  # a diverging or crashing trial is HEBO's observation, not the end of the solve
+                record.update(error=f"{type(exc).__name__}: {exc}"[:300], seconds=time.monotonic() - t_trial)
+                _append(trials_path, record)
+                self.log(f"{sid} trial {k + 1} failed: {record['error']}")
+                raise
             np.savez(folder / f"trial_{k}.npz", val_pred=result.val_pred, test_pred=result.test_pred)
-            runs.append(result)
-            record = {"params": params, "loss": float(result.val_loss), "val_score": float(result.val_score),
-                      "epochs": result.epochs_run, "best_epoch": result.best_epoch, "seconds": result.seconds,
-                      "notes": list(result.notes), "trial": k}
-            with trials_path.open("a") as f:
-                f.write(json.dumps(record) + "\n")
+            record.update(ok=bool(np.isfinite(result.val_loss)), loss=float(result.val_loss), val_score=float(result.val_score),
+                          epochs=result.epochs_run, best_epoch=result.best_epoch, seconds=result.seconds, notes=list(result.notes))
+            _append(trials_path, record)
             self.log(f"{sid} trial {k + 1}: validation loss {result.val_loss:.4g}, {self.task.metric_name} "
                      f"{result.val_score:.5g} ({result.epochs_run} epochs, {result.seconds:.0f} s)")
             return float(result.val_loss)
 
-        runs: list = []
+        runs: list[int] = []
         default = {"lr": base.lr, "optimizer": base.optimizer}
         tuned = tune(objective, n_trials=b.n_trials, seed=base.seed, initial=[default],
-                     history=[{"params": h["params"], "loss": h["loss"], "ok": True, "seconds": h["seconds"]} for h in history])
-        records = history + [json.loads(line) for line in trials_path.read_text().splitlines()][len(history):]
-        best = min(records, key=lambda r: r["loss"])
+                     history=[{"params": h["params"], "loss": h["loss"] if h["ok"] else float("nan"), "ok": h["ok"],
+                               "seconds": h.get("seconds", 0.0)} for h in history])
+        records = [json.loads(line) for line in trials_path.read_text().splitlines()]
+        best = min((r for r in records if r["ok"]), key=lambda r: r["loss"])
         preds = np.load(folder / f"trial_{best['trial']}.npz")
         config = replace(base, lr=float(best["params"]["lr"]), optimizer=str(best["params"]["optimizer"]))
         modal = "+".join(self.task.modalities)
@@ -216,6 +223,11 @@ class Solver:
         write_json(self.ws / "solve.json", summary)
         self.log(f"best: {best.id} (validation {self.task.metric_name} {best.val_score:.5g}) -> {self.ws / 'submission.csv'}")
         return summary
+
+
+def _append(path: Path, record: dict) -> None:
+    with path.open("a") as f:
+        f.write(json.dumps(record) + "\n")
 
 
 def _describe(config, modalities: list[str]) -> str:

@@ -12,8 +12,8 @@ import pytest
 import torch
 from PIL import Image
 
-import tools.fusion as fusion
 from agentk.task_data import TaskData
+from tools import fusion
 from tools.fusion import FusionConfig, output_losses, train_fusion
 
 # the generated modules a setup writes, reduced to what TaskData uses; spec.json says the outputs and metrics
@@ -63,7 +63,8 @@ def metric(y_true, y_pred):
         scores.append(METRICS[name].fn(truth.to_numpy(), guess.to_numpy()))
     return float(np.mean(scores))
 '''
-QUICK = dict(image_size=32, finetune_image=False, finetune_text=False, batch_size=16, max_epochs=15, max_time=60)
+QUICK = {"image_size": 32, "finetune_image": False, "finetune_text": False, "batch_size": 16, "max_epochs": 15,
+         "max_time": 60}
 
 
 def workspace(ws: Path, outputs: list[dict], metrics: list[str], targets: pd.DataFrame, n_test: int,
@@ -99,7 +100,8 @@ def regression_task(ws: Path, metric: str = "rmse", n: int = 240, n_test: int = 
     rng = np.random.default_rng(0)
     x1, x2 = rng.normal(size=n + n_test), rng.normal(size=n + n_test)
     colour = rng.choice(["red", "green", "blue"], n + n_test)
-    y = 3 * x1 - 2 * x2 + pd.Series(colour).map({"red": 4.0, "green": 0.0, "blue": -4.0}) + rng.normal(0, 0.3, n + n_test)
+    shift = pd.Series(colour).map({"red": 4.0, "green": 0.0, "blue": -4.0}).to_numpy()
+    y = 3 * x1 - 2 * x2 + shift + rng.normal(0, 0.3, n + n_test)
     x2[rng.random(n + n_test) < 0.1] = np.nan
     tab = pd.DataFrame({"x1": x1, "x2": x2, "colour": colour})
     return workspace(ws, [{"name": "y", "kind": "regression"}], [metric], pd.DataFrame({"y": y[:n]}), n_test, tab=tab)
@@ -138,7 +140,7 @@ def mixed_task(tmp_path_factory) -> TaskData:
 
 def test_learns_image_classes_and_says_the_backbone_is_random_offline(image_task, monkeypatch):
     monkeypatch.setattr(fusion, "_cached_weights", lambda cfg: None)  # as on a machine without the weights
-    monkeypatch.setattr(fusion, "_reachable", lambda host, timeout=3.0: False)
+    monkeypatch.setattr(fusion, "_reachable", lambda timeout=3.0: False)
     logged = []
     result = train_fusion(image_task, FusionConfig(pretrained=True, **QUICK), log=logged.append)
     assert result.val_score >= 0.9 > constant_score(image_task) + 0.3
@@ -150,7 +152,7 @@ def test_learns_image_classes_and_says_the_backbone_is_random_offline(image_task
 
 def test_learns_a_keyword_with_the_frozen_text_encoder(tmp_path):
     rng = np.random.default_rng(0)
-    filler = "the a of report review article source note page edit talk history section".split()
+    filler = ["the", "a", "of", "report", "review", "article", "source", "note", "page", "edit", "talk"]
     labels = np.arange(100) % 2
     texts = [" ".join(rng.permutation(list(rng.choice(filler, 10)) + [("wonderful" if y else "awful")]))
              for y in labels]

@@ -72,6 +72,12 @@ def blend(val_preds: list[np.ndarray], y_val: np.ndarray, outputs: list[dict],
           test_preds: list[np.ndarray], folds: int = 5, seed: int = 0) -> BlendResult:
     """Blend the solutions' validation predictions (each (rows, total width), model space) against y_val
     ((rows, n_outputs): 0/1, class codes or values). score_fn(pred, val_rows) is the competition metric."""
+    total = sum(width(o) for o in outputs)
+    shapes = {np.shape(p) for p in val_preds}
+    if not val_preds or shapes != {(len(val_rows), total)} or len(test_preds) != len(val_preds):
+        raise ValueError(f"blend needs one validation and one test prediction per solution, each validation one of "
+                         f"shape ({len(val_rows)}, {total}); got validation shapes {sorted(shapes)} for "
+                         f"{len(val_preds)} solutions and {len(test_preds)} test predictions")
     y_val = np.asarray(y_val, dtype=float).reshape(len(val_rows), len(outputs))
     singles = [score_fn(np.asarray(p, dtype=float), val_rows) for p in val_preds]
     pick = max if higher_is_better else min

