@@ -1,0 +1,82 @@
+"""`agentk solve` end to end: solutions on disk, the best one as a valid submission that beats a constant,
+resume without redoing finished work, and bad input."""
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import EXAMPLES, agentk
+
+sys.path.insert(0, str(EXAMPLES))
+from grade import grade  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory):
+    ws = tmp_path_factory.mktemp("solve") / "breast-cancer"  # its own setup: solve adds to the workspace
+    proc = agentk("setup", EXAMPLES / "breast-cancer", "--workspace", ws)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    run = agentk("solve", "--workspace", ws, "--budget", "quick", timeout=900)
+    return ws, run
+
+
+def test_solve_writes_every_solution_and_the_best_submission(solved):
+    ws, run = solved
+    assert run.returncode == 0, run.stderr[-3000:]
+    summary = json.loads((ws / "solve.json").read_text())
+    ids = [s["id"] for s in summary["solutions"]]
+    assert ids[:2] == ["autogluon", "network-1"]
+    for sid in ids:
+        folder = ws / "solutions" / sid
+        for f in ("plan.json", "score.json", "val_pred.npy", "test_pred.npy", "submission.csv"):
+            assert (folder / f).exists(), f"{sid}/{f}"
+        assert len(pd.read_csv(folder / "submission.csv")) == len(pd.read_csv(EXAMPLES / "breast-cancer" / "sample_submission.csv"))
+    trials = [json.loads(line) for line in (ws / "solutions" / "network-1" / "trials.jsonl").read_text().splitlines()]
+    assert len(trials) == 2 and trials[0]["params"]["optimizer"] == "Adam"  # the default first, then HEBO's suggestion
+    best = max(summary["solutions"], key=lambda s: s["val_score"])  # AUC: higher is better
+    assert summary["best"] == best["id"]
+    assert (ws / "submission.csv").read_text() == (ws / "solutions" / best["id"] / "submission.csv").read_text()
+    assert "solutions of" in run.stderr and "solve done" in run.stderr
+
+
+def test_best_submission_beats_the_constant_on_hidden_answers(solved):
+    ws, _ = solved
+    ours = grade("breast-cancer", ws / "submission.csv")
+    constant = grade("breast-cancer", EXAMPLES / "breast-cancer" / "sample_submission.csv")
+    assert ours > 0.95 > constant
+
+
+def test_validation_split_is_shared_and_predictions_are_in_model_space(solved):
+    ws, _ = solved
+    split = json.loads((ws / "solutions" / "split.json").read_text())
+    assert not set(split["fit"]) & set(split["val"])
+    for sid in ("autogluon", "network-1"):
+        val = np.load(ws / "solutions" / sid / "val_pred.npy")
+        assert val.shape == (len(split["val"]), 1) and ((val >= 0) & (val <= 1)).all()
+
+
+def test_second_run_resumes_without_redoing_solutions(solved):
+    ws, _ = solved
+    stamps = {p: p.stat().st_mtime_ns for p in (ws / "solutions").glob("*/score.json")}
+    again = agentk("solve", "--workspace", ws, timeout=600)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "already done" in again.stdout
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+
+
+def test_solve_refuses_a_workspace_without_a_finished_setup(tmp_path):
+    proc = agentk("solve", "--workspace", tmp_path)
+    assert proc.returncode == 2 and "holds no setup" in proc.stderr
+    (tmp_path / "setup.json").write_text(json.dumps({"status": "running"}))
+    proc = agentk("solve", "--workspace", tmp_path)
+    assert proc.returncode == 2 and "not finished" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_unknown_budget(solved):
+    ws, _ = solved
+    proc = agentk("solve", "--workspace", ws, "--budget", "huge")
+    assert proc.returncode == 2 and "unknown budget 'huge'" in proc.stderr
