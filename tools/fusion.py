@@ -461,7 +461,7 @@ def train_fusion(task: TaskData, config: FusionConfig | None = None, log: Callab
                 break
             if out_of_time:
                 break
-        pass
+        model.load_state_dict(best["state"])
         test_logits, _ = _logits(model, eval_ds, np.arange(len(train), len(train) + len(test)), eval_size, device)
     finally:
         torch.set_num_threads(threads)
