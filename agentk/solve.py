@@ -27,30 +27,39 @@ from agentk.task_data import TaskData
 class SolveBudget:
     name: str
     max_epochs: int           # per network training run
-    max_time: float           # seconds per network training run
+    max_time: float           # seconds per network training run, embedding included
     batch_size: int
     n_trials: int             # HEBO trials per network, the default configuration included
     blend_after: int          # blend once this many solutions exist
     autogluon_time: float     # seconds for the AutoGluon tool
     autogluon_presets: str
     image_size: int
-    finetune: bool            # train image/text encoders end to end; else frozen encoders, cached embeddings
-    networks: tuple[dict, ...] = field(default_factory=lambda: ({},))  # FusionConfig overrides, one network each
+    finetune_image: bool      # train the image backbone end to end; else frozen, embeddings cached
+    finetune_text: bool       # the same for the text encoder
+    networks: tuple[dict, ...] = ({},)  # FusionConfig overrides, one network solution each
 
 
 PRESETS = {
-    # CPU, a few minutes: the default here and in CI
-    "quick": SolveBudget("quick", max_epochs=15, max_time=60, batch_size=32, n_trials=2, blend_after=2,
-                         autogluon_time=60, autogluon_presets="medium_quality", image_size=64, finetune=False),
+    # CPU, a few minutes: the default here and in CI. Frozen encoders train in seconds on cached embeddings;
+    # the second network trains its image backbone (offline it starts from random weights, so frozen
+    # features alone are weak).
+    "quick": SolveBudget("quick", max_epochs=30, max_time=90, batch_size=32, n_trials=2, blend_after=2,
+                         autogluon_time=60, autogluon_presets="medium_quality", image_size=64,
+                         finetune_image=False, finetune_text=False, networks=({}, {"finetune_image": True})),
     # a workstation or one GPU, an hour or two
     "standard": SolveBudget("standard", max_epochs=30, max_time=1800, batch_size=32, n_trials=8, blend_after=3,
-                            autogluon_time=900, autogluon_presets="good_quality", image_size=160, finetune=True,
+                            autogluon_time=900, autogluon_presets="good_quality", image_size=160,
+                            finetune_image=True, finetune_text=True,
                             networks=({}, {"image_backbone": "efficientnet_b0"}, {"fusion_hidden": 512, "dropout": 0.3})),
     # the paper's Table 5
     "paper": SolveBudget("paper", max_epochs=30, max_time=36000, batch_size=32, n_trials=20, blend_after=3,
-                         autogluon_time=4 * 3600, autogluon_presets="best_quality", image_size=224, finetune=True,
+                         autogluon_time=4 * 3600, autogluon_presets="best_quality", image_size=224,
+                         finetune_image=True, finetune_text=True,
                          networks=({}, {"image_backbone": "efficientnet_b0"}, {"image_backbone": "convnext_tiny"})),
 }
+# which inputs a FusionConfig field concerns: a network whose overrides only touch absent inputs is skipped
+FIELD_INPUT = {"image_backbone": "img", "image_size": "img", "finetune_image": "img", "pretrained": "img",
+               "text_model": "txt", "max_length": "txt", "finetune_text": "txt"}
 
 
 @dataclass
@@ -79,8 +88,12 @@ class Solver:
         plans = []
         if "tab" in self.task.modalities:
             plans.append(("autogluon", "autogluon", {}))
-        for i, overrides in enumerate(self.budget.networks):
-            plans.append((f"network-{i + 1}", "network", dict(overrides)))
+        n = 0
+        for overrides in self.budget.networks:
+            if overrides and all(FIELD_INPUT.get(k) not in (None, *self.task.modalities) for k in overrides):
+                continue  # e.g. a trained image backbone on a task without images: the same network again
+            n += 1
+            plans.append((f"network-{n}", "network", dict(overrides)))
         return plans
 
     def run(self) -> dict:
@@ -125,7 +138,8 @@ class Solver:
 
         b = self.budget
         base = replace(FusionConfig(), max_epochs=b.max_epochs, max_time=b.max_time, batch_size=b.batch_size,
-                       image_size=b.image_size, finetune_text=b.finetune, finetune_image=b.finetune, **overrides)
+                       image_size=b.image_size, finetune_text=b.finetune_text, finetune_image=b.finetune_image,
+                       **overrides)
         folder = self.dir / sid
         folder.mkdir(parents=True, exist_ok=True)
         trials_path = folder / "trials.jsonl"
