@@ -1,0 +1,108 @@
+"""agentk (setup + solve) against plain AutoGluon and a constant, on tabular competitions, graded on hidden answers.
+
+    uv run python benchmarks/vs_autogluon.py [--arena ../shared/arena-dev] [--examples] [--budget quick]
+
+Plain AutoGluon is what a user would run instead: TabularPredictor fit on train.csv (labels: the train
+columns that test.csv lacks; ids dropped), its default metric, the same time limit as agentk's solve took,
+then predict (probabilities where the metric scores probabilities) into the sample submission's format.
+agentk's side reuses benchmarks/solve.py (a finished setup/solve in --out is reused, its recorded solve
+time is the time limit). Ratios are agentk / AutoGluon for higher-is-better metrics and AutoGluon / agentk
+for losses, so > 1 means agentk did better.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agentk.dataview import find_tables, read_table  # noqa: E402
+from benchmarks.solve import competitions, fmt, run  # noqa: E402
+from tools.metrics import METRICS  # noqa: E402
+
+COLUMNS = ("competition", "metric", "agentk", "AutoGluon", "constant", "ratio", "agentk norm.", "AutoGluon norm.",
+           "time limit s")
+
+
+def plain_autogluon(source: Path, metric: str, time_limit: float, out: Path) -> Path:
+    """TabularPredictor on the raw tables with its defaults; the submission in the sample's format."""
+    from autogluon.tabular import TabularPredictor
+
+    tables = find_tables(source)
+    train, test = read_table(tables["train"]), read_table(tables["test"])
+    sample = read_table(tables["sample"], dtype=str)
+    id_col, sub_cols = sample.columns[0], list(sample.columns[1:])
+    labels = [c for c in train.columns if c not in test.columns and c != id_col]
+    features = [c for c in train.columns if c in test.columns and c != id_col]
+    proba = METRICS[metric].prediction == "proba"
+    sub = pd.DataFrame({id_col: test[id_col].astype(str) if id_col in test.columns else sample[id_col]})
+    for label in labels:
+        predictor = TabularPredictor(label=label, path=str(out / f"ag_{label}"), verbosity=0).fit(
+            train[features + [label]].dropna(subset=[label]), time_limit=time_limit / len(labels))
+        x = test[features]
+        if set(sub_cols) <= {str(c) for c in train[label].unique()}:  # one probability column per class
+            p = predictor.predict_proba(x)
+            for c in sub_cols:
+                sub[c] = p[[k for k in p.columns if str(k) == c][0]].to_numpy()
+        elif proba and predictor.problem_type == "binary":
+            p = predictor.predict_proba(x)
+            positive = next((k for k in p.columns if str(k).lower() in ("1", "true")), predictor.positive_class)
+            sub[label if label in sub_cols else sub_cols[0]] = p[positive].to_numpy()
+        else:
+            sub[label if label in sub_cols else sub_cols[0]] = predictor.predict(x).to_numpy()
+    path = out / "autogluon_submission.csv"
+    sub[[id_col] + sub_cols].to_csv(path, index=False)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--arena", type=Path)
+    p.add_argument("--examples", action="store_true")
+    p.add_argument("--budget", default="quick")
+    p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "solve")
+    p.add_argument("--only", nargs="+", metavar="NAME")
+    args = p.parse_args(argv)
+    if not args.arena and not args.examples:
+        p.error("give --arena and/or --examples")
+    comps = [c for c in competitions(args.arena, args.examples)
+             if c.inputs in ("tab", "tabular") and (not args.only or c.name in args.only)]
+    rows = []
+    for c in comps:
+        print(f"… {c.name}", file=sys.stderr, flush=True)
+        r = run(c, args.out.resolve(), args.budget, fresh=False)
+        if "error" in r:
+            rows.append({"competition": c.name, "metric": c.metric, "agentk": r["error"]})
+            continue
+        ws = args.out.resolve() / c.name
+        limit = sum(s["seconds"] for s in json.loads((ws / "solve.json").read_text())["solutions"])
+        with tempfile.TemporaryDirectory() as tmp:
+            ag = c.grade(plain_autogluon(c.source, c.metric, max(limit, 30.0), Path(tmp)))
+        higher = METRICS[c.metric].higher_is_better
+        ours, const, top = r["test score"], r["constant"], r["perfect"]
+        rows.append({"competition": c.name, "metric": c.metric, "agentk": ours, "AutoGluon": ag, "constant": const,
+                     "ratio": (ours / ag if higher else ag / ours) if ours and ag else float("nan"),
+                     "agentk norm.": (ours - const) / (top - const), "AutoGluon norm.": (ag - const) / (top - const),
+                     "time limit s": limit})
+        print(f"  agentk {fmt(ours)}  AutoGluon {fmt(ag)}  constant {fmt(const)}", file=sys.stderr, flush=True)
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(fmt(r.get(k, "-")) for k in COLUMNS) + " |" for r in rows]
+    ratios = [r["ratio"] for r in rows if isinstance(r.get("ratio"), float) and np.isfinite(r["ratio"])]
+    if ratios:
+        lines.append(f"\ngeometric mean ratio agentk vs AutoGluon ({len(ratios)} competitions): "
+                     f"{float(np.exp(np.mean(np.log(ratios)))):.3f}")
+    table = "\n".join(lines)
+    print(table)
+    (args.out / "vs_autogluon.md").write_text(table + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
