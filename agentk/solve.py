@@ -137,9 +137,9 @@ class Solver:
         from tools.hebo_tuner import tune
 
         b = self.budget
-        base = replace(FusionConfig(), max_epochs=b.max_epochs, max_time=b.max_time, batch_size=b.batch_size,
-                       image_size=b.image_size, finetune_text=b.finetune_text, finetune_image=b.finetune_image,
-                       **overrides)
+        base = replace(FusionConfig(), **{"max_epochs": b.max_epochs, "max_time": b.max_time, "batch_size": b.batch_size,
+                                          "image_size": b.image_size, "finetune_text": b.finetune_text,
+                                          "finetune_image": b.finetune_image, **overrides})
         folder = self.dir / sid
         folder.mkdir(parents=True, exist_ok=True)
         trials_path = folder / "trials.jsonl"
