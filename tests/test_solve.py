@@ -80,3 +80,19 @@ def test_unknown_budget(solved):
     ws, _ = solved
     proc = agentk("solve", "--workspace", ws, "--budget", "huge")
     assert proc.returncode == 2 and "unknown budget 'huge'" in proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["digits-images", "docstring-library"])
+def test_solve_image_and_text_examples_beat_the_sample_submission(tmp_path, name):
+    """The quick budget on an image and a text+tab example (a few minutes each on CPU: `pytest -m slow`)."""
+    ws = tmp_path / name
+    assert agentk("setup", EXAMPLES / name, "--workspace", ws, timeout=900).returncode == 0
+    run = agentk("solve", "--workspace", ws, timeout=1800)
+    assert run.returncode == 0, run.stderr[-3000:]
+    summary = json.loads((ws / "solve.json").read_text())
+    assert {"network-1"} <= {s["id"] for s in summary["solutions"]}
+    meta = json.loads((EXAMPLES / "_private" / name / "meta.json").read_text())
+    ours = grade(name, ws / "submission.csv")
+    constant = grade(name, EXAMPLES / name / "sample_submission.csv")
+    assert (ours < constant) if meta["lower_is_better"] else (ours > constant), (ours, constant)
