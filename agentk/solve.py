@@ -132,7 +132,10 @@ class Solver:
 
     def network(self, sid: str, overrides: dict) -> Solution:
         """A late-fusion network, its training tuned by HEBO (lr, optimizer); the default configuration is the
-        first trial, and the trial with the lowest validation loss is kept."""
+        first trial, and the trial with the lowest validation loss is kept. The loss HEBO minimises is the
+        competition's metric on the validation rows (negated when higher is better): the training loss
+        (BCE/CE/MSE) at the epoch early stopping keeps can disagree with the metric (an over-confident net
+        with AUC 0.98 has a worse BCE than a flat one with AUC 0.67), and the metric is what is scored."""
         from tools.fusion import FusionConfig, train_fusion
         from tools.hebo_tuner import tune
 
@@ -161,12 +164,15 @@ class Solver:
                 self.log(f"{sid} trial {k + 1} failed: {record['error']}")
                 raise
             np.savez(folder / f"trial_{k}.npz", val_pred=result.val_pred, test_pred=result.test_pred)
-            record.update(ok=bool(np.isfinite(result.val_loss)), loss=float(result.val_loss), val_score=float(result.val_score),
+            loss = -result.val_score if self.task.higher_is_better else result.val_score
+            record.update(ok=bool(np.isfinite(loss)), loss=float(loss), train_loss=float(result.val_loss),
+                          val_score=float(result.val_score),
                           epochs=result.epochs_run, best_epoch=result.best_epoch, seconds=result.seconds, notes=list(result.notes))
             _append(trials_path, record)
-            self.log(f"{sid} trial {k + 1}: validation loss {result.val_loss:.4g}, {self.task.metric_name} "
-                     f"{result.val_score:.5g} ({result.epochs_run} epochs, {result.seconds:.0f} s)")
-            return float(result.val_loss)
+            self.log(f"{sid} trial {k + 1}: validation {self.task.metric_name} {result.val_score:.5g} (training loss "
+                     f"{result.val_loss:.4g}; "
+                     f"{result.epochs_run} epochs, {result.seconds:.0f} s)")
+            return float(loss)
 
         runs: list[int] = []
         default = {"lr": base.lr, "optimizer": base.optimizer}
@@ -179,7 +185,7 @@ class Solver:
         config = replace(base, lr=float(best["params"]["lr"]), optimizer=str(best["params"]["optimizer"]))
         modal = "+".join(self.task.modalities)
         return Solution(sid, "network", f"late-fusion network over {modal} ({_describe(config, self.task.modalities)}); "
-                        f"HEBO over lr and optimizer, {len(records)} trials, best by validation loss",
+                        f"HEBO over lr and optimizer, {len(records)} trials, best by validation {self.task.metric_name}",
                         float(best["val_score"]), preds["val_pred"], preds["test_pred"], time.monotonic() - t0,
                         {"config": asdict(config), "best_trial": best, "tuner_best": tuned.best, "notes": best.get("notes", [])})
 
