@@ -87,8 +87,8 @@ def format_submission(test_ids, predictions) -> pd.DataFrame:
 def expert(a: Analysis, ctx: Context, alternative: bool) -> Action:
     body = (ALTERNATIVE if alternative else PRIMARY).format(
         sample=a.sample, id_col=a.id_col, columns=a.submission_columns, read=read_expr(a.sample, a.id_col),
-        read_typed=f"pd.read_csv(SAMPLE_PATH)" if a.sample.endswith(".csv") else read_expr(a.sample),
-        read_str=f"pd.read_csv(SAMPLE_PATH, dtype={{ID: str}})")
+        read_typed="pd.read_csv(SAMPLE_PATH)" if a.sample.endswith(".csv") else read_expr(a.sample),
+        read_str="pd.read_csv(SAMPLE_PATH, dtype={ID: str})")
     return Action(code=fill(TEMPLATE, body))
 
 

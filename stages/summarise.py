@@ -24,7 +24,7 @@ def expert(a: Analysis, ctx: Context) -> Action:
     task = ctx.ws / "task"
     description = (task / "description.md").read_text()
     evaluation = (task / "evaluation.md").read_text().strip()
-    lines = [f"# Task summary", "", "## Goal", _first_paragraph(description), "",
+    lines = ["# Task summary", "", "## Goal", _first_paragraph(description), "",
              "## Evaluation", f"Metric: {a.metric} (taken from the {a.metric_from}).",
              _first_paragraph(evaluation, 500) if evaluation else "", "",
              "## Data", f"- train: {a.train} ({a.n_train} rows), test: {a.test} ({a.n_test} rows)",

@@ -9,7 +9,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from agentk.checks import Check, run_checks
 from agentk.sandbox import clean_env, run_python, truncate
