@@ -75,10 +75,11 @@ class Solution:
 
 
 class Solver:
-    def __init__(self, ws: Path, budget: SolveBudget, log=print):
+    def __init__(self, ws: Path, budget: SolveBudget, log=print, bar=None):
         self.ws = Path(ws).resolve()
         self.budget = budget
         self.log = log
+        self.bar = bar  # a rich Progress: one bar for the solutions, one for a network's HEBO trials
         self.task = TaskData(self.ws)
         self.dir = self.ws / "solutions"
 
@@ -101,7 +102,9 @@ class Solver:
         self.log(f"{len(fit)} rows to fit, {len(val)} to validate; metric {self.task.metric_name} "
                  f"({'higher' if self.task.higher_is_better else 'lower'} is better); inputs {self.task.modalities}")
         solutions = []
-        for sid, kind, config in self.plans():
+        plans = self.plans()
+        overall = self._bar_task("solutions", len(plans))
+        for sid, kind, config in plans:
             done = self.load(sid)
             if done is not None:
                 self.log(f"{sid}: already done (validation {done.val_score:.5g})")
@@ -109,12 +112,20 @@ class Solver:
                 done = self.autogluon(sid) if kind == "autogluon" else self.network(sid, config)
                 self.save(done)
             solutions.append(done)
+            self._advance(overall)
         if len(solutions) >= self.budget.blend_after:
             blend = self.load("blend") or self.blend(solutions)
             if blend is not None:
                 self.save(blend)
                 solutions.append(blend)
         return self.finish(solutions)
+
+    def _bar_task(self, what: str, total: int):
+        return self.bar.add_task(what, total=total) if self.bar is not None else None
+
+    def _advance(self, task) -> None:
+        if task is not None:
+            self.bar.advance(task)
 
     # -- solutions ------------------------------------------------------------------------------
     def autogluon(self, sid: str) -> Solution:
@@ -169,12 +180,14 @@ class Solver:
                           val_score=float(result.val_score),
                           epochs=result.epochs_run, best_epoch=result.best_epoch, seconds=result.seconds, notes=list(result.notes))
             _append(trials_path, record)
+            self._advance(trials_bar)
             self.log(f"{sid} trial {k + 1}: validation {self.task.metric_name} {result.val_score:.5g} (training loss "
                      f"{result.val_loss:.4g}; "
                      f"{result.epochs_run} epochs, {result.seconds:.0f} s)")
             return float(loss)
 
         runs: list[int] = []
+        trials_bar = self._bar_task(f"{sid}: HEBO trials", b.n_trials)
         default = {"lr": base.lr, "optimizer": base.optimizer}
         tuned = tune(objective, n_trials=b.n_trials, seed=base.seed, initial=[default],
                      history=[{"params": h["params"], "loss": h["loss"] if h["ok"] else float("nan"), "ok": h["ok"],
@@ -270,8 +283,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("workspace", type=Path)
     p.add_argument("--budget", choices=sorted(PRESETS), default="quick")
     args = p.parse_args(argv)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(highlight=False, soft_wrap=True)  # log lines stay whole when piped
     try:
-        Solver(args.workspace, PRESETS[args.budget], log=lambda m: print(m, flush=True)).run()
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console) as bar:
+            Solver(args.workspace, PRESETS[args.budget], log=lambda m: console.print(m, markup=False), bar=bar).run()
     except Exception as exc:  # the parent reads the reason from solve.json; the traceback goes to stderr
         write_json(Path(args.workspace) / "solve.json", {"status": "failed", "budget": args.budget,
                                                          "error": f"{type(exc).__name__}: {exc}"})
