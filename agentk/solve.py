@@ -114,9 +114,10 @@ class Solver:
             solutions.append(done)
             self._advance(overall)
         if len(solutions) >= self.budget.blend_after:
-            blend = self.load("blend") or self.blend(solutions)
-            if blend is not None:
+            blend = self.load("blend")
+            if blend is None and (blend := self.blend(solutions)) is not None:
                 self.save(blend)
+            if blend is not None:
                 solutions.append(blend)
         return self.finish(solutions)
 
