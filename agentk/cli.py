@@ -20,6 +20,14 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 console = Console(stderr=True)
 
 
+def _mount_memory() -> None:
+    from rag.cli import memory_app
+    app.add_typer(memory_app, name="memory", help="The long-term memory: stored code fixes and task experiences.")
+
+
+_mount_memory()
+
+
 @app.callback()
 def _group() -> None:
     """agentk: set up and solve Kaggle competitions with a staged, unit-tested agent (Agent K v1.0)."""
@@ -119,8 +127,13 @@ def setup(
     else:
         check_source(Path(source))  # bad input stops here, before anything is written
     _prepare_workspace(ws, resume, force)
-    engine = Engine(ws, setup_pipeline(source if slug else Path(source)), _policy(policy, config, ws),
+    memory = None
+    if policy != "expert":  # LLM policies learn from fixes stored in the long-term memory (rag/)
+        from rag.memory import Memory, fix_recorder
+        memory = Memory()
+    engine = Engine(ws, setup_pipeline(source if slug else Path(source)), _policy(policy, config, ws, memory),
                     Budget(stage_attempts=stage_attempts, backtracks=backtracks), on_event=_progress,
+                    on_fix=fix_recorder(memory, ws) if memory else None,
                     info={"source": source if slug else str(Path(source).resolve())})
     try:
         state = engine.run(resume=resume)
@@ -170,6 +183,25 @@ def solve(
 
 
 @app.command()
+def curriculum(
+    pool: Path = typer.Argument(..., help="A file with one competition folder or Kaggle URL per line (# comments)."),
+    rounds: int = typer.Option(10, "--rounds", "-n", help="Rounds in all (a resumed run counts those already done)."),
+    submit: bool = typer.Option(False, "--submit", help="Submit each solved task to Kaggle."),
+    out: Path = typer.Option(Path("curriculum-run"), "--out", "-o", help="Workspaces, logs and curriculum.json (resumable)."),
+    alpha: float = typer.Option(1.0, help="Weight of the difficulty terms (eq. 7)."),
+    beta: float = typer.Option(1.0, help="Weight of the recency penalty beta*exp(-lambda) (eq. 7)."),
+    r: int = typer.Option(3, "-r", help="Top-r average of similarities (eq. 6)."),
+    memory: Optional[Path] = typer.Option(None, help="The long-term memory \\[default: $AGENTK_MEMORY or ~/.agentk/memory]."),
+    budget: str = typer.Option("quick", help="The solve budget of each round."),
+) -> None:
+    """Run the curriculum (paper 3.3) over a pool: each round picks the task maximising eq. 7, then
+    setup -> solve -> (submit) -> memory update (RAG+ on success, which clears the task's RAG-)."""
+    from curriculum.cli import curriculum_command
+
+    curriculum_command(pool, rounds, submit, out, alpha, beta, r, memory, budget)
+
+
+@app.command()
 def submit(
     workspace: Optional[Path] = typer.Option(None, "--workspace", "-w", help="The workspace \\[default: the newest under workspaces/]."),
     message: str = typer.Option("agentk", "--message", "-m", help="The submission's description on Kaggle."),
@@ -200,7 +232,7 @@ def _newest_workspace() -> Path:
     return found[-1].parent
 
 
-def _policy(name: str, config, ws: Path):
+def _policy(name: str, config, ws: Path, memory=None):
     from agentk.expert import ExpertPolicy
     from agentk.llm import LLMClient
     from agentk.llm_policy import HybridPolicy, LLMPolicy
@@ -208,7 +240,7 @@ def _policy(name: str, config, ws: Path):
     if name == "expert":
         return ExpertPolicy()
     client = LLMClient(config, log_path=ws / "llm_log.jsonl")  # every prompt, answer and token count
-    return LLMPolicy(client) if name == "llm" else HybridPolicy(client)
+    return LLMPolicy(client, memory) if name == "llm" else HybridPolicy(client, memory)
 
 
 def main() -> None:

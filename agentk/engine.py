@@ -107,13 +107,14 @@ class Engine:
 
     def __init__(self, ws: Path, pipeline: Pipeline, policy: Policy, budget: Budget | None = None,
                  state_file: str = "setup.json", on_event: Callable[[str, dict], None] | None = None,
-                 info: dict | None = None):
+                 info: dict | None = None, on_fix: Callable[[str, str, str, str], None] | None = None):
         self.ws, self.pipeline, self.policy = Path(ws), pipeline, policy
         self.budget = budget or Budget()
         self.state_path = self.ws / state_file
         self.trajectory = self.ws / "trajectory.jsonl"
         self.on_event = on_event or (lambda kind, info: None)
         self.info = info or {}  # recorded in the state file (e.g. the source, so --resume needs nothing else)
+        self.on_fix = on_fix    # on_fix(stage, failing code, its error, passing code): for long-term memory (rag/)
 
     # ---- state -------------------------------------------------------------------------------
     def _fresh_state(self) -> dict:
@@ -201,9 +202,12 @@ class Engine:
         passed = output_error is None and report.passed
         error = output_error or (report.error if not passed else None)
         failed_test = None if passed else (report.failed if report else "execution")
+        prior_error = st["error"]
         st["attempts"] += 1
         st["status"] = "passed" if passed else "failed"
         st["error"] = error
+        if passed and action.code and mode == "retry" and previous and prior_error and self.on_fix:
+            self.on_fix(stage.name, previous, prior_error, action.code)
         first_failed = len(stage.checks) if passed else (report.index if report else -1)
         for i, c in enumerate(stage.checks):
             st["tests"][c.name] = "passed" if i < first_failed else "failed" if i == first_failed else "not run"

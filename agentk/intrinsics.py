@@ -182,9 +182,28 @@ Write a plan of at most 3 short numbered steps for the code. No code yet.
     return "\n".join(steps) or first_sentence(answer)
 
 
+def fix_example(fix: dict) -> str:
+    """A fix retrieved from long-term memory (rag/), shown on a retry as in the paper's Appendix D.2."""
+    return f"""
+An example of a similar error being fixed (stage {fix['stage']}, from an earlier setup):
+Failing code:
+```python
+{_cut(fix['failing_code'], 2000)}
+```
+Its error:
+{_cut(fix['error'], 1000)}
+Fixed code (passed its unit tests):
+```python
+{_cut(fix['fixed_code'], 2000)}
+```
+"""
+
+
 def write_code(calls: Calls, ws: Path, stage: Stage, plan_text: str, previous: str | None = None,
-               output: str = "", error: str = "", reflection: str = "", tries: int = 3) -> str | None:
-    """Code that fills the template's hole; asked again (never executed) when the answer has no valid code."""
+               output: str = "", error: str = "", reflection: str = "", tries: int = 3,
+               example: str = "") -> str | None:
+    """Code that fills the template's hole; asked again (never executed) when the answer has no valid code.
+    `example`: a retrieved fix of a similar error (fix_example), put after the error."""
     last = f"""
 Your previous attempt:
 ```python
@@ -195,7 +214,7 @@ Its output:
 The error:
 {_cut(error, 3000)}
 Reflection: {reflection}
-""" if error else ""
+{example}""" if error else ""
     nudge = ""
     for _ in range(tries):
         answer = calls.ask("code", stage.name, f"""

@@ -2,17 +2,22 @@
 LLM when a stage fails or a meta-test sends the episode back)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agentk import intrinsics as fn
 from agentk.engine import Action, Context, Stage
 from agentk.expert import ExpertPolicy
 from agentk.llm import LLMClient
 
+if TYPE_CHECKING:
+    from rag.memory import Memory
+
 
 class LLMPolicy:
     name = "llm"
 
-    def __init__(self, llm: LLMClient):
-        self.llm = llm
+    def __init__(self, llm: LLMClient, memory: "Memory | None" = None):
+        self.llm, self.memory = llm, memory  # memory: long-term, for examples of similar errors being fixed
         self._meta_thoughts: dict[str, str] = {}  # one META-ERROR-THOUGHT per meta-test failure
 
     def act(self, stage: Stage, ctx: Context) -> Action:
@@ -46,7 +51,10 @@ class LLMPolicy:
             return Action(code=code, thought=thought, notes=notes)
         if ctx.mode == "retry":
             reflection = fn.reflect(calls, stage, ctx.previous_code, ctx.error or "")
-            code = fn.write_code(calls, ctx.ws, stage, reflection, ctx.previous_code, last_output, ctx.error or "", reflection)
+            fixes = self.memory.similar_fixes(stage.name, ctx.error, k=1) if self.memory and ctx.error else []
+            example = fn.fix_example(fixes[0]) if fixes else ""
+            code = fn.write_code(calls, ctx.ws, stage, reflection, ctx.previous_code, last_output, ctx.error or "",
+                                 reflection, example=example)
             return Action(code=code, thought=reflection)
         steps = fn.plan(calls, ctx.ws, stage)
         return Action(code=fn.write_code(calls, ctx.ws, stage, steps), thought=steps)
@@ -57,8 +65,8 @@ class HybridPolicy:
 
     name = "hybrid"
 
-    def __init__(self, llm: LLMClient):
-        self.expert, self.llm = ExpertPolicy(), LLMPolicy(llm)
+    def __init__(self, llm: LLMClient, memory: "Memory | None" = None):
+        self.expert, self.llm = ExpertPolicy(), LLMPolicy(llm, memory)
 
     def act(self, stage: Stage, ctx: Context) -> Action:
         return self.expert.act(stage, ctx) if ctx.mode == "first" else self.llm.act(stage, ctx)

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 ARENA = ROOT.parent / "shared" / "arena-dev"
 EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "description.md").exists())
+# the tests' agentk runs (and their subprocesses) keep their long-term memory out of ~/.agentk
+os.environ.setdefault("AGENTK_MEMORY", tempfile.mkdtemp(prefix="agentk-test-memory-"))
 
 
 def agentk(*args: str, timeout: float = 300, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -21,7 +21,7 @@ SOURCE = EXAMPLES / "iris-species"
 
 
 def llm_env(server_url: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTK_", "OPENAI_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTK_", "OPENAI_")) or k == "AGENTK_MEMORY"}
     return {**env, "AGENTK_LLM_BASE_URL": server_url, "AGENTK_LLM_MODEL": "scripted-model",
             "AGENTK_LLM_API_KEY": "test-key", "AGENTK_LLM_CACHE": "off"}
 

@@ -1,0 +1,86 @@
+"""`agentk curriculum`: run the curriculum over a pool file, printing a table after every round.
+
+`curriculum_command` is what agentk/cli.py wires in; `python -m curriculum.cli` runs it on its own.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from agentk.errors import AgentFailed, BadInput
+
+console = Console(stderr=True)
+
+
+def _fmt(x) -> str:
+    return "–" if x is None else (f"{x:.5g}" if isinstance(x, float) else str(x))
+
+
+def round_table(rec: dict) -> Table:
+    table = Table(title=f"round {rec['round'] + 1}: {rec['task']} ({rec['why']})")
+    for col in ("setup", "LLM calls", "tokens", "validation", "public", "outcome"):
+        table.add_column(col)
+    setup = "passed" if rec["setup_passed"] else f"failed (exit {rec['setup_rc']})"
+    val = f"{rec['metric']} {_fmt(rec['val_score'])}" if rec["val_score"] is not None else "–"
+    table.add_row(setup, _fmt(rec["llm_calls"]), _fmt(rec["tokens"]), escape(val), _fmt(rec["public_score"]),
+                  escape(rec["outcome"] or ""))
+    return table
+
+
+def curriculum_command(pool: Path, rounds: int, submit: bool, out: Path, alpha: float = 1.0, beta: float = 1.0,
+                       r: int = 3, memory: Optional[Path] = None, budget: str = "quick") -> dict:
+    """Run (or resume, when <out>/curriculum.json exists) `rounds` rounds in all over the pool."""
+    from curriculum.runner import Curriculum
+    from rag.memory import Memory
+
+    if rounds < 1 or r < 1:
+        raise BadInput("--rounds and -r must be at least 1")
+    if budget not in ("quick", "standard", "paper"):  # agentk.solve's PRESETS, without importing torch here
+        raise BadInput(f"unknown budget {budget!r}: use quick, standard or paper")
+    cur = Curriculum(pool, out, rounds, submit=submit, alpha=alpha, beta=beta, r=r, budget=budget,
+                     memory=None,  # opened below, once the pool file is known to be good
+                     on_round=lambda rec: console.print(round_table(rec)),
+                     log=lambda m: console.print(f"[dim]…[/dim] {escape(m)}", highlight=False))
+    cur.memory = Memory(memory)  # None: AGENTK_MEMORY or ~/.agentk/memory, shared with setup's fixes
+    state = cur.run()
+    done = [r_ for r_ in state["rounds"] if r_["step"] == "done"]
+    console.print(f"[green]curriculum[/green]: {len(done)} rounds, solved {len(state['solved'])}/{len(cur.tasks)}"
+                  f" ({', '.join(state['solved']) or 'none'}); state in {cur.state_path}", highlight=False)
+    return state
+
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+def main_command(
+    pool: Path = typer.Argument(..., help="A text file: one competition folder or Kaggle URL per line (# comments)."),
+    rounds: int = typer.Option(10, "--rounds", "-n", help="Rounds in all (a resumed run counts the finished ones)."),
+    submit: bool = typer.Option(False, "--submit", help="Submit each solved task to Kaggle and record its public score."),
+    out: Path = typer.Option(Path("curriculum-run"), "--out", "-o", help="Workspaces, logs and curriculum.json."),
+    alpha: float = typer.Option(1.0, help="Weight α of the difficulty terms (eq. 7)."),
+    beta: float = typer.Option(1.0, help="Weight β of the recency penalty β·e^(−λ) (eq. 7)."),
+    r: int = typer.Option(3, "-r", help="How many nearest experiences the top-r average takes (eq. 6)."),
+    memory: Optional[Path] = typer.Option(None, help="Long-term memory folder \\[default: $AGENTK_MEMORY or ~/.agentk/memory]."),
+    budget: str = typer.Option("quick", help="The solve budget: quick, standard or paper."),
+) -> None:
+    """Run the curriculum over a pool of competitions."""
+    curriculum_command(pool, rounds, submit, out, alpha, beta, r, memory, budget)
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=False)
+    except (BadInput, AgentFailed) as exc:
+        print(f"agentk: {' '.join(str(exc).split())}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":
+    main()

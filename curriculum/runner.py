@@ -1,0 +1,179 @@
+"""The curriculum loop (paper 3.3): pick a task, set it up, solve it, maybe submit it, remember how it went.
+
+Each step runs the real CLI (`python -m agentk.cli setup|solve|submit`) as a subprocess, whose output goes
+to <out>/logs/. The state lives in <out>/curriculum.json, rewritten atomically after every step, so a killed
+run resumes at the step it was in: a round's step is one of picked → setup → solve → submit → memory → done,
+and setup and solve resume their own half-finished work (`setup --resume`, kept solutions).
+A task leaves the pool once solved; a failed one stays and competes again, held back by the recency penalty
+and by its RAG⁻ entry.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from agentk.fileio import read_json, write_json
+from curriculum import selection
+from curriculum.pool import Task, describe, ease, read_pool
+
+EMPTY = np.zeros((0, 384))
+
+
+class Curriculum:
+    def __init__(self, pool_file: Path, out_dir: Path, rounds: int, submit: bool = False, alpha: float = 1.0,
+                 beta: float = 1.0, r: int = 3, memory=None, budget: str = "quick",
+                 first_pick: Callable[[list[tuple[str, str]]], str] | None = None,
+                 on_round: Callable[[dict], None] | None = None, log: Callable[[str], None] = lambda m: None):
+        """memory: a rag.memory.Memory (None: no RAG, every similarity is 0, so picks follow the recency penalty
+        and the easiest-tree order). first_pick: optional hook (e.g. an LLM) given [(task name, data tree)]
+        that names the first task while the memory is empty; otherwise the easiest-looking tree goes first."""
+        self.pool_file, self.out = Path(pool_file), Path(out_dir).resolve()
+        self.rounds, self.submit, self.budget = rounds, submit, budget
+        self.alpha, self.beta, self.r = alpha, beta, r
+        self.memory, self.first_pick, self.on_round, self.log = memory, first_pick, on_round, log
+        self.state_path = self.out / "curriculum.json"
+        self.tasks = read_pool(self.pool_file)  # bad pool: BadInput before anything is written
+        self.state = read_json(self.state_path) or {
+            "run_id": uuid.uuid4().hex[:12], "pool": str(self.pool_file.resolve()), "solved": [], "last_tried": {},
+            "rounds": []}
+        self.state.update(alpha=alpha, beta=beta, r=r, submit=submit)
+
+    # ---- the loop ------------------------------------------------------------------------------------
+    def run(self) -> dict:
+        self.out.mkdir(parents=True, exist_ok=True)
+        rounds = self.state["rounds"]
+        while True:
+            if rounds and rounds[-1]["step"] != "done":
+                self._play(rounds[-1])  # a round a killed run left unfinished
+                continue
+            pool = [t for t in self.tasks if t.name not in self.state["solved"]]
+            if len(rounds) >= self.rounds or not pool:
+                break
+            rounds.append(self._pick(pool, len(rounds)))
+            self._save()
+        return self.state
+
+    def _save(self) -> None:
+        write_json(self.state_path, self.state)
+
+    # ---- selection -----------------------------------------------------------------------------------
+    def _pick(self, pool: list[Task], n: int) -> dict:
+        texts = [describe(t, self.out / t.name) for t in pool]
+        pos = self.memory.experiences(True) if self.memory else []
+        neg = self.memory.experiences(False) if self.memory else []
+        order = sorted(range(len(pool)), key=lambda i: ease(pool[i], self.out / pool[i].name))
+        rank = [order.index(i) for i in range(len(pool))]
+        last = [self.state["last_tried"].get(t.name) for t in pool]
+        if self.memory:
+            desc = self.memory.embed([d for d, _ in texts])
+            tree = self.memory.embed([t for _, t in texts])
+        else:
+            desc = tree = np.zeros((len(pool), 384))
+        score = selection.scores(desc, tree, self._emb(pos, "embedding"), self._emb(pos, "tree"),
+                                 self._emb(neg, "embedding"), self._emb(neg, "tree"),
+                                 last, n, self.alpha, self.beta, self.r)
+        if not pos and not neg and self.first_pick and n == 0:
+            name = self.first_pick([(t.name, tr) for t, (_, tr) in zip(pool, texts)])
+            i, why = next((i for i, t in enumerate(pool) if t.name == name), order[0]), "first pick (hook)"
+        else:
+            i = selection.pick(score, rank)
+            why = "easiest tree (empty memory)" if not pos and not neg and n == 0 else "highest score"
+        task = pool[i]
+        self.state["last_tried"][task.name] = n  # set now: a round killed mid-way was still a try
+        self.log(f"round {n + 1}: {task.name} ({why})")
+        return {"round": n, "task": task.name, "source": task.source, "why": why, "step": "picked",
+                "scores": {t.name: round(float(s), 6) for t, s in zip(pool, score)}, "runs": {},
+                "setup_rc": None, "setup_passed": None, "llm_calls": None, "tokens": None, "solve_rc": None,
+                "metric": None, "val_score": None, "submit_rc": None, "public_score": None, "outcome": None}
+
+    def _emb(self, experiences: list[dict], key: str) -> np.ndarray:
+        if not experiences:
+            return EMPTY
+        if key == "embedding":
+            return np.stack([e["embedding"] for e in experiences])
+        return self.memory.embed([e["tree"] for e in experiences])
+
+    # ---- one round, step by step ---------------------------------------------------------------------
+    def _play(self, rec: dict) -> None:
+        ws = self.out / rec["task"]
+        step = rec["step"]
+        if step == "picked":
+            if ws.exists():  # an earlier, failed attempt: this round starts over
+                shutil.rmtree(ws)
+            rec["step"] = "setup"
+        elif step == "setup":
+            resume = (ws / "setup.json").exists()
+            if not resume and ws.exists():  # killed before the setup wrote its state: nothing to keep
+                shutil.rmtree(ws)
+            args = ["setup", rec["source"], "--workspace", str(ws)] + (["--resume"] if resume else [])
+            rec["setup_rc"] = self._cli(rec, "setup", args)
+            rec["setup_passed"] = rec["setup_rc"] == 0
+            setup = read_json(ws / "setup.json") or {}
+            rec["llm_calls"], rec["tokens"] = setup.get("llm_calls"), setup.get("tokens")
+            rec["step"] = "solve" if rec["setup_passed"] else "memory"
+        elif step == "solve":
+            rec["solve_rc"] = self._cli(rec, "solve", ["solve", "--workspace", str(ws), "--budget", self.budget])
+            solved = read_json(ws / "solve.json") or {}
+            best = next((s for s in solved.get("solutions", []) if s["id"] == solved.get("best")), None)
+            rec["metric"], rec["val_score"] = solved.get("metric"), best and best["val_score"]
+            rec["step"] = "submit" if self.submit and rec["solve_rc"] == 0 else "memory"
+        elif step == "submit":
+            rec["submit_rc"] = self._cli(rec, "submit", ["submit", "--workspace", str(ws)])
+            done = [s for s in read_json(ws / "submissions.json", []) if s.get("public_score") is not None]
+            rec["public_score"] = done[-1]["public_score"] if done else None
+            rec["step"] = "memory"
+        elif step == "memory":
+            self._remember(rec, ws)
+            rec["step"] = "done"
+            if self.on_round:
+                self.on_round(rec)
+        self._save()
+
+    def _cli(self, rec: dict, step: str, args: list[str]) -> int:
+        rec["runs"][step] = rec["runs"].get(step, 0) + 1
+        self._save()  # the run count is on disk before the run: a resume shows it was retried
+        logs = self.out / "logs"
+        logs.mkdir(exist_ok=True)
+        self.log(f"  {step} {rec['task']}…")
+        path = logs / f"round-{rec['round'] + 1}-{rec['task']}-{step}.log"
+        with open(path, "a") as f:
+            rc = subprocess.run([sys.executable, "-m", "agentk.cli", *args], stdout=f,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+        if rc != 0:  # the CLI's last line says why (one line for exit 2): it goes into the RAG⁻ outcome
+            lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+            rec["error"] = lines[-1].strip()[:300] if lines else f"exit code {rc}"
+        return rc
+
+    def _remember(self, rec: dict, ws: Path) -> None:
+        """Success (setup and solve passed, and the submission was scored when asked for) goes to RAG⁺ and
+        wipes the task's RAG⁻ entries; anything else goes to RAG⁻ and the task stays in the pool."""
+        ok = rec["setup_passed"] and rec["solve_rc"] == 0 and (not self.submit or rec["submit_rc"] == 0)
+        if not rec["setup_passed"]:
+            outcome = f"setup failed (exit {rec['setup_rc']})"
+        elif rec["solve_rc"] != 0:
+            outcome = f"solve failed (exit {rec['solve_rc']})"
+        elif not ok:
+            outcome = f"submission failed (exit {rec['submit_rc']})"
+        else:
+            outcome = f"solved: validation {rec['metric']} {rec['val_score']:.5g}"
+        rec["outcome"] = outcome + (f": {rec['error']}" if not ok and rec.get("error") else "")
+        if ok and rec["task"] not in self.state["solved"]:
+            self.state["solved"].append(rec["task"])
+        if self.memory is None:
+            return
+        tag = {"curriculum": self.state["run_id"], "round": rec["round"]}
+        stored = self.memory.experiences(bool(ok))
+        if any(e["task"] == rec["task"] and all(e["scores"].get(k) == v for k, v in tag.items()) for e in stored):
+            return  # this round was remembered before a kill: once is enough
+        task = next((t for t in self.tasks if t.name == rec["task"]), Task(rec["task"], rec["source"], "://" in rec["source"]))
+        description, tree = describe(task, ws)
+        scores = {**tag, "val_score": rec["val_score"], "public_score": rec["public_score"], "metric": rec["metric"]}
+        if ok:
+            self.memory.remove_negatives(rec["task"])
+        self.memory.add_experience(bool(ok), rec["task"], description, tree, outcome, scores)

