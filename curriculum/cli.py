@@ -1,19 +1,17 @@
 """`agentk curriculum`: run the curriculum over a pool file, printing a table after every round.
 
-`curriculum_command` is what agentk/cli.py wires in; `python -m curriculum.cli` runs it on its own.
+`curriculum_command` is what `agentk curriculum` (agentk/cli.py) runs.
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Optional
 
-import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from agentk.errors import AgentFailed, BadInput
+from agentk.errors import BadInput
 
 console = Console(stderr=True)
 
@@ -53,34 +51,3 @@ def curriculum_command(pool: Path, rounds: int, submit: bool, out: Path, alpha: 
     console.print(f"[green]curriculum[/green]: {len(done)} rounds, solved {len(state['solved'])}/{len(cur.tasks)}"
                   f" ({', '.join(state['solved']) or 'none'}); state in {cur.state_path}", highlight=False)
     return state
-
-
-app = typer.Typer(add_completion=False)
-
-
-@app.command()
-def main_command(
-    pool: Path = typer.Argument(..., help="A text file: one competition folder or Kaggle URL per line (# comments)."),
-    rounds: int = typer.Option(10, "--rounds", "-n", help="Rounds in all (a resumed run counts the finished ones)."),
-    submit: bool = typer.Option(False, "--submit", help="Submit each solved task to Kaggle and record its public score."),
-    out: Path = typer.Option(Path("curriculum-run"), "--out", "-o", help="Workspaces, logs and curriculum.json."),
-    alpha: float = typer.Option(1.0, help="Weight α of the difficulty terms (eq. 7)."),
-    beta: float = typer.Option(1.0, help="Weight β of the recency penalty β·e^(−λ) (eq. 7)."),
-    r: int = typer.Option(3, "-r", help="How many nearest experiences the top-r average takes (eq. 6)."),
-    memory: Optional[Path] = typer.Option(None, help="Long-term memory folder \\[default: $AGENTK_MEMORY or ~/.agentk/memory]."),
-    budget: str = typer.Option("quick", help="The solve budget: quick, standard or paper."),
-) -> None:
-    """Run the curriculum over a pool of competitions."""
-    curriculum_command(pool, rounds, submit, out, alpha, beta, r, memory, budget)
-
-
-def main() -> None:
-    try:
-        app(standalone_mode=False)
-    except (BadInput, AgentFailed) as exc:
-        print(f"agentk: {' '.join(str(exc).split())}", file=sys.stderr)
-        sys.exit(exc.exit_code)
-
-
-if __name__ == "__main__":
-    main()

@@ -138,7 +138,7 @@ def test_bad_pool_lines_are_bad_input(tmp_path, text, message):
 
 def test_bad_pool_exits_2_with_one_line(tmp_path):
     (tmp_path / "pool.txt").write_text("missing-folder\n")
-    out = subprocess.run([sys.executable, "-m", "curriculum.cli", str(tmp_path / "pool.txt"), "--out", str(tmp_path / "o")],
+    out = subprocess.run([sys.executable, "-m", "agentk.cli", "curriculum", str(tmp_path / "pool.txt"), "--out", str(tmp_path / "o")],
                          capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 2
     assert out.stderr.strip().startswith("agentk: pool.txt line 1: folder") and len(out.stderr.strip().splitlines()) == 1
@@ -229,7 +229,7 @@ def test_killed_during_setup_resumes_the_same_round(tmp_path):
     (broken / "description.md").write_text("# Broken\nPredict y from x.\n")
     (tmp_path / "pool.txt").write_text("broken\n")
     out, mem = tmp_path / "out", tmp_path / "memory"
-    cmd = [sys.executable, "-m", "curriculum.cli", str(tmp_path / "pool.txt"), "--rounds", "1", "--out", str(out),
+    cmd = [sys.executable, "-m", "agentk.cli", "curriculum", str(tmp_path / "pool.txt"), "--rounds", "1", "--out", str(out),
            "--memory", str(mem)]
     _run_and_kill(cmd, out, lambda s: s["rounds"] and s["rounds"][0]["runs"].get("setup") == 1)
     killed = json.loads((out / "curriculum.json").read_text())
@@ -255,7 +255,7 @@ def test_killed_run_resumes_mid_round_without_redoing_it(tmp_path):
     mem = tmp_path / "memory"
     Memory(mem).add_experience(False, "iris-species", "an earlier failure", "", "setup failed", {})
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "curriculum.cli", str(tmp_path / "pool.txt"), "--rounds", "1", "--out", str(out),
+    cmd = [sys.executable, "-m", "agentk.cli", "curriculum", str(tmp_path / "pool.txt"), "--rounds", "1", "--out", str(out),
            "--memory", str(mem)]
     # kill once the setup has written its own state (and a second more): it has something to resume
     _run_and_kill(cmd, out, lambda s: s["rounds"] and s["rounds"][0]["step"] == "setup"
