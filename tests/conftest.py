@@ -1,8 +1,10 @@
 """Shared helpers: run the real CLI in a subprocess, and set each example up once per test session."""
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import tempfile
 import subprocess
 import sys
@@ -15,7 +17,9 @@ EXAMPLES = ROOT / "examples"
 ARENA = ROOT.parent / "shared" / "arena-dev"
 EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "description.md").exists())
 # the tests' agentk runs (and their subprocesses) keep their long-term memory out of ~/.agentk
-os.environ.setdefault("AGENTK_MEMORY", tempfile.mkdtemp(prefix="agentk-test-memory-"))
+if "AGENTK_MEMORY" not in os.environ:
+    os.environ["AGENTK_MEMORY"] = tempfile.mkdtemp(prefix="agentk-test-memory-")
+    atexit.register(shutil.rmtree, os.environ["AGENTK_MEMORY"], True)
 
 
 def agentk(*args: str, timeout: float = 300, env: dict | None = None) -> subprocess.CompletedProcess:
