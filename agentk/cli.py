@@ -193,12 +193,20 @@ def curriculum(
     r: int = typer.Option(3, "-r", help="Top-r average of similarities (eq. 6)."),
     memory: Optional[Path] = typer.Option(None, help="The long-term memory \\[default: $AGENTK_MEMORY or ~/.agentk/memory]."),
     budget: str = typer.Option("quick", help="The solve budget of each round."),
+    policy: Optional[str] = typer.Option(None, "--policy", help="The setups' policy: expert, llm or hybrid \\[default: as `agentk setup`]."),
+    setup_only: bool = typer.Option(False, "--setup-only", help="Rounds are setups only: a task counts as done once set up."),
+    selection: str = typer.Option("eq7", help="eq7 (the paper's rule); for ablations: recency (the beta penalty "
+                                  "alone) or random."),
+    seed: int = typer.Option(0, help="Seed of the random tie-breaks and picks of the ablations."),
+    ray: Optional[str] = typer.Option(None, "--ray", help="Run each round's steps as Ray tasks: 'local', 'auto' or "
+                                      "ray://host:port (workspaces on a filesystem the nodes share) \\[default: one process]."),
 ) -> None:
     """Run the curriculum (paper 3.3) over a pool: each round picks the task maximising eq. 7, then
     setup -> solve -> (submit) -> memory update (RAG+ on success, which clears the task's RAG-)."""
     from curriculum.cli import curriculum_command
 
-    curriculum_command(pool, rounds, submit, out, alpha, beta, r, memory, budget)
+    curriculum_command(pool, rounds, submit, out, alpha, beta, r, memory, budget, policy=policy,
+                       setup_only=setup_only, selection=selection, seed=seed, ray=ray)
 
 
 @app.command()
@@ -238,7 +246,7 @@ def _policy(name: str, config, ws: Path, memory=None):
     from agentk.llm_policy import HybridPolicy, LLMPolicy
 
     if name == "expert":
-        return ExpertPolicy()
+        return ExpertPolicy(tips=True)  # stored fixes that apply to its code, on retries
     client = LLMClient(config, log_path=ws / "llm_log.jsonl")  # every prompt, answer and token count
     return LLMPolicy(client, memory) if name == "llm" else HybridPolicy(client, memory)
 

@@ -165,6 +165,7 @@ class Engine:
                 ca = self.state["ca_meta"]
                 if ca and stage.name == next(m for m in metas if m.name == ca).covers[-1]:
                     self.state["ca_meta"] = None
+                    self._store_ca_fixes()
                 self.state["cursor"] = i + 1
                 self.state["mode"] = "credit_assignment" if self.state["ca_meta"] else "first"
             else:
@@ -188,6 +189,7 @@ class Engine:
         error = st["error"] if mode == "retry" else (self.state["meta_tests"].get(self.state["ca_meta"] or "", {}).get("error"))
         covered = next((m.covers for m in metas if m.name == self.state["ca_meta"]), []) if mode == "credit_assignment" else []
         ctx = Context(self.ws, mode, st["attempts"], self.memory, previous, error, covered)
+        error_ca = error if mode == "credit_assignment" else None
         self.on_event("stage", {"stage": stage.name, "mode": mode, "attempt": st["attempts"] + 1})
         t0 = time.monotonic()
         action = self.policy.act(stage, ctx) if stage.kind != "tool" else Action()
@@ -208,6 +210,10 @@ class Engine:
         st["error"] = error
         if passed and action.code and mode == "retry" and previous and prior_error and self.on_fix:
             self.on_fix(stage.name, previous, prior_error, action.code)
+        if passed and action.code and mode == "credit_assignment" and previous and action.code != previous and error_ca:
+            # a rewrite in credit assignment is a fix only once the meta-test passes: held until then (_loop)
+            self.state.setdefault("ca_fixes", []).append(
+                {"stage": stage.name, "failing_code": previous, "error": error_ca, "fixed_code": action.code})
         first_failed = len(stage.checks) if passed else (report.index if report else -1)
         for i, c in enumerate(stage.checks):
             st["tests"][c.name] = "passed" if i < first_failed else "failed" if i == first_failed else "not run"
@@ -218,6 +224,13 @@ class Engine:
         if not passed and st["attempts"] >= self.budget.stage_attempts:
             self._fail(stage.name, error)
         return passed
+
+    def _store_ca_fixes(self) -> None:
+        """The meta-test that sent the episode back passes now: the rewrites credit assignment made on the way
+        (each with the meta-test error that prompted it) fixed it, and go to long-term memory."""
+        for fix in self.state.pop("ca_fixes", []):
+            if self.on_fix:
+                self.on_fix(fix["stage"], fix["failing_code"], fix["error"], fix["fixed_code"])
 
     def _execute(self, stage: Stage, action: Action, previous: str | None) -> tuple[str, bool, str | None]:
         """Carry the action out; return (what was done, whether the stage's code must run, an error if the

@@ -11,8 +11,11 @@ from agentk.engine import Action, Context, Stage
 class ExpertPolicy:
     name = "expert"
 
-    def __init__(self):
+    def __init__(self, tips: bool = False):
+        """tips: on a retry, look in long-term memory (rag/, $AGENTK_MEMORY) for a stored fix of a similar error
+        whose edit applies to the expert's code (rag.tips), opened on the first retry only."""
         self._analysis: dict[Path, Analysis] = {}
+        self.tips, self._memory = tips, None
 
     def analysis(self, ws: Path) -> Analysis:
         if ws not in self._analysis:
@@ -28,4 +31,23 @@ class ExpertPolicy:
                 Action(text="", thought=reason)
         if ctx.mode == "credit_assignment" and stage.kind == "code" and action.code == ctx.previous_code:
             return Action(keep=True, thought="The expert would write the same code again: keep it.")
+        if self.tips and ctx.mode == "retry" and stage.kind == "code" and action.code and ctx.error:
+            return self._tip(stage, ctx, action)
+        return action
+
+    def _tip(self, stage: Stage, ctx: Context, action: Action) -> Action:
+        """The expert's code edited by the nearest stored fix that applies to it and gives code not tried yet."""
+        from rag.memory import Memory
+        from rag.tips import apply_fix
+
+        try:
+            self._memory = self._memory or Memory()
+            fixes = self._memory.similar_fixes(stage.name, ctx.error, k=3)
+        except Exception as exc:  # noqa: BLE001 - an unreadable memory costs the tip, never the setup
+            return Action(code=action.code, thought=f"{action.thought or ''} (no tips: long-term memory unreadable: {exc})")
+        for fix in fixes:
+            code = apply_fix(fix["failing_code"], fix["fixed_code"], action.code)
+            if code and code != ctx.previous_code:
+                return Action(code=code, thought=f"A stored fix of a similar error (from {fix['competition']}, "
+                                                 f"distance {fix['distance']:.2f}) applies to the expert's code: using it.")
         return action

@@ -21,8 +21,8 @@ Endpoints (all POST JSON under /api/v1/ unless noted):
   .../DownloadLeaderboard                               {competitionName} -> 200 application/zip (one CSV)
   .../GetLeaderboard                                    {competitionName} -> {submissions: [{teamId, teamName, submissionDate, score}]}
 
-A submission is PENDING on its first poll (ListSubmissions/GetSubmission), then COMPLETE (or ERROR when
-its CSV does not fit the answers). Knobs: credentials (username/key for Basic auth, token for Bearer;
+A submission is PENDING on its first poll (ListSubmissions/GetSubmission; pending_polls=N: its first N), then
+COMPLETE (or ERROR when its CSV does not fit the answers). Knobs: credentials (username/key for Basic auth, token for Bearer;
 require_auth), rules_not_accepted -> 403, unknown slug -> 404, daily_limit -> the 400 Kaggle sends once
 the day's submissions are used, fail_first=N -> the first N requests answer fail_status (503)."""
 from __future__ import annotations
@@ -61,13 +61,14 @@ class FakeKaggle:
                  key: str = "fake-key", token: str = "fake-token", require_auth: bool = True,
                  rules_not_accepted: tuple[str, ...] | list[str] = (), daily_limit: int | None = None,
                  fail_first: int = 0, fail_status: int = 503, answers: dict[str, Path] | None = None,
-                 score: float = 0.5, info: dict[str, dict] | None = None):
+                 score: float = 0.5, info: dict[str, dict] | None = None, pending_polls: int = 1):
         self.competitions = {slug: Path(p) for slug, p in competitions.items()}
         self.port, self.username, self.key, self.token = port, username, key, token
         self.require_auth, self.rules_not_accepted = require_auth, set(rules_not_accepted)
         self.daily_limit, self.fail_first, self.fail_status = daily_limit, fail_first, fail_status
         self.answers = {slug: Path(p) for slug, p in (answers or {}).items()}
         self.score, self.info = score, info or {}
+        self.pending_polls = pending_polls  # polls that see a new submission PENDING before it is scored
         self.requests: list[tuple[str, str]] = []  # (method, path) of every request, failed ones too
         self.uploads: dict[str, bytes] = {}
         self.submissions: dict[str, list[dict]] = {slug: [] for slug in self.competitions}
@@ -287,7 +288,7 @@ class FakeKaggle:
         """A submission as ApiSubmission JSON, as this poll sees it (pending on the first one)."""
         sub["polls"] += 1
         out = {k: sub[k] for k in ("ref", "date", "description", "fileName", "totalBytes", "submittedBy", "teamName")}
-        if sub["polls"] <= 1:
+        if sub["polls"] <= self.pending_polls:
             return {**out, "status": "PENDING"}
         if "error" in sub:
             return {**out, "status": "ERROR", "errorDescription": sub["error"]}

@@ -259,13 +259,15 @@ META-ERROR: a meta-unit test covering the stages {covered} failed after each of 
 In a few sentences, reason about which stage's code most likely causes this and why.""").strip()
 
 
-def ca_thought(calls: Calls, ws: Path, stage: Stage, previous: str | None, error: str, meta_thought: str) -> tuple[bool, str, str | None]:
-    """Credit assignment for one covered stage: (keep the previous code?, the thought, the new code)."""
+def ca_thought(calls: Calls, ws: Path, stage: Stage, previous: str | None, error: str, meta_thought: str,
+               example: str = "") -> tuple[bool, str, str | None]:
+    """Credit assignment for one covered stage: (keep the previous code?, the thought, the new code).
+    `example`: a retrieved fix of a similar meta-test error in this stage (fix_example)."""
     answer = calls.ask("ca_thought", stage.name, f"""
 A meta-unit test failed:
 {_cut(error, 2500)}
 META-ERROR-THOUGHT: {meta_thought}
-
+{example}
 Is the code of stage {stage.name} at fault? Its goal: {stage.goal}
 ```python
 {_cut(previous or '(none)', 6000)}

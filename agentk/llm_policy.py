@@ -42,22 +42,28 @@ class LLMPolicy:
             if ctx.error not in self._meta_thoughts:
                 self._meta_thoughts[ctx.error] = fn.meta_error_thought(calls, stage, ctx.error, ctx.covered)
                 notes.append(("META-ERROR-THOUGHT", self._meta_thoughts[ctx.error]))
+            example = self._example(stage.name, ctx.error)
             keep, thought, code = fn.ca_thought(calls, ctx.ws, stage, ctx.previous_code, ctx.error,
-                                                self._meta_thoughts[ctx.error])
+                                                self._meta_thoughts[ctx.error], example)
             if keep and ctx.previous_code is not None:
                 return Action(keep=True, thought=thought, notes=notes)
             if code is None:
-                code = fn.write_code(calls, ctx.ws, stage, thought, ctx.previous_code, last_output, ctx.error, thought)
+                code = fn.write_code(calls, ctx.ws, stage, thought, ctx.previous_code, last_output, ctx.error, thought,
+                                     example=example)
             return Action(code=code, thought=thought, notes=notes)
         if ctx.mode == "retry":
             reflection = fn.reflect(calls, stage, ctx.previous_code, ctx.error or "")
-            fixes = self.memory.similar_fixes(stage.name, ctx.error, k=1) if self.memory and ctx.error else []
-            example = fn.fix_example(fixes[0]) if fixes else ""
+            example = self._example(stage.name, ctx.error)
             code = fn.write_code(calls, ctx.ws, stage, reflection, ctx.previous_code, last_output, ctx.error or "",
                                  reflection, example=example)
             return Action(code=code, thought=reflection)
         steps = fn.plan(calls, ctx.ws, stage)
         return Action(code=fn.write_code(calls, ctx.ws, stage, steps), thought=steps)
+
+    def _example(self, stage: str, error: str | None) -> str:
+        """The nearest stored fix of a similar error in this stage, as the prompt's example ("" when none is close)."""
+        fixes = self.memory.similar_fixes(stage, error, k=1) if self.memory and error else []
+        return fn.fix_example(fixes[0]) if fixes else ""
 
 
 class HybridPolicy:

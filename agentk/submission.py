@@ -45,12 +45,31 @@ def submit_workspace(ws: Path, message: str, solution: str | None, timeout: floa
         raise BadInput(f"{file} does not match the sample submission: {exc}") from None
     tool = KaggleTool()
     t0 = time.time()
-    ref = tool.submit(slug, file, message)
-    result = tool.wait_for_score(slug, ref, timeout=timeout)
-    record = {"time": datetime.now(timezone.utc).isoformat(), "file": str(file.relative_to(ws)), "message": message,
-              "seconds": round(time.time() - t0, 1), **result, "ref": str(result.get("ref") or ref)}
-    records = read_json(ws / "submissions.json", []) + [record]
+    records = read_json(ws / "submissions.json", [])
+    rel = str(file.relative_to(ws))
+    record = _unscored(tool, slug, records, rel)
+    if record is None:  # recorded as pending the moment Kaggle takes it: a killed run waits, never submits twice
+        ref = tool.submit(slug, file, message)
+        record = {"time": datetime.now(timezone.utc).isoformat(), "file": rel, "message": message, "ref": str(ref),
+                  "status": "pending", "public_score": None, "private_score": None}
+        records.append(record)
+        write_json(ws / "submissions.json", records)
+    result = tool.wait_for_score(slug, record["ref"], timeout=timeout)
+    record.update({k: v for k, v in result.items() if k not in ("file", "message", "ref")})  # ours: the workspace's
+    record["seconds"] = round(record.get("seconds", 0) + time.time() - t0, 1)
     write_json(ws / "submissions.json", records)
     pick = final_pick(records, higher_is_better(ws))
     write_json(ws / "final_pick.json", pick or {})
     return record, pick
+
+
+def _unscored(tool, slug: str, records: list[dict], file: str) -> dict | None:
+    """The last submission of this file still pending (an earlier run was killed or timed out waiting for its
+    score) when Kaggle still lists it; one Kaggle no longer knows is marked lost, so the file is submitted again."""
+    pending = [r for r in records if r.get("status") == "pending" and r.get("file") == file and r.get("ref")]
+    if not pending:
+        return None
+    if any(s["ref"] == pending[-1]["ref"] for s in tool.submissions(slug)):
+        return pending[-1]
+    pending[-1]["status"] = "lost"
+    return None

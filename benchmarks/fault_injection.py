@@ -71,6 +71,7 @@ REGIMES = {  # name -> (label, CLI flags)
 }
 MODEL = "scripted-model"
 HEADER = re.compile(r"^\s*\[agentk:(\w+)\]\s*stage=(\S+)", re.M)
+EXAMPLE_MARK = "An example of a similar error being fixed"  # agentk.intrinsics.fix_example's heading
 
 
 # ---- fault operators ------------------------------------------------------------------------------
@@ -239,10 +240,12 @@ def _user_text(messages: list[dict]) -> str:
 class SimulatedLLM:
     """handler(messages) -> answer, for one run (one workspace, one source folder)."""
 
-    def __init__(self, source: Path, ws: Path, key: str, p: float, q: float):
+    def __init__(self, source: Path, ws: Path, key: str, p: float, q: float, q_example: float | None = None):
+        """q_example: the repair probability when the prompt shows a retrieved fix of a similar error (None: q)."""
         from agentk.expert import ExpertPolicy
         from agentk.setup_pipeline import setup_pipeline
         self.source, self.ws, self.key, self.p, self.q = Path(source), Path(ws), key, p, q
+        self.q_example = q if q_example is None else q_example
         self.pipeline = setup_pipeline(self.source)
         self.expert = ExpertPolicy()
         self.lock = threading.Lock()
@@ -288,7 +291,7 @@ class SimulatedLLM:
                     f"2. Build what the stage asks for ({stage}) with the columns the summary lists.\n"
                     "3. Return or write it exactly as the template expects."), {}
         if intrinsic == "code":
-            return self._code(stage)
+            return self._code(stage, self._repair_odds(prompt))
         if intrinsic == "reflect":
             return ("The program failed its unit test, so I will re-read the error and rewrite it, checking the "
                     "file paths, the column names and that each row stays with its id."), {}
@@ -298,17 +301,20 @@ class SimulatedLLM:
                     "joined: ids of a different type, rows that were dropped, or columns that differ between the "
                     "train and test maps. I will re-read each covered stage's code for such a mismatch."), {}
         if intrinsic == "ca_thought":
-            return self._ca(stage)
+            return self._ca(stage, self._repair_odds(prompt))
         return f"(no simulated answer for intrinsic {intrinsic!r})", {"unknown": True}
 
-    def _code(self, stage: str) -> tuple[str, dict]:
+    def _repair_odds(self, prompt: str) -> float:
+        return self.q_example if EXAMPLE_MARK in prompt else self.q
+
+    def _code(self, stage: str, q: float) -> tuple[str, dict]:
         _, action = self.expert_action(stage)
         correct = action.code or ""
         k = len(self.code_answers[stage])
         retry = k > 0
         rng = self.rng(stage, "code", k)
         u, pick = rng.random(), rng.random()
-        corrupt = u >= self.q if retry else u < self.p
+        corrupt = u >= q if retry else u < self.p
         op, code = None, correct
         if corrupt:
             ops = applicable(correct, stage, self.ws)
@@ -319,14 +325,14 @@ class SimulatedLLM:
         self.code_answers[stage].append(entry)
         return f"```python\n{code.rstrip()}\n```", dict(entry)
 
-    def _ca(self, stage: str) -> tuple[str, dict]:
+    def _ca(self, stage: str, q: float) -> tuple[str, dict]:
         k = self.ca_count[stage]
         self.ca_count[stage] += 1
         last = self.code_answers[stage][-1] if self.code_answers[stage] else None
         if last is None or last["op"] is None:
             return ("CA-THOUGHT: this stage's output is consistent with what the meta-test checks, so the fault "
                     "lies elsewhere.\nDECISION: KEEP"), {"decision": "KEEP", "faulty": False}
-        if self.rng(stage, "ca", k).random() < self.q:
+        if self.rng(stage, "ca", k).random() < q:
             _, action = self.expert_action(stage)
             entry = {"k": len(self.code_answers[stage]), "retry": True, "op": None, "via": "ca"}
             self.code_answers[stage].append(entry)

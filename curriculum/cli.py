@@ -32,16 +32,27 @@ def round_table(rec: dict) -> Table:
 
 
 def curriculum_command(pool: Path, rounds: int, submit: bool, out: Path, alpha: float = 1.0, beta: float = 1.0,
-                       r: int = 3, memory: Optional[Path] = None, budget: str = "quick") -> dict:
+                       r: int = 3, memory: Optional[Path] = None, budget: str = "quick", policy: Optional[str] = None,
+                       setup_only: bool = False, selection: str = "eq7", seed: int = 0, ray: Optional[str] = None) -> dict:
     """Run (or resume, when <out>/curriculum.json exists) `rounds` rounds in all over the pool."""
-    from curriculum.runner import Curriculum
+    from curriculum.runner import SELECTIONS, Curriculum
     from rag.memory import Memory
 
     if rounds < 1 or r < 1:
         raise BadInput("--rounds and -r must be at least 1")
     if budget not in ("quick", "standard", "paper"):  # agentk.solve's PRESETS, without importing torch here
         raise BadInput(f"unknown budget {budget!r}: use quick, standard or paper")
-    cur = Curriculum(pool, out, rounds, submit=submit, alpha=alpha, beta=beta, r=r, budget=budget,
+    if policy not in (None, "expert", "llm", "hybrid"):
+        raise BadInput(f"unknown policy {policy!r}: use expert, llm or hybrid")
+    if selection not in SELECTIONS:
+        raise BadInput(f"unknown selection {selection!r}: use {', '.join(SELECTIONS)}")
+    if submit and setup_only:
+        raise BadInput("--submit needs a solve: drop --setup-only")
+    if ray:
+        from agentk import ray_backend
+        ray_backend.connect(ray)  # no Ray installed, or no cluster at that address: exit 2 before any round
+    cur = Curriculum(pool, out, rounds, submit=submit, alpha=alpha, beta=beta, r=r, budget=budget, policy=policy,
+                     setup_only=setup_only, selection=selection, seed=seed, ray=ray,
                      memory=None,  # opened below, once the pool file is known to be good
                      on_round=lambda rec: console.print(round_table(rec)),
                      log=lambda m: console.print(f"[dim]…[/dim] {escape(m)}", highlight=False))

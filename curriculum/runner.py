@@ -9,6 +9,7 @@ and by its RAG⁻ entry.
 """
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -25,16 +26,28 @@ from curriculum.pool import Task, describe, ease, read_pool
 EMPTY = np.zeros((0, 384))
 
 
+SELECTIONS = ("eq7", "recency", "random")
+
+
 class Curriculum:
     def __init__(self, pool_file: Path, out_dir: Path, rounds: int, submit: bool = False, alpha: float = 1.0,
-                 beta: float = 1.0, r: int = 3, memory=None, budget: str = "quick",
+                 beta: float = 1.0, r: int = 3, memory=None, budget: str = "quick", policy: str | None = None,
+                 setup_only: bool = False, selection: str = "eq7", seed: int = 0, ray: str | None = None,
                  first_pick: Callable[[list[tuple[str, str]]], str] | None = None,
                  on_round: Callable[[dict], None] | None = None, log: Callable[[str], None] = lambda m: None):
         """memory: a rag.memory.Memory (None: no RAG, every similarity is 0, so picks follow the recency penalty
-        and the easiest-tree order). first_pick: optional hook (e.g. an LLM) given [(task name, data tree)]
-        that names the first task while the memory is empty; otherwise the easiest-looking tree goes first."""
+        and the easiest-tree order); the rounds' setups store their fixes there too. policy: setup's --policy
+        (None: its default). setup_only: a round is a setup, success is a finished setup (no solve, no submit).
+        selection: "eq7" (the paper's rule), or for ablations "recency" (β·e^(−λ) alone, ties at random) and
+        "random" (uniform over the pool). ray: a Ray address ("local", "auto", "ray://…"): each step's command
+        runs as a Ray task (agentk.ray_backend), on a cluster node with a GPU for solve when the cluster has one.
+        first_pick: optional hook (e.g. an LLM) given [(task name, data tree)] that names the first task while
+        the memory is empty; otherwise the easiest-looking tree goes first."""
+        if selection not in SELECTIONS:
+            raise ValueError(f"selection must be one of {SELECTIONS}")
         self.pool_file, self.out = Path(pool_file), Path(out_dir).resolve()
         self.rounds, self.submit, self.budget = rounds, submit, budget
+        self.policy, self.setup_only, self.selection, self.ray = policy, setup_only, selection, ray
         self.alpha, self.beta, self.r = alpha, beta, r
         self.memory, self.first_pick, self.on_round, self.log = memory, first_pick, on_round, log
         self.state_path = self.out / "curriculum.json"
@@ -42,8 +55,8 @@ class Curriculum:
         self.state = read_json(self.state_path) or {
             "run_id": uuid.uuid4().hex[:12], "pool": str(self.pool_file.resolve()), "solved": [], "last_tried": {},
             "rounds": []}
-        self.state.update(alpha=alpha, beta=beta, r=r, submit=submit)
-
+        self.state.update(alpha=alpha, beta=beta, r=r, submit=submit, selection=selection, setup_only=setup_only)
+        self.seed = seed
     # ---- the loop ------------------------------------------------------------------------------------
     def run(self) -> dict:
         self.out.mkdir(parents=True, exist_ok=True)
@@ -78,7 +91,13 @@ class Curriculum:
         score = selection.scores(desc, tree, self._emb(pos, "embedding"), self._emb(pos, "tree"),
                                  self._emb(neg, "embedding"), self._emb(neg, "tree"),
                                  last, n, self.alpha, self.beta, self.r)
-        if not pos and not neg and self.first_pick and n == 0:
+        rng = np.random.default_rng([self.seed, n])  # per round: a resumed run draws what an unbroken one would
+        if self.selection == "random":
+            i, why = int(rng.integers(len(pool))), "random (ablation)"
+        elif self.selection == "recency":
+            score = -selection.recency_penalty(last, n, self.beta)
+            i, why = selection.pick(score, rng.permutation(len(pool))), "recency penalty alone (ablation)"
+        elif not pos and not neg and self.first_pick and n == 0:
             name = self.first_pick([(t.name, tr) for t, (_, tr) in zip(pool, texts)])
             i, why = next((i for i, t in enumerate(pool) if t.name == name), order[0]), "first pick (hook)"
         else:
@@ -111,12 +130,13 @@ class Curriculum:
             resume = (ws / "setup.json").exists()
             if not resume and ws.exists():  # killed before the setup wrote its state: nothing to keep
                 shutil.rmtree(ws)
-            args = ["setup", rec["source"], "--workspace", str(ws)] + (["--resume"] if resume else [])
+            args = ["setup", rec["source"], "--workspace", str(ws)] + (["--resume"] if resume else []) + \
+                (["--policy", self.policy] if self.policy else [])
             rec["setup_rc"] = self._cli(rec, "setup", args)
             rec["setup_passed"] = rec["setup_rc"] == 0
             setup = read_json(ws / "setup.json") or {}
             rec["llm_calls"], rec["tokens"] = setup.get("llm_calls"), setup.get("tokens")
-            rec["step"] = "solve" if rec["setup_passed"] else "memory"
+            rec["step"] = "solve" if rec["setup_passed"] and not self.setup_only else "memory"
         elif step == "solve":
             rec["solve_rc"] = self._cli(rec, "solve", ["solve", "--workspace", str(ws), "--budget", self.budget])
             solved = read_json(ws / "solve.json") or {}
@@ -142,9 +162,17 @@ class Curriculum:
         logs.mkdir(exist_ok=True)
         self.log(f"  {step} {rec['task']}…")
         path = logs / f"round-{rec['round'] + 1}-{rec['task']}-{step}.log"
-        with open(path, "a") as f:
-            rc = subprocess.run([sys.executable, "-m", "agentk.cli", *args], stdout=f,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+        env = dict(os.environ)
+        if self.memory is not None:  # the setup's fixes go to the curriculum's memory
+            env["AGENTK_MEMORY"] = str(self.memory.path)
+        argv = [sys.executable, "-m", "agentk.cli", *args]
+        if self.ray:
+            from agentk import ray_backend
+            ray_backend.connect(self.ray)
+            rc = ray_backend.run_command(argv, path, env=env, cwd=Path.cwd(), num_gpus=ray_backend.gpus_for(step))
+        else:
+            with open(path, "a") as f:
+                rc = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env).returncode
         if rc != 0:  # the CLI's last line says why (one line for exit 2): it goes into the RAG⁻ outcome
             lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
             rec["error"] = lines[-1].strip()[:300] if lines else f"exit code {rc}"
@@ -153,9 +181,11 @@ class Curriculum:
     def _remember(self, rec: dict, ws: Path) -> None:
         """Success (setup and solve passed, and the submission was scored when asked for) goes to RAG⁺ and
         wipes the task's RAG⁻ entries; anything else goes to RAG⁻ and the task stays in the pool."""
-        ok = rec["setup_passed"] and rec["solve_rc"] == 0 and (not self.submit or rec["submit_rc"] == 0)
+        ok = rec["setup_passed"] and (self.setup_only or rec["solve_rc"] == 0 and (not self.submit or rec["submit_rc"] == 0))
         if not rec["setup_passed"]:
             outcome = f"setup failed (exit {rec['setup_rc']})"
+        elif self.setup_only:
+            outcome = "set up"
         elif rec["solve_rc"] != 0:
             outcome = f"solve failed (exit {rec['solve_rc']})"
         elif not ok:

@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 
 FIXES, POS, NEG = "fixes", "experiences_pos", "experiences_neg"
+# cosine distance between "stage + error" texts below which two errors count as similar (benchmarks/fix_retrieval.py)
+SIMILAR_ERROR = 0.15
 KINDS = {"fixes": FIXES, "pos": POS, "neg": NEG}
 
 
@@ -115,9 +117,11 @@ class Memory:
             self._collection(FIXES).upsert(ids=[fid], documents=[f"stage: {stage}\nerror: {error}"], metadatas=[meta])
         return fid
 
-    def similar_fixes(self, stage: str, error: str, k: int = 1, exclude_competition: str | None = None) -> list[dict]:
+    def similar_fixes(self, stage: str, error: str, k: int = 1, exclude_competition: str | None = None,
+                      max_distance: float | None = SIMILAR_ERROR) -> list[dict]:
         """The k stored fixes of this stage whose error is most like `error`, nearest first, each with its cosine
-        distance (0: same direction, 2: opposite)."""
+        distance (0: same direction, 2: opposite); fixes farther than max_distance are left out (None: keep all),
+        since an unrelated fix in the prompt misleads more than no example."""
         col = self._collection(FIXES)
         where = {"stage": stage} if exclude_competition is None else \
             {"$and": [{"stage": stage}, {"competition": {"$ne": exclude_competition}}]}
@@ -126,7 +130,8 @@ class Memory:
             return []
         res = col.query(query_texts=[f"stage: {stage}\nerror: {error}"], n_results=min(k, n), where=where,
                         include=["metadatas", "distances"])
-        return [{**m, "id": i, "distance": d} for i, m, d in zip(res["ids"][0], res["metadatas"][0], res["distances"][0])]
+        return [{**m, "id": i, "distance": d} for i, m, d in zip(res["ids"][0], res["metadatas"][0], res["distances"][0])
+                if max_distance is None or d <= max_distance]
 
     # ---- experiences (RAG+ / RAG-) -----------------------------------------------------------------
     def add_experience(self, positive: bool, task: str, description: str, tree: str, outcome: str,

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 
 from agentk.fake_kaggle import FakeKaggle
-from conftest import ARENA, agentk
+from conftest import ARENA, ROOT, agentk
 from test_scraper import base_url  # noqa: F401 - the local Kaggle-like pages, a fixture
 
 pytestmark = pytest.mark.skipif(not ARENA.exists(), reason="../shared/arena-dev is not beside this checkout")
@@ -47,6 +50,26 @@ def test_setup_from_a_url_then_submit(tmp_path, env, base_url):  # noqa: F811
         assert 0.5 < records[0]["public_score"] <= 1.0  # the light solve beats a coin on the hidden answers
         assert json.loads((ws / "final_pick.json").read_text())["ref"] == records[0]["ref"]
         assert any("CreateSubmission" in path for _, path in fake.requests)
+
+        # killed while waiting for the score: the rerun waits for that submission instead of submitting again
+        fake.pending_polls = 10**6
+        proc = subprocess.Popen([sys.executable, "-m", "agentk.cli", "submit", "--workspace", str(ws), "-m", "second"],
+                                cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while len(json.loads((ws / "submissions.json").read_text())) < 2 and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+            time.sleep(0.2)
+        proc.kill()
+        proc.wait()
+        pending = json.loads((ws / "submissions.json").read_text())[1]
+        assert pending["status"] == "pending" and pending["public_score"] is None
+        fake.pending_polls = 0
+        proc = agentk("submit", "--workspace", ws, "-m", "third", env=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        records = json.loads((ws / "submissions.json").read_text())
+        assert [r["ref"] for r in records][1] == pending["ref"] and len(records) == 2
+        assert records[1]["status"] == "complete" and records[1]["message"] == "second"
+        assert sum("CreateSubmission" in path for _, path in fake.requests) == 2
 
 
 def test_unknown_competition_is_exit_2(tmp_path, env):

@@ -17,7 +17,7 @@ from agentk.setup_pipeline import setup_pipeline
 from agentk.simulated_llm import ExpertAnswers, fenced, header
 from conftest import EXAMPLES, ROOT
 from rag.cli import memory_app
-from rag.memory import Memory, fix_recorder
+from rag.memory import SIMILAR_ERROR, Memory, fix_recorder
 
 # `agentk memory ...` as agentk/cli.py mounts it (app.add_typer(memory_app, name="memory")), exit codes included
 MEMORY_CLI = """import sys
@@ -40,11 +40,16 @@ def test_fixes_round_trip_dedupe_and_stage_filter(tmp_path):
     m.add_fix("train_tab_target_map", "iris", "a", "AssertionError: accuracy must be maximised", "b")
     assert first == again and len(m.list("fixes")) == 3  # same stage, error and fix: stored once
 
-    best = m.similar_fixes("metric", "AssertionError: the metric accuracy must be maximised", k=2)
+    query = "AssertionError: the metric accuracy must be maximised"
+    best = m.similar_fixes("metric", query, k=2, max_distance=None)
     assert [f["fixed_code"] for f in best] == ["HIGHER_IS_BETTER = True", "y"]  # nearest error first
     assert best[0]["distance"] < best[1]["distance"] and best[0]["stage"] == "metric"
+    # by default an unrelated error's fix is beyond the cut-off: it would mislead the prompt
+    assert best[0]["distance"] <= SIMILAR_ERROR < best[1]["distance"]
+    assert [f["fixed_code"] for f in m.similar_fixes("metric", query, k=2)] == ["HIGHER_IS_BETTER = True"]
     assert m.similar_fixes("plan", "anything") == []
-    assert [f["fixed_code"] for f in m.similar_fixes("metric", "accuracy", k=5, exclude_competition="wine")] == ["y"]
+    assert [f["fixed_code"] for f in m.similar_fixes("metric", "accuracy", k=5, exclude_competition="wine",
+                                                     max_distance=None)] == ["y"]
 
 
 def test_memory_persists_across_instances_and_processes(tmp_path):
