@@ -169,6 +169,7 @@ class Engine:
                 self.state["cursor"] = i + 1
                 self.state["mode"] = "credit_assignment" if self.state["ca_meta"] else "first"
             else:
+                self.state.pop("ca_fixes", None)  # rewrites after which a meta-test still fails fixed nothing
                 self.state["backtracks"] += 1
                 if self.state["backtracks"] > self.budget.backtracks:
                     self._fail(failed_meta.covers[0], f"meta-test {failed_meta.name} still failing after "

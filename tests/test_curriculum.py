@@ -170,6 +170,29 @@ def test_first_pick_with_no_memory_is_the_easiest_tree_and_the_hook_can_override
     assert hooked._pick(hooked.tasks, 0)["task"] == "media"
 
 
+def test_ablation_selections_random_and_recency_alone(tmp_path):
+    for name in "abcd":
+        _competition(tmp_path, name, rows=5 + ord(name))
+    (tmp_path / "pool.txt").write_text("a\nb\nc\nd\n")
+
+    def picks(selection, seed, rounds=6, tried=None):
+        cur = Curriculum(tmp_path / "pool.txt", tmp_path / f"out-{selection}-{seed}", rounds=rounds,
+                         selection=selection, seed=seed)
+        cur.state["last_tried"] = dict(tried or {})
+        return [cur._pick(cur.tasks, n)["task"] for n in range(rounds)]
+
+    # random: the same seed gives the same order (a resumed run too: the draw is per round); a task may repeat
+    assert picks("random", 0) == picks("random", 0) and picks("random", 0) != picks("random", 1)
+    assert len(set(picks("random", 0, rounds=12))) < 12
+    # the β penalty alone: never-tried tasks first, in a seeded random order; the one just tried never comes next
+    for seed in range(3):
+        order = picks("recency", seed)
+        assert sorted(order[:4]) == list("abcd") and all(x != y for x, y in zip(order, order[1:]))
+    assert len({tuple(picks("recency", seed)[:4]) for seed in range(5)}) > 1  # not the easiest-tree order
+    with pytest.raises(ValueError, match="selection"):
+        Curriculum(tmp_path / "pool.txt", tmp_path / "o", rounds=1, selection="greedy")
+
+
 # ---- the runner on the real CLI -------------------------------------------------------------------
 def _memory_subprocess(path: Path) -> dict:
     """RAG± as a fresh process sees them (chromadb caches per process)."""
@@ -277,3 +300,48 @@ def test_killed_run_resumes_mid_round_without_redoing_it(tmp_path):
     assert memory["neg"] == [], "a success wipes the task's earlier failures"
     assert [(t, s["round"]) for t, _, s in memory["pos"]] == [("iris-species", 0)]
     assert "round 1: iris-species" in done.stderr
+
+
+def test_setup_only_rounds_with_the_llm_policy_store_fixes_in_the_curriculum_memory(tmp_path, monkeypatch):
+    """Two competitions set up by the LLM policy (a scripted server answering like the expert, whose first
+    target-map program drops the id column): iris's fix lands in the curriculum's memory (not $AGENTK_MEMORY)
+    and is shown in wine's retry prompt; no round solves."""
+    from agentk.scripted_llm import ScriptedLLM
+    from agentk.simulated_llm import ExpertAnswers, fenced, header
+    from rag.memory import Memory
+
+    for name in ("iris-species", "wine"):
+        shutil.copytree(ROOT / "examples" / name, tmp_path / name)
+    (tmp_path / "pool.txt").write_text("iris-species\nwine\n")
+    out = tmp_path / "out"
+    current: dict = {}
+    prompts: dict[str, list[str]] = {}
+
+    def handler(messages):
+        intrinsic, stage = header(messages)
+        name, oracle = current["task"], current["oracle"]
+        if (intrinsic, stage) == ("code", "train_tab_target_map"):
+            prompts.setdefault(name, []).append(messages[-1]["content"])
+            if len(prompts[name]) == 1:
+                return fenced(oracle.code(stage).replace("    return out\n", "    return out.drop(columns=['id'])\n"))
+        return oracle(messages)
+
+    class Watched(Curriculum):
+        def _cli(self, rec, step, args):
+            current.update(task=rec["task"], oracle=ExpertAnswers(Path(rec["source"]), self.out / rec["task"]))
+            return super()._cli(rec, step, args)
+
+    with ScriptedLLM(handler=handler) as server:
+        for k, v in {"AGENTK_LLM_BASE_URL": server.url, "AGENTK_LLM_MODEL": "scripted-model",
+                     "AGENTK_LLM_API_KEY": "x", "AGENTK_LLM_CACHE": "off"}.items():
+            monkeypatch.setenv(k, v)
+        memory = Memory(tmp_path / "memory")
+        state = Watched(tmp_path / "pool.txt", out, rounds=2, memory=memory, policy="llm", setup_only=True).run()
+    assert [(r["task"], r["setup_passed"], r["runs"], r["outcome"]) for r in state["rounds"]] == [
+        ("iris-species", True, {"setup": 1}, "set up"), ("wine", True, {"setup": 1}, "set up")]
+    assert state["solved"] == ["iris-species", "wine"] and all(r["llm_calls"] > 10 for r in state["rounds"])
+    assert not (out / "wine" / "solutions" / "network-1").exists() and not (out / "wine" / "solve.json").exists()
+    assert sorted(f["competition"] for f in memory.list("fixes")) == ["iris-species", "wine"]
+    assert "An example of a similar error being fixed" not in prompts["iris-species"][1]
+    assert "An example of a similar error being fixed" in prompts["wine"][1] and "df[['Species']]" in prompts["wine"][1]
+    assert [e["task"] for e in memory.experiences(True)] == ["iris-species", "wine"]

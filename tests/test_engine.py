@@ -96,6 +96,18 @@ def test_meta_failure_backtracks_to_first_covered_stage_in_credit_assignment(tmp
     assert state["backtracks"] == 1 and state["status"] == "done"
 
 
+def test_fixes_go_to_on_fix_a_retry_at_once_a_credit_assignment_rewrite_once_its_meta_test_passes(tmp_path):
+    fixes = []
+    policy = Scripted({"a": [code("a", "x"), code("a", 1), Action(keep=True), Action(keep=True)],
+                       "b": [code("b", 3), code("b", 5), code("b", 2)], "c": [code("c", 0)]})
+    state = Engine(tmp_path, toy_pipeline, policy, on_fix=lambda *f: fixes.append(f)).run()
+    assert state["status"] == "done" and state["backtracks"] == 2
+    retry, ca = fixes  # b=5 was a rewrite too, but double still failed after it: not a fix
+    assert retry[0] == "a" and retry[1] == writer("a", "x") and "found 'x'" in retry[2] and retry[3] == writer("a", 1)
+    assert ca[0] == "b" and ca[1] == writer("b", 5) and "b.txt (5) must be twice a.txt (1)" in ca[2]
+    assert ca[3] == writer("b", 2) and "ca_fixes" not in state
+
+
 def test_stage_budget_exhausted_fails_with_reason(tmp_path):
     policy = Scripted({"a": [code("a", "bad")] * 3})
     with pytest.raises(AgentFailed, match="stage a failed"):

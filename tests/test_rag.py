@@ -170,3 +170,51 @@ def test_memory_cli_list_search_and_clear(tmp_path, monkeypatch):
     assert cleared.exit_code == 0 and "cleared 2 entries" in cleared.output
     after = Memory(path)
     assert after.list("fixes") == [] and len(after.list("pos")) == 1
+
+
+# ---- stored fixes as tips for the expert policy ------------------------------------------------------
+FAILING = "import pandas as pd\n\ndef build(df):\n    out = df[['id', 'y']]\n    out = out.dropna()\n    return out\n"
+FIXED = "import pandas as pd\n\ndef build(df):\n    out = df[['id', 'y']]\n    out['y'] = out['y'].fillna(0)\n    return out\n"
+
+
+def test_apply_fix_edits_other_code_where_the_changed_lines_are_found_once():
+    from rag.tips import apply_fix
+
+    other = "import numpy as np\nimport pandas as pd\n\ndef build(df):\n    out = df[['id', 'y']]\n    out = out.dropna()\n    return out\n"
+    assert apply_fix(FAILING, FIXED, other) == other.replace("out = out.dropna()", "out['y'] = out['y'].fillna(0)")
+    assert apply_fix(FAILING, FIXED, other.replace("dropna()", "dropna(how='all')")) is None  # block not there
+    twice = other + "\ndef again(df):\n    out = df[['id', 'y']]\n    out = out.dropna()\n    return out\n"
+    assert apply_fix(FAILING, FIXED, twice) is None  # ambiguous: found twice
+    assert apply_fix(FAILING, FAILING, other) is None  # an edit that changes nothing is no tip
+
+
+def test_expert_retry_uses_a_stored_fix_that_applies_and_ignores_one_that_does_not(tmp_path, monkeypatch):
+    from agentk.engine import Context, Stage
+    from agentk.expert import ExpertPolicy
+    from agentk.memory import WorkingMemory
+    from agentk.engine import Action
+
+    monkeypatch.setenv("AGENTK_MEMORY", str(tmp_path / "mem"))
+    error = "check_no_missing: train_tab_target_map.csv has 3 rows fewer than train.csv (rows were dropped)"
+    stage = Stage("train_tab_target_map", "the target map", expert=lambda analysis, ctx: Action(code=FAILING))
+    policy = ExpertPolicy(tips=True)
+    policy._analysis[tmp_path] = None  # this stage's expert needs no analysis of the data
+    ctx = Context(tmp_path, "retry", 1, WorkingMemory(), FAILING, error)
+    assert policy.act(stage, ctx).code == FAILING  # an empty memory: the expert's own code again
+
+    memory = Memory(tmp_path / "mem")
+    memory.add_fix("train_tab_target_map", "other-competition", "x = 1\n", error, "x = 2\n")  # does not apply
+    memory.add_fix("metric", "other-competition", FAILING, error, FIXED)  # another stage
+    policy = ExpertPolicy(tips=True)
+    policy._analysis[tmp_path] = None
+    assert policy.act(stage, ctx).code == FAILING
+
+    memory.add_fix("train_tab_target_map", "other-competition", FAILING, error.replace("3 rows", "7 rows"), FIXED)
+    policy = ExpertPolicy(tips=True)
+    policy._analysis[tmp_path] = None
+    action = policy.act(stage, ctx)
+    assert action.code == FIXED and "stored fix of a similar error (from other-competition" in action.thought
+    first = Context(tmp_path, "first", 0, WorkingMemory(), None, None)
+    assert policy.act(stage, first).code == FAILING  # tips only on retries
+    unrelated = Context(tmp_path, "retry", 1, WorkingMemory(), FAILING, "SyntaxError: invalid syntax in line 3")
+    assert policy.act(stage, unrelated).code == FAILING  # the stored error is too far from this one
