@@ -153,6 +153,12 @@ def solve(
     workspace: Optional[Path] = typer.Option(None, "--workspace", "-w", help="A finished setup \\[default: the newest under workspaces/]."),
     budget: str = typer.Option("quick", "--budget", "-b", help="quick (CPU, a few minutes), standard (hours, a GPU helps) "
                                "or paper (Table 5: max_epochs 30, max_time 10h, batch 32, 20 HEBO trials, blend after 3)."),
+    ray: Optional[str] = typer.Option(None, "--ray", envvar="AGENTK_RAY_ADDRESS",
+                                      help="Run HEBO trials as Ray tasks: local, auto or ray://host:port (the nodes share "
+                                      "the workspace's filesystem; needs `uv sync --extra ray`) \\[default: one process]."),
+    parallel_trials: Optional[int] = typer.Option(None, "--parallel-trials", min=1,
+                                                  help="With --ray: a network's HEBO trials run K at a time "
+                                                  "\\[default: the cluster's GPUs, else 2]."),
 ) -> None:
     """Build solutions on a finished setup: AutoGluon for tabular inputs, late-fusion networks (image, text and
     tabular embedders) tuned by HEBO, an MLP blend; the best by validation score becomes <ws>/submission.csv.
@@ -168,7 +174,12 @@ def solve(
         raise BadInput(f"{ws} holds no setup: run `agentk setup <competition> --workspace {ws}` first")
     if state.get("status") != "done":
         raise BadInput(f"the setup in {ws} is not finished ({state.get('status')}): run `agentk setup --resume --workspace {ws}`")
-    rc = run_python_live(["-m", "agentk.solve", str(ws), "--budget", budget], cwd=ws)
+    if ray:
+        from agentk.ray_backend import import_ray
+        import_ray()  # no ray installed: exit 2 before any work
+    args = ["-m", "agentk.solve", str(ws), "--budget", budget] + (["--ray", ray] if ray else []) + \
+        (["--parallel-trials", str(parallel_trials)] if parallel_trials else [])
+    rc = run_python_live(args, cwd=ws)
     summary = read_json(ws / "solve.json") or {}
     if rc != 0 or summary.get("status") != "done":
         raise AgentFailed(f"solve failed: {summary.get('error') or f'exit code {rc}'} (finished solutions are kept; run again to resume)")

@@ -10,11 +10,13 @@ setup's generated code (transform, metric, formatters)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -75,11 +77,15 @@ class Solution:
 
 
 class Solver:
-    def __init__(self, ws: Path, budget: SolveBudget, log=print, bar=None):
+    def __init__(self, ws: Path, budget: SolveBudget, log=print, bar=None, parallel_trials: int = 1, map_fn=None):
         self.ws = Path(ws).resolve()
         self.budget = budget
         self.log = log
         self.bar = bar  # a rich Progress: one bar for the solutions, one for a network's HEBO trials
+        # map_fn(fn, items), e.g. agentk.ray_backend.map_tasks: a network's HEBO trials run through it,
+        # parallel_trials at a time, in other processes; None: one after another in this one
+        self.parallel_trials = parallel_trials
+        self.map_fn = map_fn
         self.task = TaskData(self.ws)
         self.dir = self.ws / "solutions"
 
@@ -148,7 +154,7 @@ class Solver:
         competition's metric on the validation rows (negated when higher is better): the training loss
         (BCE/CE/MSE) at the epoch early stopping keeps can disagree with the metric (an over-confident net
         with AUC 0.98 has a worse BCE than a flat one with AUC 0.67), and the metric is what is scored."""
-        from tools.fusion import FusionConfig, train_fusion
+        from tools.fusion import FusionConfig
         from tools.hebo_tuner import tune
 
         b = self.budget
@@ -160,39 +166,18 @@ class Solver:
         trials_path = folder / "trials.jsonl"
         history = [json.loads(line) for line in trials_path.read_text().splitlines()] if trials_path.exists() else []
         t0 = time.monotonic()
-
-        def objective(params: dict) -> float:
-            k = len(history) + len(runs)
-            runs.append(k)
-            config = replace(base, lr=float(params["lr"]), optimizer=str(params["optimizer"]))
-            self.log(f"{sid} trial {k + 1}/{b.n_trials}: lr {config.lr:.2g}, {config.optimizer}")
-            record = {"params": params, "trial": k, "ok": False, "loss": None}
-            t_trial = time.monotonic()
-            try:
-                result = train_fusion(self.task, config, log=lambda m: self.log(f"  {m}"), progress=True)
-            except Exception as exc:  # a diverging or crashing trial is HEBO's observation, not the end of the solve
-                record.update(error=f"{type(exc).__name__}: {exc}"[:300], seconds=time.monotonic() - t_trial)
-                _append(trials_path, record)
-                self.log(f"{sid} trial {k + 1} failed: {record['error']}")
-                raise
-            np.savez(folder / f"trial_{k}.npz", val_pred=result.val_pred, test_pred=result.test_pred)
-            loss = -result.val_score if self.task.higher_is_better else result.val_score
-            record.update(ok=bool(np.isfinite(loss)), loss=float(loss), train_loss=float(result.val_loss),
-                          val_score=float(result.val_score),
-                          epochs=result.epochs_run, best_epoch=result.best_epoch, seconds=result.seconds, notes=list(result.notes))
-            _append(trials_path, record)
-            self._advance(trials_bar)
-            self.log(f"{sid} trial {k + 1}: validation {self.task.metric_name} {result.val_score:.5g} (training loss "
-                     f"{result.val_loss:.4g}; "
-                     f"{result.epochs_run} epochs, {result.seconds:.0f} s)")
-            return float(loss)
-
-        runs: list[int] = []
         trials_bar = self._bar_task(f"{sid}: HEBO trials", b.n_trials)
         default = {"lr": base.lr, "optimizer": base.optimizer}
-        tuned = tune(objective, n_trials=b.n_trials, seed=base.seed, initial=[default],
-                     history=[{"params": h["params"], "loss": h["loss"] if h["ok"] else float("nan"), "ok": h["ok"],
-                               "seconds": h.get("seconds", 0.0)} for h in history])
+        observed = [{"params": h["params"], "loss": h["loss"] if h["ok"] else float("nan"), "ok": h["ok"],
+                     "seconds": h.get("seconds", 0.0)} for h in history]
+        if self.map_fn is None:
+            tuned = tune(self._local_trials(sid, base, folder, len(history), trials_bar), n_trials=b.n_trials,
+                         seed=base.seed, initial=[default], history=observed)
+        else:
+            _ = self.task.split  # saved to solutions/split.json before the workers read it
+            tuned = tune(partial(_trial_in_worker, str(self.ws), sid, asdict(base)), n_trials=b.n_trials,
+                         seed=base.seed, initial=[default], history=observed, parallel=self.parallel_trials,
+                         map_fn=self._mapped_trials(sid, folder, trials_bar), indexed=True)
         records = [json.loads(line) for line in trials_path.read_text().splitlines()]
         best = min((r for r in records if r["ok"]), key=lambda r: r["loss"])
         preds = np.load(folder / f"trial_{best['trial']}.npz")
@@ -202,6 +187,54 @@ class Solver:
                         f"HEBO over lr and optimizer, {len(records)} trials, best by validation {self.task.metric_name}",
                         float(best["val_score"]), preds["val_pred"], preds["test_pred"], time.monotonic() - t0,
                         {"config": asdict(config), "best_trial": best, "tuner_best": tuned.best, "notes": best.get("notes", [])})
+
+    def _local_trials(self, sid: str, base, folder: Path, done: int, trials_bar):
+        """The objective of the trials run here: trial k (numbered in call order after the `done` ones) appends
+        its record to trials.jsonl as soon as it ends, failures included."""
+        runs: list[int] = []
+
+        def objective(params: dict) -> float:
+            k = done + len(runs)
+            runs.append(k)
+            self._log_start(sid, k, params)
+            t_trial = time.monotonic()
+            try:
+                record = _train_trial(self.task, base, params, folder, k, self.log)
+            except Exception as exc:  # a diverging or crashing trial is HEBO's observation, not the end of the solve
+                self._trial_done(sid, folder, _failed_record(params, k, f"{type(exc).__name__}: {exc}",
+                                                             time.monotonic() - t_trial), trials_bar)
+                raise
+            self._trial_done(sid, folder, record, trials_bar)
+            return float(record["loss"])
+
+        return objective
+
+    def _mapped_trials(self, sid: str, folder: Path, trials_bar):
+        """tune's map_fn for trials run elsewhere: this process stays the only writer of trials.jsonl, appending a
+        batch's records in trial order once self.map_fn returns them."""
+        def run_batch(run_one, items):
+            for k, params in items:
+                self._log_start(sid, k, params)
+            trials = self.map_fn(run_one, items)
+            for (k, params), trial in zip(items, trials, strict=True):
+                record = trial.get("info") or _failed_record(params, k, trial["error"], trial["seconds"])
+                self._trial_done(sid, folder, record, trials_bar)
+            return trials
+
+        return run_batch
+
+    def _log_start(self, sid: str, k: int, params: dict) -> None:
+        self.log(f"{sid} trial {k + 1}/{self.budget.n_trials}: lr {float(params['lr']):.2g}, {params['optimizer']}")
+
+    def _trial_done(self, sid: str, folder: Path, record: dict, trials_bar) -> None:
+        _append(folder / "trials.jsonl", record)
+        k = record["trial"]
+        if "error" in record:
+            self.log(f"{sid} trial {k + 1} failed: {record['error']}")
+            return
+        self._advance(trials_bar)
+        self.log(f"{sid} trial {k + 1}: validation {self.task.metric_name} {record['val_score']:.5g} (training loss "
+                 f"{record['train_loss']:.4g}; {record['epochs']} epochs, {record['seconds']:.0f} s)")
 
     def blend(self, solutions: list[Solution]) -> Solution | None:
         from tools.blender import blend
@@ -259,6 +292,36 @@ class Solver:
         return summary
 
 
+def _train_trial(task: TaskData, base, params: dict, folder: Path, k: int, log) -> dict:
+    """Trains HEBO trial k (base with the trial's lr and optimizer), saves its predictions as trial_k.npz and
+    returns its trials.jsonl record; raises when training fails. The loss HEBO minimises is the competition's
+    metric on the validation rows, negated when higher is better."""
+    from tools.fusion import train_fusion
+
+    config = replace(base, lr=float(params["lr"]), optimizer=str(params["optimizer"]))
+    result = train_fusion(task, config, log=lambda m: log(f"  {m}"), progress=True)
+    np.savez(folder / f"trial_{k}.npz", val_pred=result.val_pred, test_pred=result.test_pred)
+    loss = -result.val_score if task.higher_is_better else result.val_score
+    return {"params": params, "trial": k, "ok": bool(np.isfinite(loss)), "loss": float(loss),
+            "train_loss": float(result.val_loss), "val_score": float(result.val_score), "epochs": result.epochs_run,
+            "best_epoch": result.best_epoch, "seconds": result.seconds, "notes": list(result.notes)}
+
+
+def _trial_in_worker(ws: str, sid: str, base: dict, params: dict, k: int) -> dict:
+    """A HEBO trial in another process (a Ray task): the task is rebuilt from the workspace, which the nodes share;
+    the record goes back to the solver, which writes trials.jsonl. cwd is the workspace, as for `agentk solve`,
+    because the setup's generated code may rely on it."""
+    from tools.fusion import FusionConfig
+
+    with contextlib.chdir(ws):
+        return _train_trial(TaskData(Path(ws)), FusionConfig(**base), params, Path(ws) / "solutions" / sid, k,
+                            log=lambda m: print(f"{sid} trial {k + 1}: {m.strip()}", flush=True))
+
+
+def _failed_record(params: dict, k: int, error: str, seconds: float) -> dict:
+    return {"params": params, "trial": k, "ok": False, "loss": None, "error": error[:300], "seconds": seconds}
+
+
 def _append(path: Path, record: dict) -> None:
     with path.open("a") as f:
         f.write(json.dumps(record) + "\n")
@@ -283,20 +346,52 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Build, tune and blend solutions in a finished setup (run by `agentk solve`).")
     p.add_argument("workspace", type=Path)
     p.add_argument("--budget", choices=sorted(PRESETS), default="quick")
+    p.add_argument("--ray", metavar="ADDRESS", default=None,
+                   help="run the HEBO trials as Ray tasks: local (a Ray on this machine), auto or ray://host:port "
+                        "(a running cluster whose nodes share the workspace's filesystem) [default: $AGENTK_RAY_ADDRESS, "
+                        "else no Ray]")
+    p.add_argument("--parallel-trials", type=int, default=None, metavar="K",
+                   help="with Ray, a network's HEBO trials run K at a time [default: the cluster's GPUs, else 2]")
     args = p.parse_args(argv)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console(highlight=False, soft_wrap=True)  # log lines stay whole when piped
+
+    def log(message: str) -> None:
+        console.print(message, markup=False)
+
+    address = None
     try:
+        from agentk.ray_backend import requested_address
+
+        address = requested_address(args.ray)
+        parallel = _ray_trials(address, args.parallel_trials, log) if address else {}
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console) as bar:
-            Solver(args.workspace, PRESETS[args.budget], log=lambda m: console.print(m, markup=False), bar=bar).run()
+            Solver(args.workspace, PRESETS[args.budget], log=log, bar=bar, **parallel).run()
     except Exception as exc:  # the parent reads the reason from solve.json; the traceback goes to stderr
         write_json(Path(args.workspace) / "solve.json", {"status": "failed", "budget": args.budget,
                                                          "error": f"{type(exc).__name__}: {exc}"})
         raise
+    finally:
+        if address:
+            from agentk.ray_backend import shutdown
+            shutdown()
     return 0
+
+
+def _ray_trials(address: str, parallel: int | None, log) -> dict:
+    """Solver options that run HEBO trials `parallel` at a time as Ray tasks, each with an equal share of the
+    cluster (one trial per GPU by default: a trial trains a whole network)."""
+    from agentk.ray_backend import cluster_gpus, cluster_share, connect, map_tasks
+
+    connect(address)
+    parallel = max(1, parallel or cluster_gpus() or 2)
+    share = cluster_share(parallel)
+    log(f"Ray ({address}): HEBO trials {parallel} at a time, each on {share['num_cpus']} CPUs and "
+        f"{share['num_gpus']:g} GPUs")
+    return {"parallel_trials": parallel, "map_fn": partial(map_tasks, **share)}
 
 
 if __name__ == "__main__":

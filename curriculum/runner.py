@@ -169,7 +169,8 @@ class Curriculum:
         if self.ray:
             from agentk import ray_backend
             ray_backend.connect(self.ray)
-            rc = ray_backend.run_command(argv, path, env=env, cwd=Path.cwd(), num_gpus=ray_backend.gpus_for(step))
+            gpus = 1 if step == "solve" and ray_backend.cluster_gpus() else 0  # training wants a GPU node
+            rc = ray_backend.run_command(argv, path, env=env, cwd=Path.cwd(), num_gpus=gpus)
         else:
             with open(path, "a") as f:
                 rc = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env).returncode

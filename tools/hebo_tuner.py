@@ -13,6 +13,7 @@ import time
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -32,12 +33,23 @@ class TuneResult:
     trials: list[dict] = field(default_factory=list)
 
 
-def tune(objective: Callable[[dict], float], n_trials: int, space: list[dict] = SPACE, seed: int = 0,
+def tune(objective: Callable[..., float | dict], n_trials: int, space: list[dict] = SPACE, seed: int = 0,
          initial: list[dict] | None = None, on_trial: Callable[[int, dict, float], None] | None = None,
-         history: list[dict] | None = None) -> TuneResult:
+         history: list[dict] | None = None, parallel: int = 1, map_fn: Callable | None = None,
+         indexed: bool = False) -> TuneResult:
     """Minimise objective(params) over `space` in n_trials evaluations, history included. `initial` points (e.g.
     the default configuration) are evaluated first unless history already holds them; on_trial(index, params,
-    loss) is called after each new trial (loss nan when it failed). Raises if no trial succeeded."""
+    loss) is called after each new trial (loss nan when it failed). Raises if no trial succeeded.
+
+    The objective returns the loss, or a dict holding it under "loss" with whatever else the trial should keep
+    (as trial["info"]: a trial run in another process has no other way back). indexed: call it as
+    objective(params, index), index being the trial's position (history included), e.g. to name its files.
+
+    parallel > 1: each step takes up to `parallel` trials, the remaining initial points first and HEBO's batch
+    suggestions for the rest (a batch may mix both), runs them with map_fn(run_one, items) (like the builtin
+    map, the default, which runs them one after another here; agentk.ray_backend.map_tasks runs them as Ray
+    tasks, the objective then has to pickle) and observes them in the batch's order. parallel=1 is the
+    sequential search, suggestion for suggestion."""
     hebo_cls, design_space = _hebo()
     opt = hebo_cls(design_space().parse(space), scramble_seed=seed)
     initial = [dict(p) for p in initial or []]
@@ -47,23 +59,30 @@ def tune(objective: Callable[[dict], float], n_trials: int, space: list[dict] = 
             opt.sobol.fast_forward(1)  # it came from a random draw: the resumed run draws the next points
         _record(opt, trials, t)
     pending = [p for p in initial if p not in [t["params"] for t in trials]]
+    run_all = map_fn or map
     while len(trials) < n_trials:
-        if pending:
-            params = pending.pop(0)
-        else:
-            opt.y = _observed_losses(trials)  # failures' penalty follows the worst loss seen so far
-            with _quiet_single_thread(), _seeded(seed + len(trials)):
-                rec = opt.suggest(n_suggestions=1)
-            params = {k: _plain(v) for k, v in rec.iloc[0].items()}
-        trial = _run(objective, params)
-        _record(opt, trials, trial)
-        if on_trial is not None:
-            on_trial(len(trials) - 1, params, trial["loss"])
+        size = min(max(1, parallel), n_trials - len(trials))
+        batch, pending = pending[:size], pending[size:]
+        if len(batch) < size:
+            batch += _suggest(opt, trials, size - len(batch), seed)
+        items = [(len(trials) + i, params) for i, params in enumerate(batch)]
+        for (index, params), trial in zip(items, run_all(partial(_run_item, objective, indexed), items), strict=True):
+            _record(opt, trials, trial)
+            if on_trial is not None:
+                on_trial(index, params, trial["loss"])
     ok = [t for t in trials if t["ok"]]
     if not ok:
         raise RuntimeError(f"all {len(trials)} tuning trials failed; the last error: {trials[-1].get('error')}")
     best = min(ok, key=lambda t: t["loss"])
     return TuneResult(dict(best["params"]), best["loss"], trials)
+
+
+def _suggest(opt, trials: list[dict], n: int, seed: int) -> list[dict]:
+    """HEBO's next n points (random draws until it has enough observations), fitted on every trial so far."""
+    opt.y = _observed_losses(trials)  # failures' penalty follows the worst loss seen so far
+    with _quiet_single_thread(), _seeded(seed + len(trials)):
+        rec = opt.suggest(n_suggestions=n)
+    return [{k: _plain(v) for k, v in row.items()} for _, row in rec.iterrows()]
 
 
 def _hebo():
@@ -92,10 +111,19 @@ def _quiet_single_thread():
         torch.set_num_threads(threads)
 
 
-def _run(objective: Callable[[dict], float], params: dict) -> dict:
+def _run_item(objective: Callable, indexed: bool, item: tuple[int, dict]) -> dict:
+    index, params = item
+    return _run(lambda p: objective(p, index) if indexed else objective(p), params)
+
+
+def _run(objective: Callable[[dict], float | dict], params: dict) -> dict:
     start = time.perf_counter()
+    info = None
     try:
-        loss, error = float(objective(dict(params))), None
+        value = objective(dict(params))
+        if isinstance(value, dict):
+            info, value = value, value["loss"]
+        loss, error = float(value), None
         if not math.isfinite(loss):
             error = f"objective returned {loss}"
     except Exception as exc:  # a diverging or crashing configuration is a result, not the end of tuning
@@ -104,6 +132,8 @@ def _run(objective: Callable[[dict], float], params: dict) -> dict:
              "seconds": time.perf_counter() - start, "ok": error is None}
     if error is not None:
         trial["error"] = error
+    if info is not None:
+        trial["info"] = info
     return trial
 
 
