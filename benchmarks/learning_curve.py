@@ -18,9 +18,9 @@ rules meet the same faults in a task's first attempt, its second, and so on; the
 fixes are in memory when a task comes up, and in how they spend rounds on failed tasks.
 
 A task leaves the pool once set up; a failed one stays (RAG⁻ and the recency penalty hold it back under eq. 7).
-Output: per rule, successes after each budget of LLM calls (mean over seeds), and per-run summaries, printed
-and written to <out>/learning_curve.md (raw rounds in <out>/learning_curve.json).
-"""
+Output: per rule, successes within each budget of LLM calls (mean over seeds; budgets up to what the thriftiest
+run spent), and per-run summaries, printed and written to <out>/learning_curve.md (raw rounds in
+<out>/learning_curve.json). A killed benchmark resumes with --work <its folder>."""
 from __future__ import annotations
 
 import argparse
@@ -161,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--q", type=float, default=0.6)
     ap.add_argument("--q-example", type=float, default=0.9)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out")
+    ap.add_argument("--work", type=Path, help="where the runs go; an earlier --work resumes (finished runs only "
+                                               "report) [default: a new temporary folder]")
     ap.add_argument("--one", nargs=2, metavar=("SELECTION", "SEED"), help=argparse.SUPPRESS)
     ap.add_argument("--pool-file", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--run-dir", type=Path, help=argparse.SUPPRESS)
@@ -173,16 +175,19 @@ def main(argv: list[str] | None = None) -> int:
     if not pool:
         print("learning_curve: no competitions in the pool (check --only and --arena)", file=sys.stderr)
         return 2
-    work = Path(tempfile.mkdtemp(prefix="agentk-curve-"))
+    work = args.work or Path(tempfile.mkdtemp(prefix="agentk-curve-"))
+    work.mkdir(parents=True, exist_ok=True)
     pool_file = work / "pool.txt"
-    pool_file.write_text("".join(f"{p}\n" for p in pool))
+    if not pool_file.exists():  # a resumed --work keeps its pool
+        pool_file.write_text("".join(f"{p}\n" for p in pool))
     jobs = [(s, seed) for seed in range(args.seeds) for s in SELECTIONS]
     with ThreadPoolExecutor(args.jobs) as ex:
         runs = list(ex.map(lambda j: launch(pool_file, work, j[0], j[1], args), jobs))
-    most = max((c for r in runs for c, _ in curve(r)), default=0)
-    step = max(50, -(-most // 8 // 50) * 50)
-    budgets = list(range(step, most + step, step))
-    text = report(runs, budgets, args, len(pool))
+    # budgets up to what the thriftiest run spent: every rule had at least that many calls
+    spent = min((curve(r)[-1][0] if r["rounds"] else 0) for r in runs)
+    step = max(25, -(-spent // 8 // 25) * 25)
+    budgets = list(range(step, spent, step)) + [spent]
+    text = report(runs, budgets, args, len(pool_file.read_text().split()))
     print(text)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "learning_curve.md").write_text(text + "\n")
