@@ -284,3 +284,20 @@ Code of the other stages:
     keep = not re.search(r"DECISION:\s*\**\s*REWRITE", answer, re.I)
     code = None if keep else extract_code(answer, stage.template)
     return keep, thought, code
+
+
+def first_task(calls: Calls, trees: list[tuple[str, str]]) -> str | None:
+    """The curriculum's first pick while long-term memory is empty (paper 3.3): the task whose data looks easiest
+    to set up, named by the LLM; None when the answer names no task of the pool."""
+    listing = "\n\n".join(f"Task {name}:\n{_cut(tree or '(not downloaded yet)', 1500)}" for name, tree in trees)
+    answer = calls.ask("first_task", "curriculum", f"""
+These competitions are waiting to be set up. Which one looks easiest to start with (few, simple files; one table
+before many; tables before images, audio or text)? End your answer with a line "TASK: <name>".
+
+{listing}""")
+    names = [name for name, _ in trees]
+    m = re.search(r"TASK:\s*`?([^\s`]+)", answer)
+    if m and m.group(1) in names:
+        return m.group(1)
+    named = sorted((answer.find(n), n) for n in names if n in answer)
+    return named[0][1] if named else None

@@ -31,6 +31,22 @@ def round_table(rec: dict) -> Table:
     return table
 
 
+def _llm_first_pick(policy: Optional[str], out: Path):
+    """With an LLM configured (and a policy that uses it), the LLM names the first task (paper 3.3)."""
+    from agentk.llm import LLMClient, LLMConfig
+
+    config = LLMConfig.load()
+    if policy == "expert" or not config.configured:
+        return None
+
+    def pick(trees: list[tuple[str, str]]) -> Optional[str]:
+        from agentk import intrinsics as fn
+        out.mkdir(parents=True, exist_ok=True)
+        return fn.first_task(fn.Calls(LLMClient(config, log_path=out / "llm_log.jsonl")), trees)
+
+    return pick
+
+
 def curriculum_command(pool: Path, rounds: int, submit: bool, out: Path, alpha: float = 1.0, beta: float = 1.0,
                        r: int = 3, memory: Optional[Path] = None, budget: str = "quick", policy: Optional[str] = None,
                        setup_only: bool = False, selection: str = "eq7", seed: int = 0, ray: Optional[str] = None) -> dict:
@@ -52,7 +68,7 @@ def curriculum_command(pool: Path, rounds: int, submit: bool, out: Path, alpha: 
         from agentk import ray_backend
         ray_backend.connect(ray)  # no Ray installed, or no cluster at that address: exit 2 before any round
     cur = Curriculum(pool, out, rounds, submit=submit, alpha=alpha, beta=beta, r=r, budget=budget, policy=policy,
-                     setup_only=setup_only, selection=selection, seed=seed, ray=ray,
+                     setup_only=setup_only, selection=selection, seed=seed, ray=ray, first_pick=_llm_first_pick(policy, out),
                      memory=None,  # opened below, once the pool file is known to be good
                      on_round=lambda rec: console.print(round_table(rec)),
                      log=lambda m: console.print(f"[dim]…[/dim] {escape(m)}", highlight=False))

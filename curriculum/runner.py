@@ -98,8 +98,13 @@ class Curriculum:
             score = -selection.recency_penalty(last, n, self.beta)
             i, why = selection.pick(score, rng.permutation(len(pool))), "recency penalty alone (ablation)"
         elif not pos and not neg and self.first_pick and n == 0:
-            name = self.first_pick([(t.name, tr) for t, (_, tr) in zip(pool, texts)])
-            i, why = next((i for i, t in enumerate(pool) if t.name == name), order[0]), "first pick (hook)"
+            try:
+                name = self.first_pick([(t.name, tr) for t, (_, tr) in zip(pool, texts)])
+            except Exception as exc:  # noqa: BLE001 - an unanswered question costs the advice, not the run
+                self.log(f"first pick: no answer ({exc}); the easiest tree goes first")
+                name = None
+            i = next((i for i, t in enumerate(pool) if t.name == name), None)
+            i, why = (i, "first pick (LLM)") if i is not None else (order[0], "easiest tree (empty memory)")
         else:
             i = selection.pick(score, rank)
             why = "easiest tree (empty memory)" if not pos and not neg and n == 0 else "highest score"

@@ -170,6 +170,42 @@ def test_first_pick_with_no_memory_is_the_easiest_tree_and_the_hook_can_override
     assert hooked._pick(hooked.tasks, 0)["task"] == "media"
 
 
+def test_with_an_llm_configured_the_llm_names_the_first_task(tmp_path, monkeypatch):
+    from agentk.scripted_llm import ScriptedLLM
+    from curriculum.cli import _llm_first_pick
+
+    for name, rows in (("media", 1), ("big", 500), ("small", 5)):
+        _competition(tmp_path, name, rows=rows, images=2 if name == "media" else 0)
+    (tmp_path / "pool.txt").write_text("media\nbig\nsmall\n")
+    answers = iter(["The big table is the most regular.\nTASK: big", "I cannot decide.", "Start with `small`."])
+    prompts = []
+
+    def handler(messages):
+        prompts.append(messages[-1]["content"])
+        return next(answers)
+
+    with ScriptedLLM(handler=handler) as server:
+        for k, v in {"AGENTK_LLM_BASE_URL": server.url, "AGENTK_LLM_MODEL": "scripted-model", "AGENTK_LLM_API_KEY": "x",
+                     "AGENTK_LLM_CACHE": "off"}.items():
+            monkeypatch.setenv(k, v)
+        assert _llm_first_pick("expert", tmp_path / "o") is None  # the expert policy asks no LLM
+        picks = []
+        for k in range(3):
+            cur = Curriculum(tmp_path / "pool.txt", tmp_path / f"out{k}", rounds=1,
+                             first_pick=_llm_first_pick("llm", tmp_path / f"out{k}"))
+            rec = cur._pick(cur.tasks, 0)
+            picks.append((rec["task"], rec["why"]))
+    assert picks == [("big", "first pick (LLM)"), ("small", "easiest tree (empty memory)"), ("small", "first pick (LLM)")]
+    assert prompts[0].startswith("[agentk:first_task] stage=curriculum") and "Task media:" in prompts[0]
+    assert "train.csv" in prompts[0] and (tmp_path / "out0" / "llm_log.jsonl").exists()
+
+    def broken(trees):
+        raise ConnectionError("endpoint down")
+
+    cur = Curriculum(tmp_path / "pool.txt", tmp_path / "out9", rounds=1, first_pick=broken)
+    assert cur._pick(cur.tasks, 0)["task"] == "small"  # no answer: the easiest tree
+
+
 def test_ablation_selections_random_and_recency_alone(tmp_path):
     for name in "abcd":
         _competition(tmp_path, name, rows=5 + ord(name))
