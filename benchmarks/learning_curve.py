@@ -93,20 +93,26 @@ def run_curriculum(pool_file: Path, out: Path, selection: str, seed: int, rounds
 
 # ---- the driver ----------------------------------------------------------------------------------------
 
+def finished(out: Path, selection: str, seed: int, rc: int, seconds: float) -> dict:
+    """A run's record from its curriculum.json: the rounds it finished."""
+    state = json.loads((out / "curriculum.json").read_text()) if (out / "curriculum.json").exists() else {"rounds": []}
+    return {"selection": selection, "seed": seed, "rc": rc, "seconds": seconds,
+            "rounds": [{k: r.get(k) for k in ("round", "task", "why", "setup_passed", "requests", "llm_calls",
+                                              "examples_shown", "faults")} for r in state["rounds"] if r["step"] == "done"]}
+
+
 def launch(pool_file: Path, work: Path, selection: str, seed: int, args) -> dict:
     out = work / f"{selection}-s{seed}"
     cmd = [sys.executable, __file__, "--one", selection, str(seed), "--pool-file", str(pool_file), "--run-dir", str(out),
            "--rounds", str(args.rounds), "--p", str(args.p), "--q", str(args.q), "--q-example", str(args.q_example)]
     t0 = time.monotonic()
     proc = subprocess.run(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True)
-    state = json.loads((out / "curriculum.json").read_text()) if (out / "curriculum.json").exists() else {"rounds": []}
-    print(f"{selection} seed {seed}: exit {proc.returncode}, {len(state['rounds'])} rounds, "
-          f"{len(state.get('solved', []))} set up, {time.monotonic() - t0:.0f} s", flush=True)
+    run = finished(out, selection, seed, proc.returncode, time.monotonic() - t0)
+    print(f"{selection} seed {seed}: exit {proc.returncode}, {len(run['rounds'])} rounds, "
+          f"{sum(bool(r['setup_passed']) for r in run['rounds'])} set up, {run['seconds']:.0f} s", flush=True)
     if proc.returncode != 0:
         print(proc.stderr[-3000:], file=sys.stderr)
-    return {"selection": selection, "seed": seed, "rc": proc.returncode, "seconds": time.monotonic() - t0,
-            "rounds": [{k: r.get(k) for k in ("round", "task", "why", "setup_passed", "requests", "llm_calls",
-                                              "examples_shown", "faults")} for r in state["rounds"]]}
+    return run
 
 
 def curve(run: dict) -> list[tuple[int, int]]:
@@ -125,7 +131,8 @@ def successes_within(run: dict, budget: int) -> int:
 
 
 def report(runs: list[dict], budgets: list[int], args, n_tasks: int) -> str:
-    lines = [f"pool: {n_tasks} competitions; {args.seeds} seeds; up to {args.rounds} rounds; simulated LLM p={args.p}, "
+    done = max((len(r["rounds"]) for r in runs), default=0)
+    lines = [f"pool: {n_tasks} competitions; {args.seeds} seeds; {done} rounds at most; simulated LLM p={args.p}, "
              f"q={args.q}, q_example={args.q_example}", ""]
     header = ["LLM calls"] + [SELECTIONS[s] for s in SELECTIONS]
     rows = []
@@ -163,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out")
     ap.add_argument("--work", type=Path, help="where the runs go; an earlier --work resumes (finished runs only "
                                                "report) [default: a new temporary folder]")
+    ap.add_argument("--report", action="store_true", help="with --work: tables of the rounds finished so far")
     ap.add_argument("--one", nargs=2, metavar=("SELECTION", "SEED"), help=argparse.SUPPRESS)
     ap.add_argument("--pool-file", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--run-dir", type=Path, help=argparse.SUPPRESS)
@@ -175,14 +183,20 @@ def main(argv: list[str] | None = None) -> int:
     if not pool:
         print("learning_curve: no competitions in the pool (check --only and --arena)", file=sys.stderr)
         return 2
+    if args.report and not (args.work and (args.work / "pool.txt").exists()):
+        print("learning_curve: --report needs the --work folder of an earlier run", file=sys.stderr)
+        return 2
     work = args.work or Path(tempfile.mkdtemp(prefix="agentk-curve-"))
     work.mkdir(parents=True, exist_ok=True)
     pool_file = work / "pool.txt"
     if not pool_file.exists():  # a resumed --work keeps its pool
         pool_file.write_text("".join(f"{p}\n" for p in pool))
     jobs = [(s, seed) for seed in range(args.seeds) for s in SELECTIONS]
-    with ThreadPoolExecutor(args.jobs) as ex:
-        runs = list(ex.map(lambda j: launch(pool_file, work, j[0], j[1], args), jobs))
+    if args.report:  # the rounds the runs in --work finished so far, nothing run
+        runs = [finished(work / f"{s}-s{seed}", s, seed, 0, 0.0) for s, seed in jobs]
+    else:
+        with ThreadPoolExecutor(args.jobs) as ex:
+            runs = list(ex.map(lambda j: launch(pool_file, work, j[0], j[1], args), jobs))
     # budgets up to what the thriftiest run spent: every rule had at least that many calls
     spent = min((curve(r)[-1][0] if r["rounds"] else 0) for r in runs)
     step = max(25, -(-spent // 8 // 25) * 25)
