@@ -94,6 +94,7 @@ def setup(
 ) -> None:
     """Set a competition up: fetch, summarise, detect modalities, plan, then build and unit-test the
     input/target maps, target transform, submission formatters and metric; finish with a light solve."""
+    from agentk.dataview import competition_name
     from agentk.setup_pipeline import setup_pipeline
     from stages.fetch import check_source
     from tools.kaggle import parse_competition_url
@@ -111,7 +112,7 @@ def setup(
     if workspace is None:
         if source is None:
             raise BadInput("--resume needs --workspace")
-        workspace = Path("workspaces") / (parse_competition_url(source) or Path(source).resolve().name)
+        workspace = Path("workspaces") / (parse_competition_url(source) or competition_name(Path(source)))
     ws = workspace.resolve()
     if resume:
         state = read_json(ws / "setup.json") or {}

@@ -147,6 +147,13 @@ def split_folders(root: Path, role: str) -> list[Path]:
             and (p.is_dir() or p.name.lower().endswith((".zip", ".tar", ".tar.gz", ".tgz", ".7z"))) and role_of(p) == role]
 
 
+def competition_name(folder: Path) -> str:
+    """A local competition's name: its folder's, or the parent's for a `public/` folder (the prepared layout
+    <competition>/public beside <competition>/private, as in MLE-bench), whose own name says nothing."""
+    folder = Path(folder).resolve()
+    return folder.parent.name if folder.name == "public" and folder.parent.name else folder.name
+
+
 def find_description(raw: Path) -> Path | None:
     """The competition's description text: description.md, README, overview... (largest wins)."""
     docs = [p for p in walk(raw, 1) if p.name.lower().endswith(TEXT_DOC_EXT)]

@@ -36,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
+from agentk.dataview import competition_name  # noqa: E402
 from fault_injection import MODEL, SimulatedLLM, markdown_table  # noqa: E402
 
 SELECTIONS = {"random": "random order", "recency": "β-penalty alone", "eq7": "full eq. 7"}
@@ -43,7 +44,8 @@ SELECTIONS = {"random": "random order", "recency": "β-penalty alone", "eq7": "f
 
 def default_pool(arena: Path) -> list[Path]:
     examples = sorted(p for p in (ROOT / "examples").iterdir() if p.is_dir() and not p.name.startswith("_"))
-    return examples + (sorted(p for p in arena.iterdir() if p.is_dir()) if arena.is_dir() else [])
+    # an arena competition is <name>/public (what the agent sees) beside <name>/private (the answers)
+    return examples + (sorted(p / "public" for p in arena.iterdir() if (p / "public").is_dir()) if arena.is_dir() else [])
 
 
 # ---- one curriculum (run in a child process: the setups need their own LLM endpoint in the environment) ----
@@ -179,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         run_curriculum(args.pool_file, args.run_dir, args.one[0], int(args.one[1]), args.rounds, args.p, args.q,
                        args.q_example)
         return 0
-    pool = [p for p in default_pool(args.arena) if not args.only or p.name in args.only]
+    pool = [p for p in default_pool(args.arena) if not args.only or competition_name(p) in args.only]
     if not pool:
         print("learning_curve: no competitions in the pool (check --only and --arena)", file=sys.stderr)
         return 2

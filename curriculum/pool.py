@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentk.dataview import TEXT_DOC_EXT, file_tree, find_description, is_table, walk
+from agentk.dataview import TEXT_DOC_EXT, competition_name, file_tree, find_description, is_table, walk
 from agentk.errors import BadInput
 from tools.kaggle import parse_competition_url
 
@@ -40,7 +40,7 @@ def read_pool(pool_file: Path) -> list[Task]:
             folder = (pool_file.parent / line).resolve()
             if not folder.is_dir():
                 raise BadInput(f"{pool_file.name} line {n}: folder {folder} not found")
-            task = Task(folder.name, str(folder), False)
+            task = Task(competition_name(folder), str(folder), False)
         clash = next((t for t in tasks if t.name == task.name), None)
         if clash:  # two tasks would share one workspace
             raise BadInput(f"{pool_file.name} line {n}: {task.name} is already in the pool ({clash.source})")

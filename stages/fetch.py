@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from agentk.checks import Check
 from agentk.archives import is_archive, members, unpack_beside
-from agentk.dataview import find_description, find_tables, read_table, split_folders, walk
+from agentk.dataview import competition_name, find_description, find_tables, read_table, split_folders, walk
 from agentk.engine import Stage
 from agentk.errors import BadInput
 from agentk.fileio import write_json, write_text
@@ -87,7 +87,7 @@ def fetch_local(source: Path, ws: Path) -> None:
     parts = sections(text)
     write_text(ws / "task" / "evaluation.md", parts["evaluation"] or "")
     write_text(ws / "task" / "data.md", parts["data"] or "")
-    write_json(ws / "task" / "meta.json", {"name": Path(source).resolve().name, "source": str(Path(source).resolve()),
+    write_json(ws / "task" / "meta.json", {"name": competition_name(Path(source)), "source": str(Path(source).resolve()),
                                            "description_file": desc.name if desc else None,
                                            "files": [str(p.relative_to(raw)) for p in walk(raw, 1)][:200]})
     write_text(ws / "task" / "description.md", text or "(no description text was found in the competition folder)")

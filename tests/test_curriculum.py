@@ -119,6 +119,10 @@ def test_pool_file_comments_blanks_relative_folders_and_urls(tmp_path):
                     "www.kaggle.com/c/spaceship-titanic  # a comment after a URL\n")
     tasks = read_pool(pool)
     assert [t.name for t in tasks] == ["alpha", "beta", "titanic", "spaceship-titanic"]
+    _competition(tmp_path / "gamma", "public")  # <competition>/public beside its private answers
+    (tmp_path / "gamma" / "private").mkdir()
+    pool.write_text(f"{tmp_path / 'gamma' / 'public'}\n../comps/alpha\n")
+    assert [t.name for t in read_pool(pool)] == ["gamma", "alpha"]
     assert tasks[0].source == str((tmp_path / "comps" / "alpha").resolve()) and not tasks[0].is_url
     assert tasks[2].is_url and tasks[2].source.endswith("#overview")
 
