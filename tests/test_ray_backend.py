@@ -116,7 +116,8 @@ def test_parallel_tune_on_ray_finds_the_optimum_records_failures_and_resumes(clu
     ran = [json.loads(line) for line in calls.read_text().splitlines()]
     old = [t["params"] for t in history]
     assert len(ran) == 2 and not any(p in old for p in ran)  # neither the default nor the other saved trials
-    assert [t["params"] for t in resumed.trials] == old + ran and len(resumed.trials) == 6
+    got = [t["params"] for t in resumed.trials]  # the calls file is in finishing order, the trials in batch order
+    assert got[:4] == old and sorted(map(str, got[4:])) == sorted(map(str, ran)) and len(got) == 6
 
 
 def test_parallel_tune_without_ray_runs_batches_here():
