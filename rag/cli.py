@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+from typing import Optional
 
 import typer
 from rich.console import Console
@@ -13,13 +15,16 @@ memory_app = typer.Typer(help="Long-term memory: fixes of past errors and task e
                          no_args_is_help=True)
 console = Console()
 KIND_HELP = "fixes (errors fixed during setups), pos (RAG+: solved tasks) or neg (RAG-: failed tasks)."
+MEMORY_HELP = "The memory's folder, e.g. a curriculum's --memory \\[default: $AGENTK_MEMORY or ~/.agentk/memory]."
 
 
-def _memory(kind: str | None):
+def _memory(kind: str | None, path: Path | None):
     from rag.memory import KINDS, Memory
     if kind is not None and kind not in KINDS:
         raise BadInput(f"unknown kind {kind!r}: use fixes, pos or neg")
-    return Memory()
+    if path is not None and not path.is_dir():  # a mistyped folder must not become a new, empty memory
+        raise BadInput(f"no memory at {path}: give the folder a curriculum or setup wrote its memory to")
+    return Memory(path)
 
 
 def _show(rows: list[dict], kind: str) -> None:
@@ -37,24 +42,27 @@ def _show(rows: list[dict], kind: str) -> None:
 
 
 @memory_app.command("list")
-def list_(kind: str = typer.Option("fixes", "--kind", help=KIND_HELP)) -> None:
+def list_(kind: str = typer.Option("fixes", "--kind", help=KIND_HELP),
+          memory: Optional[Path] = typer.Option(None, "--memory", help=MEMORY_HELP)) -> None:
     """List the entries of one kind, oldest first."""
-    _show(_memory(kind).list(kind), kind)
+    _show(_memory(kind, memory).list(kind), kind)
 
 
 @memory_app.command()
 def search(query: str = typer.Argument(..., help="Text to search for (an error message, a task description)."),
            kind: str = typer.Option("fixes", "--kind", help=KIND_HELP),
-           k: int = typer.Option(5, "-k", help="How many entries to show.")) -> None:
+           k: int = typer.Option(5, "-k", help="How many entries to show."),
+           memory: Optional[Path] = typer.Option(None, "--memory", help=MEMORY_HELP)) -> None:
     """The entries nearest in meaning to QUERY."""
-    _show(_memory(kind).search(kind, query, k), kind)
+    _show(_memory(kind, memory).search(kind, query, k), kind)
 
 
 @memory_app.command()
 def clear(kind: str = typer.Option(None, "--kind", help=KIND_HELP + " All kinds when left out."),
-          yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation.")) -> None:
+          yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation."),
+          memory_dir: Optional[Path] = typer.Option(None, "--memory", help=MEMORY_HELP)) -> None:
     """Delete the entries of one kind (or all)."""
-    memory = _memory(kind)
+    memory = _memory(kind, memory_dir)
     what = kind or "all kinds"
     if not yes:
         if not sys.stdin or not sys.stdin.isatty():

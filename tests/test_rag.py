@@ -172,6 +172,24 @@ def test_memory_cli_list_search_and_clear(tmp_path, monkeypatch):
     assert after.list("fixes") == [] and len(after.list("pos")) == 1
 
 
+def test_memory_cli_reads_the_memory_given_by_memory_option(tmp_path, monkeypatch):
+    Memory(tmp_path / "curriculum-memory").add_fix("metric", "wine", "bad", "KeyError: 'quality'", "good")
+    monkeypatch.setenv("AGENTK_MEMORY", str(tmp_path / "default"))
+    runner = CliRunner()
+
+    listed = runner.invoke(memory_app, ["list", "--memory", str(tmp_path / "curriculum-memory")])
+    assert listed.exit_code == 0 and "fixes: 1 entries" in listed.output and "wine" in listed.output
+    found = runner.invoke(memory_app, ["search", "KeyError", "--memory", str(tmp_path / "curriculum-memory")])
+    assert found.exit_code == 0 and "fixes: 1 entries" in found.output
+    assert not (tmp_path / "default").exists()  # $AGENTK_MEMORY was not opened
+
+    # a mistyped folder is a one-line exit 2, not a new empty memory
+    proc = subprocess.run([sys.executable, "-c", MEMORY_CLI, "list", "--memory", str(tmp_path / "typo")], cwd=ROOT,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    assert proc.returncode == 2 and "no memory at" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "typo").exists()
+
+
 # ---- stored fixes as tips for the expert policy ------------------------------------------------------
 FAILING = "import pandas as pd\n\ndef build(df):\n    out = df[['id', 'y']]\n    out = out.dropna()\n    return out\n"
 FIXED = "import pandas as pd\n\ndef build(df):\n    out = df[['id', 'y']]\n    out['y'] = out['y'].fillna(0)\n    return out\n"
