@@ -2,11 +2,14 @@
 curriculum picks tasks at random, by the recency penalty alone, or by the full eq. 7.
 
     uv run python benchmarks/learning_curve.py [--seeds 2] [--rounds 16] [--jobs 2] [--p 0.5] [--q 0.6]
-                                               [--q-example 0.9] [--only NAME ...] [--out benchmarks/out]
+                                               [--q-example 0.9] [--only NAME ...] [--selections RULE ...]
+                                               [--simulated] [--out benchmarks/out]
 
 Each (selection, seed) is one `agentk curriculum --setup-only --policy llm` run (curriculum.runner.Curriculum,
-in a child process of this script) with its own empty long-term memory (chromadb, on disk). The LLM is the
-fault-injection simulated LLM (benchmarks/fault_injection.py) behind a ScriptedLLM server on 127.0.0.1: it
+in a child process of this script) with its own empty long-term memory (chromadb, on disk). With an LLM endpoint
+configured (AGENTK_LLM_BASE_URL and AGENTK_LLM_MODEL, or the config file, as for `agentk setup`) the setups
+talk to it, with the answer cache off so that every rule pays for its calls. Otherwise, or with --simulated,
+the LLM is the fault-injection simulated LLM (benchmarks/fault_injection.py) behind a ScriptedLLM server on 127.0.0.1: it
 answers like the built-in expert, but a program it writes is corrupted with probability p; shown the error,
 it repairs the fault with probability q, or q_example when the prompt holds a stored fix of a similar error
 retrieved from long-term memory (Appendix D.2). That last number is this simulation's assumption of what a
@@ -60,6 +63,31 @@ class Dispatcher:
         return self.current(messages)
 
 
+def run_on_endpoint(pool_file: Path, out: Path, selection: str, seed: int, rounds: int) -> None:
+    """The rounds' setups call the configured LLM endpoint; the calls are the setups' own count."""
+    from curriculum.runner import Curriculum
+    from rag.memory import Memory
+
+    class EndpointCurriculum(Curriculum):
+        def _cli(self, rec, step, args):
+            log = self.out / rec["task"] / "llm_log.jsonl"
+            before = _example_prompts(log)
+            rc = super()._cli(rec, step, args)
+            rec["examples_shown"] = _example_prompts(log) - before
+            return rc
+
+    os.environ.update({"AGENTK_LLM_CACHE": "off", "COLUMNS": "200", "NO_COLOR": "1"})
+    EndpointCurriculum(pool_file, out, rounds, memory=Memory(out / "memory"), policy="llm", setup_only=True,
+                       selection=selection, seed=seed, log=lambda m: print(f"[{selection} s{seed}] {m}", flush=True)).run()
+
+
+def _example_prompts(log: Path) -> int:
+    """Prompts in a workspace's LLM log that showed a fix retrieved from long-term memory."""
+    if not log.exists():
+        return 0
+    return sum("An example of a similar error being fixed" in line for line in log.read_text().splitlines())
+
+
 def run_curriculum(pool_file: Path, out: Path, selection: str, seed: int, rounds: int, p: float, q: float,
                    q_example: float) -> None:
     from agentk.scripted_llm import ScriptedLLM
@@ -99,14 +127,17 @@ def finished(out: Path, selection: str, seed: int, rc: int, seconds: float) -> d
     """A run's record from its curriculum.json: the rounds it finished."""
     state = json.loads((out / "curriculum.json").read_text()) if (out / "curriculum.json").exists() else {"rounds": []}
     return {"selection": selection, "seed": seed, "rc": rc, "seconds": seconds,
-            "rounds": [{k: r.get(k) for k in ("round", "task", "why", "setup_passed", "requests", "llm_calls",
-                                              "examples_shown", "faults")} for r in state["rounds"] if r["step"] == "done"]}
+            "rounds": [{**{k: r.get(k) for k in ("round", "task", "why", "setup_passed", "llm_calls", "examples_shown",
+                                                 "faults")},
+                        "requests": r.get("requests", r.get("llm_calls"))}  # an endpoint's: the setup's own count
+                       for r in state["rounds"] if r["step"] == "done"]}
 
 
 def launch(pool_file: Path, work: Path, selection: str, seed: int, args) -> dict:
     out = work / f"{selection}-s{seed}"
     cmd = [sys.executable, __file__, "--one", selection, str(seed), "--pool-file", str(pool_file), "--run-dir", str(out),
-           "--rounds", str(args.rounds), "--p", str(args.p), "--q", str(args.q), "--q-example", str(args.q_example)]
+           "--rounds", str(args.rounds), "--p", str(args.p), "--q", str(args.q), "--q-example", str(args.q_example),
+           "--llm", args.llm]
     t0 = time.monotonic()
     proc = subprocess.run(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True)
     run = finished(out, selection, seed, proc.returncode, time.monotonic() - t0)
@@ -134,13 +165,14 @@ def successes_within(run: dict, budget: int) -> int:
 
 def report(runs: list[dict], budgets: list[int], args, n_tasks: int) -> str:
     done = max((len(r["rounds"]) for r in runs), default=0)
-    lines = [f"pool: {n_tasks} competitions; {args.seeds} seeds; {done} rounds at most; simulated LLM p={args.p}, "
-             f"q={args.q}, q_example={args.q_example}", ""]
-    header = ["LLM calls"] + [SELECTIONS[s] for s in SELECTIONS]
+    llm = (f"simulated LLM p={args.p}, q={args.q}, q_example={args.q_example}" if args.llm == "simulated"
+           else f"LLM endpoint {args.endpoint}")
+    lines = [f"pool: {n_tasks} competitions; {args.seeds} seeds; {done} rounds at most; {llm}", ""]
+    header = ["LLM calls"] + [SELECTIONS[s] for s in args.selections]
     rows = []
     for b in budgets:
         row = [str(b)]
-        for s in SELECTIONS:
+        for s in args.selections:
             mine = [r for r in runs if r["selection"] == s]
             row.append(f"{sum(successes_within(r, b) for r in mine) / max(1, len(mine)):.1f}")
         rows.append(row)
@@ -163,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--arena", type=Path, default=ROOT.parent / "shared" / "arena-dev")
     ap.add_argument("--only", nargs="*", help="competition folder names to keep in the pool")
+    ap.add_argument("--selections", nargs="+", choices=list(SELECTIONS), default=list(SELECTIONS),
+                    help="the rules to compare [default: all three]")
+    ap.add_argument("--simulated", action="store_true", help="use the simulated LLM even when an endpoint is configured")
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=16)
     ap.add_argument("--jobs", type=int, default=2)
@@ -176,11 +211,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--one", nargs=2, metavar=("SELECTION", "SEED"), help=argparse.SUPPRESS)
     ap.add_argument("--pool-file", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--run-dir", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--llm", choices=("simulated", "endpoint"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
-        run_curriculum(args.pool_file, args.run_dir, args.one[0], int(args.one[1]), args.rounds, args.p, args.q,
-                       args.q_example)
+        if args.llm == "endpoint":
+            run_on_endpoint(args.pool_file, args.run_dir, args.one[0], int(args.one[1]), args.rounds)
+        else:
+            run_curriculum(args.pool_file, args.run_dir, args.one[0], int(args.one[1]), args.rounds, args.p, args.q,
+                           args.q_example)
         return 0
+    from agentk.errors import BadInput
+    from agentk.llm import LLMConfig
+    try:
+        config = None if args.simulated else LLMConfig.load()
+    except BadInput as e:
+        print(f"learning_curve: {e}", file=sys.stderr)
+        return 2
+    args.llm = "endpoint" if config and config.configured else "simulated"
+    args.endpoint = f"{config.model} at {config.base_url or 'the OpenAI API'}" if args.llm == "endpoint" else None
+    print(f"LLM: {args.endpoint or 'the fault-injection simulated LLM (no endpoint configured)'}", flush=True)
     pool = [p for p in default_pool(args.arena) if not args.only or competition_name(p) in args.only]
     if not pool:
         print("learning_curve: no competitions in the pool (check --only and --arena)", file=sys.stderr)
@@ -193,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     pool_file = work / "pool.txt"
     if not pool_file.exists():  # a resumed --work keeps its pool
         pool_file.write_text("".join(f"{p}\n" for p in pool))
-    jobs = [(s, seed) for seed in range(args.seeds) for s in SELECTIONS]
+    jobs = [(s, seed) for seed in range(args.seeds) for s in args.selections]
     if args.report:  # the rounds the runs in --work finished so far, nothing run
         runs = [finished(work / f"{s}-s{seed}", s, seed, 0, 0.0) for s, seed in jobs]
     else:
