@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from agentk.dataview import competition_name  # noqa: E402
-from fault_injection import MODEL, SimulatedLLM, markdown_table  # noqa: E402
+from fault_injection import EXAMPLE_MARK, MODEL, SimulatedLLM, markdown_table  # noqa: E402
 
 SELECTIONS = {"random": "random order", "recency": "β-penalty alone", "eq7": "full eq. 7"}
 
@@ -85,7 +85,7 @@ def _example_prompts(log: Path) -> int:
     """Prompts in a workspace's LLM log that showed a fix retrieved from long-term memory."""
     if not log.exists():
         return 0
-    return sum("An example of a similar error being fixed" in line for line in log.read_text().splitlines())
+    return sum(EXAMPLE_MARK in line for line in log.read_text().splitlines())
 
 
 def run_curriculum(pool_file: Path, out: Path, selection: str, seed: int, rounds: int, p: float, q: float,
@@ -107,7 +107,7 @@ def run_curriculum(pool_file: Path, out: Path, selection: str, seed: int, rounds
             sim = dispatcher.current
             rec["requests"] = len(llm.requests) - before
             rec["examples_shown"] = sum(1 for r in llm.requests[before:]
-                                        if "An example of a similar error being fixed" in json.dumps(r))
+                                        if EXAMPLE_MARK in json.dumps(r))
             rec["faults"] = sum(1 for e in sim.log if e.get("op"))
             return rc
 
