@@ -11,9 +11,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from agentk.engine import Budget, Engine
-from agentk.errors import AgentFailed, BadInput
-from agentk.fileio import read_json
+from agentk.core.engine import Budget, Engine
+from agentk.core.errors import AgentFailed, BadInput
+from agentk.core.fileio import read_json
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="agentk: set up and solve Kaggle competitions with a staged, unit-tested agent (Agent K v1.0).")
@@ -94,12 +94,12 @@ def setup(
 ) -> None:
     """Set a competition up: fetch, summarise, detect modalities, plan, then build and unit-test the
     input/target maps, target transform, submission formatters and metric; finish with a light solve."""
-    from agentk.dataview import competition_name
+    from agentk.competition.dataview import competition_name
     from agentk.setup_pipeline import setup_pipeline
     from stages.fetch import check_source
     from tools.kaggle import parse_competition_url
 
-    from agentk.llm import LLMClient, LLMConfig
+    from agentk.policies.llm import LLMClient, LLMConfig
 
     config = LLMConfig.load()
     policy = policy or ("hybrid" if config.configured else "expert")
@@ -165,7 +165,7 @@ def solve(
     tabular embedders) tuned by HEBO, an MLP blend; the best by validation score becomes <ws>/submission.csv.
     Finished solutions are kept in <ws>/solutions/<id>/, so running it again resumes."""
     from agentk.sandbox import run_python_live
-    from agentk.solve import PRESETS
+    from agentk.solve.solver import PRESETS
 
     if budget not in PRESETS:
         raise BadInput(f"unknown budget {budget!r}: use {', '.join(PRESETS)}")
@@ -178,7 +178,7 @@ def solve(
     if ray:
         from agentk.ray_backend import import_ray
         import_ray()  # no ray installed: exit 2 before any work
-    args = ["-m", "agentk.solve", str(ws), "--budget", budget] + (["--ray", ray] if ray else []) + \
+    args = ["-m", "agentk.solve.solver", str(ws), "--budget", budget] + (["--ray", ray] if ray else []) + \
         (["--parallel-trials", str(parallel_trials)] if parallel_trials else [])
     rc = run_python_live(args, cwd=ws)
     summary = read_json(ws / "solve.json") or {}
@@ -230,7 +230,7 @@ def submit(
 ) -> None:
     """Submit the workspace's submission to its Kaggle competition, wait for the score and record it;
     the final pick is the submission with the best public score (paper A.4)."""
-    from agentk.submission import submit_workspace
+    from agentk.submit import submit_workspace
 
     ws = (workspace or _newest_workspace()).resolve()
     record, pick = submit_workspace(ws, message, solution, timeout)
@@ -253,9 +253,9 @@ def _newest_workspace() -> Path:
 
 
 def _policy(name: str, config, ws: Path, memory=None):
-    from agentk.expert import ExpertPolicy
-    from agentk.llm import LLMClient
-    from agentk.llm_policy import HybridPolicy, LLMPolicy
+    from agentk.policies.expert import ExpertPolicy
+    from agentk.policies.llm import LLMClient
+    from agentk.policies.llm_policy import HybridPolicy, LLMPolicy
 
     if name == "expert":
         return ExpertPolicy(tips=True)  # stored fixes that apply to its code, on retries

@@ -1,51 +1,37 @@
-"""Free text versus categories, and which tasks agentk cannot do (exit 2)."""
+"""The modality registry: one entry per input modality agentk handles. Adding a modality means an entry
+here, a map stage under stages/, its checks in unit_tests_lib/ and its model pieces under tools/ (see
+docs/architecture.md, "Adding a modality")."""
 from __future__ import annotations
 
-import re
-from collections import Counter
-from pathlib import Path
+import importlib
+from dataclasses import dataclass
 
-import pandas as pd
-
-from agentk.dataview import AUDIO_EXT, IMAGE_EXT, walk
-
-TARGET_DIR = re.compile(r"(clean|mask|target|label|output|gt|ground.?truth)", re.I)
+IMAGE_EXT = (".jpg", ".jpeg", ".png", ".tif", ".tiff", ".bmp", ".gif", ".webp")
+TEXT_EXT = (".txt",)
 
 
-def is_long_text(s: pd.Series) -> bool:
-    """Free text (comments, essays), not a short category or name."""
-    if pd.api.types.is_numeric_dtype(s) or s.dtype == bool:
-        return False
-    vals = s.dropna().astype(str).head(500)
-    if len(vals) == 0:
-        return False
-    return vals.str.len().mean() > 40 and vals.str.split().str.len().mean() > 6 and vals.nunique() > 0.5 * len(vals)
+@dataclass(frozen=True)
+class Modality:
+    name: str                     # the key in modalities.json and in the input maps' file names
+    title: str                    # for people and prompts
+    hint: str                     # how to recognise it in a competition folder (a prompt piece)
+    extensions: tuple[str, ...]   # per-sample files of this modality; () for table columns
+    map_stage: str                # module under stages/ whose make(split) builds the split's input-map stage
+    model: str                    # module under tools/ with its map-dataset transform and network pieces
+
+    def stage_module(self):
+        return importlib.import_module(self.map_stage)
+
+    def model_module(self):
+        """Imported on use: torch-heavy model code never loads for a workspace that does not need it."""
+        return importlib.import_module(self.model)
 
 
-def unsupported_reason(raw: Path, train: pd.DataFrame | None, sample: pd.DataFrame) -> str | None:
-    """Why agentk cannot do this task, or None."""
-    files = list(walk(raw, 4))
-    audio = [p for p in files if p.suffix.lower() in AUDIO_EXT]
-    if len(audio) >= 5:
-        return (f"unsupported task: audio inputs ({len(audio)} {audio[0].suffix} files); "
-                "agentk handles tabular, image and text competitions")
-    image_dirs = Counter(p.parent for p in files if p.suffix.lower() in IMAGE_EXT)
-    target_dirs = [d for d, n in image_dirs.items() if n >= 5 and TARGET_DIR.search(d.name)]
-    if target_dirs:
-        return (f"unsupported task: image-to-image (target images in {target_dirs[0].name}/); "
-                "agentk predicts labels or values, not images")
-    for c in sample.columns[1:]:
-        if train is not None and c in train.columns and _free_text_target(train[c]):
-            return (f"unsupported task: sequence-to-sequence (the submission column {c!r} holds free text); "
-                    "agentk predicts labels or values, not text")
-    return None
+TABULAR = Modality("tab", "tabular", "tabular columns", (), "stages.tab_input_map", "tools.modality_tab")
+IMAGE = Modality("img", "image", "image files", IMAGE_EXT, "stages.img_input_map", "tools.modality_img")
+TEXT = Modality("txt", "text", "long free-text columns or text files", TEXT_EXT, "stages.txt_input_map",
+                "tools.modality_txt")
 
-
-def _free_text_target(s: pd.Series) -> bool:
-    """A target that is text to generate: long text, or mostly-unique multi-word strings."""
-    if is_long_text(s):
-        return True
-    if pd.api.types.is_numeric_dtype(s) or s.dtype == bool:
-        return False
-    vals = s.dropna().astype(str)
-    return len(vals) >= 20 and vals.nunique() > 0.5 * len(vals) and vals.str.split().str.len().mean() >= 2
+MODALITIES: dict[str, Modality] = {m.name: m for m in (TABULAR, IMAGE, TEXT)}
+NAMES: tuple[str, ...] = tuple(MODALITIES)
+TARGET = TABULAR.name  # targets are table columns (the target map), whatever the inputs

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from agentk.errors import BadInput
+from agentk.core.errors import BadInput
 
-# how `agentk` passes the cluster's address to the child processes it starts (e.g. `python -m agentk.solve`)
+# how `agentk` passes the cluster's address to the child processes it starts (e.g. `python -m agentk.solve.solver`)
 ADDRESS_ENV = "AGENTK_RAY_ADDRESS"
 
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentk.checks import Check
-from agentk.engine import MetaTest, Pipeline, Stage
-from agentk.fileio import read_json
+from agentk.core.checks import Check
+from agentk.core.engine import MetaTest, Pipeline, Stage
+from agentk.core.fileio import read_json
 from stages import (fetch, img_input_map, metric, modalities, plan, submission_format, summarise, tab_input_map,
                     tab_target_map, target_transform, txt_input_map)
 from unit_tests_lib.meta import check_light_solve, check_test_maps, check_train_map_dataset

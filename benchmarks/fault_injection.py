@@ -4,7 +4,7 @@
                                                 [--only NAME ...] [--arena ../shared/arena-dev] [--out benchmarks/out]
     uv run python benchmarks/fault_injection.py --check-operators [--only NAME ...]
 
-A simulated LLM (a handler behind agentk.scripted_llm.ScriptedLLM, one server per run) answers the LLM
+A simulated LLM (a handler behind agentk.testing.scripted_llm.ScriptedLLM, one server per run) answers the LLM
 policy's requests with the built-in expert's correct answer, except that a program it writes is, with
 probability p, the expert's code corrupted by one fault operator (wrong path, wrong column, dropped rows,
 wrong id type, flipped metric direction, reversed rows, typo'd column name); shown the error (a retry, or
@@ -32,7 +32,7 @@ Output: a table per (p, regime) and a per-competition table, printed and written
 finished (whatever its status), 1 if a run crashed or timed out, 2 on bad arguments.
 
 --check-operators sets each competition up with the expert, then, on copies of that workspace, applies
-every operator that applies to each stage and runs the real unit tests (agentk.checks.run_checks) and
+every operator that applies to each stage and runs the real unit tests (agentk.core.checks.run_checks) and
 meta-tests, verifying that each fault changes the code and is caught by the test it is meant for.
 """
 from __future__ import annotations
@@ -71,7 +71,7 @@ REGIMES = {  # name -> (label, CLI flags)
 }
 MODEL = "scripted-model"
 HEADER = re.compile(r"^\s*\[agentk:(\w+)\]\s*stage=(\S+)", re.M)
-EXAMPLE_MARK = "An example of a similar error being fixed"  # agentk.intrinsics.fix_example's heading
+EXAMPLE_MARK = "An example of a similar error being fixed"  # agentk.policies.intrinsics.fix_example's heading
 
 
 # ---- fault operators ------------------------------------------------------------------------------
@@ -242,7 +242,7 @@ class SimulatedLLM:
 
     def __init__(self, source: Path, ws: Path, key: str, p: float, q: float, q_example: float | None = None):
         """q_example: the repair probability when the prompt shows a retrieved fix of a similar error (None: q)."""
-        from agentk.expert import ExpertPolicy
+        from agentk.policies.expert import ExpertPolicy
         from agentk.setup_pipeline import setup_pipeline
         self.source, self.ws, self.key, self.p, self.q = Path(source), Path(ws), key, p, q
         self.q_example = q if q_example is None else q_example
@@ -258,8 +258,8 @@ class SimulatedLLM:
         return random.Random("|".join(map(str, (self.key, *parts))))  # str seeds are stable across processes
 
     def expert_action(self, stage_name: str):
-        from agentk.engine import Context
-        from agentk.memory import WorkingMemory
+        from agentk.core.engine import Context
+        from agentk.core.memory import WorkingMemory
         stages, _ = self.pipeline(self.ws)
         stage = next((s for s in stages if s.name == stage_name), None)
         if stage is None:
@@ -416,8 +416,8 @@ def attribute(rows: list[dict], answers: dict[str, list[dict]], covers: dict[str
 
 def run_one(comp: str, source: Path, p: float, regime: str, seed: int, q: float, workdir: Path,
             timeout: float) -> Run:
-    from agentk.fileio import read_json, read_jsonl
-    from agentk.scripted_llm import ScriptedLLM
+    from agentk.core.fileio import read_json, read_jsonl
+    from agentk.testing.scripted_llm import ScriptedLLM
     run = Run(comp, str(source), p, regime, seed)
     ws = workdir / f"{comp}-p{p}-{regime}-s{seed}"
     sim = SimulatedLLM(source, ws, key=f"{comp}|{seed}", p=p, q=q)
@@ -588,12 +588,12 @@ def report(runs: list[Run], ps: list[float], q: float, seeds: int, comps: list[s
 def check_operators(comps: dict[str, Path], workdir: Path) -> int:
     """On an expert workspace per competition: each applicable operator changes the code and is caught by
     the test it is meant for (a unit test, or a meta-test after the unit tests pass)."""
-    from agentk.checks import run_checks
-    from agentk.expert import ExpertPolicy
+    from agentk.core.checks import run_checks
+    from agentk.policies.expert import ExpertPolicy
     from agentk.setup_pipeline import setup_pipeline
-    from agentk.engine import Context
-    from agentk.memory import WorkingMemory
-    from agentk.engine import Engine
+    from agentk.core.engine import Context
+    from agentk.core.memory import WorkingMemory
+    from agentk.core.engine import Engine
     bad = 0
     for comp, source in comps.items():
         base = workdir / f"expert-{comp}"

@@ -28,10 +28,10 @@ DEFAULT = ["iris-species", "wine", "digits-images", "spaceship-titanic"]
 
 
 def fault_errors(comp: str, source: Path, work: Path) -> list[dict]:
-    from agentk.checks import run_checks
-    from agentk.engine import Context, Engine
-    from agentk.expert import ExpertPolicy
-    from agentk.memory import WorkingMemory
+    from agentk.core.checks import run_checks
+    from agentk.core.engine import Context, Engine
+    from agentk.policies.expert import ExpertPolicy
+    from agentk.core.memory import WorkingMemory
     from agentk.setup_pipeline import setup_pipeline
 
     base = work / comp

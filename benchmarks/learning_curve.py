@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from agentk.dataview import competition_name  # noqa: E402
+from agentk.competition.dataview import competition_name  # noqa: E402
 from fault_injection import EXAMPLE_MARK, MODEL, SimulatedLLM, markdown_table  # noqa: E402
 
 SELECTIONS = {"random": "random order", "recency": "β-penalty alone", "eq7": "full eq. 7"}
@@ -90,7 +90,7 @@ def _example_prompts(log: Path) -> int:
 
 def run_curriculum(pool_file: Path, out: Path, selection: str, seed: int, rounds: int, p: float, q: float,
                    q_example: float) -> None:
-    from agentk.scripted_llm import ScriptedLLM
+    from agentk.testing.scripted_llm import ScriptedLLM
     from curriculum.runner import Curriculum
     from rag.memory import Memory
 
@@ -220,8 +220,8 @@ def main(argv: list[str] | None = None) -> int:
             run_curriculum(args.pool_file, args.run_dir, args.one[0], int(args.one[1]), args.rounds, args.p, args.q,
                            args.q_example)
         return 0
-    from agentk.errors import BadInput
-    from agentk.llm import LLMConfig
+    from agentk.core.errors import BadInput
+    from agentk.policies.llm import LLMConfig
     try:
         config = None if args.simulated else LLMConfig.load()
     except BadInput as e:

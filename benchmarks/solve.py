@@ -73,7 +73,7 @@ def cli(*args) -> subprocess.CompletedProcess:
 def constant_submission(ws: Path, out: Path) -> Path:
     """The training targets' mean in model space (class priors, mean value) for every test row, through the
     setup's formatter: the best prediction that ignores the inputs."""
-    from agentk.task_data import TaskData
+    from tools.task_data import TaskData
     from unit_tests_lib.meta import format_with_fallback
 
     cwd = os.getcwd()

@@ -23,7 +23,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agentk.dataview import find_tables, read_table  # noqa: E402
+from agentk.competition.dataview import find_tables, read_table  # noqa: E402
 from benchmarks.solve import competitions, fmt, run  # noqa: E402
 from tools.metrics import METRICS  # noqa: E402
 

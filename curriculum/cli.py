@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from agentk.errors import BadInput
+from agentk.core.errors import BadInput
 
 console = Console(stderr=True)
 
@@ -33,14 +33,14 @@ def round_table(rec: dict) -> Table:
 
 def _llm_first_pick(policy: Optional[str], out: Path):
     """With an LLM configured (and a policy that uses it), the LLM names the first task (paper 3.3)."""
-    from agentk.llm import LLMClient, LLMConfig
+    from agentk.policies.llm import LLMClient, LLMConfig
 
     config = LLMConfig.load()
     if policy == "expert" or not config.configured:
         return None
 
     def pick(trees: list[tuple[str, str]]) -> Optional[str]:
-        from agentk import intrinsics as fn
+        from agentk.policies import intrinsics as fn
         out.mkdir(parents=True, exist_ok=True)
         return fn.first_task(fn.Calls(LLMClient(config, log_path=out / "llm_log.jsonl")), trees)
 
@@ -56,7 +56,7 @@ def curriculum_command(pool: Path, rounds: int, submit: bool, out: Path, alpha: 
 
     if rounds < 1 or r < 1:
         raise BadInput("--rounds and -r must be at least 1")
-    if budget not in ("quick", "standard", "paper"):  # agentk.solve's PRESETS, without importing torch here
+    if budget not in ("quick", "standard", "paper"):  # agentk.solve.solver's PRESETS, without importing torch here
         raise BadInput(f"unknown budget {budget!r}: use quick, standard or paper")
     if policy not in (None, "expert", "llm", "hybrid"):
         raise BadInput(f"unknown policy {policy!r}: use expert, llm or hybrid")

@@ -9,8 +9,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentk.dataview import TEXT_DOC_EXT, competition_name, file_tree, find_description, is_table, walk
-from agentk.errors import BadInput
+from agentk.competition.dataview import TEXT_DOC_EXT, competition_name, file_tree, find_description, is_table, walk
+from agentk.core.errors import BadInput
 from tools.kaggle import parse_competition_url
 
 

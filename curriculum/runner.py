@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from agentk.fileio import read_json, write_json
+from agentk.core.fileio import read_json, write_json
 from curriculum import selection
 from curriculum.pool import Task, describe, ease, read_pool
 

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from agentk.errors import BadInput
+from agentk.core.errors import BadInput
 
 memory_app = typer.Typer(help="Long-term memory: fixes of past errors and task experiences (RAG+ / RAG-).",
                          no_args_is_help=True)

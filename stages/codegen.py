@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from agentk.engine import HOLE
+from agentk.core.engine import HOLE
 
 
 def read_expr(path: str, id_col: str | None = None) -> str:
@@ -65,7 +65,7 @@ def table_rows(a, split: str) -> list[str]:
 
 def listing_rows(src, labels: bool = False) -> list[str]:
     """Lines that list a folder's files into `paths` and `ids` (path under the folder), and `labels`."""
-    from agentk.file_inputs import MODALITY_EXT, NAME_LABEL
+    from agentk.competition.file_inputs import MODALITY_EXT, NAME_LABEL
 
     lines = [f"folder = Path({src.folder!r})",
              f"files = sorted(p for p in folder.rglob('*') if p.suffix.lower() in {MODALITY_EXT[src.modality]!r})",

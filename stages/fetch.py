@@ -6,14 +6,14 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from agentk.checks import Check
-from agentk.archives import is_archive, members, unpack_beside
-from agentk.dataview import competition_name, find_description, find_tables, read_table, split_folders, walk
-from agentk.engine import Stage
-from agentk.errors import BadInput
-from agentk.fileio import write_json, write_text
-from agentk.file_inputs import listing_source, modality_files
-from agentk.modalities import unsupported_reason
+from agentk.core.checks import Check
+from agentk.competition.archives import is_archive, members, unpack_beside
+from agentk.competition.dataview import competition_name, find_description, find_tables, read_table, split_folders, walk
+from agentk.core.engine import Stage
+from agentk.core.errors import BadInput
+from agentk.core.fileio import write_json, write_text
+from agentk.competition.file_inputs import listing_source, modality_files
+from agentk.competition.support import unsupported_reason
 from unit_tests_lib.task import check_fetched
 
 GOAL = "Link the competition's raw files into raw/ and save its description pages as markdown in task/."

@@ -2,9 +2,9 @@
 the workspace (raw/train/cat.0.jpg). Images are read later, by the map dataset."""
 from __future__ import annotations
 
-from agentk.analysis import Analysis, CannotAnalyse
-from agentk.checks import Check
-from agentk.engine import Action, Context, Stage, fill
+from agentk.policies.analysis import Analysis, CannotAnalyse
+from agentk.core.checks import Check
+from agentk.core.engine import Action, Context, Stage, fill
 from stages.codegen import file_paths, listing_rows, map_template, table_rows
 from unit_tests_lib.maps import check_id_map, check_rows_match_source
 from unit_tests_lib.media import check_image_map

@@ -3,9 +3,9 @@
 y_true: the train target map's columns (original form); y_pred: the submission's prediction columns."""
 from __future__ import annotations
 
-from agentk.analysis import Analysis
-from agentk.checks import Check
-from agentk.engine import HOLE, Action, Context, Stage, fill
+from agentk.policies.analysis import Analysis
+from agentk.core.checks import Check
+from agentk.core.engine import HOLE, Action, Context, Stage, fill
 from tools.metrics import METRICS, metric_source
 from unit_tests_lib.metric import check_metric
 

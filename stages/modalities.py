@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import json
 
-from agentk.analysis import Analysis
-from agentk.checks import Check
-from agentk.engine import Action, Context, Stage
+from agentk.policies.analysis import Analysis
+from agentk.core.checks import Check
+from agentk.core.engine import Action, Context, Stage
 from unit_tests_lib.task import check_modalities
 
 GOAL = ('Write modalities.json: {"inputs": subset of ["tab", "img", "txt"], "targets": ["tab"], '

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 
-from agentk.analysis import Analysis
-from agentk.engine import Action, Context, Stage
+from agentk.policies.analysis import Analysis
+from agentk.core.engine import Action, Context, Stage
 
 GOAL = 'Write plan.json: {"stages": [the remaining stage names, in order], "notes": [at most 3 short steps]}.'
 

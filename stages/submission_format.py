@@ -4,9 +4,9 @@ Two independent implementations: the first builds the frame from the predictions
 fills a copy of the sample submission by id. The solver falls back to the second if the first fails."""
 from __future__ import annotations
 
-from agentk.analysis import Analysis
-from agentk.checks import Check
-from agentk.engine import HOLE, Action, Context, Stage, fill
+from agentk.policies.analysis import Analysis
+from agentk.core.checks import Check
+from agentk.core.engine import HOLE, Action, Context, Stage, fill
 from stages.codegen import read_expr
 from unit_tests_lib.submission import check_submission_format
 

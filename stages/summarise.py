@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import re
 
-from agentk.analysis import Analysis
-from agentk.checks import Check
-from agentk.dataview import file_tree
-from agentk.engine import Action, Context, Stage
+from agentk.policies.analysis import Analysis
+from agentk.core.checks import Check
+from agentk.competition.dataview import file_tree
+from agentk.core.engine import Action, Context, Stage
 from unit_tests_lib.task import check_summary
 
 GOAL = "Write summary.md: the goal, the evaluation metric, the data files, the targets and the submission format."

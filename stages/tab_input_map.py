@@ -1,9 +1,9 @@
 """Train and test tabular input maps: one row per sample, first column "id", then the input features."""
 from __future__ import annotations
 
-from agentk.analysis import Analysis
-from agentk.checks import Check
-from agentk.engine import Action, Context, Stage, fill
+from agentk.policies.analysis import Analysis
+from agentk.core.checks import Check
+from agentk.core.engine import Action, Context, Stage, fill
 from stages.codegen import map_template, table_rows
 from unit_tests_lib.maps import check_id_map, check_no_train_only_columns, check_rows_match_source
 

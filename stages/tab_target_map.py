@@ -1,9 +1,9 @@
 """The train target map: first column "id", then one column per target, in original form."""
 from __future__ import annotations
 
-from agentk.analysis import Analysis
-from agentk.checks import Check
-from agentk.engine import Action, Context, Stage, fill
+from agentk.policies.analysis import Analysis
+from agentk.core.checks import Check
+from agentk.core.engine import Action, Context, Stage, fill
 from stages.codegen import listing_rows, map_template, table_rows
 from unit_tests_lib.maps import check_target_map
 

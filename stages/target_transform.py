@@ -3,9 +3,9 @@ submission's prediction columns. inverse_transform takes codes/values (one colum
 probabilities (one column per class of each multi-class target)."""
 from __future__ import annotations
 
-from agentk.analysis import Analysis
-from agentk.checks import Check
-from agentk.engine import HOLE, Action, Context, Stage, fill
+from agentk.policies.analysis import Analysis
+from agentk.core.checks import Check
+from agentk.core.engine import HOLE, Action, Context, Stage, fill
 from unit_tests_lib.targets import check_transform
 
 TEMPLATE = f'''"""transform(df) -> float array (n, one column per target) for the model;

@@ -2,9 +2,9 @@
 columns, or the content of one text file per sample)."""
 from __future__ import annotations
 
-from agentk.analysis import Analysis, CannotAnalyse
-from agentk.checks import Check
-from agentk.engine import Action, Context, Stage, fill
+from agentk.policies.analysis import Analysis, CannotAnalyse
+from agentk.core.checks import Check
+from agentk.core.engine import Action, Context, Stage, fill
 from stages.codegen import file_paths, listing_rows, map_template, table_rows
 from unit_tests_lib.maps import check_id_map, check_no_train_only_columns, check_rows_match_source
 from unit_tests_lib.media import check_text_map

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from agentk.analysis import analyse
+from agentk.policies.analysis import analyse
 from conftest import ARENA, EXAMPLE_NAMES, EXAMPLES, example_meta
 from stages.fetch import fetch_local
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from agentk.task_data import TaskData
+from tools.task_data import TaskData
 from conftest import EXAMPLES, ROOT
 from tools.autogluon_tool import fit_autogluon
 from tools.competition_scorer import competition_scorer

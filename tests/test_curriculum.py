@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentk.errors import BadInput
+from agentk.core.errors import BadInput
 from curriculum import selection
 from curriculum.pool import Task, describe, ease, read_pool
 from curriculum.runner import Curriculum
@@ -175,7 +175,7 @@ def test_first_pick_with_no_memory_is_the_easiest_tree_and_the_hook_can_override
 
 
 def test_with_an_llm_configured_the_llm_names_the_first_task(tmp_path, monkeypatch):
-    from agentk.scripted_llm import ScriptedLLM
+    from agentk.testing.scripted_llm import ScriptedLLM
     from curriculum.cli import _llm_first_pick
 
     for name, rows in (("media", 1), ("big", 500), ("small", 5)):
@@ -346,8 +346,8 @@ def test_setup_only_rounds_with_the_llm_policy_store_fixes_in_the_curriculum_mem
     """Two competitions set up by the LLM policy (a scripted server answering like the expert, whose first
     target-map program drops the id column): iris's fix lands in the curriculum's memory (not $AGENTK_MEMORY)
     and is shown in wine's retry prompt; no round solves."""
-    from agentk.scripted_llm import ScriptedLLM
-    from agentk.simulated_llm import ExpertAnswers, fenced, header
+    from agentk.testing.scripted_llm import ScriptedLLM
+    from agentk.testing.simulated_llm import ExpertAnswers, fenced, header
     from rag.memory import Memory
 
     for name in ("iris-species", "wine"):

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from agentk.checks import Check
-from agentk.engine import Action, Budget, Engine, MetaTest, Stage
-from agentk.errors import AgentFailed
-from agentk.fileio import read_jsonl
+from agentk.core.checks import Check
+from agentk.core.engine import Action, Budget, Engine, MetaTest, Stage
+from agentk.core.errors import AgentFailed
+from agentk.core.fileio import read_jsonl
 
 
 # ---- checks: plain functions of the workspace, run in the sandbox -------------------------------
@@ -146,7 +146,7 @@ import os, sys
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 from test_engine import Scripted, code, toy_pipeline, writer
-from agentk.engine import Action, Engine
+from agentk.core.engine import Action, Engine
 slow = os.environ.get("SLOW") == "1"
 b = Action(code="import time; time.sleep(60)\n" + writer("b", 2)) if slow else code("b", 2)
 policy = Scripted({{"a": [code("a", 1)], "b": [b], "c": [code("c", 3)]}})

@@ -12,7 +12,7 @@ import pytest
 import torch
 from PIL import Image
 
-from agentk.task_data import TaskData
+from tools.task_data import TaskData
 from tools import fusion
 from tools.fusion import FusionConfig, output_losses, train_fusion
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from agentk.fake_kaggle import FakeKaggle
+from agentk.testing.fake_kaggle import FakeKaggle
 from conftest import ARENA, ROOT, agentk
 from test_scraper import base_url  # noqa: F401 - the local Kaggle-like pages, a fixture
 

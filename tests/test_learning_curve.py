@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentk.scripted_llm import ScriptedLLM
-from agentk.simulated_llm import ExpertAnswers
+from agentk.testing.scripted_llm import ScriptedLLM
+from agentk.testing.simulated_llm import ExpertAnswers
 from conftest import EXAMPLES, ROOT
 
 

@@ -5,10 +5,10 @@ import socket
 
 import pytest
 
-from agentk.errors import BadInput
-from agentk.fileio import read_jsonl
-from agentk.llm import LLMClient, LLMConfig, LLMError
-from agentk.scripted_llm import ScriptedLLM
+from agentk.core.errors import BadInput
+from agentk.core.fileio import read_jsonl
+from agentk.policies.llm import LLMClient, LLMConfig, LLMError
+from agentk.testing.scripted_llm import ScriptedLLM
 
 ENV = ["AGENTK_LLM_BASE_URL", "AGENTK_LLM_MODEL", "AGENTK_LLM_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL",
        "OPENAI_API_KEY", "AGENTK_LLM_CACHE", "AGENTK_CONFIG"]
@@ -20,7 +20,7 @@ def clean_env(monkeypatch, tmp_path):
     for name in ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AGENTK_CONFIG", str(tmp_path / "absent.toml"))
-    monkeypatch.setattr("agentk.llm.DEFAULT_CONFIG", tmp_path / "no-config.toml")
+    monkeypatch.setattr("agentk.policies.llm.DEFAULT_CONFIG", tmp_path / "no-config.toml")
     (tmp_path / "absent.toml").write_text("")
 
 

@@ -9,11 +9,11 @@ import socket
 
 import pytest
 
-from agentk.fileio import read_jsonl
-from agentk.intrinsics import Calls, detect_modalities, extract_code
-from agentk.llm import LLMClient, LLMConfig
-from agentk.scripted_llm import ScriptedLLM
-from agentk.simulated_llm import ExpertAnswers, fenced, header
+from agentk.core.fileio import read_jsonl
+from agentk.policies.intrinsics import Calls, detect_modalities, extract_code
+from agentk.policies.llm import LLMClient, LLMConfig
+from agentk.testing.scripted_llm import ScriptedLLM
+from agentk.testing.simulated_llm import ExpertAnswers, fenced, header
 from conftest import EXAMPLES, agentk
 from stages.tab_input_map import template
 
@@ -181,16 +181,16 @@ def test_modalities_answer_is_validated_and_asked_again(tmp_path):
     bad = '{"inputs": ["table"], "targets": ["tab"], "task_type": "BinCls"}'
     with ScriptedLLM(rules=[("modalities", ["Let me think... no JSON here", bad, good])]) as server:
         client = LLMClient(LLMConfig(base_url=server.url, model="scripted-model", api_key="k", cache_dir=None))
-        from agentk.engine import Stage
+        from agentk.core.engine import Stage
         answer = detect_modalities(Calls(client), ws, Stage("modalities", "detect", kind="text"))
     assert json.loads(answer) == json.loads(good) and len(server.requests) == 3
     assert "invalid" in user_text(server.requests[2])
 
 
 def test_hybrid_asks_the_llm_on_retries_and_credit_assignment_only(example_ws):
-    from agentk.engine import Context
-    from agentk.llm_policy import HybridPolicy
-    from agentk.memory import WorkingMemory
+    from agentk.core.engine import Context
+    from agentk.policies.llm_policy import HybridPolicy
+    from agentk.core.memory import WorkingMemory
 
     ws, proc = example_ws("iris-species")
     assert proc.returncode == 0

@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from agentk.analysis import analyse
-from agentk.engine import Context
-from agentk.memory import WorkingMemory
+from agentk.policies.analysis import analyse
+from agentk.core.engine import Context
+from agentk.core.memory import WorkingMemory
 from agentk.sandbox import run_python
 from agentk.setup_pipeline import MAP_STAGES, remaining_stages
 from stages.fetch import fetch_local

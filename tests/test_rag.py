@@ -9,12 +9,12 @@ import sys
 import numpy as np
 from typer.testing import CliRunner
 
-from agentk.engine import Budget, Engine
-from agentk.llm import LLMClient, LLMConfig
-from agentk.llm_policy import LLMPolicy
-from agentk.scripted_llm import ScriptedLLM
+from agentk.core.engine import Budget, Engine
+from agentk.policies.llm import LLMClient, LLMConfig
+from agentk.policies.llm_policy import LLMPolicy
+from agentk.testing.scripted_llm import ScriptedLLM
 from agentk.setup_pipeline import setup_pipeline
-from agentk.simulated_llm import ExpertAnswers, fenced, header
+from agentk.testing.simulated_llm import ExpertAnswers, fenced, header
 from conftest import EXAMPLES, ROOT
 from rag.cli import memory_app
 from rag.memory import SIMILAR_ERROR, Memory, fix_recorder
@@ -207,10 +207,10 @@ def test_apply_fix_edits_other_code_where_the_changed_lines_are_found_once():
 
 
 def test_expert_retry_uses_a_stored_fix_that_applies_and_ignores_one_that_does_not(tmp_path, monkeypatch):
-    from agentk.engine import Context, Stage
-    from agentk.expert import ExpertPolicy
-    from agentk.memory import WorkingMemory
-    from agentk.engine import Action
+    from agentk.core.engine import Context, Stage
+    from agentk.policies.expert import ExpertPolicy
+    from agentk.core.memory import WorkingMemory
+    from agentk.core.engine import Action
 
     monkeypatch.setenv("AGENTK_MEMORY", str(tmp_path / "mem"))
     error = "check_no_missing: train_tab_target_map.csv has 3 rows fewer than train.csv (rows were dropped)"

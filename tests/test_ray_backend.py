@@ -17,8 +17,8 @@ import pytest
 
 from conftest import EXAMPLES, agentk
 from agentk import ray_backend
-from agentk.errors import BadInput
-from agentk.solve import PRESETS, Solver
+from agentk.core.errors import BadInput
+from agentk.solve.solver import PRESETS, Solver
 from tools.hebo_tuner import tune
 
 OPT_PENALTY = {"Adam": 0.0, "SGD": 1.0, "AdamW": 0.5}
@@ -59,7 +59,7 @@ def fails_on_three(x: int) -> int:
 
 
 def test_importing_agentk_does_not_import_ray():
-    code = "import agentk.cli, agentk.solve, tools.hebo_tuner, agentk.ray_backend, sys; print('ray' in sys.modules)"
+    code = "import agentk.cli, agentk.solve.solver, tools.hebo_tuner, agentk.ray_backend, sys; print('ray' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.stdout.strip() == "False", proc.stderr
 
@@ -170,7 +170,7 @@ def test_solver_network_trials_run_as_ray_tasks(cluster, iris_setup):
 def test_solve_cli_with_ray_finishes(iris_setup):
     """The whole quick solve (AutoGluon included, about two minutes on two cores) with its trials on Ray."""
     shutil.rmtree(iris_setup / "solutions", ignore_errors=True)
-    proc = subprocess.run([sys.executable, "-m", "agentk.solve", str(iris_setup), "--budget", "quick", "--ray", "local",
+    proc = subprocess.run([sys.executable, "-m", "agentk.solve.solver", str(iris_setup), "--budget", "quick", "--ray", "local",
                            "--parallel-trials", "2"], cwd=iris_setup, capture_output=True, text=True, timeout=900,
                           stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr[-3000:]

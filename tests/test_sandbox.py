@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 
-from agentk.checks import Check, run_checks
+from agentk.core.checks import Check, run_checks
 from agentk.sandbox import clean_env, run_python, truncate
 
 SECRETS = {

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from conftest import EXAMPLE_NAMES, EXAMPLES, ROOT, agentk, example_meta
-from agentk.fileio import read_jsonl
+from agentk.core.fileio import read_jsonl
 
 sys.path.insert(0, str(EXAMPLES))
 from grade import grade  # noqa: E402

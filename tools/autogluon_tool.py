@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agentk.task_data import TaskData
+from tools.task_data import TaskData
 from tools.competition_scorer import competition_scorer
 
 LABEL = "__agentk_target__"

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from agentk.task_data import width
+from tools.task_data import width
 
 HIDDEN, LR, WEIGHT_DECAY, MAX_STEPS, PATIENCE, INNER_FRACTION, EPS = 32, 1e-2, 1e-3, 500, 40, 0.2, 1e-6
 

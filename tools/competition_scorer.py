@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 from autogluon.core.metrics import Scorer, make_scorer
 
-from agentk.analysis import COLUMNWISE
-from agentk.task_data import width
+from agentk.policies.analysis import COLUMNWISE
+from tools.task_data import width
 from tools.metrics import METRICS
 from unit_tests_lib.common import load_module, read_map
 

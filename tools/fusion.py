@@ -22,7 +22,7 @@ from torch import nn
 from torch.nn import functional as F
 from torch.utils.data import DataLoader, Dataset
 
-from agentk.task_data import TaskData
+from tools.task_data import TaskData
 from tools.light_net import _check_targets, _target_scaling
 from tools.map_dataset import ImageTransform, TextTransform, collate
 from tools.tabular import encode

@@ -2,7 +2,7 @@
 package (imported lazily: it authenticates at import time).
 
 The kaggle CLI always talks to api.kaggle.com; this tool builds its clients with kagglesdk's own
-environment (KAGGLE_API_ENVIRONMENT=TEST -> http://localhost:7777), which agentk.fake_kaggle serves.
+environment (KAGGLE_API_ENVIRONMENT=TEST -> http://localhost:7777), which agentk.testing.fake_kaggle serves.
 Errors the user can fix are one-line BadInputs; transient ones (5xx, 429, connection resets) are
 retried with exponential backoff."""
 from __future__ import annotations
@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from agentk.archives import extract, extract_all
-from agentk.errors import BadInput
+from agentk.competition.archives import extract, extract_all
+from agentk.core.errors import BadInput
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -17,7 +17,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urljoin
 
-from agentk.fileio import write_text
+from agentk.core.fileio import write_text
 
 TABS = ("overview", "evaluation", "data", "rules")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.dataview import find_tables, read_table
+from agentk.competition.dataview import find_tables, read_table
 
 
 def fail(message: str) -> None:

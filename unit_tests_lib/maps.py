@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentk.dataview import find_tables
+from agentk.competition.dataview import find_tables
 from unit_tests_lib.common import fail, raw_table, read_map, sample_submission
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.dataview import IMAGE_EXT
+from agentk.competition.dataview import IMAGE_EXT
 from unit_tests_lib.common import fail, read_map
 
 

@@ -35,7 +35,7 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
 
 
 def _sample_path(ws: Path) -> Path:
-    from agentk.dataview import find_tables
+    from agentk.competition.dataview import find_tables
     return find_tables(ws / "raw")["sample"]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentk.dataview import find_tables, split_folders
+from agentk.competition.dataview import find_tables, split_folders
 from unit_tests_lib.common import fail, sample_submission
 
 INPUTS = {"tab", "img", "txt"}

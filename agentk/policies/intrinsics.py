@@ -11,9 +11,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
-from agentk.dataview import file_tree, find_tables, table_view
-from agentk.engine import HOLE, Stage, fill
-from agentk.llm import LLMClient, Reply
+from agentk.competition.dataview import file_tree, find_tables, table_view
+from agentk.core.engine import HOLE, Stage, fill
+from agentk.policies.llm import LLMClient, Reply
 
 SYSTEM = ("You are Agent K, a Kaggle grandmaster who sets competitions up for automated machine learning. "
           "You write correct, complete, runnable Python 3.11 (pandas, numpy, scikit-learn). Programs run with the "

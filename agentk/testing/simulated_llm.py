@@ -1,7 +1,7 @@
 """A simulated LLM that answers the LLM policy's requests with what the built-in expert would write.
 
 It speaks the policy's protocol (the `[agentk:<intrinsic>] stage=<stage>` header and the answer formats
-of agentk.intrinsics), so tests and the fault-injection benchmark can serve it from a ScriptedLLM and
+of agentk.policies.intrinsics), so tests and the fault-injection benchmark can serve it from a ScriptedLLM and
 layer faults on top of it."""
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import json
 import re
 from pathlib import Path
 
-from agentk.engine import Context, Stage
-from agentk.expert import ExpertPolicy
-from agentk.memory import WorkingMemory
+from agentk.core.engine import Context, Stage
+from agentk.policies.expert import ExpertPolicy
+from agentk.core.memory import WorkingMemory
 
 HEADER = re.compile(r"^\[agentk:(\w+)\] stage=(\S+)")
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agentk.dataview import find_tables, read_table
-from agentk.file_inputs import FileSource, column_source, listing_frame, listing_source, modality_files
-from agentk.modalities import is_long_text
+from agentk.competition.dataview import find_tables, read_table
+from agentk.competition.file_inputs import FileSource, column_source, listing_frame, listing_source, modality_files
+from agentk.competition.support import is_long_text
 from tools.metrics import METRICS, Metric, find_metric
 
 BOOL_VALUES = {"true", "false"}

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import openai
 
-from agentk.errors import BadInput
-from agentk.fileio import append_jsonl, write_json
+from agentk.core.errors import BadInput
+from agentk.core.fileio import append_jsonl, write_json
 
 DEFAULT_CONFIG = Path.home() / ".config" / "agentk" / "config.toml"
 NOT_CONFIGURED = ("no LLM endpoint configured: set AGENTK_LLM_BASE_URL and AGENTK_LLM_MODEL (and AGENTK_LLM_API_KEY "

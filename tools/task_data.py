@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agentk.fileio import write_json
+from agentk.core.fileio import write_json
 from tools.map_dataset import MapDataset
 from unit_tests_lib.common import load_module, read_map
 

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 
 import pandas as pd
 
-from agentk.dataview import IMAGE_EXT, role_of, walk
+from agentk.competition.dataview import IMAGE_EXT, role_of, walk
 
 MODALITY_EXT = {"img": IMAGE_EXT, "txt": (".txt",)}
 NAME_LABEL = re.compile(r"([^\d]*?[A-Za-z][^\d]*?)[._\- ]*\d+")  # cat.123 -> cat; golden_retriever_7 -> golden_retriever

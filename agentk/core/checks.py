@@ -49,7 +49,7 @@ def run_checks(checks: list[Check], ws: Path, timeout: float = 600, memory_gb: f
     if not checks and code is None:
         return CheckReport(True)
     payload = json.dumps({"code": code, "output": output, "checks": [c.spec() for c in checks]})
-    res: RunResult = run_python(["-m", "agentk.checks", payload], cwd=ws, timeout=timeout, memory_gb=memory_gb)
+    res: RunResult = run_python(["-m", "agentk.core.checks", payload], cwd=ws, timeout=timeout, memory_gb=memory_gb)
     printed = [l for l in res.stdout.splitlines() if not l.startswith((MARK, STARTED))]
     results = [l[len(MARK):] for l in res.stdout.splitlines() if l.startswith(MARK)]
     shown = truncate("\n".join(printed), 2000)

@@ -7,8 +7,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from agentk.errors import BadInput
-from agentk.fileio import read_json, write_json
+from agentk.core.errors import BadInput
+from agentk.core.fileio import read_json, write_json
 
 
 def higher_is_better(ws: Path) -> bool:

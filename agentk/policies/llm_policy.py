@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentk import intrinsics as fn
-from agentk.engine import Action, Context, Stage
-from agentk.expert import ExpertPolicy
-from agentk.llm import LLMClient
+from agentk.policies import intrinsics as fn
+from agentk.core.engine import Action, Context, Stage
+from agentk.policies.expert import ExpertPolicy
+from agentk.policies.llm import LLMClient
 
 if TYPE_CHECKING:
     from rag.memory import Memory

@@ -1,11 +1,11 @@
-"""The built-in expert policy: inspects the raw data once (agentk.analysis) and writes each stage's
+"""The built-in expert policy: inspects the raw data once (agentk.policies.analysis) and writes each stage's
 code from its template. Deterministic and free; the offline default."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from agentk.analysis import Analysis, CannotAnalyse, analyse
-from agentk.engine import Action, Context, Stage
+from agentk.policies.analysis import Analysis, CannotAnalyse, analyse
+from agentk.core.engine import Action, Context, Stage
 
 
 class ExpertPolicy:

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Literal, Protocol
 
-from agentk.checks import Check, run_checks
-from agentk.errors import AgentFailed, BadInput
-from agentk.fileio import append_jsonl, read_json, read_jsonl, write_json, write_text
-from agentk.memory import WorkingMemory
+from agentk.core.checks import Check, run_checks
+from agentk.core.errors import AgentFailed, BadInput
+from agentk.core.fileio import append_jsonl, read_json, read_jsonl, write_json, write_text
+from agentk.core.memory import WorkingMemory
 
 HOLE = "# <<FILL-IN-THE-MIDDLE>>"
 

@@ -12,7 +12,7 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-from agentk.errors import BadInput
+from agentk.core.errors import BadInput
 
 ARCHIVE_EXT = (".zip", ".tar", ".tar.gz", ".tgz", ".gz", ".7z")
 _STEM = re.compile(r"(\.tar\.gz|\.tgz|\.tar|\.zip|\.gz|\.7z)$", re.I)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.errors import BadInput
+from agentk.core.errors import BadInput
 
 TABLE_EXT = (".csv", ".tsv", ".json", ".jsonl", ".parquet", ".csv.gz", ".tsv.gz")
 IMAGE_EXT = (".jpg", ".jpeg", ".png", ".tif", ".tiff", ".bmp", ".gif", ".webp")

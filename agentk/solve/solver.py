@@ -3,7 +3,7 @@ with HEBO, blend them with an MLP, and write the best submission.
 
 Every solution goes to <ws>/solutions/<id>/ (plan.json, score.json, val_pred.npy, test_pred.npy,
 submission.csv, trials.jsonl for tuned networks); a finished one is loaded, not redone, so a killed solve
-resumes. Predictions are kept in model space (see agentk/task_data.py), which is what the blender learns from.
+resumes. Predictions are kept in model space (see tools/task_data.py), which is what the blender learns from.
 
 This module runs in a child process of `agentk solve` (cwd the workspace, no credentials): it executes the
 setup's generated code (transform, metric, formatters)."""
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agentk.fileio import write_json
-from agentk.task_data import TaskData
+from agentk.core.fileio import write_json
+from tools.task_data import TaskData
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,214 @@
+"""The workspace contract (the setup's and the solve's output): every file of a workspace and every setup
+stage is named here and nowhere else, and generated modules and maps are loaded from here.
+
+    <ws>/raw/                                the competition's files (links into the user's folder, or downloads)
+    <ws>/task/description.md, evaluation.md, data.md, meta.json      the scraped pages
+    <ws>/summary.md, modalities.json, plan.json                      the text stages' outputs
+    <ws>/{train,test}_<modality>_input_map.csv                       first column "id"; one per input modality
+    <ws>/train_tab_target_map.csv                                     first column "id"; one column per target
+    <ws>/code_<stage>.py                                              every stage's generated code
+    <ws>/setup.json, trajectory.jsonl, llm_log.jsonl                 the setup's state, steps and LLM calls
+    <ws>/solutions/split.json, solutions/<id>/...                    the solve (Solution files below)
+    <ws>/solve.json, submission.csv, submissions.json, final_pick.json
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+# ---- setup stages: names and the roles meta-tests select them by -------------------------------------
+FETCH, SUMMARISE, MODALITIES, PLAN = "fetch", "summarise", "modalities", "plan"
+TARGET_MAP = "train_tab_target_map"
+TARGET_TRANSFORM = "transform_tab_target_train"
+SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT = "submission_format", "submission_format_alt"
+METRIC = "metric"
+SPLITS = ("train", "test")
+
+
+def input_map_stage(split: str, modality: str) -> str:
+    """The stage building a split's input map of one modality (e.g. train_img_input_map)."""
+    return f"{split}_{modality}_input_map"
+
+
+def code_file(stage: str) -> str:
+    """The file a code stage's program is kept in."""
+    return f"code_{stage}.py"
+
+
+class Workspace:
+    """Paths of one workspace. Attributes are file names relative to the root; properties are paths."""
+
+    RAW, TASK = "raw", "task"
+    DESCRIPTION, EVALUATION, DATA, META = "description.md", "evaluation.md", "data.md", "meta.json"
+    SUMMARY, MODALITIES, PLAN = "summary.md", "modalities.json", "plan.json"
+    SETUP_STATE, TRAJECTORY, LLM_LOG = "setup.json", "trajectory.jsonl", "llm_log.jsonl"
+    SOLUTIONS, SPLIT, SOLVE_SUMMARY = "solutions", "split.json", "solve.json"
+    SUBMISSION, SUBMISSIONS, FINAL_PICK = "submission.csv", "submissions.json", "final_pick.json"
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+
+    # the competition and its pages
+    @property
+    def raw(self) -> Path:
+        return self.root / self.RAW
+
+    @property
+    def task(self) -> Path:
+        return self.root / self.TASK
+
+    @property
+    def description(self) -> Path:
+        return self.task / self.DESCRIPTION
+
+    @property
+    def evaluation(self) -> Path:
+        return self.task / self.EVALUATION
+
+    @property
+    def data_page(self) -> Path:
+        return self.task / self.DATA
+
+    @property
+    def meta(self) -> Path:
+        return self.task / self.META
+
+    # the text stages
+    @property
+    def summary(self) -> Path:
+        return self.root / self.SUMMARY
+
+    @property
+    def modalities(self) -> Path:
+        return self.root / self.MODALITIES
+
+    @property
+    def plan(self) -> Path:
+        return self.root / self.PLAN
+
+    # maps and generated code
+    def input_map(self, split: str, modality: str) -> Path:
+        return self.root / f"{input_map_stage(split, modality)}.csv"
+
+    def input_maps(self, split: str) -> dict[str, Path]:
+        """The split's input maps on disk, by modality (sorted by file name)."""
+        found = sorted(self.root.glob(f"{input_map_stage(split, '*')}.csv"))
+        return {p.name[len(split) + 1:-len("_input_map.csv")]: p for p in found}
+
+    @property
+    def target_map(self) -> Path:
+        return self.root / f"{TARGET_MAP}.csv"
+
+    def code(self, stage: str) -> Path:
+        return self.root / code_file(stage)
+
+    def load(self, stage: str):
+        """Import a stage's generated module (code_<stage>.py) fresh from the workspace."""
+        path = self.code(stage)
+        if not path.exists():
+            raise FileNotFoundError(f"{path.name} does not exist")
+        name = path.stem
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+
+    # the setup's record
+    @property
+    def setup_state(self) -> Path:
+        return self.root / self.SETUP_STATE
+
+    @property
+    def trajectory(self) -> Path:
+        return self.root / self.TRAJECTORY
+
+    @property
+    def llm_log(self) -> Path:
+        return self.root / self.LLM_LOG
+
+    # the solve
+    @property
+    def solutions(self) -> Path:
+        return self.root / self.SOLUTIONS
+
+    @property
+    def split(self) -> Path:
+        return self.solutions / self.SPLIT
+
+    def solution(self, sid: str) -> "Solution":
+        return Solution(self.solutions / sid)
+
+    @property
+    def solve_summary(self) -> Path:
+        return self.root / self.SOLVE_SUMMARY
+
+    @property
+    def submission(self) -> Path:
+        return self.root / self.SUBMISSION
+
+    @property
+    def submissions(self) -> Path:
+        return self.root / self.SUBMISSIONS
+
+    @property
+    def final_pick(self) -> Path:
+        return self.root / self.FINAL_PICK
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The files of solutions/<id>/: score.json is written last and marks the solution done."""
+
+    folder: Path
+
+    @property
+    def id(self) -> str:
+        return self.folder.name
+
+    @property
+    def plan(self) -> Path:
+        return self.folder / "plan.json"
+
+    @property
+    def score(self) -> Path:
+        return self.folder / "score.json"
+
+    @property
+    def val_pred(self) -> Path:
+        return self.folder / "val_pred.npy"
+
+    @property
+    def test_pred(self) -> Path:
+        return self.folder / "test_pred.npy"
+
+    @property
+    def submission(self) -> Path:
+        return self.folder / Workspace.SUBMISSION
+
+    @property
+    def trials(self) -> Path:
+        return self.folder / "trials.jsonl"
+
+    def trial(self, k: int) -> Path:
+        return self.folder / f"trial_{k}.npz"
+
+    @property
+    def models(self) -> Path:
+        return self.folder / "models"
+
+    @property
+    def skipped(self) -> Path:
+        return self.folder / "skipped.json"
+
+
+def read_map(path: Path) -> pd.DataFrame:
+    """A map (first column "id", read as text); ValueError naming the file when it is not one."""
+    frame = pd.read_csv(path, dtype={"id": str})
+    if len(frame.columns) == 0 or frame.columns[0] != "id":
+        raise ValueError(f"{Path(path).name}: the first column must be 'id', found {list(frame.columns[:3])}")
+    return frame
