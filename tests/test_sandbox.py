@@ -11,7 +11,7 @@ from pathlib import Path
 
 
 from agentk.core.checks import Check, run_checks
-from agentk.sandbox import clean_env, run_python, truncate
+from agentk.core.sandbox import clean_env, run_python, truncate
 
 SECRETS = {
     "KAGGLE_KEY": "k-secret",

@@ -1,0 +1,105 @@
+"""The architecture's rules, checked on the source (docs/architecture.md, "Layers"): which packages may import
+which, and the workspace contract's names written in one place."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from agentk import workspace
+
+ROOT = Path(__file__).resolve().parents[1]
+PRODUCT = ("agentk", "stages", "unit_tests_lib", "tools", "rag", "curriculum")
+
+# layer -> the layers it may import (besides itself); a module's layer is its longest matching prefix
+ALLOWED = {
+    "agentk.workspace": set(),
+    "agentk.modalities": set(),
+    "agentk.core": {"agentk.workspace"},
+    "agentk.competition": {"agentk.core", "agentk.workspace", "agentk.modalities"},
+    "tools": {"agentk.core", "agentk.competition", "agentk.workspace", "agentk.modalities"},
+    "unit_tests_lib": {"agentk.core", "agentk.competition", "agentk.workspace", "agentk.modalities", "tools"},
+    "rag": {"agentk.core", "agentk.workspace"},
+    "agentk.policies": {"agentk.core", "agentk.competition", "agentk.workspace", "agentk.modalities", "tools", "rag"},
+    "stages": {"agentk.core", "agentk.competition", "agentk.workspace", "agentk.modalities", "agentk.policies",
+               "unit_tests_lib", "tools"},
+}
+TOP = {"agentk.testing"}  # imported by tests and benchmarks only
+
+
+def layer(module: str) -> str:
+    found = [name for name in (*ALLOWED, *TOP) if module == name or module.startswith(name + ".")]
+    return max(found, key=len) if found else module.split(".")[0] if module.split(".")[0] != "agentk" else module
+
+
+def product_modules() -> dict[str, Path]:
+    found = {}
+    for package in PRODUCT:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def imports(path: Path) -> set[str]:
+    """Every project module a file imports, at the top or inside functions."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names |= {f"{node.module}.{a.name}" for a in node.names}
+    return {n for n in names if n.split(".")[0] in PRODUCT}
+
+
+def test_layers_import_only_what_they_may():
+    modules = product_modules()
+    wrong = []
+    for module, path in modules.items():
+        mine = layer(module)
+        for name in imports(path):
+            if name not in modules and name.rsplit(".", 1)[0] in modules:
+                name = name.rsplit(".", 1)[0]  # `from pkg import function`
+            other = layer(name)
+            if other in TOP and mine not in TOP:
+                wrong.append(f"{module} imports the test double {name}")
+            elif mine in ALLOWED and other != mine and other not in ALLOWED[mine]:
+                wrong.append(f"{module} ({mine}) imports {name} ({other})")
+    assert not wrong, "\n".join(sorted(wrong))
+
+
+def test_the_rule_catches_an_upward_import(tmp_path):
+    """The checker itself: a tools module importing a check is reported."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    from unit_tests_lib.meta import check_light_solve\n")
+    assert "unit_tests_lib.meta.check_light_solve" in imports(bad)
+    assert layer("unit_tests_lib.meta") not in ALLOWED["tools"]
+
+
+def contract_names() -> set[str]:
+    """The file names and stage names agentk.workspace defines; one-word stage names ("metric", "plan") are
+    also plain words (a JSON key, a log line), so only names with a dot or an underscore are looked for."""
+    names = {v for k, v in vars(workspace).items() if k.isupper() and isinstance(v, str)}
+    names |= {v for k, v in vars(workspace.Workspace).items() if k.isupper() and isinstance(v, str)}
+    return {n for n in names if "." in n or "_" in n}
+
+
+@pytest.mark.parametrize("package", PRODUCT)
+def test_workspace_names_are_written_once(package):
+    """No file of the product spells a workspace file or a setup stage as a string: agentk.workspace names them."""
+    names = contract_names()
+    found = []
+    for path in (ROOT / package).rglob("*.py"):
+        if path.name == "workspace.py" and path.parent.name == "agentk":
+            continue
+        tree = ast.parse(path.read_text())
+        docstrings = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(
+            n, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings \
+                    and node.value in names:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
+    assert not found, "\n".join(found)
