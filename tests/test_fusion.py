@@ -12,9 +12,10 @@ import pytest
 import torch
 from PIL import Image
 
+from tools import modality_img
+from tools.fusion import FusionConfig, train_fusion
+from tools.heads import output_losses
 from tools.task_data import TaskData
-from tools import fusion
-from tools.fusion import FusionConfig, output_losses, train_fusion
 
 # the generated modules a setup writes, reduced to what TaskData uses; spec.json says the outputs and metrics
 TRANSFORM = '''import json
@@ -139,8 +140,8 @@ def mixed_task(tmp_path_factory) -> TaskData:
 
 
 def test_learns_image_classes_and_says_the_backbone_is_random_offline(image_task, monkeypatch):
-    monkeypatch.setattr(fusion, "_cached_weights", lambda cfg: None)  # as on a machine without the weights
-    monkeypatch.setattr(fusion, "_reachable", lambda timeout=3.0: False)
+    monkeypatch.setattr(modality_img, "_cached_weights", lambda cfg: None)  # as on a machine without the weights
+    monkeypatch.setattr(modality_img, "_reachable", lambda timeout=3.0: False)
     logged = []
     result = train_fusion(image_task, FusionConfig(pretrained=True, **QUICK), log=logged.append)
     assert result.val_score >= 0.9 > constant_score(image_task) + 0.3
