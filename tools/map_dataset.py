@@ -15,8 +15,8 @@ a tab-only workspace never pays their import (tools/modality_tab.py imports with
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
