@@ -4,6 +4,8 @@ the metric, stops early on the validation score with the best epoch's weights, a
 from __future__ import annotations
 
 import json
+import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -12,9 +14,11 @@ import pytest
 import torch
 from PIL import Image
 
+from agentk.workspace import Workspace
+from tools import modality_img
+from tools.fusion import FusionConfig, train_fusion
+from tools.heads import output_losses
 from tools.task_data import TaskData
-from tools import fusion
-from tools.fusion import FusionConfig, output_losses, train_fusion
 
 # the generated modules a setup writes, reduced to what TaskData uses; spec.json says the outputs and metrics
 TRANSFORM = '''import json
@@ -139,8 +143,8 @@ def mixed_task(tmp_path_factory) -> TaskData:
 
 
 def test_learns_image_classes_and_says_the_backbone_is_random_offline(image_task, monkeypatch):
-    monkeypatch.setattr(fusion, "_cached_weights", lambda cfg: None)  # as on a machine without the weights
-    monkeypatch.setattr(fusion, "_reachable", lambda timeout=3.0: False)
+    monkeypatch.setattr(modality_img, "_cached_weights", lambda cfg: None)  # as on a machine without the weights
+    monkeypatch.setattr(modality_img, "_reachable", lambda timeout=3.0: False)
     logged = []
     result = train_fusion(image_task, FusionConfig(pretrained=True, **QUICK), log=logged.append)
     assert result.val_score >= 0.9 > constant_score(image_task) + 0.3
@@ -226,3 +230,52 @@ def test_max_time_stops_training(tmp_path):
     assert 1 <= result.epochs_run < 100_000
     assert result.seconds < 6
     assert result.history[-1]["seconds"] < 4  # no epoch starts after the deadline
+
+
+def test_a_new_modality_needs_only_a_registry_entry_and_its_model_module(tmp_path, monkeypatch):
+    """A toy modality (bit strings such as "-++-") registered here, as a newcomer would add one: the map dataset,
+    the light net and the fusion net use its pieces without knowing its name."""
+    from torch import nn
+
+    from agentk.modalities import MODALITIES, Modality
+    from tools.fusion import Branch
+    from tools.light_net import fit_predict
+    from tools.map_dataset import MapDataset
+
+    def bits(cell) -> np.ndarray:
+        return np.array([float(c == "+") for c in str(cell)])
+
+    def tensor(cells) -> torch.Tensor:
+        return torch.tensor(np.stack([bits(c) for c in cells]), dtype=torch.float32)
+
+    def check_map(frame, name):
+        if len(frame.columns) != 1:
+            raise ValueError(f"{name}: expected one bit-string column")
+
+    model = types.ModuleType("toy_bits_model")
+    model.check_map = check_map
+    model.dataset_transform = lambda ws, map_name, options: lambda row: bits(row[0])
+    model.light_branch = lambda parts, width: ([tensor(ds.inputs["bits"].iloc[idx, 0]) for ds, idx in parts],
+                                               nn.Sequential(nn.Linear(4, width), nn.ReLU()), width)
+    model.fusion_branch = lambda frame, ws, cfg, fit: Branch(nn.Sequential(nn.Linear(4, 8), nn.ReLU()), 8,
+                                                             inputs=tensor(frame.iloc[:, 0]), notes=["bits: 4"])
+    monkeypatch.setitem(sys.modules, model.__name__, model)
+    monkeypatch.setitem(MODALITIES, "bits", Modality("bits", "bit strings", "", (), "stages.none", model.__name__))
+
+    rng = np.random.default_rng(0)
+    codes = ["".join(rng.choice(["-", "+"], 4)) for _ in range(180)]
+    flag = np.where([c[0] == "+" for c in codes], "yes", "no")  # the first bit is the class
+    task = workspace(tmp_path, [{"name": "flag", "kind": "binary", "classes": ["no", "yes"]}], ["roc_auc"],
+                     pd.DataFrame({"flag": flag[:150]}), 30, bits=pd.DataFrame({"code": codes}))
+
+    batch = next(MapDataset(tmp_path, "test").batches(5))
+    assert batch["bits"].shape == (5, 4) and (batch["bits"] == [bits(c) for c in codes[150:155]]).all()
+    result = train_fusion(task, FusionConfig(max_epochs=15, lr=1e-2), log=lambda line: None)
+    assert "bits: 4" in result.notes and result.val_score >= 0.95
+    fit, val = task.split
+    (pred,) = fit_predict(task.train, fit, [(task.train, val)], task.outputs, seed=0)
+    assert ((pred[:, 0] > 0.5) == task.y[val, 0]).mean() >= 0.95
+    pd.DataFrame({"id": task.test.ids, "a": codes[150:], "b": codes[150:]}).to_csv(
+        Workspace(tmp_path).input_map("test", "bits"), index=False)
+    with pytest.raises(ValueError, match="test_bits_input_map.csv: expected one bit-string column"):
+        MapDataset(tmp_path, "test")

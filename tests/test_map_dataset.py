@@ -11,7 +11,9 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from tools.map_dataset import ImageTransform, MapDataset, TextTransform, vocab_size
+from tools.map_dataset import MapDataset
+from tools.modality_img import ImageTransform
+from tools.modality_txt import TextTransform, vocab_size
 
 ROOT = Path(__file__).resolve().parents[1]
 RED, BLUE = (220, 30, 30), (30, 30, 220)

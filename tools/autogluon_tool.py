@@ -21,8 +21,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tools.task_data import TaskData
+from agentk.modalities import TABULAR
+from agentk.workspace import Workspace
 from tools.competition_scorer import competition_scorer
+from tools.task_data import TaskData
 
 LABEL = "__agentk_target__"
 BAGGING_PRESETS = ("good", "high", "best", "extreme", "experimental")
@@ -33,12 +35,13 @@ def fit_autogluon(task: TaskData, time_limit: float, presets: str = "medium_qual
     """Fit and predict. Returns val_pred (model space, task.split[1] rows), test_pred (model space, all test rows),
     val_score (task.score on the val rows), models (per output: best model and leaderboard; AutoGluon's score_val
     is higher-is-better, so losses appear negated) and seconds."""
-    if "tab" not in task.modalities:
-        raise ValueError(f"the AutoGluon tool needs a tab input map; this task has {', '.join(task.modalities)}")
+    if TABULAR.name not in task.modalities:
+        raise ValueError(f"the AutoGluon tool needs a {TABULAR.name} input map; this task has "
+                         f"{', '.join(task.modalities)}")
     start = time.monotonic()
-    out_dir = Path(out_dir) if out_dir is not None else task.ws / "solutions" / "autogluon"
+    out_dir = Path(out_dir) if out_dir is not None else Workspace(task.ws).solutions / "autogluon"
     fit_rows, val_rows = task.split
-    X, X_test = _features(task.train.inputs["tab"]), _features(task.test.inputs["tab"])
+    X, X_test = _features(task.train.inputs[TABULAR.name]), _features(task.test.inputs[TABULAR.name])
     options = {} if hyperparameters is None else {"hyperparameters": hyperparameters}  # None: the preset's
     if any(presets.startswith(p) for p in BAGGING_PRESETS):
         options.update(use_bag_holdout=True, ag_args_ensemble={"fold_fitting_strategy": "sequential_local"})
@@ -82,7 +85,8 @@ def _fit_output(task: TaskData, j: int, train: pd.DataFrame, tune: pd.DataFrame,
 def _features(tab: pd.DataFrame) -> pd.DataFrame:
     frame = tab.reset_index(drop=True)  # the index holds the ids
     if LABEL in frame.columns:
-        raise ValueError(f"the tab input map has a column named {LABEL!r}, which the AutoGluon tool uses for labels")
+        raise ValueError(f"the {TABULAR.name} input map has a column named {LABEL!r}, which the AutoGluon tool uses "
+                         "for labels")
     return frame
 
 

@@ -9,16 +9,15 @@ weight decay; the number of steps is chosen by early stopping on an inner split 
 final refit on all validation rows uses their median."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import torch
 from torch import nn
-from torch.nn import functional as F
 
-from tools.task_data import width
+from tools.heads import head_loss, output_losses, target_scaling, to_model_space, width
 
 HIDDEN, LR, WEIGHT_DECAY, MAX_STEPS, PATIENCE, INNER_FRACTION, EPS = 32, 1e-2, 1e-3, 500, 40, 0.2, 1e-6
 
@@ -49,7 +48,7 @@ class Blender:
         x = (features(preds, self.outputs) - self.mean) / self.std
         with _torch_local(0), torch.no_grad():
             raw = self.net(torch.tensor(x, dtype=torch.float32))
-        return _model_space(raw, self.outputs, self.y_mean, self.y_std)
+        return to_model_space(raw, self.outputs, self.y_mean, self.y_std)
 
 
 @dataclass
@@ -129,10 +128,7 @@ def _fit(preds: list[np.ndarray], y: np.ndarray, outputs: list[dict], seed: int,
     x = features(preds, outputs)
     mean, std = x.mean(axis=0), x.std(axis=0)
     std = np.where(std > 0, std, 1.0)
-    regression = np.array([o["kind"] == "regression" for o in outputs])
-    y_mean = np.where(regression, y.mean(axis=0), 0.0)
-    y_std = np.where(regression, y.std(axis=0), 1.0)
-    y_std = np.where(y_std > 0, y_std, 1.0)
+    y_mean, y_std = target_scaling(y, outputs)
     x = torch.tensor((x - mean) / std, dtype=torch.float32)
     yt = torch.tensor((y - y_mean) / y_std, dtype=torch.float32)
     with _torch_local(seed):
@@ -151,14 +147,15 @@ def _train(net: BlendNet, x: torch.Tensor, y: torch.Tensor, outputs: list[dict],
            stop_on: tuple[torch.Tensor, torch.Tensor] | None = None) -> int:
     """Full-batch AdamW; with stop_on, keeps the weights of the step with the lowest loss there and returns it."""
     opt = torch.optim.AdamW(net.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
+    losses = output_losses(outputs)
     best_loss, best_step, best_state = float("inf"), 0, None
     for step in range(1, steps + 1):
         opt.zero_grad()
-        _loss(net(x), y, outputs).backward()
+        head_loss(net(x), y, losses).backward()
         opt.step()
         if stop_on is not None:
             with torch.no_grad():
-                loss = _loss(net(stop_on[0]), stop_on[1], outputs).item()
+                loss = head_loss(net(stop_on[0]), stop_on[1], losses).item()
             if loss < best_loss:
                 best_loss, best_step = loss, step
                 best_state = {k: v.clone() for k, v in net.state_dict().items()}
@@ -167,30 +164,6 @@ def _train(net: BlendNet, x: torch.Tensor, y: torch.Tensor, outputs: list[dict],
     if best_state is not None:
         net.load_state_dict(best_state)
     return max(best_step, 1) if stop_on is not None else steps
-
-
-def _loss(raw: list[torch.Tensor], y: torch.Tensor, outputs: list[dict]) -> torch.Tensor:
-    terms = []
-    for j, (r, o) in enumerate(zip(raw, outputs)):
-        if o["kind"] == "binary":
-            terms.append(F.binary_cross_entropy_with_logits(r[:, 0], y[:, j]))
-        elif o["kind"] == "multiclass":
-            terms.append(F.cross_entropy(r, y[:, j].long()))
-        else:
-            terms.append(F.mse_loss(r[:, 0], y[:, j]))
-    return torch.stack(terms).sum()
-
-
-def _model_space(raw: list[torch.Tensor], outputs: list[dict], y_mean: np.ndarray, y_std: np.ndarray) -> np.ndarray:
-    cols = []
-    for j, (r, o) in enumerate(zip(raw, outputs)):
-        if o["kind"] == "binary":
-            cols.append(torch.sigmoid(r).double().numpy())
-        elif o["kind"] == "multiclass":
-            cols.append(torch.softmax(r.double(), dim=1).numpy())
-        else:
-            cols.append(r.double().numpy() * y_std[j] + y_mean[j])
-    return np.concatenate(cols, axis=1)
 
 
 def _folds(y: np.ndarray, outputs: list[dict], folds: int, seed: int) -> np.ndarray | None:

@@ -11,10 +11,10 @@ import math
 import random
 import time
 import warnings
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Callable
 
 import numpy as np
 import pandas as pd

