@@ -10,9 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from agentk.core.fileio import append_jsonl, read_json, read_jsonl
+from agentk.core.errors import BadInput
+from agentk.core.fileio import append_jsonl, read_json, read_jsonl, write_json
 from agentk.solve.budgets import PRESETS
 from agentk.solve.solver import Solution, Solver, trial_history
+from agentk.submit import submit_workspace
 from agentk.workspace import SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, Workspace, code_module
 from conftest import EXAMPLES, agentk
 from tools.submission import SubmissionMismatch, compare_with_sample
@@ -126,6 +128,14 @@ def test_solver_saves_with_the_alternative_formatter_when_the_first_is_broken(se
     _break_formatter(setup_ws, SUBMISSION_FORMAT_ALT)
     with pytest.raises(SubmissionMismatch, match=f"both submission formatters failed: {code_module(SUBMISSION_FORMAT)}: broken"):
         solver.save(Solution("none", "network", "a constant", 0.5, np.zeros((n_val, 1)), np.zeros((n_test, 1)), 1.0))
+
+
+def test_submit_refuses_a_submission_that_does_not_match_the_sample(setup_ws):
+    paths = Workspace(setup_ws)
+    write_json(paths.setup_state, {**read_json(paths.setup_state), "source": "https://www.kaggle.com/competitions/x"})
+    pd.read_csv(paths.light.submission).iloc[1:].to_csv(paths.submission, index=False)  # a row lost
+    with pytest.raises(BadInput, match="does not match the sample submission: .* 1 sample ids missing"):
+        submit_workspace(setup_ws, "m", None, timeout=1)
 
 
 @pytest.mark.slow

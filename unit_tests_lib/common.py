@@ -10,7 +10,6 @@ import pandas as pd
 from agentk import workspace
 from agentk.competition.dataview import find_tables, read_table
 from agentk.workspace import Workspace
-from tools.submission import type_family  # noqa: F401 - the checks compare column types as submissions are compared
 
 
 def fail(message: str) -> None:
@@ -29,7 +28,7 @@ def failing_on(*errors: type[Exception]):
 def sample_submission(ws: Path) -> pd.DataFrame:
     tables = find_tables(Workspace(ws).raw)
     if "sample" not in tables:
-        fail("no sample submission under raw/: the fetch stage must link the competition files")
+        fail(f"no sample submission under {Workspace.RAW}/: the fetch stage must link the competition files")
     return read_table(tables["sample"], dtype=str)
 
 

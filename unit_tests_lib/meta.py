@@ -10,8 +10,8 @@ from agentk.core.fileio import write_json
 from agentk.workspace import TARGET_TRANSFORM, Workspace
 from tools.light_solve import light_solve
 from tools.map_dataset import MapDataset
-from tools.submission import SubmissionMismatch
-from unit_tests_lib.common import fail, failing_on, load, read_map, sample_submission, type_family
+from tools.submission import SubmissionMismatch, type_family
+from unit_tests_lib.common import fail, failing_on, load, read_map, sample_submission
 
 
 def check_train_map_dataset(ws: Path) -> None:
