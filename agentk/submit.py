@@ -1,5 +1,5 @@
 """Submitting a workspace to Kaggle: validate the file against the sample, submit, wait for the score,
-record it in <ws>/submissions.json and pick the final submission by public score (paper A.4)."""
+record it in the workspace's submissions record and pick the final submission by public score (paper A.4)."""
 from __future__ import annotations
 
 import re
@@ -9,11 +9,13 @@ from pathlib import Path
 
 from agentk.core.errors import BadInput
 from agentk.core.fileio import read_json, write_json
+from agentk.workspace import METRIC, Workspace
 
 
 def higher_is_better(ws: Path) -> bool:
-    m = re.search(r"^HIGHER_IS_BETTER\s*=\s*(True|False)", (ws / "code_metric.py").read_text(), re.M) \
-        if (ws / "code_metric.py").exists() else None
+    """The metric's direction, read from its source (submitting runs no generated code)."""
+    code = Workspace(ws).code(METRIC)
+    m = re.search(r"^HIGHER_IS_BETTER\s*=\s*(True|False)", code.read_text(), re.M) if code.exists() else None
     return m is None or m.group(1) == "True"
 
 
@@ -26,26 +28,27 @@ def final_pick(records: list[dict], higher: bool) -> dict | None:
 
 def submit_workspace(ws: Path, message: str, solution: str | None, timeout: float) -> tuple[dict, dict | None]:
     from tools.kaggle import KaggleTool, parse_competition_url
-    from unit_tests_lib.submission import compare_with_sample
+    from tools.submission import SubmissionMismatch, compare_with_sample
 
-    state = read_json(ws / "setup.json")
+    paths = Workspace(ws)
+    state = read_json(paths.setup_state)
     if state is None:
         raise BadInput(f"{ws} is not an agentk workspace: run `agentk setup <competition>` first")
     slug = parse_competition_url(str(state.get("source", "")))
     if not slug:
         raise BadInput(f"{ws} was set up from a local folder, not a Kaggle URL: there is nowhere to submit "
                        "(grade it locally, e.g. examples/grade.py)")
-    file = ws / "solutions" / solution / "submission.csv" if solution else ws / "submission.csv"
+    file = paths.solution(solution).submission if solution else paths.submission
     if not file.exists():
         raise BadInput(f"{file} does not exist: run `agentk setup` (and `agentk solve`) first")
     import pandas as pd
     try:
         compare_with_sample(ws, pd.read_csv(file), file.name)
-    except AssertionError as exc:
+    except SubmissionMismatch as exc:
         raise BadInput(f"{file} does not match the sample submission: {exc}") from None
     tool = KaggleTool()
     t0 = time.time()
-    records = read_json(ws / "submissions.json", [])
+    records = read_json(paths.submissions, [])
     rel = str(file.relative_to(ws))
     record = _unscored(tool, slug, records, rel)
     if record is None:  # recorded as pending the moment Kaggle takes it: a killed run waits, never submits twice
@@ -53,13 +56,13 @@ def submit_workspace(ws: Path, message: str, solution: str | None, timeout: floa
         record = {"time": datetime.now(timezone.utc).isoformat(), "file": rel, "message": message, "ref": str(ref),
                   "status": "pending", "public_score": None, "private_score": None}
         records.append(record)
-        write_json(ws / "submissions.json", records)
+        write_json(paths.submissions, records)
     result = tool.wait_for_score(slug, record["ref"], timeout=timeout)
     record.update({k: v for k, v in result.items() if k not in ("file", "message", "ref")})  # ours: the workspace's
     record["seconds"] = round(record.get("seconds", 0) + time.time() - t0, 1)
-    write_json(ws / "submissions.json", records)
+    write_json(paths.submissions, records)
     pick = final_pick(records, higher_is_better(ws))
-    write_json(ws / "final_pick.json", pick or {})
+    write_json(paths.final_pick, pick or {})
     return record, pick
 
 

@@ -39,6 +39,11 @@ def code_file(stage: str) -> str:
     return f"code_{stage}.py"
 
 
+def code_module(stage: str) -> str:
+    """The name a stage's generated module is imported under (code_<stage>)."""
+    return Path(code_file(stage)).stem
+
+
 class Workspace:
     """Paths of one workspace. Attributes are file names relative to the root; properties are paths."""
 
@@ -48,6 +53,7 @@ class Workspace:
     SETUP_STATE, TRAJECTORY, LLM_LOG = "setup.json", "trajectory.jsonl", "llm_log.jsonl"
     SOLUTIONS, SPLIT, SOLVE_SUMMARY = "solutions", "split.json", "solve.json"
     SUBMISSION, SUBMISSIONS, FINAL_PICK = "submission.csv", "submissions.json", "final_pick.json"
+    LIGHT = "light"  # the solution id of the setup's final light solve
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
@@ -142,6 +148,10 @@ class Workspace:
 
     def solution(self, sid: str) -> "Solution":
         return Solution(self.solutions / sid)
+
+    @property
+    def light(self) -> "Solution":
+        return self.solution(self.LIGHT)
 
     @property
     def solve_summary(self) -> Path:

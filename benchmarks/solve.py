@@ -74,7 +74,7 @@ def constant_submission(ws: Path, out: Path) -> Path:
     """The training targets' mean in model space (class priors, mean value) for every test row, through the
     setup's formatter: the best prediction that ignores the inputs."""
     from tools.task_data import TaskData
-    from unit_tests_lib.meta import format_with_fallback
+    from tools.submission import format_with_fallback
 
     cwd = os.getcwd()
     os.chdir(ws)  # generated code reads workspace-relative paths

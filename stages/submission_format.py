@@ -97,6 +97,6 @@ def make(alternative: bool) -> Stage:
     return Stage(name, "Write format_submission(test_ids, predictions) returning a DataFrame exactly like the sample "
                  "submission (columns, order, id set, dtypes)." + (" Use a different method from code_submission_format.py."
                                                                   if alternative else ""),
-                 template=TEMPLATE, checks=[Check(check_submission_format, {"module": f"code_{name}"})],
+                 template=TEMPLATE, checks=[Check(check_submission_format, {"stage": name})],
                  expert=lambda a, ctx: expert(a, ctx, alternative),
                  hints="Cast ids and labels to the sample's dtypes; keep the sample's column order.")

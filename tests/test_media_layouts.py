@@ -21,8 +21,9 @@ from agentk.sandbox import run_python
 from agentk.setup_pipeline import MAP_STAGES, remaining_stages
 from stages.fetch import fetch_local
 from unit_tests_lib.media import check_image_map, check_text_map
-from unit_tests_lib.meta import check_test_maps, check_train_map_dataset, light_solve
-from unit_tests_lib.submission import compare_with_sample
+from tools.light_solve import light_solve
+from tools.submission import compare_with_sample
+from unit_tests_lib.meta import check_test_maps, check_train_map_dataset
 
 EXTS = ["jpg", "jpeg", "png", "tif", "tiff", "bmp", "gif", "webp"]
 MODES = ["RGB", "L", "RGBA", "P"]
@@ -423,9 +424,9 @@ def test_map_dataset_names_the_maps_whose_ids_disagree(broken):
 def test_map_dataset_batch_shapes_of_a_mixed_workspace(mixed_ws, monkeypatch):
     monkeypatch.chdir(mixed_ws)
     from tools.map_dataset import MapDataset
-    from unit_tests_lib.common import load_module
+    from agentk.workspace import TARGET_TRANSFORM, Workspace
 
-    ds = MapDataset(mixed_ws, "train", load_module(mixed_ws, "code_transform_tab_target_train").transform)
+    ds = MapDataset(mixed_ws, "train", Workspace(mixed_ws).load(TARGET_TRANSFORM).transform)
     batch = next(ds.batches(16))
     assert ds.modalities == ["img", "tab", "txt"]
     assert tuple(batch["img"].shape) == (16, 3, 64, 64) and batch["tab"].shape == (16, 1)

@@ -3,13 +3,21 @@ resume without redoing finished work, and bad input."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from agentk.core.errors import BadInput
+from agentk.core.fileio import append_jsonl, read_json, read_jsonl, write_json
+from agentk.solve.budgets import PRESETS
+from agentk.solve.solver import Solution, Solver, trial_history
+from agentk.submit import submit_workspace
+from agentk.workspace import SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, Workspace, code_module
 from conftest import EXAMPLES, agentk
+from tools.submission import SubmissionMismatch, compare_with_sample
 
 sys.path.insert(0, str(EXAMPLES))
 from grade import grade  # noqa: E402
@@ -80,6 +88,54 @@ def test_unknown_budget(solved):
     ws, _ = solved
     proc = agentk("solve", "--workspace", ws, "--budget", "huge")
     assert proc.returncode == 2 and "unknown budget 'huge'" in proc.stderr
+
+
+def test_a_torn_last_trial_line_does_not_break_a_resumed_solve(tmp_path):
+    trials = tmp_path / "trials.jsonl"
+    done = [{"params": {"lr": 1e-3, "optimizer": "Adam"}, "trial": 0, "ok": True, "loss": -0.9},
+            {"params": {"lr": 1e-2, "optimizer": "SGD"}, "trial": 1, "ok": False, "loss": None}]
+    trials.write_text("".join(json.dumps(r) + "\n" for r in done) + '{"params": {"lr": 0.0')  # killed mid-write
+    assert trial_history(trials) == done
+    append_jsonl(trials, {"params": {"lr": 3e-3, "optimizer": "Adam"}, "trial": 2, "ok": True, "loss": -0.95})
+    assert [r["trial"] for r in read_jsonl(trials)] == [0, 1, 2]  # the resumed solve's record is read back whole
+
+
+@pytest.fixture
+def setup_ws(example_ws, tmp_path, monkeypatch):
+    good, proc = example_ws("breast-cancer")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    ws = tmp_path / "breast-cancer"
+    shutil.copytree(good, ws, symlinks=True)
+    monkeypatch.chdir(ws)  # generated code runs from the workspace
+    return ws
+
+
+def _break_formatter(ws, stage):
+    code = Workspace(ws).code(stage)
+    code.write_text(code.read_text() + "\n\ndef format_submission(test_ids, predictions):\n    raise ValueError('broken')\n")
+
+
+def test_solver_saves_with_the_alternative_formatter_when_the_first_is_broken(setup_ws):
+    _break_formatter(setup_ws, SUBMISSION_FORMAT)
+    solver = Solver(setup_ws, PRESETS["quick"], log=lambda m: None)
+    n_val, n_test = len(solver.task.split[1]), len(solver.task.test)
+    solver.save(Solution("constant", "network", "a constant", 0.5, np.full((n_val, 1), 0.5), np.full((n_test, 1), 0.3), 1.0))
+    files = Workspace(setup_ws).solution("constant")
+    assert read_json(files.score)["formatter"] == code_module(SUBMISSION_FORMAT_ALT)
+    compare_with_sample(setup_ws, pd.read_csv(files.submission), "the saved submission")
+    assert solver.load("constant").val_score == 0.5
+
+    _break_formatter(setup_ws, SUBMISSION_FORMAT_ALT)
+    with pytest.raises(SubmissionMismatch, match=f"both submission formatters failed: {code_module(SUBMISSION_FORMAT)}: broken"):
+        solver.save(Solution("none", "network", "a constant", 0.5, np.zeros((n_val, 1)), np.zeros((n_test, 1)), 1.0))
+
+
+def test_submit_refuses_a_submission_that_does_not_match_the_sample(setup_ws):
+    paths = Workspace(setup_ws)
+    write_json(paths.setup_state, {**read_json(paths.setup_state), "source": "https://www.kaggle.com/competitions/x"})
+    pd.read_csv(paths.light.submission).iloc[1:].to_csv(paths.submission, index=False)  # a row lost
+    with pytest.raises(BadInput, match="does not match the sample submission: .* 1 sample ids missing"):
+        submit_workspace(setup_ws, "m", None, timeout=1)
 
 
 @pytest.mark.slow

@@ -7,13 +7,13 @@ import shutil
 import pandas as pd
 import pytest
 
+from agentk.workspace import SUBMISSION_FORMAT
 from unit_tests_lib.maps import check_id_map, check_no_train_only_columns, check_rows_match_source, check_target_map
 from unit_tests_lib.meta import check_light_solve, check_test_maps, check_train_map_dataset
 from unit_tests_lib.metric import check_metric
 from unit_tests_lib.submission import check_submission_format
 from unit_tests_lib.targets import check_transform
 from unit_tests_lib.task import check_modalities, check_summary
-
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def test_good_workspace_passes_everything(ws):
     check_transform(ws)
     check_train_map_dataset(ws)
     check_test_maps(ws)
-    check_submission_format(ws, "code_submission_format")
+    check_submission_format(ws, SUBMISSION_FORMAT)
     check_metric(ws)
     check_light_solve(ws)
 
@@ -74,10 +74,13 @@ CASES = [
     ("formatter shuffles rows", lambda ws: edit_code(ws / "code_submission_format.py",
                                                      "_like(preds[c].reset_index(drop=True), sample[c]).to_numpy()",
                                                      "_like(preds[c].reset_index(drop=True), sample[c]).to_numpy()[::-1]"),
-     lambda ws: check_submission_format(ws, "code_submission_format"), "wrong ids"),
+     lambda ws: check_submission_format(ws, SUBMISSION_FORMAT), "wrong ids"),
     ("formatter renames a column", lambda ws: edit_code(ws / "code_submission_format.py", "    return sub\n",
                                                          "    return sub.rename(columns={ID: 'Id'})\n"),
-     lambda ws: check_submission_format(ws, "code_submission_format"), "differ from the sample submission's"),
+     lambda ws: check_submission_format(ws, SUBMISSION_FORMAT), "differ from the sample submission's"),
+    ("both formatters drop a row", lambda ws: (edit_code(ws / "code_submission_format.py", "    return sub\n", "    return sub.iloc[1:]\n"),
+                                               edit_code(ws / "code_submission_format_alt.py", "    return out\n", "    return out.iloc[1:]\n")),
+     check_light_solve, "both submission formatters failed"),
     ("metric direction flipped", lambda ws: edit_code(ws / "code_metric.py", "HIGHER_IS_BETTER = True", "HIGHER_IS_BETTER = False"),
      check_metric, "fix the direction"),
     ("metric imports agentk", lambda ws: edit_code(ws / "code_metric.py", "import numpy as np\n", "import numpy as np\nimport tools.metrics\n"),

@@ -4,11 +4,11 @@ on what the competition scores instead of on a stand-in such as accuracy.
 AutoGluon scores one label at a time in its internal space: y_true holds the model-space labels we trained on
 (binary 0/1, multiclass codes, transformed regression values), and y_pred holds P(class 1) for a binary
 needs_proba scorer (positive_class=1), (n, k) probabilities in class order for multiclass, class codes for a
-needs_class scorer, and values for regression. The scorer turns both into what code_metric.metric sees when the
+needs_class scorer, and values for regression. The scorer turns both into what the workspace's metric() sees when the
 competition scores a submission: the truth decoded to target-map values, the prediction put back in model space
 and passed through the workspace's inverse_transform.
 
-Single-output tasks are scored with code_metric.metric itself. For several outputs the metric adapter scores all
+Single-output tasks are scored with the workspace's metric() itself. For several outputs the metric adapter scores all
 target columns at once, while AutoGluon fits one predictor per output; output j is then scored with the metric's
 per-column base from tools.metrics (mean_columnwise_auc -> roc_auc, mcrmse -> rmse, ...; a metric the adapter
 averages per target is its own base). A column-wise mean is the average of those per-column scores, so
@@ -24,10 +24,9 @@ import numpy as np
 import pandas as pd
 from autogluon.core.metrics import Scorer, make_scorer
 
-from agentk.policies.analysis import COLUMNWISE
+from agentk.workspace import METRIC, TARGET_TRANSFORM, Workspace, read_map
+from tools.metrics import COLUMNWISE, METRICS
 from tools.task_data import width
-from tools.metrics import METRICS
-from unit_tests_lib.common import load_module, read_map
 
 BASE_METRIC = {columnwise: base for base, columnwise in COLUMNWISE.items()}
 
@@ -51,7 +50,7 @@ class CompetitionScore:
         self.ws, self.j = str(Path(ws).resolve()), int(output_index)
         self.classes = None if classes is None else [int(c) for c in classes]
         # loaded now: the scorer's flags depend on the workspace, and a bad index should fail here, not mid-fit
-        self._loaded = _Workspace(Path(self.ws), self.j)
+        self._loaded = _Loaded(Path(self.ws), self.j)
 
     def __getstate__(self) -> dict:
         return {"ws": self.ws, "j": self.j, "classes": self.classes}  # modules do not pickle; reload them
@@ -60,9 +59,9 @@ class CompetitionScore:
         self.__dict__.update(state, _loaded=None)
 
     @property
-    def loaded(self) -> "_Workspace":
+    def loaded(self) -> "_Loaded":
         if self._loaded is None:
-            self._loaded = _Workspace(Path(self.ws), self.j)
+            self._loaded = _Loaded(Path(self.ws), self.j)
         return self._loaded
 
     @property
@@ -122,12 +121,12 @@ class CompetitionScore:
         return np.clip(pred[:, 0], 0.0, 1.0)
 
 
-class _Workspace:
+class _Loaded:
     """What the score function loads from the workspace, once per process."""
 
     def __init__(self, ws: Path, j: int):
-        self.transform = load_module(ws, "code_transform_tab_target_train")
-        self.metric = load_module(ws, "code_metric")
+        self.transform = Workspace(ws).load(TARGET_TRANSFORM)
+        self.metric = Workspace(ws).load(METRIC)
         self.metric_name = str(getattr(self.metric, "METRIC", "metric"))
         self.outputs = list(self.transform.OUTPUTS)
         self.widths = [width(o) for o in self.outputs]
@@ -135,7 +134,7 @@ class _Workspace:
             raise ValueError(f"output_index {j} is out of range: the task has {len(self.outputs)} outputs")
         self.j, self.kind, self.width = j, self.outputs[j]["kind"], self.widths[j]
         self.offset = sum(self.widths[:j])
-        targets = read_map(ws, "train_tab_target_map.csv").drop(columns="id")
+        targets = read_map(Workspace(ws).target_map).drop(columns="id")
         name = self.outputs[j].get("name")
         self.column = name if name in targets.columns else targets.columns[j]
         model = np.asarray(self.transform.transform(targets), dtype=float).reshape(len(targets), -1)[:, j]

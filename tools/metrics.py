@@ -395,6 +395,11 @@ PRIORITY: tuple[str, ...] = (
 )
 assert sorted(PRIORITY) == sorted(METRICS), "PRIORITY must list every metric exactly once"
 
+# single-target metric -> its column-wise form, for submissions with several target columns
+COLUMNWISE = {"roc_auc": "mean_columnwise_auc", "log_loss": "mean_columnwise_log_loss", "rmse": "mcrmse",
+              "rmsle": "mean_columnwise_rmsle"}
+assert set(COLUMNWISE.values()) <= set(METRICS), "metric catalogue lacks a column-wise metric"
+
 
 def _normalise(text):
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # [anchor](url) -> anchor

@@ -7,17 +7,16 @@ for multiclass, the transformed value for regression. `transform.inverse_transfo
 submission's columns."""
 from __future__ import annotations
 
-import json
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from agentk.core.fileio import write_json
+from agentk.core.fileio import read_json, write_json
+from agentk.workspace import METRIC, SUBMISSION_FORMAT, TARGET_TRANSFORM, Workspace, read_map
 from tools.heads import width
 from tools.map_dataset import MapDataset
-from unit_tests_lib.common import load_module, read_map
 
 VAL_FRACTION, SPLIT_SEED = 0.2, 0
 
@@ -25,13 +24,15 @@ VAL_FRACTION, SPLIT_SEED = 0.2, 0
 class TaskData:
     def __init__(self, ws: Path):
         self.ws = Path(ws).resolve()
-        missing = [f for f in ("code_transform_tab_target_train.py", "code_metric.py", "code_submission_format.py",
-                               "train_tab_target_map.csv") if not (self.ws / f).exists()]
+        self.workspace = Workspace(self.ws)
+        needed = [*(self.workspace.code(s) for s in (TARGET_TRANSFORM, METRIC, SUBMISSION_FORMAT)),
+                  self.workspace.target_map]
+        missing = [p.name for p in needed if not p.exists()]
         if missing:
             raise FileNotFoundError(f"{self.ws} is not a finished setup (missing {', '.join(missing)}): "
                                     "run `agentk setup` first")
-        self.transform = load_module(self.ws, "code_transform_tab_target_train")
-        self.metric_module = load_module(self.ws, "code_metric")
+        self.transform = self.workspace.load(TARGET_TRANSFORM)
+        self.metric_module = self.workspace.load(METRIC)
         self.outputs: list[dict] = list(self.transform.OUTPUTS)
         self.widths = [width(o) for o in self.outputs]
         self.higher_is_better = bool(self.metric_module.HIGHER_IS_BETTER)
@@ -57,16 +58,16 @@ class TaskData:
     @cached_property
     def targets(self) -> pd.DataFrame:
         """The target map (original values), in the train dataset's row order: what the metric compares with."""
-        return read_map(self.ws, "train_tab_target_map.csv").set_index("id").loc[self.train.ids].reset_index(drop=True)
+        return read_map(self.workspace.target_map).set_index("id").loc[self.train.ids].reset_index(drop=True)
 
     @cached_property
     def split(self) -> tuple[np.ndarray, np.ndarray]:
         """(fit rows, validation rows), stratified on the first classification output; saved in
-        solutions/split.json so every solution, and a resumed run, uses the same rows."""
-        path = self.ws / "solutions" / "split.json"
+        the workspace's split file so every solution, and a resumed run, uses the same rows."""
+        path = self.workspace.split
         ids = np.asarray(self.train.ids)
-        if path.exists():
-            saved = json.loads(path.read_text())
+        saved = read_json(path)
+        if saved is not None:
             pos = {i: k for k, i in enumerate(ids)}
             if set(saved["fit"]) | set(saved["val"]) == set(ids):
                 return np.array([pos[i] for i in saved["fit"]]), np.array([pos[i] for i in saved["val"]])
@@ -75,7 +76,7 @@ class TaskData:
         return fit, val
 
     def score(self, pred: np.ndarray, rows: np.ndarray) -> float:
-        """The competition's metric (code_metric.py) of model-space predictions for train rows."""
+        """The competition's metric (the metric stage's code) of model-space predictions for train rows."""
         truth = self.targets.iloc[np.asarray(rows)].reset_index(drop=True)
         return float(self.metric_module.metric(truth, self.transform.inverse_transform(np.asarray(pred))))
 

@@ -1,70 +1,68 @@
-"""Loading what earlier stages left in the workspace. Errors name the file and what to do."""
+"""What the checks read from the workspace, through agentk.workspace; errors become the check's failure, a
+message that names the file and what to do."""
 from __future__ import annotations
 
-import importlib.util
-import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
 
+from agentk import workspace
 from agentk.competition.dataview import find_tables, read_table
+from agentk.workspace import Workspace
 
 
 def fail(message: str) -> None:
     raise AssertionError(message)
 
 
+@contextmanager
+def failing_on(*errors: type[Exception]):
+    """The product's errors (the message already says what is wrong) fail the check."""
+    try:
+        yield
+    except errors as exc:
+        fail(str(exc))
+
+
 def sample_submission(ws: Path) -> pd.DataFrame:
-    tables = find_tables(ws / "raw")
+    tables = find_tables(Workspace(ws).raw)
     if "sample" not in tables:
-        fail("no sample submission under raw/: the fetch stage must link the competition files")
+        fail(f"no sample submission under {Workspace.RAW}/: the fetch stage must link the competition files")
     return read_table(tables["sample"], dtype=str)
 
 
 def raw_table(ws: Path, role: str) -> pd.DataFrame:
-    return read_table(find_tables(ws / "raw")[role])
+    return read_table(find_tables(Workspace(ws).raw)[role])
 
 
 def read_map(ws: Path, name: str) -> pd.DataFrame:
-    path = ws / name
+    """The map file `name` of the workspace."""
+    path = Path(ws) / name
     if not path.exists():
         fail(f"{name} does not exist: the stage's code must write it into the workspace")
-    df = pd.read_csv(path, dtype={"id": str}, keep_default_na=True)
-    if len(df.columns) == 0 or df.columns[0] != "id":
-        fail(f"{name}: the first column must be 'id', found {list(df.columns[:3])}")
-    return df
+    try:
+        return workspace.read_map(path)
+    except ValueError as exc:  # not a map: no id column first, or not a CSV file at all
+        fail(str(exc) if name in str(exc) else f"{name}: {exc}")
 
 
-def load_module(ws: Path, name: str):
-    """Import a generated module (code_*.py) fresh from the workspace."""
-    path = ws / f"{name}.py"
+def load(ws: Path, stage: str):
+    """A stage's generated module, imported fresh (what its import raises is the generated code's error)."""
+    path = Workspace(ws).code(stage)
     if not path.exists():
         fail(f"{path.name} does not exist")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def type_family(s: pd.Series) -> str:
-    if s.dtype == bool:
-        return "bool"
-    if pd.api.types.is_numeric_dtype(s):
-        return "numeric"
-    if s.isna().all():
-        return "empty"
-    return "string"
+    return Workspace(ws).load(stage)
 
 
 def train_targets(ws: Path) -> pd.DataFrame:
     """The train target map without its id column."""
-    return read_map(ws, "train_tab_target_map.csv").drop(columns="id")
+    return read_map(ws, Workspace(ws).target_map.name).drop(columns="id")
 
 
 def test_ids(ws: Path) -> pd.Series:
     """The test samples' ids, from the first test input map."""
-    maps = sorted(Path(ws).glob("test_*_input_map.csv"))
+    maps = Workspace(ws).input_maps("test")
     if not maps:
-        fail("no test_*_input_map.csv in the workspace: build the test input maps first")
-    return read_map(ws, maps[0].name)["id"]
+        fail(f"no {Workspace(ws).input_map('test', '*').name} in the workspace: build the test input maps first")
+    return read_map(ws, next(iter(maps.values())).name)["id"]

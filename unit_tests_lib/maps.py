@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentk.competition.dataview import find_tables
+from agentk.workspace import Workspace
 from unit_tests_lib.common import fail, raw_table, read_map, sample_submission
 
 
@@ -28,7 +29,7 @@ def check_rows_match_source(ws: Path, name: str, role: str) -> None:
         if len(df) != n:
             fail(f"{name} has {len(df)} rows but the sample submission has {n}: keep one row per test sample")
         return
-    if role not in find_tables(ws / "raw"):
+    if role not in find_tables(Workspace(ws).raw):
         return  # the samples are a folder's files: the map dataset compares ids with the target map
     n = len(raw_table(ws, role))
     if len(df) > n or len(df) < 0.5 * n:
@@ -39,7 +40,7 @@ def check_rows_match_source(ws: Path, name: str, role: str) -> None:
 def check_no_train_only_columns(ws: Path, name: str) -> None:
     """A column that test lacks is a target or a leak: inputs must exist at prediction time."""
     df = read_map(ws, name)
-    tables = find_tables(ws / "raw")
+    tables = find_tables(Workspace(ws).raw)
     if "train" not in tables or "test" not in tables:
         return  # no tables to compare: inputs come from files and the sample's ids
     train, test = raw_table(ws, "train"), raw_table(ws, "test")
@@ -51,7 +52,7 @@ def check_no_train_only_columns(ws: Path, name: str) -> None:
 
 
 def check_target_map(ws: Path) -> None:
-    name = "train_tab_target_map.csv"
+    name = Workspace(ws).target_map.name
     check_id_map(ws, name)
     df = read_map(ws, name)
     targets = df.drop(columns="id")

@@ -1,4 +1,4 @@
-"""Unit test of code_metric.py: self-contained, finite, and it ranks the truth above shuffled targets."""
+"""Unit test of the metric stage's code: self-contained, finite, and it ranks the truth above shuffled targets."""
 from __future__ import annotations
 
 import re
@@ -6,21 +6,22 @@ from pathlib import Path
 
 import numpy as np
 
-from unit_tests_lib.common import fail, load_module, train_targets
+from agentk.workspace import METRIC, TARGET_TRANSFORM, Workspace, code_file
+from unit_tests_lib.common import fail, load, train_targets
 
 FORBIDDEN = re.compile(r"^\s*(from|import)\s+(agentk|tools|stages|unit_tests_lib)\b", re.M)
 
 
 def check_metric(ws: Path) -> None:
-    source = (ws / "code_metric.py").read_text()
-    if FORBIDDEN.search(source):
-        fail("code_metric.py must be self-contained: do not import agentk, tools, stages or unit_tests_lib")
-    mod = load_module(ws, "code_metric")
+    file = code_file(METRIC)
+    if FORBIDDEN.search(Workspace(ws).code(METRIC).read_text()):
+        fail(f"{file} must be self-contained: do not import agentk, tools, stages or unit_tests_lib")
+    mod = load(ws, METRIC)
     if not isinstance(getattr(mod, "HIGHER_IS_BETTER", None), bool):
-        fail("code_metric.py must set HIGHER_IS_BETTER = True or False")
+        fail(f"{file} must set HIGHER_IS_BETTER = True or False")
     if not callable(getattr(mod, "metric", None)):
-        fail("code_metric.py must define metric(y_true, y_pred)")
-    transform = load_module(ws, "code_transform_tab_target_train")
+        fail(f"{file} must define metric(y_true, y_pred)")
+    transform = load(ws, TARGET_TRANSFORM)
     y = train_targets(ws).iloc[:3000].reset_index(drop=True)
     t = np.asarray(transform.transform(y), dtype=float).reshape(len(y), -1)
     perfect = float(mod.metric(y, transform.inverse_transform(t)))

@@ -6,16 +6,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from unit_tests_lib.common import fail, load_module, sample_submission, train_targets
+from agentk.workspace import TARGET_TRANSFORM, code_file
+from unit_tests_lib.common import fail, load, sample_submission, train_targets
 
 KINDS = {"binary", "multiclass", "regression"}
 
 
 def check_transform(ws: Path) -> None:
-    mod = load_module(ws, "code_transform_tab_target_train")
+    mod = load(ws, TARGET_TRANSFORM)
     for name in ("transform", "inverse_transform", "OUTPUTS"):
         if not hasattr(mod, name):
-            fail(f"code_transform_tab_target_train.py must define {name}")
+            fail(f"{code_file(TARGET_TRANSFORM)} must define {name}")
     y = train_targets(ws)
     t = np.asarray(mod.transform(y), dtype=float)
     t = t[:, None] if t.ndim == 1 else t

@@ -1,8 +1,8 @@
 """Solution generation (paper 3.2, Algorithm 2): on a finished setup, build solutions, tune each network
 with HEBO, blend them with an MLP, and write the best submission.
 
-Every solution goes to <ws>/solutions/<id>/ (plan.json, score.json, val_pred.npy, test_pred.npy,
-submission.csv, trials.jsonl for tuned networks); a finished one is loaded, not redone, so a killed solve
+Every solution goes to its own folder (agentk.workspace.Solution: plan, score, validation and test
+predictions, submission, the trials of tuned networks); a finished one is loaded, not redone, so a killed solve
 resumes. Predictions are kept in model space (see tools/task_data.py), which is what the blender learns from.
 
 This module runs in a child process of `agentk solve` (cwd the workspace, no credentials): it executes the
@@ -21,47 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
-from agentk.core.fileio import write_json
+from agentk.core.fileio import append_jsonl, read_json, read_jsonl, write_json, write_text
+from agentk.modalities import IMAGE, TABULAR, TEXT
+from agentk.solve.budgets import FIELD_INPUT, PRESETS, SolveBudget
+from agentk.workspace import Solution as SolutionFiles, Workspace
+from tools.submission import format_with_fallback
 from tools.task_data import TaskData
-
-
-@dataclass(frozen=True)
-class SolveBudget:
-    name: str
-    max_epochs: int           # per network training run
-    max_time: float           # seconds per network training run, embedding included
-    batch_size: int
-    n_trials: int             # HEBO trials per network, the default configuration included
-    blend_after: int          # blend once this many solutions exist
-    autogluon_time: float     # seconds for the AutoGluon tool
-    autogluon_presets: str
-    image_size: int
-    finetune_image: bool      # train the image backbone end to end; else frozen, embeddings cached
-    finetune_text: bool       # the same for the text encoder
-    networks: tuple[dict, ...] = ({},)  # FusionConfig overrides, one network solution each
-
-
-PRESETS = {
-    # CPU, a few minutes: the default here and in CI. Frozen encoders train in seconds on cached embeddings;
-    # the second network trains its image backbone (offline it starts from random weights, so frozen
-    # features alone are weak).
-    "quick": SolveBudget("quick", max_epochs=30, max_time=90, batch_size=32, n_trials=2, blend_after=2,
-                         autogluon_time=60, autogluon_presets="medium_quality", image_size=64,
-                         finetune_image=False, finetune_text=False, networks=({}, {"finetune_image": True})),
-    # a workstation or one GPU, an hour or two
-    "standard": SolveBudget("standard", max_epochs=30, max_time=1800, batch_size=32, n_trials=8, blend_after=3,
-                            autogluon_time=900, autogluon_presets="good_quality", image_size=160,
-                            finetune_image=True, finetune_text=True,
-                            networks=({}, {"image_backbone": "efficientnet_b0"}, {"fusion_hidden": 512, "dropout": 0.3})),
-    # the paper's Table 5
-    "paper": SolveBudget("paper", max_epochs=30, max_time=36000, batch_size=32, n_trials=20, blend_after=3,
-                         autogluon_time=4 * 3600, autogluon_presets="best_quality", image_size=224,
-                         finetune_image=True, finetune_text=True,
-                         networks=({}, {"image_backbone": "efficientnet_b0"}, {"image_backbone": "convnext_tiny"})),
-}
-# which inputs a FusionConfig field concerns: a network whose overrides only touch absent inputs is skipped
-FIELD_INPUT = {"image_backbone": "img", "image_size": "img", "finetune_image": "img", "pretrained": "img",
-               "text_model": "txt", "max_length": "txt", "finetune_text": "txt"}
 
 
 @dataclass
@@ -87,13 +52,13 @@ class Solver:
         self.parallel_trials = parallel_trials
         self.map_fn = map_fn
         self.task = TaskData(self.ws)
-        self.dir = self.ws / "solutions"
+        self.workspace = Workspace(self.ws)
 
     # -- the plan ---------------------------------------------------------------------------------
     def plans(self) -> list[tuple[str, str, dict]]:
         """(id, kind, config) of the solutions to build, in order."""
         plans = []
-        if "tab" in self.task.modalities:
+        if TABULAR.name in self.task.modalities:  # AutoGluon fits tables
             plans.append(("autogluon", "autogluon", {}))
         n = 0
         for overrides in self.budget.networks:
@@ -142,8 +107,8 @@ class Solver:
                  f"optimising {self.task.metric_name}")
         t0 = time.monotonic()
         out = fit_autogluon(self.task, time_limit=self.budget.autogluon_time, presets=self.budget.autogluon_presets,
-                            out_dir=self.dir / sid / "models")
-        return Solution(sid, "autogluon", f"AutoGluon TabularPredictor ({self.budget.autogluon_presets}) on the tab "
+                            out_dir=self.workspace.solution(sid).models)
+        return Solution(sid, "autogluon", f"AutoGluon TabularPredictor ({self.budget.autogluon_presets}) on the {TABULAR.name} "
                         f"inputs, one predictor per output, scored with the competition's metric",
                         out["val_score"], out["val_pred"], out["test_pred"], time.monotonic() - t0,
                         {"models": out.get("models")})
@@ -161,26 +126,25 @@ class Solver:
         base = replace(FusionConfig(), **{"max_epochs": b.max_epochs, "max_time": b.max_time, "batch_size": b.batch_size,
                                           "image_size": b.image_size, "finetune_text": b.finetune_text,
                                           "finetune_image": b.finetune_image, **overrides})
-        folder = self.dir / sid
-        folder.mkdir(parents=True, exist_ok=True)
-        trials_path = folder / "trials.jsonl"
-        history = [json.loads(line) for line in trials_path.read_text().splitlines()] if trials_path.exists() else []
+        files = self.workspace.solution(sid)
+        files.folder.mkdir(parents=True, exist_ok=True)
+        history = trial_history(files.trials)
         t0 = time.monotonic()
         trials_bar = self._bar_task(f"{sid}: HEBO trials", b.n_trials)
         default = {"lr": base.lr, "optimizer": base.optimizer}
         observed = [{"params": h["params"], "loss": h["loss"] if h["ok"] else float("nan"), "ok": h["ok"],
                      "seconds": h.get("seconds", 0.0)} for h in history]
         if self.map_fn is None:
-            tuned = tune(self._local_trials(sid, base, folder, len(history), trials_bar), n_trials=b.n_trials,
+            tuned = tune(self._local_trials(sid, base, files, len(history), trials_bar), n_trials=b.n_trials,
                          seed=base.seed, initial=[default], history=observed)
         else:
-            _ = self.task.split  # saved to solutions/split.json before the workers read it
+            _ = self.task.split  # saved to the workspace before the workers read it
             tuned = tune(partial(_trial_in_worker, str(self.ws), sid, asdict(base)), n_trials=b.n_trials,
                          seed=base.seed, initial=[default], history=observed, parallel=self.parallel_trials,
-                         map_fn=self._mapped_trials(sid, folder, trials_bar), indexed=True)
-        records = [json.loads(line) for line in trials_path.read_text().splitlines()]
+                         map_fn=self._mapped_trials(sid, files, trials_bar), indexed=True)
+        records = read_jsonl(files.trials)
         best = min((r for r in records if r["ok"]), key=lambda r: r["loss"])
-        preds = np.load(folder / f"trial_{best['trial']}.npz")
+        preds = np.load(files.trial(best["trial"]))
         config = replace(base, lr=float(best["params"]["lr"]), optimizer=str(best["params"]["optimizer"]))
         modal = "+".join(self.task.modalities)
         return Solution(sid, "network", f"late-fusion network over {modal} ({_describe(config, self.task.modalities)}); "
@@ -188,9 +152,9 @@ class Solver:
                         float(best["val_score"]), preds["val_pred"], preds["test_pred"], time.monotonic() - t0,
                         {"config": asdict(config), "best_trial": best, "tuner_best": tuned.best, "notes": best.get("notes", [])})
 
-    def _local_trials(self, sid: str, base, folder: Path, done: int, trials_bar):
+    def _local_trials(self, sid: str, base, files: SolutionFiles, done: int, trials_bar):
         """The objective of the trials run here: trial k (numbered in call order after the `done` ones) appends
-        its record to trials.jsonl as soon as it ends, failures included."""
+        its record to the trials file as soon as it ends, failures included."""
         runs: list[int] = []
 
         def objective(params: dict) -> float:
@@ -199,26 +163,26 @@ class Solver:
             self._log_start(sid, k, params)
             t_trial = time.monotonic()
             try:
-                record = _train_trial(self.task, base, params, folder, k, self.log)
+                record = _train_trial(self.task, base, params, files, k, self.log)
             except Exception as exc:  # a diverging or crashing trial is HEBO's observation, not the end of the solve
-                self._trial_done(sid, folder, _failed_record(params, k, f"{type(exc).__name__}: {exc}",
+                self._trial_done(sid, files, _failed_record(params, k, f"{type(exc).__name__}: {exc}",
                                                              time.monotonic() - t_trial), trials_bar)
                 raise
-            self._trial_done(sid, folder, record, trials_bar)
+            self._trial_done(sid, files, record, trials_bar)
             return float(record["loss"])
 
         return objective
 
-    def _mapped_trials(self, sid: str, folder: Path, trials_bar):
-        """tune's map_fn for trials run elsewhere: this process stays the only writer of trials.jsonl, appending a
-        batch's records in trial order once self.map_fn returns them."""
+    def _mapped_trials(self, sid: str, files: SolutionFiles, trials_bar):
+        """tune's map_fn for trials run elsewhere: this process stays the only writer of the trials file, appending
+        a batch's records in trial order once self.map_fn returns them."""
         def run_batch(run_one, items):
             for k, params in items:
                 self._log_start(sid, k, params)
             trials = self.map_fn(run_one, items)
             for (k, params), trial in zip(items, trials, strict=True):
                 record = trial.get("info") or _failed_record(params, k, trial["error"], trial["seconds"])
-                self._trial_done(sid, folder, record, trials_bar)
+                self._trial_done(sid, files, record, trials_bar)
             return trials
 
         return run_batch
@@ -226,8 +190,8 @@ class Solver:
     def _log_start(self, sid: str, k: int, params: dict) -> None:
         self.log(f"{sid} trial {k + 1}/{self.budget.n_trials}: lr {float(params['lr']):.2g}, {params['optimizer']}")
 
-    def _trial_done(self, sid: str, folder: Path, record: dict, trials_bar) -> None:
-        _append(folder / "trials.jsonl", record)
+    def _trial_done(self, sid: str, files: SolutionFiles, record: dict, trials_bar) -> None:
+        append_jsonl(files.trials, record)
         k = record["trial"]
         if "error" in record:
             self.log(f"{sid} trial {k + 1} failed: {record['error']}")
@@ -247,7 +211,7 @@ class Solver:
         self.log(f"blend of {len(solutions)} solutions: cross-validated {self.task.metric_name} {res.cv_score:.5g} vs best "
                  f"single {res.best_single_score:.5g} ({solutions[res.best_single_index].id}): {verdict}")
         if not res.kept:
-            write_json(self.dir / "blend" / "skipped.json", {"cv_score": res.cv_score, "best_single": res.best_single_score,
+            write_json(self.workspace.solution("blend").skipped, {"cv_score": res.cv_score, "best_single": res.best_single_score,
                                                              "inputs": [s.id for s in solutions]})
             return None
         return Solution("blend", "blend", f"MLP blender over the validation predictions of {[s.id for s in solutions]}; "
@@ -256,51 +220,49 @@ class Solver:
 
     # -- files ----------------------------------------------------------------------------------
     def save(self, s: Solution) -> None:
-        from unit_tests_lib.meta import format_with_fallback
-
-        folder = self.dir / s.id
-        folder.mkdir(parents=True, exist_ok=True)
-        np.save(folder / "val_pred.npy", s.val_pred)
-        np.save(folder / "test_pred.npy", s.test_pred)
+        files = self.workspace.solution(s.id)
+        files.folder.mkdir(parents=True, exist_ok=True)
+        np.save(files.val_pred, s.val_pred)
+        np.save(files.test_pred, s.test_pred)
         formatter, sub = format_with_fallback(self.ws, self.task.test.ids, self.task.transform.inverse_transform(s.test_pred))
-        sub.to_csv(folder / "submission.csv", index=False)
-        write_json(folder / "plan.json", {"id": s.id, "kind": s.kind, "plan": s.plan, **_jsonable(s.details)})
-        write_json(folder / "score.json", {"val_score": s.val_score, "metric": self.task.metric_name,
+        sub.to_csv(files.submission, index=False)
+        write_json(files.plan, {"id": s.id, "kind": s.kind, "plan": s.plan, **_jsonable(s.details)})
+        write_json(files.score, {"val_score": s.val_score, "metric": self.task.metric_name,
                                            "higher_is_better": self.task.higher_is_better, "seconds": s.seconds,
                                            "formatter": formatter, "kind": s.kind})  # last: marks the solution done
 
     def load(self, sid: str) -> Solution | None:
-        folder = self.dir / sid
-        if not (folder / "score.json").exists():
+        files = self.workspace.solution(sid)
+        score = read_json(files.score)
+        if score is None:
             return None
-        score = json.loads((folder / "score.json").read_text())
-        plan = json.loads((folder / "plan.json").read_text())
-        return Solution(sid, score["kind"], plan["plan"], score["val_score"], np.load(folder / "val_pred.npy"),
-                        np.load(folder / "test_pred.npy"), score["seconds"])
+        plan = read_json(files.plan)
+        return Solution(sid, score["kind"], plan["plan"], score["val_score"], np.load(files.val_pred),
+                        np.load(files.test_pred), score["seconds"])
 
     def finish(self, solutions: list[Solution]) -> dict:
         best = solutions[0]
         for s in solutions[1:]:
             if self.task.better(s.val_score, best.val_score):
                 best = s
-        shutil.copyfile(self.dir / best.id / "submission.csv", self.ws / "submission.csv")
+        shutil.copyfile(self.workspace.solution(best.id).submission, self.workspace.submission)
         summary = {"status": "done", "budget": self.budget.name, "metric": self.task.metric_name, "higher_is_better": self.task.higher_is_better,
                    "best": best.id, "solutions": [{"id": s.id, "kind": s.kind, "val_score": s.val_score, "seconds": round(s.seconds, 1),
                                                    "plan": s.plan} for s in solutions]}
-        write_json(self.ws / "solve.json", summary)
-        self.log(f"best: {best.id} (validation {self.task.metric_name} {best.val_score:.5g}) -> {self.ws / 'submission.csv'}")
+        write_json(self.workspace.solve_summary, summary)
+        self.log(f"best: {best.id} (validation {self.task.metric_name} {best.val_score:.5g}) -> {self.workspace.submission}")
         return summary
 
 
-def _train_trial(task: TaskData, base, params: dict, folder: Path, k: int, log) -> dict:
-    """Trains HEBO trial k (base with the trial's lr and optimizer), saves its predictions as trial_k.npz and
-    returns its trials.jsonl record; raises when training fails. The loss HEBO minimises is the competition's
-    metric on the validation rows, negated when higher is better."""
+def _train_trial(task: TaskData, base, params: dict, files: SolutionFiles, k: int, log) -> dict:
+    """Trains HEBO trial k (base with the trial's lr and optimizer) of a solution, saves its predictions in the
+    solution's trial k file and returns its record for the trials file; raises when training fails. The loss
+    HEBO minimises is the competition's metric on the validation rows, negated when higher is better."""
     from tools.fusion import train_fusion
 
     config = replace(base, lr=float(params["lr"]), optimizer=str(params["optimizer"]))
     result = train_fusion(task, config, log=lambda m: log(f"  {m}"), progress=True)
-    np.savez(folder / f"trial_{k}.npz", val_pred=result.val_pred, test_pred=result.test_pred)
+    np.savez(files.trial(k), val_pred=result.val_pred, test_pred=result.test_pred)
     loss = -result.val_score if task.higher_is_better else result.val_score
     return {"params": params, "trial": k, "ok": bool(np.isfinite(loss)), "loss": float(loss),
             "train_loss": float(result.val_loss), "val_score": float(result.val_score), "epochs": result.epochs_run,
@@ -309,12 +271,12 @@ def _train_trial(task: TaskData, base, params: dict, folder: Path, k: int, log) 
 
 def _trial_in_worker(ws: str, sid: str, base: dict, params: dict, k: int) -> dict:
     """A HEBO trial in another process (a Ray task): the task is rebuilt from the workspace, which the nodes share;
-    the record goes back to the solver, which writes trials.jsonl. cwd is the workspace, as for `agentk solve`,
+    the record goes back to the solver, which writes the trials file. cwd is the workspace, as for `agentk solve`,
     because the setup's generated code may rely on it."""
     from tools.fusion import FusionConfig
 
     with contextlib.chdir(ws):
-        return _train_trial(TaskData(Path(ws)), FusionConfig(**base), params, Path(ws) / "solutions" / sid, k,
+        return _train_trial(TaskData(Path(ws)), FusionConfig(**base), params, Workspace(ws).solution(sid), k,
                             log=lambda m: print(f"{sid} trial {k + 1}: {m.strip()}", flush=True))
 
 
@@ -322,18 +284,22 @@ def _failed_record(params: dict, k: int, error: str, seconds: float) -> dict:
     return {"params": params, "trial": k, "ok": False, "loss": None, "error": error[:300], "seconds": seconds}
 
 
-def _append(path: Path, record: dict) -> None:
-    with path.open("a") as f:
-        f.write(json.dumps(record) + "\n")
+def trial_history(path: Path) -> list[dict]:
+    """The trials a killed solve recorded. A torn last line (killed mid-write) is dropped from the file too, so
+    that the resumed solve's records start on a line of their own."""
+    history = read_jsonl(path)
+    if path.exists():
+        write_text(path, "".join(json.dumps(r) + "\n" for r in history))
+    return history
 
 
 def _describe(config, modalities: list[str]) -> str:
     parts = []
-    if "img" in modalities:
+    if IMAGE.name in modalities:
         parts.append(f"{config.image_backbone} at {config.image_size}px, {'fine-tuned' if config.finetune_image else 'frozen'}")
-    if "txt" in modalities:
+    if TEXT.name in modalities:
         parts.append(f"MiniLM text encoder, {'fine-tuned' if config.finetune_text else 'frozen'}")
-    if "tab" in modalities:
+    if TABULAR.name in modalities:
         parts.append("tabular MLP")
     return "; ".join(parts)
 
@@ -370,8 +336,8 @@ def main(argv: list[str] | None = None) -> int:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console) as bar:
             Solver(args.workspace, PRESETS[args.budget], log=log, bar=bar, **parallel).run()
-    except Exception as exc:  # the parent reads the reason from solve.json; the traceback goes to stderr
-        write_json(Path(args.workspace) / "solve.json", {"status": "failed", "budget": args.budget,
+    except Exception as exc:  # the parent reads the reason from the solve summary; the traceback goes to stderr
+        write_json(Workspace(args.workspace).solve_summary, {"status": "failed", "budget": args.budget,
                                                          "error": f"{type(exc).__name__}: {exc}"})
         raise
     finally:

@@ -1,0 +1,76 @@
+"""The light solve: a small model on a subsample of a finished setup, scored with the competition's metric on a
+held-out part, and its test predictions formatted into a submission. The setup's final meta-test runs it (a
+finite score and a valid submission show that maps, transform, metric and formatters fit together), and its
+submission is the setup's first one."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from agentk.modalities import TABULAR
+from tools.map_dataset import MapDataset
+from tools.submission import format_with_fallback
+from tools.tabular import encode
+from tools.task_data import TaskData
+
+
+def light_solve(ws: Path, max_rows: int = 3000, seed: int = 0) -> dict:
+    """Fit a light model on a subsample, score a held-out part with the metric, format the test predictions.
+    Tabular-only tasks get gradient boosting; image, text and mixed tasks a tiny late-fusion network."""
+    task = TaskData(ws)
+    train, test = task.train, task.test
+    tabular_only = task.modalities == [TABULAR.name]
+    rows = np.random.default_rng(seed).permutation(len(train))[:max_rows if tabular_only else min(max_rows, 1000)]
+    cut = max(1, int(0.8 * len(rows)))
+    fit_rows, val_rows = rows[:cut], rows[cut:]
+    if tabular_only:
+        val_pred, test_pred = _boosting(train, test, fit_rows, val_rows, task.outputs)
+    else:
+        from tools.light_net import fit_predict
+        val_pred, test_pred = fit_predict(train, fit_rows, [(train, val_rows), (test, None)], task.outputs, seed=seed)
+    score = task.score(val_pred, val_rows)
+    formatter, sub = format_with_fallback(ws, pd.Series(test.ids), task.transform.inverse_transform(test_pred))
+    return {"score": score, "higher_is_better": task.higher_is_better,
+            "n_fit": len(fit_rows), "n_val": len(val_rows),
+            "model": "gradient boosting" if tabular_only else "tiny late-fusion network",
+            "formatter": formatter, "submission": sub}
+
+
+def _boosting(train: MapDataset, test: MapDataset, fit_rows, val_rows, outputs: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    frames = [ds.inputs[TABULAR.name].loc[ds.ids].reset_index(drop=True) for ds in (train, test)]
+    (x_all, x_test), _ = encode(frames)
+    val_parts, test_parts = [], []
+    for j, out in enumerate(outputs):
+        v, t = _fit_predict(out["kind"], int(out.get("n_classes", 0)), x_all[fit_rows], train.targets[fit_rows, j],
+                            [x_all[val_rows], x_test])
+        val_parts.append(v)
+        test_parts.append(t)
+    return np.hstack(val_parts), np.hstack(test_parts)
+
+
+def _fit_predict(kind: str, n_classes: int, x: np.ndarray, y: np.ndarray, x_new: list[np.ndarray]) -> list[np.ndarray]:
+    """A small gradient-boosting model for one output: probabilities for classes, values for regression."""
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor  # slow import
+    if kind == "regression":
+        model = HistGradientBoostingRegressor(max_iter=60, random_state=0).fit(x, y)
+        return [model.predict(z)[:, None] for z in x_new]
+    if len(np.unique(y)) < 2:  # one class seen: predict it with certainty
+        width = 1 if kind == "binary" else n_classes
+        return [np.tile(_one(kind, n_classes, int(y[0])), (len(z), 1))[:, :width] for z in x_new]
+    model = HistGradientBoostingClassifier(max_iter=60, random_state=0).fit(x, y.astype(int))
+    outs = []
+    for z in x_new:
+        p = model.predict_proba(z)
+        if kind == "binary":
+            outs.append(p[:, list(model.classes_).index(1)][:, None] if 1 in model.classes_ else np.zeros((len(z), 1)))
+        else:
+            full = np.zeros((len(z), n_classes))
+            full[:, model.classes_.astype(int)] = p
+            outs.append(full)
+    return outs
+
+
+def _one(kind: str, n: int, c: int) -> np.ndarray:
+    return np.array([float(c)]) if kind == "binary" else np.eye(n)[c]

@@ -1,0 +1,70 @@
+"""Submissions as Kaggle reads them: the setup's two formatters (primary, then alternative) turn predictions
+into a submission, which must match the sample submission (columns, id set, dtypes, no gaps). The solver, the
+setup's light solve and `agentk submit` use this; the formatter's unit test compares the same way."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from agentk.competition.dataview import find_tables
+from agentk.workspace import SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, Workspace, code_module
+
+FORMATTERS = (SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT)  # the stages writing format_submission, in fallback order
+
+
+class SubmissionMismatch(ValueError):
+    """The submission would be rejected or misread; the message says what differs from the sample and how to fix it."""
+
+
+def type_family(s: pd.Series) -> str:
+    """What a column holds, as far as a CSV reader can tell: bool, numeric, string or empty."""
+    if s.dtype == bool:
+        return "bool"
+    if pd.api.types.is_numeric_dtype(s):
+        return "numeric"
+    if s.isna().all():
+        return "empty"
+    return "string"
+
+
+def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
+    """Round-trip through CSV, as Kaggle reads it, and compare with the sample submission; `who` names the
+    submission's maker in the message."""
+    sample = pd.read_csv(find_tables(Workspace(ws).raw)["sample"])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / Workspace.SUBMISSION
+        sub.to_csv(path, index=False)
+        got = pd.read_csv(path)
+    if list(got.columns) != list(sample.columns):
+        raise SubmissionMismatch(f"{who}: columns {list(got.columns)[:8]} differ from the sample submission's "
+                                 f"{list(sample.columns)[:8]}")
+    id_col = sample.columns[0]
+    ids, want = set(got[id_col].astype(str)), set(sample[id_col].astype(str))
+    if ids != want or len(got) != len(sample):
+        raise SubmissionMismatch(f"{who}: {len(got)} rows, {len(want - ids)} sample ids missing, {len(ids - want)} "
+                                 f"unknown (e.g. {sorted(want - ids)[:2] or sorted(ids - want)[:2]}): one row per "
+                                 "sample submission id")
+    gaps = got.columns[got.isna().any()].tolist()
+    if gaps:
+        raise SubmissionMismatch(f"{who}: missing values in {gaps[:5]}: every cell must be filled")
+    for c in sample.columns:
+        if type_family(got[c]) != type_family(sample[c]) and type_family(sample[c]) != "empty":
+            raise SubmissionMismatch(f"{who}: column {c!r} is {got[c].dtype} but the sample's is {sample[c].dtype}; "
+                                     f"e.g. {got[c].iloc[0]!r} vs {sample[c].iloc[0]!r}")
+
+
+def format_with_fallback(ws: Path, ids, predictions) -> tuple[str, pd.DataFrame]:
+    """(the formatter's module name, its submission checked against the sample): the primary formatter's, or the
+    alternative's when the primary fails or its submission does not match."""
+    errors = []
+    for stage in FORMATTERS:
+        name = code_module(stage)
+        try:
+            sub = Workspace(ws).load(stage).format_submission(ids, predictions)
+            compare_with_sample(ws, sub, name)
+            return name, sub
+        except Exception as exc:  # noqa: BLE001 - generated code may raise anything: try the alternative, report both
+            errors.append(f"{name}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+    raise SubmissionMismatch("both submission formatters failed: " + " | ".join(errors))
