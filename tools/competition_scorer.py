@@ -26,7 +26,7 @@ from autogluon.core.metrics import Scorer, make_scorer
 
 from agentk.workspace import METRIC, TARGET_TRANSFORM, Workspace, read_map
 from tools.metrics import COLUMNWISE, METRICS
-from tools.task_data import width
+from tools.heads import width
 
 BASE_METRIC = {columnwise: base for base, columnwise in COLUMNWISE.items()}
 
