@@ -48,6 +48,7 @@ class Workspace:
     SETUP_STATE, TRAJECTORY, LLM_LOG = "setup.json", "trajectory.jsonl", "llm_log.jsonl"
     SOLUTIONS, SPLIT, SOLVE_SUMMARY = "solutions", "split.json", "solve.json"
     SUBMISSION, SUBMISSIONS, FINAL_PICK = "submission.csv", "submissions.json", "final_pick.json"
+    LIGHT = "light"  # the solution id of the setup's light solve
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
@@ -142,6 +143,10 @@ class Workspace:
 
     def solution(self, sid: str) -> "Solution":
         return Solution(self.solutions / sid)
+
+    @property
+    def light(self) -> "Solution":
+        return self.solution(self.LIGHT)
 
     @property
     def solve_summary(self) -> Path:

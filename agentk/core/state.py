@@ -41,7 +41,7 @@ class Fix:
 
 @dataclass
 class EpisodeState:
-    policy: str
+    policy: str = ""           # the name of the policy that acts
     status: str = "running"    # running, done, failed or bad_input
     cursor: int = 0            # index of the stage under way
     mode: str = "first"        # first, retry or credit_assignment
