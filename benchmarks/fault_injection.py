@@ -441,7 +441,7 @@ def run_one(comp: str, source: Path, p: float, regime: str, seed: int, q: float,
     run.backtracks = int(state.get("backtracks") or 0)
     run.failed_stage = state.get("failed_stage")
     if run.status != "done":
-        lines = [l for l in (stderr or "").splitlines() if l.strip()]
+        lines = [ln for ln in (stderr or "").splitlines() if ln.strip()]
         why = state.get("reason") or (lines[-1] if lines else "")
         run.reason = " ".join((why.strip().splitlines() or [""])[-1].split())[:200]
     run.sim_errors = sim.errors

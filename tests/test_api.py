@@ -3,7 +3,6 @@ bad input raises BadInput before anything is written; the solve refuses a worksp
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

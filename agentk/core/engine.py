@@ -30,7 +30,7 @@ def fill(template: str, body: str) -> str:
     for line in template.splitlines():
         if line.strip() == HOLE:
             indent = line[: len(line) - len(line.lstrip())]
-            filled = "\n".join(indent + l if l.strip() else l for l in body.strip("\n").splitlines())
+            filled = "\n".join(indent + ln if ln.strip() else ln for ln in body.strip("\n").splitlines())
             return template.replace(line, filled, 1)
     raise ValueError("template has no fill-in-the-middle hole")
 
@@ -289,5 +289,5 @@ class Engine:
     def _fail(self, stage: str, reason: str | None) -> None:
         self.state.status, self.state.failed_stage, self.state.reason = "failed", stage, reason
         self._save()
-        lines = [l.strip() for l in (reason or "").splitlines() if l.strip()]
+        lines = [ln.strip() for ln in (reason or "").splitlines() if ln.strip()]
         raise AgentFailed(f"stage {stage} failed: {lines[-1] if lines else 'no reason'} (details in {self.state_path})")
