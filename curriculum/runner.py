@@ -43,11 +43,11 @@ class Curriculum:
                  first_pick: Callable[[list[tuple[str, str]]], str] | None = None,
                  on_round: Callable[[dict], None] | None = None, log: Callable[[str], None] = lambda m: None):
         """memory: a rag.memory.Memory (None: no RAG, every similarity is 0, so picks follow the recency penalty
-        and the easiest-tree order); the rounds' setups store their fixes there too. policy: setup's --policy
-        (None: its default). setup_only: a round is a setup, success is a finished setup (no solve, no submit).
+        and the easiest-tree order); the rounds' setups store their fixes there too. policy: the setups' policy
+        (None: run_setup's default). setup_only: a round is a setup, success is a finished setup (no solve, no submit).
         selection: "eq7" (the paper's rule), or for ablations "recency" (β·e^(−λ) alone, ties at random) and
-        "random" (uniform over the pool). ray: a Ray address ("local", "auto", "ray://…"): each step's command
-        runs as a Ray task (agentk.ray_backend), on a cluster node with a GPU for solve when the cluster has one.
+        "random" (uniform over the pool). ray: a Ray address ("local", "auto", "ray://…"): each step runs in a
+        Ray task (agentk.ray_backend), on a cluster node with a GPU for solve when the cluster has one.
         first_pick: optional hook (e.g. an LLM) given [(task name, data tree)] that names the first task while
         the memory is empty; otherwise the easiest-looking tree goes first."""
         if selection not in SELECTIONS:
