@@ -1,4 +1,4 @@
-"""The optional Ray backend (DESIGN.md, Curriculum): curriculum rounds and HEBO trials as Ray tasks on a cluster,
+"""The optional Ray backend: curriculum rounds and HEBO trials as Ray tasks on a cluster,
 or on a local Ray in tests. Without it everything runs in one process, so `ray` is imported only here, on first
 use, and is an optional extra (`uv sync --extra ray`).
 

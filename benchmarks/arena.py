@@ -1,14 +1,14 @@
-"""Set the arena competitions up with the real CLI and tabulate how far each got.
+"""Set the arena competitions up with agentk.api and tabulate how far each got.
 
     uv run python benchmarks/arena.py --arena ../shared/arena-dev [--out benchmarks/out] [--only NAME ...] [--jobs 2]
 
-For every competition folder of the arena (meta.json + public/) this runs
-`python -m agentk.cli setup <arena>/<name>/public --workspace <out>/<name> --force` in a subprocess,
-reads <ws>/setup.json, compares the metric the agent picked (code_metric.py) with the competition's,
+For every competition folder of the arena (meta.json + public/) this sets <arena>/<name>/public up in
+<out>/<name> (starting over) in a child process (benchmarks/isolated.py), reads the workspace's setup state,
+compares the metric the agent picked (its metric code) with the competition's,
 grades the light-solve submission against the hidden answers, and prints a table (also written to
 <out>/arena_setup.md), with the competition's input modalities (meta.json).
 
-Exit status 0 when every competition set up (exit 0, setup.json "done"); 1 otherwise; 2 on bad arguments.
+Exit status 0 when every competition set up (exit 0, setup state "done"); 1 otherwise; 2 on bad arguments.
 """
 from __future__ import annotations
 
@@ -16,8 +16,6 @@ import argparse
 import json
 import os
 import re
-import signal
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -31,6 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from agentk.workspace import METRIC, Workspace  # noqa: E402
+from benchmarks.isolated import setup_isolated  # noqa: E402
 from tools.metrics import METRICS  # noqa: E402
 
 # meta.json "metric" -> our catalogue name (tools.metrics.METRICS); unknown names stand for themselves.
@@ -53,7 +53,7 @@ class Result:
     rc: int | None = None          # None: timed out
     seconds: float = 0.0
     stderr: str = ""
-    state: dict | None = None      # setup.json
+    state: dict | None = None      # the setup state, as in its file
     picked: str = "-"
     val_score: float | None = None
     test_score: float | str | None = None  # str: why grading failed
@@ -82,35 +82,24 @@ def _reason(stderr: str) -> str:
 
 def run_one(arena: Path, out: Path, name: str, timeout: float) -> Result:
     meta = json.loads((arena / name / "meta.json").read_text())
-    ws = out / name
-    res = Result(name, meta, source=str(arena / name / "public"), workspace=str(ws))
-    cmd = [sys.executable, "-m", "agentk.cli", "setup", res.source, "--workspace", str(ws), "--force"]
-    env = {**os.environ, "COLUMNS": "1000", "NO_COLOR": "1"}  # one line per message on stderr
-    t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)  # own process group, so a timeout can end its sandboxes too
-    try:
-        _, res.stderr = proc.communicate(timeout=timeout)
-        res.rc = proc.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        _, res.stderr = proc.communicate()
-        res.stderr += f"\nagentk: timed out after {timeout:.0f} s"
-    res.seconds = time.monotonic() - t0
-    if res.rc == 2:  # bad input / unsupported: the CLI wrote nothing, so anything in ws is stale
+    ws = Workspace(out / name)
+    res = Result(name, meta, source=str(arena / name / "public"), workspace=str(ws.root))
+    # a child process per setup: it is timed, killed at the time limit with its sandboxes, and --jobs run at once
+    run = setup_isolated(res.source, ws.root, timeout, env={**os.environ, "COLUMNS": "1000", "NO_COLOR": "1"})
+    res.rc, res.seconds = run.rc, run.seconds
+    res.stderr = run.stderr + (f"\nagentk: timed out after {timeout:.0f} s" if run.rc is None else "")
+    if res.rc == 2:  # bad input / unsupported: the setup wrote nothing, so anything in ws is stale
         return res
-    setup_json = ws / "setup.json"
-    if setup_json.is_file() and setup_json.stat().st_mtime >= time.time() - res.seconds - 1:
-        res.state = json.loads(setup_json.read_text())
-    code_metric = ws / "code_metric.py"
+    if ws.setup_state.is_file() and ws.setup_state.stat().st_mtime >= time.time() - res.seconds - 1:
+        res.state = json.loads(ws.setup_state.read_text())
+    code_metric = ws.code(METRIC)
     if code_metric.is_file() and (m := re.search(r"^METRIC\s*=\s*['\"]([^'\"]+)['\"]", code_metric.read_text(), re.M)):
         res.picked = m.group(1)
-    score = ws / "solutions" / "light" / "score.json"
-    if score.is_file():
-        res.val_score = json.loads(score.read_text()).get("score")
-    if (ws / "submission.csv").is_file():
+    if ws.light.score.is_file():
+        res.val_score = json.loads(ws.light.score.read_text()).get("score")
+    if ws.submission.is_file():
         try:
-            res.test_score = grade(ws / "submission.csv", arena / name / meta["answers"], res.comp_metric)
+            res.test_score = grade(ws.submission, arena / name / meta["answers"], res.comp_metric)
         except Exception as e:  # noqa: BLE001 - any grading failure is reported in the table
             res.test_score = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:120]
     return res

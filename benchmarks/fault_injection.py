@@ -9,8 +9,8 @@ policy's requests with the built-in expert's correct answer, except that a progr
 probability p, the expert's code corrupted by one fault operator (wrong path, wrong column, dropped rows,
 wrong id type, flipped metric direction, reversed rows, typo'd column name); shown the error (a retry, or
 credit assignment after a meta-test failed) it repairs the fault with probability q. Each
-(competition, p, regime, seed) is one `python -m agentk.cli setup <src> --policy llm` subprocess under
-three regimes:
+(competition, p, regime, seed) is one setup with the LLM policy, in a child process of its own
+(benchmarks/isolated.py: the run's LLM endpoint is in its environment), under three regimes:
     (a) no retries                                --stage-attempts 1 --backtracks 0
     (b) unit-test retries                         --stage-attempts 4 --backtracks 0
     (c) retries + meta-test credit assignment     --stage-attempts 4 --backtracks 3
@@ -21,7 +21,7 @@ which answer for that stage, purpose), not by p or the regime, so the three regi
 in the same places, and the faults at p=0.2 are a subset of those at p=0.5 (a fault is injected when
 u < p for the same u).
 
-Fault attribution, from <ws>/trajectory.jsonl: the k-th program the simulated LLM wrote for a stage is the
+Fault attribution, from the workspace's trajectory: the k-th program the simulated LLM wrote for a stage is the
 k-th "code" step of that stage. A corrupted program whose step failed was caught by a unit test; one that
 passed stays live in the workspace until it is replaced, and is caught by a meta-test if a meta-test
 covering its stage fails while it is live; a live fault when the setup is done escaped; one that no test
@@ -43,8 +43,6 @@ import os
 import random
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -61,10 +59,14 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from agentk.modalities import NAMES  # noqa: E402
+from agentk.workspace import SPLITS, SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, Workspace, input_map_stage  # noqa: E402
+from benchmarks.isolated import setup_isolated  # noqa: E402
+
 EXAMPLES = ["breast-cancer", "diabetes", "digits-multilabel", "iris-species", "wine"]
 ARENA_TABULAR = ["spaceship-titanic", "nomad2018-predict-transparent-conductors"]
 QUICK = ["iris-species", "breast-cancer", "spaceship-titanic"]
-REGIMES = {  # name -> (label, CLI flags)
+REGIMES = {  # name -> (label, flags of benchmarks/isolated.py)
     "a": ("no retries", ["--stage-attempts", "1", "--backtracks", "0"]),
     "b": ("unit-test retries", ["--stage-attempts", "4", "--backtracks", "0"]),
     "c": ("retries + credit assignment", ["--stage-attempts", "4", "--backtracks", "3"]),
@@ -98,13 +100,17 @@ def _wrong_path(code: str, stage: str, ws: Path) -> str | None:
     return code.replace(old, f"{m.group(2)}{m.group(3)}_data.csv")
 
 
+def input_map_stages(*splits: str) -> set[str]:
+    return {input_map_stage(split, m) for split in splits for m in NAMES}
+
+
 def _list_literal(code: str, var: str) -> re.Match | None:
     return re.search(rf"^(\s*{var} = )(\[[^\]\n]*\])", code, re.M)
 
 
 def _wrong_column(code: str, stage: str, ws: Path) -> str | None:
     """Drop the last entry of `features = [...]` in a test input map: its unit tests pass, test_maps_match fails."""
-    if not (stage.startswith("test_") and stage.endswith("_input_map")):
+    if stage not in input_map_stages("test"):
         return None
     m = _list_literal(code, "features")
     if not m:
@@ -118,7 +124,7 @@ def _wrong_column(code: str, stage: str, ws: Path) -> str | None:
 def _dropped_rows(code: str, stage: str, ws: Path) -> str | None:
     """`out = out.iloc[:-7]` before `return out` in the train input map: the unit tests allow dropping
     (unlabelled) rows, map_dataset_train sees the ids of the input and target maps disagree."""
-    if not (stage.startswith("train_") and stage.endswith("_input_map")):
+    if stage not in input_map_stages("train"):
         return None
     m = re.search(r"^(\s*)return out\s*$", code, re.M)
     if not m:
@@ -152,7 +158,7 @@ def _wrong_id_type(code: str, stage: str, ws: Path) -> str | None:
     map; it still passes its unit tests, the meta-tests see ids that match neither the target map
     (map_dataset_train) nor the sample submission (test_maps_match). Not applied to the target map: the same
     fault in both train maps would cancel out (consistent ids) and pass every test, harmlessly."""
-    if not stage.endswith("_input_map"):
+    if stage not in input_map_stages(*SPLITS):
         return None
     m = IDS_AS_STR.search(code)
     if not m or not _numeric_ids(code, ws):
@@ -161,7 +167,7 @@ def _wrong_id_type(code: str, stage: str, ws: Path) -> str | None:
 
 
 def _flipped_direction(code: str, stage: str, ws: Path) -> str | None:
-    """HIGHER_IS_BETTER = True <-> False in code_metric.py: the metric's unit test ranks truth below noise."""
+    """HIGHER_IS_BETTER = True <-> False in the metric's code: the metric's unit test ranks truth below noise."""
     m = re.search(r"^HIGHER_IS_BETTER = (True|False)\s*$", code, re.M)
     if not m:
         return None
@@ -178,7 +184,7 @@ REVERSIBLE = re.compile(r"^(\s*(?:sub|out)\[c\] = .*\.to_numpy\(\))(\s*)$", re.M
 def _reversed_rows(code: str, stage: str, ws: Path) -> str | None:
     """Reverse the rows of a formatter's prediction column: the predictions no longer belong to their ids;
     the formatter's unit test compares by id and sees it."""
-    if not stage.startswith("submission_format"):
+    if stage not in (SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT):
         return None
     m = REVERSIBLE.search(code)
     return code[:m.end(1)] + "[::-1]" + code[m.end(1):] if m else None
@@ -426,31 +432,20 @@ def run_one(comp: str, source: Path, p: float, regime: str, seed: int, q: float,
                "AGENTK_LLM_MODEL": MODEL, "AGENTK_LLM_API_KEY": "x", "AGENTK_LLM_CACHE": "off",
                "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
         env.pop("AGENTK_CONFIG", None)
-        cmd = [sys.executable, "-m", "agentk.cli", "setup", str(source), "--workspace", str(ws), "--force",
-               "--policy", "llm", *REGIMES[regime][1]]
-        t0 = time.monotonic()
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
-        try:
-            _, stderr = proc.communicate(timeout=timeout)
-            run.rc = proc.returncode
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            _, stderr = proc.communicate()
-            stderr += f"\ntimed out after {timeout:.0f} s"
-        run.seconds = time.monotonic() - t0
-        run.requests = len(llm.requests)
-    state = read_json(ws / "setup.json") or {}
+        child = setup_isolated(source, ws, timeout, env, ["--policy", "llm", *REGIMES[regime][1]])
+        run.rc, run.seconds, run.requests = child.rc, child.seconds, len(llm.requests)
+        stderr = child.stderr + (f"\ntimed out after {timeout:.0f} s" if child.rc is None else "")
+    state = read_json(Workspace(ws).setup_state) or {}
     run.status = state.get("status") or ("timeout" if run.rc is None else "crashed")
     run.llm_calls = state.get("llm_calls")
     run.backtracks = int(state.get("backtracks") or 0)
     run.failed_stage = state.get("failed_stage")
     if run.status != "done":
-        lines = [l for l in (stderr or "").splitlines() if l.strip()]
+        lines = [ln for ln in (stderr or "").splitlines() if ln.strip()]
         why = state.get("reason") or (lines[-1] if lines else "")
         run.reason = " ".join((why.strip().splitlines() or [""])[-1].split())[:200]
     run.sim_errors = sim.errors
-    rows = read_jsonl(ws / "trajectory.jsonl") or []
+    rows = read_jsonl(Workspace(ws).trajectory) or []
     run.faults, run.mismatch = attribute(rows, sim.code_answers, _meta_covers(source, ws), run.status == "done")
     return run
 
@@ -566,7 +561,7 @@ def report(runs: list[Run], ps: list[float], q: float, seeds: int, comps: list[s
                 for x in runs if x.status != "done"]
     intro = (f"{len(runs)} runs: {len(comps)} competitions x p in {ps} x 3 regimes x {seeds} seed(s); q={q}"
              + (f"; {elapsed / 60:.1f} min." if elapsed else "."))
-    legend = ("Success: setup.json status done. LLM calls / comp.: mean of setup.json llm_calls over runs. "
+    legend = ("Success: the setup state's status is done. LLM calls / comp.: mean of its llm_calls over runs. "
               "Faults: corrupted programs the simulated LLM wrote; unit = its stage's unit tests failed; meta = a "
               "meta-test covering its stage failed while it was live; escaped = still live when the setup was done; "
               "unseen = the run stopped before any test saw it.")
@@ -601,10 +596,11 @@ def check_operators(comps: dict[str, Path], workdir: Path) -> int:
         base.mkdir(parents=True)
         try:  # in process, like the CLI's expert policy: the operators are checked on the expert's own setup
             state = Engine(base, setup_pipeline(source), ExpertPolicy()).run()
+            status, reason = state.status, state.reason
         except Exception as exc:  # noqa: BLE001
-            state = {"status": f"{type(exc).__name__}: {exc}"}
-        if state.get("status") != "done":
-            print(f"{comp}: the expert setup failed: {state.get('status')} {state.get('reason') or ''}"[:300])
+            status, reason = f"{type(exc).__name__}: {exc}", None
+        if status != "done":
+            print(f"{comp}: the expert setup failed: {status} {reason or ''}"[:300])
             bad += 1
             continue
         stages, metas = setup_pipeline(source)(base)

@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from agentk.competition.dataview import competition_name  # noqa: E402
+from agentk.workspace import Workspace  # noqa: E402
 from fault_injection import EXAMPLE_MARK, MODEL, SimulatedLLM, markdown_table  # noqa: E402
 
 SELECTIONS = {"random": "random order", "recency": "β-penalty alone", "eq7": "full eq. 7"}
@@ -69,10 +70,10 @@ def run_on_endpoint(pool_file: Path, out: Path, selection: str, seed: int, round
     from rag.memory import Memory
 
     class EndpointCurriculum(Curriculum):
-        def _cli(self, rec, step, args):
-            log = self.out / rec["task"] / "llm_log.jsonl"
+        def _step(self, rec, step):
+            log = Workspace(self.out / rec["task"]).llm_log
             before = _example_prompts(log)
-            rc = super()._cli(rec, step, args)
+            rc = super()._step(rec, step)
             rec["examples_shown"] = _example_prompts(log) - before
             return rc
 
@@ -97,13 +98,13 @@ def run_curriculum(pool_file: Path, out: Path, selection: str, seed: int, rounds
     dispatcher = Dispatcher()
 
     class SimulatedCurriculum(Curriculum):
-        def _cli(self, rec, step, args):  # each setup gets a fresh simulated LLM, keyed by the task's attempt
+        def _step(self, rec, step):  # each setup gets a fresh simulated LLM, keyed by the task's attempt
             attempt = sum(r["task"] == rec["task"] for r in self.state["rounds"][:rec["round"]])
             ws = self.out / rec["task"]
             dispatcher.current = SimulatedLLM(Path(rec["source"]), ws, key=f"{rec['task']}|{seed}|{attempt}",
                                               p=p, q=q, q_example=q_example)
             before = len(llm.requests)
-            rc = super()._cli(rec, step, args)
+            rc = super()._step(rec, step)
             sim = dispatcher.current
             rec["requests"] = len(llm.requests) - before
             rec["examples_shown"] = sum(1 for r in llm.requests[before:]

@@ -1,8 +1,8 @@
-"""`agentk setup` + `agentk solve` on the bundled examples and the arena competitions, graded on hidden answers.
+"""Setup + solve (agentk.api) on the bundled examples and the arena competitions, graded on hidden answers.
 
     uv run python benchmarks/solve.py [--arena ../shared/arena-dev] [--examples] [--budget quick] [--only NAME ...]
 
-Per competition it prints the grader's score of <ws>/submission.csv, the score of the best constant
+Per competition it prints the grader's score of the workspace's submission, the score of the best constant
 prediction (training prior / mean, formatted by the setup's own formatter), the perfect-answer score (the
 metric's optimum: what the hidden answers themselves score), and the normalised score
 (s - constant) / (perfect - constant): 0 is no better than a constant, 1 is perfect. The mean normalised
@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -28,6 +27,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples"))
 
+from agentk import api  # noqa: E402
+from agentk.core.errors import AgentFailed, BadInput  # noqa: E402
+from agentk.core.state import load_state  # noqa: E402
+from agentk.modalities import TABULAR  # noqa: E402
+from agentk.workspace import Workspace  # noqa: E402
 from benchmarks.arena import ARENA_METRICS, grade as grade_arena  # noqa: E402
 from tools.metrics import METRICS  # noqa: E402
 
@@ -59,15 +63,9 @@ def competitions(arena: Path | None, examples: bool) -> list[Competition]:
             meta = json.loads(meta_path.read_text())
             name = meta_path.parent.name
             out.append(Competition(name, ROOT / "examples" / name, meta["metric"],
-                                   "+".join(meta.get("modalities", {}).get("inputs", ["tab"])),
+                                   "+".join(meta.get("modalities", {}).get("inputs", [TABULAR.name])),
                                    lambda p, n=name: grade_example(n, p)))
     return out
-
-
-def cli(*args) -> subprocess.CompletedProcess:
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "agentk.cli", *map(str, args)], cwd=ROOT, env=env,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True)
 
 
 def constant_submission(ws: Path, out: Path) -> Path:
@@ -101,25 +99,27 @@ def perfect(metric: str) -> float:
 
 
 def run(c: Competition, out: Path, budget: str, fresh: bool) -> dict:
-    ws = out / c.name
-    state = ws / "setup.json"
-    if not (state.exists() and json.loads(state.read_text()).get("status") == "done"):
-        proc = cli("setup", c.source, "--workspace", ws, "--force")
-        if proc.returncode != 0:
-            return {"competition": c.name, "error": f"setup exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:]}"}
+    ws = Workspace(out / c.name)
+    state = load_state(ws.setup_state)
+    try:
+        if not (state and state.status == "done"):
+            api.run_setup(c.source, ws.root, force=True)
+    except (BadInput, AgentFailed) as exc:
+        return {"competition": c.name, "error": f"setup exit {exc.exit_code}: {api.one_line(exc)}"}
     if fresh:
-        for d in (ws / "solutions").glob("*"):
-            if d.name not in ("light", "split.json"):
+        for d in ws.solutions.glob("*"):
+            if d.name not in (Workspace.LIGHT, Workspace.SPLIT):
                 shutil.rmtree(d) if d.is_dir() else d.unlink()
     t0 = time.monotonic()
-    proc = cli("solve", "--workspace", ws, "--budget", budget)
+    try:
+        with open(os.devnull, "w") as quiet:  # the solver's progress; the table is what this reports
+            summary = api.run_solve(ws.root, budget, output=quiet).summary
+    except (BadInput, AgentFailed) as exc:
+        return {"competition": c.name, "error": f"solve exit {exc.exit_code}: {api.one_line(exc)}"}
     seconds = time.monotonic() - t0
-    if proc.returncode != 0:
-        return {"competition": c.name, "error": f"solve exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:]}"}
-    summary = json.loads((ws / "solve.json").read_text())
     best = next(s for s in summary["solutions"] if s["id"] == summary["best"])
-    score = c.grade(ws / "submission.csv")
-    constant = c.grade(constant_submission(ws, ws / "constant_submission.csv"))
+    score = c.grade(ws.submission)
+    constant = c.grade(constant_submission(ws.root, ws.root / "constant_submission.csv"))
     top = perfect(c.metric)
     return {"competition": c.name, "inputs": c.inputs, "metric": c.metric, "best solution": best["id"],
             "val": best["val_score"], "test score": score, "constant": constant, "perfect": top,

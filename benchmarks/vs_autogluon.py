@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agentk.competition.dataview import find_tables, read_table  # noqa: E402
+from agentk.modalities import TABULAR  # noqa: E402
+from agentk.workspace import Workspace  # noqa: E402
 from benchmarks.solve import competitions, fmt, run  # noqa: E402
 from tools.metrics import METRICS  # noqa: E402
 
@@ -73,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.arena and not args.examples:
         p.error("give --arena and/or --examples")
     comps = [c for c in competitions(args.arena, args.examples)
-             if c.inputs in ("tab", "tabular") and (not args.only or c.name in args.only)]
+             if c.inputs in (TABULAR.name, TABULAR.title) and (not args.only or c.name in args.only)]
     rows = []
     for c in comps:
         print(f"… {c.name}", file=sys.stderr, flush=True)
@@ -82,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({"competition": c.name, "metric": c.metric, "agentk": r["error"]})
             continue
         ws = args.out.resolve() / c.name
-        limit = sum(s["seconds"] for s in json.loads((ws / "solve.json").read_text())["solutions"])
+        limit = sum(s["seconds"] for s in json.loads(Workspace(ws).solve_summary.read_text())["solutions"])
         with tempfile.TemporaryDirectory() as tmp:
             ag = c.grade(plain_autogluon(c.source, c.metric, max(limit, 30.0), Path(tmp)))
         higher = METRICS[c.metric].higher_is_better

@@ -11,7 +11,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from agentk.api import POLICIES
 from agentk.core.errors import BadInput
+from agentk.workspace import Workspace
 
 console = Console(stderr=True)
 
@@ -42,7 +44,7 @@ def _llm_first_pick(policy: Optional[str], out: Path):
     def pick(trees: list[tuple[str, str]]) -> Optional[str]:
         from agentk.policies import intrinsics as fn
         out.mkdir(parents=True, exist_ok=True)
-        return fn.first_task(fn.Calls(LLMClient(config, log_path=out / "llm_log.jsonl")), trees)
+        return fn.first_task(fn.Calls(LLMClient(config, log_path=out / Workspace.LLM_LOG)), trees)
 
     return pick
 
@@ -58,7 +60,7 @@ def curriculum_command(pool: Path, rounds: int, submit: bool, out: Path, alpha: 
         raise BadInput("--rounds and -r must be at least 1")
     if budget not in ("quick", "standard", "paper"):  # agentk.solve.solver's PRESETS, without importing torch here
         raise BadInput(f"unknown budget {budget!r}: use quick, standard or paper")
-    if policy not in (None, "expert", "llm", "hybrid"):
+    if policy is not None and policy not in POLICIES:
         raise BadInput(f"unknown policy {policy!r}: use expert, llm or hybrid")
     if selection not in SELECTIONS:
         raise BadInput(f"unknown selection {selection!r}: use {', '.join(SELECTIONS)}")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from agentk.competition.dataview import TEXT_DOC_EXT, competition_name, file_tree, find_description, is_table, walk
 from agentk.core.errors import BadInput
+from agentk.workspace import Workspace
 from tools.kaggle import parse_competition_url
 
 
@@ -54,14 +55,14 @@ def data_root(task: Task, ws: Path) -> Path | None:
     """Where the task's files are: its folder, or for a URL the workspace's raw/ once setup fetched it."""
     if not task.is_url:
         return Path(task.source)
-    raw = Path(ws) / "raw"
+    raw = Workspace(ws).raw
     return raw if raw.is_dir() else None
 
 
 def describe(task: Task, ws: Path) -> tuple[str, str]:
     """(description text, data-tree description) of a task; a URL's are known only after its setup fetched
     them, so until then the description is its slug and the tree is empty."""
-    fetched = Path(ws) / "task" / "description.md"
+    fetched = Workspace(ws).description
     if fetched.is_file():
         description = fetched.read_text(errors="replace")
     elif not task.is_url and (doc := find_description(Path(task.source))):

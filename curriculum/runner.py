@@ -1,25 +1,32 @@
 """The curriculum loop (paper 3.3): pick a task, set it up, solve it, maybe submit it, remember how it went.
 
-Each step runs the real CLI (`python -m agentk.cli setup|solve|submit`) as a subprocess, whose output goes
-to <out>/logs/. The state lives in <out>/curriculum.json, rewritten atomically after every step, so a killed
-run resumes at the step it was in: a round's step is one of picked → setup → solve → submit → memory → done,
-and setup and solve resume their own half-finished work (`setup --resume`, kept solutions).
-A task leaves the pool once solved; a failed one stays and competes again, held back by the recency penalty
-and by its RAG⁻ entry.
+Each step is a call of agentk.api (run_setup, run_solve, run_submit) in this process, whose progress, and on
+failure its one-line reason, go to <out>/logs/. The state lives in <out>/curriculum.json, rewritten atomically
+after every step, so a killed run resumes at the step it was in: a round's step is one of picked → setup →
+solve → submit → memory → done, and setup and solve resume their own half-finished work (a setup's resume,
+kept solutions). A task leaves the pool once solved; a failed one stays and competes again, held back by the
+recency penalty and by its RAG⁻ entry.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
-import subprocess
 import sys
+import traceback
 import uuid
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TextIO
 
 import numpy as np
+from rich.text import Text
 
+from agentk import api
+from agentk.core.errors import AgentFailed, BadInput
 from agentk.core.fileio import read_json, write_json
+from agentk.core.state import load_state
+from agentk.workspace import Workspace
 from curriculum import selection
 from curriculum.pool import Task, describe, ease, read_pool
 
@@ -36,11 +43,11 @@ class Curriculum:
                  first_pick: Callable[[list[tuple[str, str]]], str] | None = None,
                  on_round: Callable[[dict], None] | None = None, log: Callable[[str], None] = lambda m: None):
         """memory: a rag.memory.Memory (None: no RAG, every similarity is 0, so picks follow the recency penalty
-        and the easiest-tree order); the rounds' setups store their fixes there too. policy: setup's --policy
-        (None: its default). setup_only: a round is a setup, success is a finished setup (no solve, no submit).
+        and the easiest-tree order); the rounds' setups store their fixes there too. policy: the setups' policy
+        (None: run_setup's default). setup_only: a round is a setup, success is a finished setup (no solve, no submit).
         selection: "eq7" (the paper's rule), or for ablations "recency" (β·e^(−λ) alone, ties at random) and
-        "random" (uniform over the pool). ray: a Ray address ("local", "auto", "ray://…"): each step's command
-        runs as a Ray task (agentk.ray_backend), on a cluster node with a GPU for solve when the cluster has one.
+        "random" (uniform over the pool). ray: a Ray address ("local", "auto", "ray://…"): each step runs in a
+        Ray task (agentk.ray_backend), on a cluster node with a GPU for solve when the cluster has one.
         first_pick: optional hook (e.g. an LLM) given [(task name, data tree)] that names the first task while
         the memory is empty; otherwise the easiest-looking tree goes first."""
         if selection not in SELECTIONS:
@@ -125,61 +132,65 @@ class Curriculum:
 
     # ---- one round, step by step ---------------------------------------------------------------------
     def _play(self, rec: dict) -> None:
-        ws = self.out / rec["task"]
+        ws = Workspace(self.out / rec["task"])
         step = rec["step"]
         if step == "picked":
-            if ws.exists():  # an earlier, failed attempt: this round starts over
-                shutil.rmtree(ws)
+            if ws.root.exists():  # an earlier, failed attempt: this round starts over
+                shutil.rmtree(ws.root)
             rec["step"] = "setup"
         elif step == "setup":
-            resume = (ws / "setup.json").exists()
-            if not resume and ws.exists():  # killed before the setup wrote its state: nothing to keep
-                shutil.rmtree(ws)
-            args = ["setup", rec["source"], "--workspace", str(ws)] + (["--resume"] if resume else []) + \
-                (["--policy", self.policy] if self.policy else [])
-            rec["setup_rc"] = self._cli(rec, "setup", args)
+            if not ws.setup_state.exists() and ws.root.exists():  # killed before the setup wrote its state
+                shutil.rmtree(ws.root)
+            rec["setup_rc"] = self._step(rec, "setup")
             rec["setup_passed"] = rec["setup_rc"] == 0
-            setup = read_json(ws / "setup.json") or {}
-            rec["llm_calls"], rec["tokens"] = setup.get("llm_calls"), setup.get("tokens")
+            setup = load_state(ws.setup_state)
+            rec["llm_calls"], rec["tokens"] = (setup.llm_calls, setup.tokens) if setup else (None, None)
             rec["step"] = "solve" if rec["setup_passed"] and not self.setup_only else "memory"
         elif step == "solve":
-            rec["solve_rc"] = self._cli(rec, "solve", ["solve", "--workspace", str(ws), "--budget", self.budget])
-            solved = read_json(ws / "solve.json") or {}
+            rec["solve_rc"] = self._step(rec, "solve")
+            solved = read_json(ws.solve_summary) or {}
             best = next((s for s in solved.get("solutions", []) if s["id"] == solved.get("best")), None)
             rec["metric"], rec["val_score"] = solved.get("metric"), best and best["val_score"]
             rec["step"] = "submit" if self.submit and rec["solve_rc"] == 0 else "memory"
         elif step == "submit":
-            rec["submit_rc"] = self._cli(rec, "submit", ["submit", "--workspace", str(ws)])
-            done = [s for s in read_json(ws / "submissions.json", []) if s.get("public_score") is not None]
+            rec["submit_rc"] = self._step(rec, "submit")
+            done = [s for s in read_json(ws.submissions, []) if s.get("public_score") is not None]
             rec["public_score"] = done[-1]["public_score"] if done else None
             rec["step"] = "memory"
         elif step == "memory":
-            self._remember(rec, ws)
+            self._remember(rec, ws.root)
             rec["step"] = "done"
             if self.on_round:
                 self.on_round(rec)
         self._save()
 
-    def _cli(self, rec: dict, step: str, args: list[str]) -> int:
+    def _step(self, rec: dict, step: str) -> int:
+        """Runs one step of the round (setup, solve or submit) and returns its exit code; a subclass may wrap
+        it to watch the step (benchmarks/learning_curve.py)."""
         rec["runs"][step] = rec["runs"].get(step, 0) + 1
         self._save()  # the run count is on disk before the run: a resume shows it was retried
         logs = self.out / "logs"
         logs.mkdir(exist_ok=True)
         self.log(f"  {step} {rec['task']}…")
         path = logs / f"round-{rec['round'] + 1}-{rec['task']}-{step}.log"
-        env = dict(os.environ)
-        if self.memory is not None:  # the setup's fixes go to the curriculum's memory
-            env["AGENTK_MEMORY"] = str(self.memory.path)
-        argv = [sys.executable, "-m", "agentk.cli", *args]
+        ws = Workspace(self.out / rec["task"])
+        job = Step(step, rec["source"], str(ws.root), ws.setup_state.exists(), self.policy, self.budget)
         if self.ray:
+            # a Ray task runs the step in a child process of its own: the driver's settings (LLM endpoint, the
+            # curriculum's memory) go with it in its environment, all its output goes to the log, and the
+            # long-lived Ray worker keeps nothing of it (generated modules, torch state)
             from agentk import ray_backend
             ray_backend.connect(self.ray)
+            env = dict(os.environ)
+            if self.memory is not None:  # the setup's fixes go to the curriculum's memory
+                env["AGENTK_MEMORY"] = str(self.memory.path)
             gpus = 1 if step == "solve" and ray_backend.cluster_gpus() else 0  # training wants a GPU node
-            rc = ray_backend.run_command(argv, path, env=env, cwd=Path.cwd(), num_gpus=gpus)
+            rc = ray_backend.run_command([sys.executable, "-m", "curriculum.runner", json.dumps(asdict(job))], path,
+                                         env=env, cwd=Path.cwd(), num_gpus=gpus)
         else:
-            with open(path, "a") as f:
-                rc = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env).returncode
-        if rc != 0:  # the CLI's last line says why (one line for exit 2): it goes into the RAG⁻ outcome
+            with open(path, "a") as log:
+                rc = run_step(job, log, self.memory)
+        if rc != 0:  # the step's last line says why (one line for exit 2): it goes into the RAG⁻ outcome
             lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
             rec["error"] = lines[-1].strip()[:300] if lines else f"exit code {rc}"
         return rc
@@ -213,3 +224,46 @@ class Curriculum:
         if ok:
             self.memory.remove_negatives(rec["task"])
         self.memory.add_experience(bool(ok), rec["task"], description, tree, outcome, scores)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a round as plain data, so that it can run in another process."""
+
+    name: str                  # setup, solve or submit
+    source: str                # the task's folder or URL
+    workspace: str
+    resume: bool = False       # setup: continue the workspace's half-finished setup
+    policy: str | None = None  # setup: None is run_setup's default
+    budget: str = "quick"      # solve
+
+
+def run_step(step: Step, out: TextIO, memory=None) -> int:
+    """Runs a step through agentk.api, its progress written to `out`, and returns its exit code as `agentk
+    <step>` would: 0 done, 1 the agent failed (or crashed), 2 bad input; on failure the last line says why.
+    memory: the long-term memory for the setup's fixes (None: $AGENTK_MEMORY or ~/.agentk/memory)."""
+    def progress(kind: str, info: dict) -> None:
+        line = api.describe_event(kind, info)
+        if line:
+            print(Text.from_markup(line).plain, file=out, flush=True)
+
+    ws = Path(step.workspace)
+    try:
+        if step.name == "setup":
+            api.run_setup(step.source, ws, step.policy, resume=step.resume, memory=memory, on_event=progress)
+        elif step.name == "solve":
+            api.run_solve(ws, step.budget, output=out)
+        else:
+            api.run_submit(ws)
+    except (BadInput, AgentFailed) as exc:
+        print(api.one_line(exc), file=out, flush=True)
+        return exc.exit_code
+    except Exception:  # noqa: BLE001 - a crash fails the step (exit 1, the traceback in the log), not the run
+        traceback.print_exc(file=out)
+        return 1
+    print(f"{step.name} done", file=out, flush=True)
+    return 0
+
+
+if __name__ == "__main__":  # one step in a process of its own: python -m curriculum.runner '<Step as JSON>'
+    sys.exit(run_step(Step(**json.loads(sys.argv[1])), sys.stdout))

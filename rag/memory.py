@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from agentk.workspace import Workspace
+
 FIXES, POS, NEG = "fixes", "experiences_pos", "experiences_neg"
 # cosine distance between "stage + error" texts below which two errors count as similar (benchmarks/fix_retrieval.py)
 SIMILAR_ERROR = 0.15
@@ -189,8 +191,8 @@ class Memory:
 
 def fix_recorder(memory: Memory, ws: Path):
     """The Engine's on_fix callback for a setup in `ws`: stores each fix under the competition's name
-    (task/meta.json). Losing a fix must not fail the setup, so a storage error is a one-line warning."""
-    meta = Path(ws) / "task" / "meta.json"
+    (the task's meta). Losing a fix must not fail the setup, so a storage error is a one-line warning."""
+    meta = Workspace(ws).meta
 
     def on_fix(stage: str, failing_code: str, error: str, fixed_code: str) -> None:
         name = json.loads(meta.read_text()).get("name", "") if meta.exists() else Path(ws).name

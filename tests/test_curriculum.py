@@ -367,9 +367,9 @@ def test_setup_only_rounds_with_the_llm_policy_store_fixes_in_the_curriculum_mem
         return oracle(messages)
 
     class Watched(Curriculum):
-        def _cli(self, rec, step, args):
+        def _step(self, rec, step):
             current.update(task=rec["task"], oracle=ExpertAnswers(Path(rec["source"]), self.out / rec["task"]))
-            return super()._cli(rec, step, args)
+            return super()._step(rec, step)
 
     with ScriptedLLM(handler=handler) as server:
         for k, v in {"AGENTK_LLM_BASE_URL": server.url, "AGENTK_LLM_MODEL": "scripted-model",

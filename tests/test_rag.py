@@ -86,7 +86,7 @@ def test_experiences_embeddings_and_remove_negatives(tmp_path):
     assert direct[0] @ direct[1] < 0.9
 
 
-def _setup_until_target_map(source, ws, server, memory) -> dict:
+def _setup_until_target_map(source, ws, server, memory):
     """The real setup pipeline of `source` up to its first target map, driven by the LLM policy."""
     full = setup_pipeline(source)
 
@@ -122,7 +122,7 @@ def test_fix_from_one_competition_is_retrieved_for_another(tmp_path):
 
         with ScriptedLLM(handler=handler) as server:
             state = _setup_until_target_map(EXAMPLES / name, ws, server, memory)
-        assert state["status"] == "done" and state["stages"]["train_tab_target_map"]["attempts"] == 2
+        assert state.status == "done" and state.stages["train_tab_target_map"].attempts == 2
         return ws, oracle
 
     ws_a, oracle_a = run("iris-species")

@@ -194,7 +194,7 @@ def test_curriculum_rounds_run_as_ray_tasks(cluster, tmp_path, monkeypatch):
     def no_local_run(*args, **kwargs):
         raise AssertionError("with ray the driver must not run the step itself")
 
-    monkeypatch.setattr("curriculum.runner.subprocess.run", no_local_run)
+    monkeypatch.setattr("curriculum.runner.run_step", no_local_run)
     state = Curriculum(tmp_path / "pool.txt", tmp_path / "out", rounds=1, ray="local").run()
     rec = state["rounds"][0]
     assert (rec["step"], rec["setup_rc"], rec["runs"]) == ("done", 2, {"setup": 1})

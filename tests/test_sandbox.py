@@ -319,3 +319,10 @@ def test_run_checks_a_check_that_exits_is_a_failure(tmp_path):
     report = run_checks([Check(check_exits), Check(check_never_runs)], tmp_path, timeout=60)
     assert report.passed is False  # sys.exit(0) inside a unit test is not a pass
     assert report.failed == "check_exits"
+
+
+def test_external_checks_import_the_sandbox_as_agentk_sandbox():
+    import agentk.core.sandbox
+    import agentk.sandbox
+
+    assert agentk.sandbox.run_python is agentk.core.sandbox.run_python

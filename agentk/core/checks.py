@@ -50,15 +50,15 @@ def run_checks(checks: list[Check], ws: Path, timeout: float = 600, memory_gb: f
         return CheckReport(True)
     payload = json.dumps({"code": code, "output": output, "checks": [c.spec() for c in checks]})
     res: RunResult = run_python(["-m", "agentk.core.checks", payload], cwd=ws, timeout=timeout, memory_gb=memory_gb)
-    printed = [l for l in res.stdout.splitlines() if not l.startswith((MARK, STARTED))]
-    results = [l[len(MARK):] for l in res.stdout.splitlines() if l.startswith(MARK)]
+    printed = [ln for ln in res.stdout.splitlines() if not ln.startswith((MARK, STARTED))]
+    results = [ln[len(MARK):] for ln in res.stdout.splitlines() if ln.startswith(MARK)]
     shown = truncate("\n".join(printed), 2000)
     if res.ok and results:
         report = CheckReport(**json.loads(results[-1]), output=shown)
         if not report.passed and report.index >= 0:
             report.failed = checks[report.index].name
         return report
-    started = [l[len(STARTED):] for l in res.stdout.splitlines() if l.startswith(STARTED)]
+    started = [ln[len(STARTED):] for ln in res.stdout.splitlines() if ln.startswith(STARTED)]
     if started and started[-1] != "code":
         i = int(started[-1])
         return CheckReport(False, i, checks[i].name, f"The unit test {checks[i].name} did not finish: {res.error()}", shown)

@@ -5,8 +5,8 @@ Stages and meta-unit tests are data. Transitions:
   unit tests pass   -> run the meta-tests whose last covered stage this is
   all pass          -> next stage
   a meta-test fails -> back to the first stage it covers, in credit-assignment mode
-Every step goes to trajectory.jsonl with a reward; the state goes to <state file> after each step,
-so a killed run resumes where it stopped.
+Every step goes to the trajectory with a reward, and the state (agentk.core.state) to the state file after each
+step, so a killed run resumes where it stopped (the files' names: agentk.workspace).
 """
 from __future__ import annotations
 
@@ -17,8 +17,10 @@ from typing import Callable, Literal, Protocol
 
 from agentk.core.checks import Check, run_checks
 from agentk.core.errors import AgentFailed, BadInput
-from agentk.core.fileio import append_jsonl, read_json, read_jsonl, write_json, write_text
+from agentk.core.fileio import write_text
 from agentk.core.memory import WorkingMemory
+from agentk.core.state import EpisodeState, Fix, TrajectoryRecord, append_record, load_state, read_trajectory, save_state
+from agentk.workspace import Workspace
 
 HOLE = "# <<FILL-IN-THE-MIDDLE>>"
 
@@ -28,7 +30,7 @@ def fill(template: str, body: str) -> str:
     for line in template.splitlines():
         if line.strip() == HOLE:
             indent = line[: len(line) - len(line.lstrip())]
-            filled = "\n".join(indent + l if l.strip() else l for l in body.strip("\n").splitlines())
+            filled = "\n".join(indent + ln if ln.strip() else ln for ln in body.strip("\n").splitlines())
             return template.replace(line, filled, 1)
     raise ValueError("template has no fill-in-the-middle hole")
 
@@ -106,55 +108,47 @@ class Engine:
     """Runs a pipeline (a function of the workspace, so a stage such as "plan" can shape what follows)."""
 
     def __init__(self, ws: Path, pipeline: Pipeline, policy: Policy, budget: Budget | None = None,
-                 state_file: str = "setup.json", on_event: Callable[[str, dict], None] | None = None,
+                 state_file: str = Workspace.SETUP_STATE, on_event: Callable[[str, dict], None] | None = None,
                  info: dict | None = None, on_fix: Callable[[str, str, str, str], None] | None = None):
         self.ws, self.pipeline, self.policy = Path(ws), pipeline, policy
         self.budget = budget or Budget()
         self.state_path = self.ws / state_file
-        self.trajectory = self.ws / "trajectory.jsonl"
+        self.trajectory = self.ws / Workspace.TRAJECTORY
         self.on_event = on_event or (lambda kind, info: None)
         self.info = info or {}  # recorded in the state file (e.g. the source, so --resume needs nothing else)
         self.on_fix = on_fix    # on_fix(stage, failing code, its error, passing code): for long-term memory (rag/)
 
-    # ---- state -------------------------------------------------------------------------------
-    def _fresh_state(self) -> dict:
-        return {"status": "running", "policy": self.policy.name, "cursor": 0, "mode": "first", "ca_meta": None,
-                "step": 0, "return": 0.0, "backtracks": 0, "tokens": 0, "llm_calls": 0, "seconds": 0.0,
-                "stages": {}, "meta_tests": {}, "failed_stage": None, "reason": None, **self.info}
-
     def _save(self) -> None:
-        write_json(self.state_path, self.state)
-
-    def _stage_state(self, name: str) -> dict:
-        return self.state["stages"].setdefault(name, {"status": "pending", "attempts": 0, "tests": {}, "error": None})
+        save_state(self.state_path, self.state)
 
     # ---- main loop ---------------------------------------------------------------------------
-    def run(self, resume: bool = False) -> dict:
-        old = read_json(self.state_path) if resume else None
-        self.state = old if old and old.get("status") != "done" else self._fresh_state()
-        if old and old.get("status") == "done":
+    def run(self, resume: bool = False) -> EpisodeState:
+        old = load_state(self.state_path) if resume else None
+        if old and old.status == "done":
             return old
-        self.state["status"] = "running"
-        self.memory = WorkingMemory.from_trajectory(read_jsonl(self.trajectory)) if resume else WorkingMemory()
+        self.state = old or EpisodeState(self.policy.name, info=dict(self.info))
+        self.state.status = "running"
+        self.memory = WorkingMemory.from_trajectory(read_trajectory(self.trajectory)) if resume else WorkingMemory()
         if not resume and self.trajectory.exists():
             self.trajectory.unlink()
         self._save()
         try:
             self._loop()
         except BadInput as exc:
-            self.state.update(status="bad_input", reason=str(exc))
+            self.state.status, self.state.reason = "bad_input", str(exc)
             self._save()
             raise
         return self.state
 
     def _loop(self) -> None:
+        state = self.state
         while True:
             stages, metas = self.pipeline(self.ws)
-            i = self.state["cursor"]
+            i = state.cursor
             if i >= len(stages):
-                self.state.update(status="done", mode="first", ca_meta=None)
+                state.status, state.mode, state.ca_meta = "done", "first", None
                 self._save()
-                self.on_event("done", {"state": self.state})
+                self.on_event("done", {"state": state})
                 return
             stage = stages[i]
             passed = self._attempt(stage, stages, metas)
@@ -162,36 +156,38 @@ class Engine:
                 continue
             failed_meta = self._run_metas(stage, stages, metas)
             if failed_meta is None:
-                ca = self.state["ca_meta"]
+                ca = state.ca_meta
                 if ca and stage.name == next(m for m in metas if m.name == ca).covers[-1]:
-                    self.state["ca_meta"] = None
+                    state.ca_meta = None
                     self._store_ca_fixes()
-                self.state["cursor"] = i + 1
-                self.state["mode"] = "credit_assignment" if self.state["ca_meta"] else "first"
+                state.cursor = i + 1
+                state.mode = "credit_assignment" if state.ca_meta else "first"
             else:
-                self.state.pop("ca_fixes", None)  # rewrites after which a meta-test still fails fixed nothing
-                self.state["backtracks"] += 1
-                if self.state["backtracks"] > self.budget.backtracks:
+                state.ca_fixes = []  # rewrites after which a meta-test still fails fixed nothing
+                state.backtracks += 1
+                if state.backtracks > self.budget.backtracks:
                     self._fail(failed_meta.covers[0], f"meta-test {failed_meta.name} still failing after "
-                               f"{self.budget.backtracks} backtracks: {self.state['meta_tests'][failed_meta.name]['error']}")
+                               f"{self.budget.backtracks} backtracks: {state.meta_tests[failed_meta.name].error}")
                 names = [s.name for s in stages]
-                self.state.update(cursor=names.index(failed_meta.covers[0]), mode="credit_assignment", ca_meta=failed_meta.name)
+                state.cursor, state.mode = names.index(failed_meta.covers[0]), "credit_assignment"
+                state.ca_meta = failed_meta.name
                 for name in failed_meta.covers:
-                    self._stage_state(name)["status"] = "revisit"
+                    state.stage(name).status = "revisit"
             self._save()
 
     def _attempt(self, stage: Stage, stages: list[Stage], metas: list[MetaTest]) -> bool:
-        st = self._stage_state(stage.name)
-        mode = self.state["mode"]
-        if st["attempts"] > 0 and mode == "first":
+        st = self.state.stage(stage.name)
+        mode = self.state.mode
+        if st.attempts > 0 and mode == "first":
             mode = "retry"
         code_path = self.ws / stage.code_file
         previous = code_path.read_text() if stage.kind == "code" and code_path.exists() else None
-        error = st["error"] if mode == "retry" else (self.state["meta_tests"].get(self.state["ca_meta"] or "", {}).get("error"))
-        covered = next((m.covers for m in metas if m.name == self.state["ca_meta"]), []) if mode == "credit_assignment" else []
-        ctx = Context(self.ws, mode, st["attempts"], self.memory, previous, error, covered)
+        ca_state = self.state.meta_tests.get(self.state.ca_meta or "")
+        error = st.error if mode == "retry" else (ca_state.error if ca_state else None)
+        covered = next((m.covers for m in metas if m.name == self.state.ca_meta), []) if mode == "credit_assignment" else []
+        ctx = Context(self.ws, mode, st.attempts, self.memory, previous, error, covered)
         error_ca = error if mode == "credit_assignment" else None
-        self.on_event("stage", {"stage": stage.name, "mode": mode, "attempt": st["attempts"] + 1})
+        self.on_event("stage", {"stage": stage.name, "mode": mode, "attempt": st.attempts + 1})
         t0 = time.monotonic()
         action = self.policy.act(stage, ctx) if stage.kind != "tool" else Action()
         kind, run_code, output_error = self._execute(stage, action, previous)
@@ -205,33 +201,34 @@ class Engine:
         passed = output_error is None and report.passed
         error = output_error or (report.error if not passed else None)
         failed_test = None if passed else (report.failed if report else "execution")
-        prior_error = st["error"]
-        st["attempts"] += 1
-        st["status"] = "passed" if passed else "failed"
-        st["error"] = error
+        prior_error = st.error
+        st.attempts += 1
+        st.status = "passed" if passed else "failed"
+        st.error = error
         if passed and action.code and mode == "retry" and previous and prior_error and self.on_fix:
             self.on_fix(stage.name, previous, prior_error, action.code)
         if passed and action.code and mode == "credit_assignment" and previous and action.code != previous and error_ca:
             # a rewrite in credit assignment is a fix only once the meta-test passes: held until then (_loop)
-            self.state.setdefault("ca_fixes", []).append(
-                {"stage": stage.name, "failing_code": previous, "error": error_ca, "fixed_code": action.code})
+            self.state.ca_fixes.append(Fix(stage.name, previous, error_ca, action.code))
         first_failed = len(stage.checks) if passed else (report.index if report else -1)
         for i, c in enumerate(stage.checks):
-            st["tests"][c.name] = "passed" if i < first_failed else "failed" if i == first_failed else "not run"
-        entries = self.memory.record(stage.name, mode, kind, action, output, error)
-        self._log(stage.name, mode, kind, [c.name for c in stage.checks], passed, failed_test, error, action,
-                  time.monotonic() - t0, entries)
-        self.on_event("result", {"stage": stage.name, "passed": passed, "error": error, "attempt": st["attempts"]})
-        if not passed and st["attempts"] >= self.budget.stage_attempts:
+            st.tests[c.name] = "passed" if i < first_failed else "failed" if i == first_failed else "not run"
+        self._log(TrajectoryRecord(
+            stage.name, mode, kind, [c.name for c in stage.checks], passed, failed_test, error,
+            time.monotonic() - t0, self.memory.record(stage.name, mode, kind, action, output, error),
+            action.tokens, action.calls, action.llm))
+        self.on_event("result", {"stage": stage.name, "passed": passed, "error": error, "attempt": st.attempts})
+        if not passed and st.attempts >= self.budget.stage_attempts:
             self._fail(stage.name, error)
         return passed
 
     def _store_ca_fixes(self) -> None:
         """The meta-test that sent the episode back passes now: the rewrites credit assignment made on the way
         (each with the meta-test error that prompted it) fixed it, and go to long-term memory."""
-        for fix in self.state.pop("ca_fixes", []):
+        fixes, self.state.ca_fixes = self.state.ca_fixes, []
+        for fix in fixes:
             if self.on_fix:
-                self.on_fix(fix["stage"], fix["failing_code"], fix["error"], fix["fixed_code"])
+                self.on_fix(fix.stage, fix.failing_code, fix.error, fix.fixed_code)
 
     def _execute(self, stage: Stage, action: Action, previous: str | None) -> tuple[str, bool, str | None]:
         """Carry the action out; return (what was done, whether the stage's code must run, an error if the
@@ -265,37 +262,32 @@ class Engine:
                 continue
             t0 = time.monotonic()
             report = run_checks(meta.checks, self.ws, memory_gb=self.budget.memory_gb)
-            ms = self.state["meta_tests"].setdefault(meta.name, {"status": "pending", "runs": 0, "error": None})
-            ms.update(status="passed" if report.passed else "failed", runs=ms["runs"] + 1,
-                      error=None if report.passed else f"{report.failed}: {report.error}")
-            entries = [] if report.passed else [self.memory.add("META-ERROR", meta.covers[0], ms["error"])]
-            self._log(meta.name, "meta", "meta-test", [c.name for c in meta.checks], report.passed,
-                      report.failed, ms["error"], None, time.monotonic() - t0, entries)
-            self.on_event("meta", {"meta": meta.name, "passed": report.passed, "error": ms["error"]})
+            ms = self.state.meta_test(meta.name)
+            ms.status, ms.runs = "passed" if report.passed else "failed", ms.runs + 1
+            ms.error = None if report.passed else f"{report.failed}: {report.error}"
+            entries = [] if report.passed else [self.memory.add("META-ERROR", meta.covers[0], ms.error)]
+            self._log(TrajectoryRecord(meta.name, "meta", "meta-test", [c.name for c in meta.checks], report.passed,
+                                       report.failed, ms.error, time.monotonic() - t0, entries))
+            self.on_event("meta", {"meta": meta.name, "passed": report.passed, "error": ms.error})
             if not report.passed:
                 return meta
         return None
 
-    def _log(self, stage, mode, action_kind, tests, passed, failed_test, error, action, seconds, entries) -> None:
-        reward = 1.0 if passed else -1.0
-        step = self.state["step"]
-        self.state["return"] += self.budget.gamma ** step * reward
-        self.state["step"] = step + 1
-        tokens = action.tokens if action else 0
-        calls = action.calls if action else 0
-        self.state["tokens"] += tokens
-        self.state["llm_calls"] += calls
-        self.state["llm_seconds"] = round(self.state.get("llm_seconds", 0.0) + sum(
-            c["seconds"] for c in (action.llm if action else []) if not c.get("cached")), 3)
-        self.state["seconds"] += seconds
-        append_jsonl(self.trajectory, {
-            "step": step, "time": time.time(), "stage": stage, "mode": mode, "action": action_kind,
-            "test": tests, "passed": passed, "failed_test": failed_test, "error": error, "reward": reward,
-            "tokens": tokens, "llm_calls": calls, "seconds": round(seconds, 3), "memory": entries,
-            **({"llm": action.llm} if action and action.llm else {})})
+    def _log(self, record: TrajectoryRecord) -> None:
+        """Number the step, add its discounted reward and its costs to the episode, append it to the trajectory."""
+        state = self.state
+        record.step, record.time = state.step, time.time()
+        state.discounted_return += self.budget.gamma ** state.step * record.reward
+        state.step += 1
+        state.tokens += record.tokens
+        state.llm_calls += record.llm_calls
+        state.llm_seconds = round((state.llm_seconds or 0.0) + sum(
+            c["seconds"] for c in record.llm if not c.get("cached")), 3)
+        state.seconds += record.seconds
+        append_record(self.trajectory, record)
 
     def _fail(self, stage: str, reason: str | None) -> None:
-        self.state.update(status="failed", failed_stage=stage, reason=reason)
+        self.state.status, self.state.failed_stage, self.state.reason = "failed", stage, reason
         self._save()
-        lines = [l.strip() for l in (reason or "").splitlines() if l.strip()]
+        lines = [ln.strip() for ln in (reason or "").splitlines() if ln.strip()]
         raise AgentFailed(f"stage {stage} failed: {lines[-1] if lines else 'no reason'} (details in {self.state_path})")

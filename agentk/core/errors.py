@@ -1,4 +1,4 @@
-"""The two ways agentk stops early, mapped to the CLI's exit codes (DESIGN.md)."""
+"""The two ways agentk stops early, and the exit codes the CLI (agentk/cli.py) gives them."""
 
 
 class BadInput(Exception):

@@ -5,9 +5,13 @@ CA-THOUGHT, KEEP, TEXT.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from agentk.sandbox import truncate
+from agentk.core.sandbox import truncate
+
+if TYPE_CHECKING:
+    from agentk.core.state import TrajectoryRecord
 
 
 @dataclass
@@ -21,12 +25,12 @@ class Entry:
 class WorkingMemory:
     entries: list[Entry] = field(default_factory=list)
 
-    def add(self, kind: str, stage: str, text: str) -> dict:
+    def add(self, kind: str, stage: str, text: str) -> Entry:
         entry = Entry(kind, stage, truncate(text or "", 6000))
         self.entries.append(entry)
-        return asdict(entry)
+        return entry
 
-    def record(self, stage: str, mode: str, kind: str, action, output: str, error: str | None) -> list[dict]:
+    def record(self, stage: str, mode: str, kind: str, action, output: str, error: str | None) -> list[Entry]:
         """Entries for one attempt of a stage; returned so the trajectory line shows them."""
         added = [self.add(kind_, stage, text) for kind_, text in (action.notes if action is not None else [])]
         if action is not None and action.thought:
@@ -54,5 +58,5 @@ class WorkingMemory:
         return None
 
     @classmethod
-    def from_trajectory(cls, rows: list[dict]) -> "WorkingMemory":
-        return cls([Entry(**e) for row in rows for e in row.get("memory", [])])
+    def from_trajectory(cls, records: list["TrajectoryRecord"]) -> "WorkingMemory":
+        return cls([e for r in records for e in r.memory])

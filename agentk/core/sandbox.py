@@ -15,6 +15,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 # Environment variables that could leak credentials to generated code.
 _SECRET = re.compile(r"^(KAGGLE_|OPENAI_|AWS_|AZURE_)|((^|_)(API_?KEY|KEY|TOKEN|SECRET)|PASSWORD|PASSWD|CREDENTIALS?)$",
@@ -105,11 +106,14 @@ def _text(data) -> str:
     return data.decode(errors="replace") if isinstance(data, bytes) else (data or "")
 
 
-def run_python_live(args: list[str], cwd: Path, timeout: float | None = None) -> int | None:
-    """Run `python <args>` in `cwd` without credentials, its output going straight to the terminal (long
-    jobs show their progress). No memory limit: it would break CUDA, which reserves huge address ranges.
-    Returns the exit code, None on timeout."""
+def run_python_live(args: list[str], cwd: Path, timeout: float | None = None, output: TextIO | None = None) -> int | None:
+    """Run `python <args>` in `cwd` without credentials, its output going as it comes to `output` (a file),
+    else straight to the terminal (long jobs show their progress). No memory limit: it would break CUDA, which
+    reserves huge address ranges. Returns the exit code, None on timeout."""
+    if output is not None:
+        output.flush()  # what was written to it so far comes before the child's output
     proc = subprocess.Popen([sys.executable, *args], cwd=cwd, env=clean_env(), stdin=subprocess.DEVNULL,
+                            stdout=output, stderr=subprocess.STDOUT if output is not None else None,
                             start_new_session=True, preexec_fn=_limit_memory(None))
     try:
         return proc.wait(timeout=timeout)

@@ -11,11 +11,11 @@ from agentk.core.engine import Action, Context, Stage
 class ExpertPolicy:
     name = "expert"
 
-    def __init__(self, tips: bool = False):
-        """tips: on a retry, look in long-term memory (rag/, $AGENTK_MEMORY) for a stored fix of a similar error
-        whose edit applies to the expert's code (rag.tips), opened on the first retry only."""
+    def __init__(self, tips: bool = False, memory=None):
+        """tips: on a retry, look in long-term memory (`memory`, else rag/'s default, opened on the first retry
+        only) for a stored fix of a similar error whose edit applies to the expert's code (rag.tips)."""
         self._analysis: dict[Path, Analysis] = {}
-        self.tips, self._memory = tips, None
+        self.tips, self._memory = tips, memory
 
     def analysis(self, ws: Path) -> Analysis:
         if ws not in self._analysis:

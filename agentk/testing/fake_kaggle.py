@@ -42,6 +42,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
+from agentk.workspace import Workspace
+
 SERVICE = "/api/v1/competitions.CompetitionApiService/"
 DEFAULT_LIMIT = 10
 
@@ -269,7 +271,7 @@ class FakeKaggle:
                                   f"({limit}) today, please try again tomorrow UTC (in {_hours_to_midnight():.1f} hours).")
             ref = 50_000_000 + sum(len(v) for v in self.submissions.values()) + 1
             sub = {"ref": ref, "date": _now(), "description": request.get("submissionDescription", ""),
-                   "fileName": "submission.csv", "totalBytes": len(self.uploads[token]), "submittedBy": self.username,
+                   "fileName": Workspace.SUBMISSION, "totalBytes": len(self.uploads[token]), "submittedBy": self.username,
                    "teamName": self.username, "polls": 0, "data": self.uploads.pop(token)}
             sub.update(self._grade(slug, sub["data"]))
             self.submissions[slug].insert(0, sub)

@@ -1,5 +1,5 @@
 """A scripted OpenAI-compatible HTTP server on 127.0.0.1, so tests and benchmarks exercise the real client
-over real HTTP (DESIGN.md: never a mock object inside the process)."""
+over real HTTP (never a mock object inside the process)."""
 from __future__ import annotations
 
 import json

@@ -1,0 +1,211 @@
+"""agentk's API: set a competition up, solve it, submit it. The CLI (agentk/cli.py), the curriculum and the
+benchmarks all call these functions.
+
+Progress goes to an `on_event(kind, info)` callback: the engine's events ("stage", "result", "meta", "done";
+`describe_event` words them in one line) and each call's last word ("setup_end", "submit_end"), sent even when
+the call fails so that a caller can show what was done. Failures raise BadInput (bad input or an unsupported
+task: nothing was written; exit code 2) or AgentFailed (the agent tried and failed; exit code 1).
+"""
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, TextIO
+
+from agentk.core.engine import Budget, Engine
+from agentk.core.errors import AgentFailed, BadInput
+from agentk.core.fileio import read_json
+from agentk.core.state import EpisodeState, load_state
+from agentk.workspace import Workspace
+
+POLICIES = ("expert", "llm", "hybrid")
+WORKSPACES = Path("workspaces")  # where a workspace goes by default, relative to the current folder
+SOURCE = "source"  # the state file's record of what was set up, so a resume needs nothing else
+
+Progress = Callable[[str, dict], None]
+
+
+def _quiet(kind: str, info: dict) -> None:
+    pass
+
+
+@dataclass
+class SetupResult:
+    workspace: Path
+    state: EpisodeState
+
+
+@dataclass
+class SolveResult:
+    workspace: Path
+    summary: dict  # the solve summary (Workspace.SOLVE_SUMMARY): metric, solutions, best
+
+
+@dataclass
+class SubmitResult:
+    workspace: Path
+    record: dict       # this submission's entry in Workspace.SUBMISSIONS
+    pick: dict | None  # the final pick: the submission with the best public score so far
+
+
+def one_line(exc: BaseException) -> str:
+    """How agentk reports a failure: one line, never wrapped."""
+    return f"agentk: {' '.join(str(exc).split())}"
+
+
+def describe_event(kind: str, info: dict) -> str | None:
+    """An engine event as one line of rich markup (a rich Console writing to a file prints it plain)."""
+    if kind == "stage":
+        tag = {"first": "", "retry": " (retry)", "credit_assignment": " (credit assignment)"}[info["mode"]]
+        return f"[dim]…[/dim] {info['stage']}{tag} attempt {info['attempt']}"
+    if kind in ("result", "meta"):
+        mark = "[green]✓[/green]" if info["passed"] else "[red]✗[/red]"
+        what = info["stage"] if kind == "result" else f"meta-test {info['meta']}"
+        if info["passed"]:
+            return f"{mark} {what}"
+        backtrack = " → backtrack" if kind == "meta" else ""
+        return f"{mark} {what} [red]{(info['error'] or '').strip().splitlines()[-1][:160]}{backtrack}[/red]"
+    return None
+
+
+# ---- setup -------------------------------------------------------------------------------------------
+def run_setup(source: str | Path | None, workspace: Path | None = None, policy: str | None = None, *,
+              resume: bool = False, force: bool = False, stage_attempts: int = 4, backtracks: int = 3,
+              memory=None, on_event: Progress | None = None) -> SetupResult:
+    """Set a competition up (a Kaggle competition URL or a local folder in Kaggle layout) in `workspace`
+    (default: workspaces/<name>): fetch, summarise, detect modalities, plan, build and unit-test the maps,
+    target transform, submission formatters and metric, and finish with a light solve whose submission becomes
+    the workspace's. policy: expert, llm or hybrid (default: hybrid when an LLM endpoint is configured, else
+    expert). memory: a rag.memory.Memory for stored fixes (default: $AGENTK_MEMORY or ~/.agentk/memory).
+    Bad input raises BadInput before anything is written."""
+    from agentk.competition.dataview import competition_name
+    from agentk.policies.llm import LLMClient, LLMConfig
+    from agentk.setup_pipeline import setup_pipeline
+    from rag.memory import fix_recorder
+    from stages.fetch import check_source
+    from tools.kaggle import parse_competition_url
+
+    on_event = on_event or _quiet
+    config = LLMConfig.load()
+    policy = policy or ("hybrid" if config.configured else "expert")
+    if policy not in POLICIES:
+        raise BadInput(f"unknown policy {policy!r}: use expert, llm or hybrid")
+    if policy != "expert":
+        LLMClient(config).check()  # unreachable endpoint or unknown model: stop before anything is written
+    source = None if source is None else str(source)
+    if source is None and not resume:
+        raise BadInput("give a competition folder, or --resume with --workspace")
+    if workspace is None:
+        if source is None:
+            raise BadInput("--resume needs --workspace")
+        workspace = WORKSPACES / (parse_competition_url(source) or competition_name(Path(source)))
+    ws = Workspace(Path(workspace).resolve())
+    if resume:
+        state = load_state(ws.setup_state)
+        source = source or (state.info.get(SOURCE) if state else None)
+        if not source:
+            raise BadInput(f"nothing to resume in {ws.root}: run `agentk setup <competition>` first")
+    slug = parse_competition_url(source)
+    if slug:  # credentials, unknown competition, rules not accepted, network: stop before anything is written
+        from tools.kaggle import KaggleTool
+        tool = KaggleTool()
+        tool.metadata(slug)
+        tool.files(slug)
+    else:
+        check_source(Path(source))
+    _prepare_workspace(ws, resume, force)
+    if policy != "expert" and memory is None:  # LLM policies learn from fixes stored in long-term memory (rag/)
+        from rag.memory import Memory
+        memory = Memory()
+    engine = Engine(ws.root, setup_pipeline(source if slug else Path(source)), _policy(policy, config, ws, memory),
+                    Budget(stage_attempts=stage_attempts, backtracks=backtracks), on_event=on_event,
+                    on_fix=fix_recorder(memory, ws.root) if policy != "expert" else None,
+                    info={SOURCE: source if slug else str(Path(source).resolve())})
+    try:
+        state = engine.run(resume=resume)
+    finally:
+        on_event("setup_end", {"workspace": ws.root, "state": load_state(ws.setup_state)})
+    if ws.light.submission.exists():
+        shutil.copyfile(ws.light.submission, ws.submission)
+    return SetupResult(ws.root, state)
+
+
+def _prepare_workspace(ws: Workspace, resume: bool, force: bool) -> None:
+    state = load_state(ws.setup_state)
+    if resume:
+        if state is None:
+            raise BadInput(f"nothing to resume in {ws.root}: run `agentk setup <competition>` first")
+        return
+    if state is not None and not force:
+        raise BadInput(f"{ws.root} already holds a setup ({state.status}): use --resume to continue or --force "
+                       "to start over")
+    if ws.root.exists() and any(ws.root.iterdir()):
+        if state is None:
+            raise BadInput(f"{ws.root} is not empty and is not an agentk workspace: choose another --workspace")
+        shutil.rmtree(ws.root)
+    ws.root.mkdir(parents=True, exist_ok=True)
+
+
+def _policy(name: str, config, ws: Workspace, memory):
+    from agentk.policies.expert import ExpertPolicy
+    from agentk.policies.llm import LLMClient
+    from agentk.policies.llm_policy import HybridPolicy, LLMPolicy
+
+    if name == "expert":
+        return ExpertPolicy(tips=True, memory=memory)  # stored fixes that apply to its code, on retries
+    client = LLMClient(config, log_path=ws.llm_log)  # every prompt, answer and token count
+    return LLMPolicy(client, memory) if name == "llm" else HybridPolicy(client, memory)
+
+
+# ---- solve and submit --------------------------------------------------------------------------------
+def newest_workspace() -> Path:
+    found = sorted(WORKSPACES.glob(f"*/{Workspace.SETUP_STATE}"), key=lambda p: p.stat().st_mtime)
+    if not found:
+        raise BadInput("no workspace under workspaces/: run `agentk setup <competition>` first or pass --workspace")
+    return found[-1].parent
+
+
+def run_solve(workspace: Path | None = None, budget: str = "quick", *, ray: str | None = None,
+              parallel_trials: int | None = None, output: TextIO | None = None) -> SolveResult:
+    """Build solutions on a finished setup (default: the newest under workspaces/) and make the best by
+    validation score the workspace's submission. The solver runs in a child process without credentials;
+    its output goes to `output` (default: the terminal). Finished solutions are kept, so a rerun resumes.
+    ray: run HEBO trials as Ray tasks (local, auto or ray://host:port)."""
+    from agentk.core.sandbox import run_python_live
+    from agentk.solve.solver import PRESETS
+
+    if budget not in PRESETS:
+        raise BadInput(f"unknown budget {budget!r}: use {', '.join(PRESETS)}")
+    ws = Workspace(Path(workspace or newest_workspace()).resolve())
+    state = load_state(ws.setup_state)
+    if state is None:
+        raise BadInput(f"{ws.root} holds no setup: run `agentk setup <competition> --workspace {ws.root}` first")
+    if state.status != "done":
+        raise BadInput(f"the setup in {ws.root} is not finished ({state.status}): run "
+                       f"`agentk setup --resume --workspace {ws.root}`")
+    if ray:
+        from agentk.ray_backend import import_ray
+        import_ray()  # no ray installed: stop before any work
+    args = ["-m", "agentk.solve.solver", str(ws.root), "--budget", budget] + (["--ray", ray] if ray else []) + \
+        (["--parallel-trials", str(parallel_trials)] if parallel_trials else [])
+    rc = run_python_live(args, cwd=ws.root, output=output)
+    summary = read_json(ws.solve_summary) or {}
+    if rc != 0 or summary.get("status") != "done":
+        raise AgentFailed(f"solve failed: {summary.get('error') or f'exit code {rc}'} (finished solutions are "
+                          "kept; run again to resume)")
+    return SolveResult(ws.root, summary)
+
+
+def run_submit(workspace: Path | None = None, message: str = "agentk", solution: str | None = None,
+               timeout: float = 900, on_event: Progress | None = None) -> SubmitResult:
+    """Submit the workspace's submission (or solutions/<solution>/'s) to its Kaggle competition, wait for the
+    score and record it; AgentFailed when Kaggle did not score it."""
+    from agentk.submit import submit_workspace
+
+    ws = Path(workspace or newest_workspace()).resolve()
+    record, pick = submit_workspace(ws, message, solution, timeout)
+    (on_event or _quiet)("submit_end", {"workspace": ws, "record": record, "pick": pick})
+    if record["status"] != "complete":
+        raise AgentFailed(f"Kaggle did not score the submission: {record.get('error') or record['status']}")
+    return SubmitResult(ws, record, pick)
