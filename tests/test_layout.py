@@ -93,8 +93,8 @@ def test_workspace_names_are_written_once(package):
     names = contract_names()
     found = []
     for path in (ROOT / package).rglob("*.py"):
-        if path.name == "workspace.py" and path.parent.name == "agentk":
-            continue
+        if path == ROOT / "agentk" / "workspace.py" or ROOT / "agentk" / "testing" in path.parents:
+            continue  # the contract itself; test doubles spell the files of what they stand in for
         tree = ast.parse(path.read_text())
         docstrings = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(
             n, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)) and n.body

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from agentk.sandbox import RunResult, run_python, truncate
+from agentk.core.sandbox import RunResult, run_python, truncate
 
 MARK = "@@agentk-check@@ "  # the result line, told apart from what the code prints
 STARTED = "@@agentk-started@@ "  # "code" or a check's index: names what hung or died
