@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.competition.dataview import AUDIO_EXT, IMAGE_EXT, walk
+from agentk.competition.dataview import AUDIO_EXT, walk
+from agentk.modalities import IMAGE
 
 TARGET_DIR = re.compile(r"(clean|mask|target|label|output|gt|ground.?truth)", re.I)
 
@@ -29,7 +30,7 @@ def unsupported_reason(raw: Path, train: pd.DataFrame | None, sample: pd.DataFra
     if len(audio) >= 5:
         return (f"unsupported task: audio inputs ({len(audio)} {audio[0].suffix} files); "
                 "agentk handles tabular, image and text competitions")
-    image_dirs = Counter(p.parent for p in files if p.suffix.lower() in IMAGE_EXT)
+    image_dirs = Counter(p.parent for p in files if p.suffix.lower() in IMAGE.extensions)
     target_dirs = [d for d, n in image_dirs.items() if n >= 5 and TARGET_DIR.search(d.name)]
     if target_dirs:
         return (f"unsupported task: image-to-image (target images in {target_dirs[0].name}/); "
