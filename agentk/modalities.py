@@ -1,6 +1,8 @@
 """The modality registry: one entry per input modality agentk handles. Adding a modality means an entry
-here, a map stage under stages/, its checks in unit_tests_lib/ and its model pieces under tools/ (see
-docs/architecture.md, "Adding a modality")."""
+here, a map stage under stages/ (make(split) -> the split's input-map Stage, role ROLE_INPUT_MAP[split]),
+its checks in unit_tests_lib/ and its model pieces under tools/ (see docs/architecture.md, "Adding a
+modality"). Everything else reads the registry when it runs: the setup pipeline's map stages, the
+modalities stage's prompt and schema, per-sample file discovery, the expert's analysis."""
 from __future__ import annotations
 
 import importlib
