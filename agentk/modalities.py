@@ -1,6 +1,8 @@
 """The modality registry: one entry per input modality agentk handles. Adding a modality means an entry
-here, a map stage under stages/, its checks in unit_tests_lib/ and its model pieces under tools/ (see
-docs/architecture.md, "Adding a modality")."""
+here, a map stage under stages/ (make(split) -> the split's input-map Stage, role ROLE_INPUT_MAP[split]),
+its checks in unit_tests_lib/ and its model pieces under tools/ (see docs/architecture.md, "Adding a
+modality"). Everything else reads the registry when it runs: the setup pipeline's map stages, the
+modalities stage's prompt and schema, per-sample file discovery, the expert's analysis."""
 from __future__ import annotations
 
 import importlib
@@ -22,6 +24,10 @@ class Modality:
     def stage_module(self):
         return importlib.import_module(self.map_stage)
 
+    def input_map(self, split: str):
+        """The stage building this modality's input map of a split (its map module's make(split))."""
+        return self.stage_module().make(split)
+
     def model_module(self):
         """Imported on use: torch-heavy model code never loads for a workspace that does not need it."""
         return importlib.import_module(self.model)
@@ -35,3 +41,9 @@ TEXT = Modality("txt", "text", "long free-text columns or text files", TEXT_EXT,
 MODALITIES: dict[str, Modality] = {m.name: m for m in (TABULAR, IMAGE, TEXT)}
 NAMES: tuple[str, ...] = tuple(MODALITIES)
 TARGET = TABULAR.name  # targets are table columns (the target map), whatever the inputs
+
+
+def file_extensions() -> dict[str, tuple[str, ...]]:
+    """The modalities whose samples are files (one per sample), with those files' extensions. Read from the
+    registry on each call, like every loop over it, so that an entry added at run time takes part."""
+    return {m.name: m.extensions for m in MODALITIES.values() if m.extensions}

@@ -30,10 +30,21 @@ SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT = "submission_format", "submission_form
 METRIC = "metric"
 SPLITS = ("train", "test")
 
+# What a stage does: a meta-test covers the pipeline's stages whose role it declares (agentk.setup_pipeline).
+ROLE_TASK = "task"                            # fetch, summarise, modalities, plan
+ROLE_TARGET_MAP, ROLE_TARGET_TRANSFORM = "target_map", "target_transform"
+ROLE_SUBMISSION_FORMAT, ROLE_METRIC = "submission_format", "metric"
+ROLE_INPUT_MAP = {split: f"{split}_input_map" for split in SPLITS}  # train_input_map, test_input_map
+
 
 def input_map_stage(split: str, modality: str) -> str:
     """The stage building a split's input map of one modality (e.g. train_img_input_map)."""
     return f"{split}_{modality}_input_map"
+
+
+def map_file(stage: str) -> str:
+    """The table a map stage writes (e.g. train_img_input_map.csv)."""
+    return f"{stage}.csv"
 
 
 def code_file(stage: str) -> str:

@@ -1,9 +1,16 @@
-"""Small helpers the expert uses to write readable generated code."""
+"""Small helpers the stages share: readable generated code for the expert, the checks every input map
+passes, and reading a JSON answer of the LLM."""
 from __future__ import annotations
 
+import json
+import re
 from pathlib import PurePath
+from typing import Callable
 
+from agentk.core.checks import Check
 from agentk.core.engine import HOLE
+from agentk.modalities import MODALITIES
+from unit_tests_lib.maps import check_id_map, check_rows_match_source
 
 
 def read_expr(path: str, id_col: str | None = None) -> str:
@@ -65,10 +72,10 @@ def table_rows(a, split: str) -> list[str]:
 
 def listing_rows(src, labels: bool = False) -> list[str]:
     """Lines that list a folder's files into `paths` and `ids` (path under the folder), and `labels`."""
-    from agentk.competition.file_inputs import MODALITY_EXT, NAME_LABEL
+    from agentk.competition.file_inputs import NAME_LABEL
 
     lines = [f"folder = Path({src.folder!r})",
-             f"files = sorted(p for p in folder.rglob('*') if p.suffix.lower() in {MODALITY_EXT[src.modality]!r})",
+             f"files = sorted(p for p in folder.rglob('*') if p.suffix.lower() in {MODALITIES[src.modality].extensions!r})",
              "paths = pd.Series([p.as_posix() for p in files])",
              "ids = pd.Series([p.relative_to(folder).as_posix() for p in files])"]
     if labels and src.label == "folder":
@@ -82,3 +89,22 @@ def file_paths(src) -> str:
     """The expression giving each row's file path from a table column."""
     value = f"df[{src.column!r}].astype(str).str.replace('\\\\', '/')"
     return f"{src.folder + '/'!r} + {value}" + (f" + {src.ext!r}" if src.ext else "")
+
+
+def map_checks(output: str, split: str, *own: Callable[..., None]) -> list[Check]:
+    """The checks of a split's input map: ids, rows matching the source table or listing, then the modality's own."""
+    return [Check(check_id_map, {"name": output}, split), Check(check_rows_match_source, {"name": output, "role": split}, split),
+            *(Check(fn, {"name": output}, split) for fn in own)]
+
+
+def parse_json_object(answer: str) -> dict:
+    """The first JSON object in an answer, fenced blocks first; ValueError when there is none."""
+    blocks = re.findall(r"```[^\n]*\n(.*?)```", answer, re.S) + [answer]
+    for text in blocks:
+        m = re.search(r"\{.*\}", text, re.S)
+        if m:
+            try:
+                return json.loads(m.group(0))
+            except json.JSONDecodeError:
+                continue
+    raise ValueError("no JSON object found in the answer")

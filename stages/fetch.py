@@ -14,9 +14,11 @@ from agentk.core.errors import BadInput
 from agentk.core.fileio import write_json, write_text
 from agentk.competition.file_inputs import listing_source, modality_files
 from agentk.competition.support import unsupported_reason
+from agentk.workspace import FETCH, ROLE_TASK, Workspace
 from unit_tests_lib.task import check_fetched
 
-GOAL = "Link the competition's raw files into raw/ and save its description pages as markdown in task/."
+GOAL = (f"Link the competition's raw files into {Workspace.RAW}/ and save its description pages as markdown in "
+        f"{Workspace.TASK}/.")
 
 
 def check_source(source: Path) -> None:
@@ -73,9 +75,18 @@ def sections(markdown: str) -> dict[str, str]:
     return out
 
 
+def write_pages(w: Workspace, description: str, evaluation: str, data: str, meta: dict) -> None:
+    """task/: the description (written last: the fetch check looks for it), its evaluation and data parts, meta.json."""
+    write_text(w.evaluation, evaluation)
+    write_text(w.data_page, data)
+    write_json(w.meta, meta)
+    write_text(w.description, description)
+
+
 def fetch_local(source: Path, ws: Path) -> None:
     check_source(source)
-    raw = ws / "raw"
+    w = Workspace(ws)
+    raw = w.raw
     raw.mkdir(parents=True, exist_ok=True)
     for child in sorted(Path(source).resolve().iterdir()):
         link = raw / child.name
@@ -85,12 +96,10 @@ def fetch_local(source: Path, ws: Path) -> None:
     desc = find_description(raw)
     text = desc.read_text(errors="replace") if desc else ""
     parts = sections(text)
-    write_text(ws / "task" / "evaluation.md", parts["evaluation"] or "")
-    write_text(ws / "task" / "data.md", parts["data"] or "")
-    write_json(ws / "task" / "meta.json", {"name": competition_name(Path(source)), "source": str(Path(source).resolve()),
-                                           "description_file": desc.name if desc else None,
-                                           "files": [str(p.relative_to(raw)) for p in walk(raw, 1)][:200]})
-    write_text(ws / "task" / "description.md", text or "(no description text was found in the competition folder)")
+    write_pages(w, text or "(no description text was found in the competition folder)", parts["evaluation"] or "",
+                parts["data"] or "", {"name": competition_name(Path(source)), "source": str(Path(source).resolve()),
+                                      "description_file": desc.name if desc else None,
+                                      "files": [str(p.relative_to(raw)) for p in walk(raw, 1)][:200]})
 
 
 def fetch_kaggle(url: str, ws: Path) -> None:
@@ -100,28 +109,31 @@ def fetch_kaggle(url: str, ws: Path) -> None:
     from tools.scraper import ScrapeUnavailable, scrape_competition
 
     slug = parse_competition_url(url)
+    w = Workspace(ws)
     tool = KaggleTool()
     meta = tool.metadata(slug)
-    tool.download(slug, ws / "raw")
-    check_source(ws / "raw")
+    tool.download(slug, w.raw)
+    check_source(w.raw)
     parts = urlsplit(url)
     try:
-        tabs = scrape_competition(f"{parts.scheme}://{parts.netloc}", slug, ws / "task")
+        tabs = scrape_competition(f"{parts.scheme}://{parts.netloc}", slug, w.task)
         scraped = "browser"
     except ScrapeUnavailable as exc:
         tabs, scraped = {}, f"API description ({exc})"
     description = "\n\n".join(f"# {tab.title()}\n\n{text}" for tab, text in tabs.items()) or str(meta.get("description") or "")
     split = sections(description)
-    write_text(ws / "task" / "evaluation.md", tabs.get("evaluation") or split["evaluation"] or str(meta.get("evaluation_metric") or ""))
-    write_text(ws / "task" / "data.md", tabs.get("data") or split["data"])
-    write_json(ws / "task" / "meta.json", {"name": slug, "slug": slug, "source": url, "scraped_with": scraped,
-                                           "kaggle": meta, "files": [str(p.relative_to(ws / "raw")) for p in walk(ws / "raw", 1)][:200]})
-    write_text(ws / "task" / "description.md", description or f"(no description could be fetched for {slug})")
+    write_pages(w, description or f"(no description could be fetched for {slug})",
+                tabs.get("evaluation") or split["evaluation"] or str(meta.get("evaluation_metric") or ""),
+                tabs.get("data") or split["data"],
+                {"name": slug, "slug": slug, "source": url, "scraped_with": scraped, "kaggle": meta,
+                 "files": [str(p.relative_to(w.raw)) for p in walk(w.raw, 1)][:200]})
 
 
 def make(source: str) -> Stage:
     from tools.kaggle import parse_competition_url
 
     if parse_competition_url(str(source)):
-        return Stage("fetch", GOAL, kind="tool", tool=lambda ws: fetch_kaggle(str(source), ws), checks=[Check(check_fetched)])
-    return Stage("fetch", GOAL, kind="tool", tool=lambda ws: fetch_local(Path(source), ws), checks=[Check(check_fetched)])
+        tool = lambda ws: fetch_kaggle(str(source), ws)  # noqa: E731
+    else:
+        tool = lambda ws: fetch_local(Path(source), ws)  # noqa: E731
+    return Stage(FETCH, GOAL, kind="tool", tool=tool, checks=[Check(check_fetched)], role=ROLE_TASK)

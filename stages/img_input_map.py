@@ -2,21 +2,21 @@
 the workspace (raw/train/cat.0.jpg). Images are read later, by the map dataset."""
 from __future__ import annotations
 
-from agentk.policies.analysis import Analysis, CannotAnalyse
-from agentk.core.checks import Check
 from agentk.core.engine import Action, Context, Stage, fill
-from stages.codegen import file_paths, listing_rows, map_template, table_rows
-from unit_tests_lib.maps import check_id_map, check_rows_match_source
+from agentk.modalities import IMAGE
+from agentk.policies.analysis import Analysis, CannotAnalyse
+from agentk.workspace import ROLE_INPUT_MAP, input_map_stage, map_file
+from stages.codegen import file_paths, listing_rows, map_checks, map_template, table_rows
 from unit_tests_lib.media import check_image_map
 
 
 def template(split: str) -> str:
-    return map_template(f"{split}_img_input_map.csv",
+    return map_template(map_file(input_map_stage(split, IMAGE.name)),
                         f'one row per {split} sample, first column "id", then "path": its image file, relative to the workspace.')
 
 
 def expert(a: Analysis, ctx: Context, split: str) -> Action:
-    src = a.files.get(f"{split}_img")
+    src = a.file_source(split, IMAGE.name)
     if src is None:
         raise CannotAnalyse(f"no {split} image files were found for the samples")
     lines = listing_rows(src) if src.column is None else table_rows(a, split) + [f"paths = {file_paths(src)}"]
@@ -25,11 +25,11 @@ def expert(a: Analysis, ctx: Context, split: str) -> Action:
 
 
 def make(split: str) -> Stage:
-    output = f"{split}_img_input_map.csv"
-    checks = [Check(check_id_map, {"name": output}, split), Check(check_rows_match_source, {"name": output, "role": split}, split),
-              Check(check_image_map, {"name": output}, split)]
-    return Stage(f"{split}_img_input_map", f"Write code that builds {output}: first column 'id' (as text, the same ids "
+    name = input_map_stage(split, IMAGE.name)
+    output = map_file(name)
+    return Stage(name, f"Write code that builds {output}: first column 'id' (as text, the same ids "
                  f"as the other {split} maps), then 'path', each sample's image file relative to the workspace.",
-                 output=output, template=template(split), checks=checks, expert=lambda a, ctx: expert(a, ctx, split),
+                 output=output, template=template(split), checks=map_checks(output, split, check_image_map),
+                 role=ROLE_INPUT_MAP[split], expert=lambda a, ctx: expert(a, ctx, split),
                  hints="Image files may sit in class sub-folders, carry the label in their name, or be named by a "
                        "table's id column (with or without extension). Test ids are the sample submission's.")

@@ -3,9 +3,10 @@
 y_true: the train target map's columns (original form); y_pred: the submission's prediction columns."""
 from __future__ import annotations
 
-from agentk.policies.analysis import Analysis
 from agentk.core.checks import Check
 from agentk.core.engine import HOLE, Action, Context, Stage, fill
+from agentk.policies.analysis import Analysis
+from agentk.workspace import METRIC, ROLE_METRIC, code_file
 from tools.metrics import METRICS, metric_source
 from unit_tests_lib.metric import check_metric
 
@@ -72,7 +73,7 @@ def expert(a: Analysis, ctx: Context) -> Action:
     return Action(code=fill(TEMPLATE, body))
 
 
-STAGE = Stage("metric", "Write code_metric.py: metric(y_true, y_pred) -> float for the competition's metric, and "
+STAGE = Stage(METRIC, f"Write {code_file(METRIC)}: metric(y_true, y_pred) -> float for the competition's metric, and "
               "HIGHER_IS_BETTER. Self-contained: numpy/pandas only.", template=TEMPLATE,
-              checks=[Check(check_metric)], expert=expert,
+              checks=[Check(check_metric)], expert=expert, role=ROLE_METRIC,
               hints="Implement exactly what the evaluation text describes, clipping probabilities as Kaggle does.")

@@ -4,9 +4,12 @@ Two independent implementations: the first builds the frame from the predictions
 fills a copy of the sample submission by id. The solver falls back to the second if the first fails."""
 from __future__ import annotations
 
-from agentk.policies.analysis import Analysis
+
 from agentk.core.checks import Check
 from agentk.core.engine import HOLE, Action, Context, Stage, fill
+from agentk.policies.analysis import Analysis
+from agentk.workspace import (ROLE_SUBMISSION_FORMAT, SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, code_file,
+                              input_map_stage, map_file)
 from stages.codegen import read_expr
 from unit_tests_lib.submission import check_submission_format
 
@@ -20,7 +23,7 @@ import pandas as pd
 {HOLE}
 
 if __name__ == "__main__":
-    first_test_map = sorted(Path(".").glob("test_*_input_map.csv"))[0]
+    first_test_map = sorted(Path(".").glob("{map_file(input_map_stage("test", "*"))}"))[0]
     ids = pd.read_csv(first_test_map, dtype={{"id": str}})["id"]
     demo = format_submission(ids, SAMPLE_PREDICTIONS())
     print(demo.shape)
@@ -93,10 +96,10 @@ def expert(a: Analysis, ctx: Context, alternative: bool) -> Action:
 
 
 def make(alternative: bool) -> Stage:
-    name = "submission_format_alt" if alternative else "submission_format"
+    name = SUBMISSION_FORMAT_ALT if alternative else SUBMISSION_FORMAT
     return Stage(name, "Write format_submission(test_ids, predictions) returning a DataFrame exactly like the sample "
-                 "submission (columns, order, id set, dtypes)." + (" Use a different method from code_submission_format.py."
+                 "submission (columns, order, id set, dtypes)." + (f" Use a different method from {code_file(SUBMISSION_FORMAT)}."
                                                                   if alternative else ""),
                  template=TEMPLATE, checks=[Check(check_submission_format, {"stage": name})],
-                 expert=lambda a, ctx: expert(a, ctx, alternative),
+                 role=ROLE_SUBMISSION_FORMAT, expert=lambda a, ctx: expert(a, ctx, alternative),
                  hints="Cast ids and labels to the sample's dtypes; keep the sample's column order.")

@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
-from agentk.policies.analysis import Analysis
+from agentk.competition.dataview import cut, data_view, file_tree, task_view
 from agentk.core.checks import Check
-from agentk.competition.dataview import file_tree
 from agentk.core.engine import Action, Context, Stage
+from agentk.policies.analysis import Analysis
+from agentk.workspace import ROLE_TASK, SUMMARISE, Workspace
 from unit_tests_lib.task import check_summary
 
-GOAL = "Write summary.md: the goal, the evaluation metric, the data files, the targets and the submission format."
+GOAL = f"Write {Workspace.SUMMARY}: the goal, the evaluation metric, the data files, the targets and the submission format."
 
 
 def _first_paragraph(markdown: str, limit: int = 700) -> str:
@@ -21,9 +23,9 @@ def _first_paragraph(markdown: str, limit: int = 700) -> str:
 
 
 def expert(a: Analysis, ctx: Context) -> Action:
-    task = ctx.ws / "task"
-    description = (task / "description.md").read_text()
-    evaluation = (task / "evaluation.md").read_text().strip()
+    w = Workspace(ctx.ws)
+    description = w.description.read_text()
+    evaluation = w.evaluation.read_text().strip()
     lines = ["# Task summary", "", "## Goal", _first_paragraph(description), "",
              "## Evaluation", f"Metric: {a.metric} (taken from the {a.metric_from}).",
              _first_paragraph(evaluation, 500) if evaluation else "", "",
@@ -35,9 +37,24 @@ def expert(a: Analysis, ctx: Context) -> Action:
         lines.append(f"- {t.column}: {t.kind}{classes}; submitted as {t.submit} in {len(t.columns)} column(s)")
     lines += ["", "## Submission", f"Id column `{a.id_col}`; prediction columns: {', '.join(a.submission_columns[:20])}"
               f"{' ...' if len(a.submission_columns) > 20 else ''}; one row per test id ({a.n_test}).",
-              "", "## Files", "```", file_tree(ctx.ws / "raw", max_lines=25), "```"]
+              "", "## Files", "```", file_tree(w.raw, max_lines=25), "```"]
     return Action(text="\n".join(lines))
 
 
-STAGE = Stage("summarise", GOAL, kind="text", output="summary.md", checks=[Check(check_summary)], expert=expert,
-              hints="Keep it under a page. Name the metric, the id column and every target column.")
+def prompt(ws: Path) -> str:
+    evaluation = Workspace(ws).evaluation
+    return f"""
+Summarise this Kaggle competition in at most one page of markdown with the sections: Goal, Evaluation
+(name the metric exactly), Data, Targets, Submission (name the id column and every prediction column).
+
+{task_view(ws)}
+
+Evaluation section:
+{cut(evaluation.read_text() if evaluation.exists() else "", 2000)}
+
+{data_view(ws)}"""
+
+
+STAGE = Stage(SUMMARISE, GOAL, kind="text", output=Workspace.SUMMARY, checks=[Check(check_summary)], expert=expert,
+              hints="Keep it under a page. Name the metric, the id column and every target column.",
+              role=ROLE_TASK, prompt=prompt)

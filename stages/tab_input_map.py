@@ -1,14 +1,17 @@
 """Train and test tabular input maps: one row per sample, first column "id", then the input features."""
 from __future__ import annotations
 
-from agentk.policies.analysis import Analysis
 from agentk.core.checks import Check
 from agentk.core.engine import Action, Context, Stage, fill
-from stages.codegen import map_template, table_rows
-from unit_tests_lib.maps import check_id_map, check_no_train_only_columns, check_rows_match_source
+from agentk.modalities import TABULAR
+from agentk.policies.analysis import Analysis
+from agentk.workspace import ROLE_INPUT_MAP, input_map_stage, map_file
+from stages.codegen import map_checks, map_template, table_rows
+from unit_tests_lib.maps import check_no_train_only_columns
+
 
 def template(split: str) -> str:
-    return map_template(f"{split}_tab_input_map.csv",
+    return map_template(map_file(input_map_stage(split, TABULAR.name)),
                         f'one row per {split} sample, first column "id", then the tabular input features.')
 
 
@@ -23,13 +26,13 @@ def expert(a: Analysis, ctx: Context, split: str) -> Action:
 
 
 def make(split: str) -> Stage:
-    output = f"{split}_tab_input_map.csv"
-    role = split
-    checks = [Check(check_id_map, {"name": output}, split), Check(check_rows_match_source, {"name": output, "role": role}, split)]
+    name = input_map_stage(split, TABULAR.name)
+    output = map_file(name)
+    checks = map_checks(output, split)
     if split == "train":
         checks.append(Check(check_no_train_only_columns, {"name": output}))
-    return Stage(f"{split}_tab_input_map", f"Write code that builds {output}: first column 'id' (as text), then the "
+    return Stage(name, f"Write code that builds {output}: first column 'id' (as text), then the "
                  "input features of every sample, one row each; no target columns.",
-                 output=output, template=template(split), checks=checks,
+                 output=output, template=template(split), checks=checks, role=ROLE_INPUT_MAP[split],
                  expert=lambda a, ctx: expert(a, ctx, split),
                  hints="Keep the raw feature values; encoding happens later. Read ids as strings.")

@@ -1,20 +1,22 @@
 """The train target map: first column "id", then one column per target, in original form."""
 from __future__ import annotations
 
-from agentk.policies.analysis import Analysis
 from agentk.core.checks import Check
 from agentk.core.engine import Action, Context, Stage, fill
+from agentk.modalities import MODALITIES
+from agentk.policies.analysis import Analysis
+from agentk.workspace import ROLE_TARGET_MAP, TARGET_MAP, map_file
 from stages.codegen import listing_rows, map_template, table_rows
 from unit_tests_lib.maps import check_target_map
 
-OUTPUT = "train_tab_target_map.csv"
+OUTPUT = map_file(TARGET_MAP)
 TEMPLATE = map_template(OUTPUT, 'first column "id", then one column per target (original values).',
                         preview='table.describe(include="all").to_string()')
 
 
 def expert(a: Analysis, ctx: Context) -> Action:
     cols = [t.source for t in a.targets]
-    listing = next((src for key, src in a.files.items() if key.startswith("train_") and src.column is None), None)
+    listing = next((src for m in MODALITIES if (src := a.file_source("train", m)) and src.column is None), None)
     if listing is not None:  # the train samples are files labelled by folder or name
         lines = listing_rows(listing, labels=True) + [f"out = pd.DataFrame({{'id': ids, {cols[0]!r}: labels}})"]
     else:
@@ -29,6 +31,6 @@ def expert(a: Analysis, ctx: Context) -> Action:
     return Action(code=fill(TEMPLATE, "\n".join(lines)))
 
 
-STAGE = Stage("train_tab_target_map", f"Write code that builds {OUTPUT}: 'id' then one column per target, original values.",
-              output=OUTPUT, template=TEMPLATE, checks=[Check(check_target_map)], expert=expert,
+STAGE = Stage(TARGET_MAP, f"Write code that builds {OUTPUT}: 'id' then one column per target, original values.",
+              output=OUTPUT, template=TEMPLATE, checks=[Check(check_target_map)], expert=expert, role=ROLE_TARGET_MAP,
               hints="Per-class probability submissions: map the single label column, not one column per class.")

@@ -3,9 +3,10 @@ submission's prediction columns. inverse_transform takes codes/values (one colum
 probabilities (one column per class of each multi-class target)."""
 from __future__ import annotations
 
-from agentk.policies.analysis import Analysis
 from agentk.core.checks import Check
 from agentk.core.engine import HOLE, Action, Context, Stage, fill
+from agentk.policies.analysis import Analysis
+from agentk.workspace import ROLE_TARGET_TRANSFORM, TARGET_MAP, TARGET_TRANSFORM, map_file
 from unit_tests_lib.targets import check_transform
 
 TEMPLATE = f'''"""transform(df) -> float array (n, one column per target) for the model;
@@ -17,7 +18,7 @@ import pandas as pd
 {HOLE}
 
 if __name__ == "__main__":
-    y = pd.read_csv("train_tab_target_map.csv", dtype={{"id": str}}).drop(columns="id")
+    y = pd.read_csv("{map_file(TARGET_MAP)}", dtype={{"id": str}}).drop(columns="id")
     t = transform(y)
     print("OUTPUTS:", OUTPUTS)
     print("transformed:", t.shape, t[:3].tolist())
@@ -84,6 +85,6 @@ def expert(a: Analysis, ctx: Context) -> Action:
     return Action(code=fill(TEMPLATE, BODY.format(spec=spec)))
 
 
-STAGE = Stage("transform_tab_target_train", "Write transform / inverse_transform / OUTPUTS for the targets.",
-              template=TEMPLATE, checks=[Check(check_transform)], expert=expert,
+STAGE = Stage(TARGET_TRANSFORM, "Write transform / inverse_transform / OUTPUTS for the targets.",
+              template=TEMPLATE, checks=[Check(check_transform)], expert=expert, role=ROLE_TARGET_TRANSFORM,
               hints="Encode classes as integer codes, binary as 0/1 of the positive class; RMSLE-scored targets as log1p.")

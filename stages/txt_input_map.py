@@ -2,11 +2,13 @@
 columns, or the content of one text file per sample)."""
 from __future__ import annotations
 
-from agentk.policies.analysis import Analysis, CannotAnalyse
 from agentk.core.checks import Check
 from agentk.core.engine import Action, Context, Stage, fill
-from stages.codegen import file_paths, listing_rows, map_template, table_rows
-from unit_tests_lib.maps import check_id_map, check_no_train_only_columns, check_rows_match_source
+from agentk.modalities import TEXT
+from agentk.policies.analysis import Analysis, CannotAnalyse
+from agentk.workspace import ROLE_INPUT_MAP, input_map_stage, map_file
+from stages.codegen import file_paths, listing_rows, map_checks, map_template, table_rows
+from unit_tests_lib.maps import check_no_train_only_columns
 from unit_tests_lib.media import check_text_map
 
 READ_TEXT = ['def read_text(path):  # UTF-8, else Latin-1: older corpora are not UTF-8',
@@ -19,12 +21,12 @@ READ_TEXT = ['def read_text(path):  # UTF-8, else Latin-1: older corpora are not
 
 
 def template(split: str) -> str:
-    return map_template(f"{split}_txt_input_map.csv",
+    return map_template(map_file(input_map_stage(split, TEXT.name)),
                         f'one row per {split} sample, first column "id", then its text inputs (the text itself).')
 
 
 def expert(a: Analysis, ctx: Context, split: str) -> Action:
-    src = a.files.get(f"{split}_txt")
+    src = a.file_source(split, TEXT.name)
     if src is not None:
         lines = READ_TEXT + (listing_rows(src) if src.column is None else table_rows(a, split) + [f"paths = {file_paths(src)}"])
         lines += ['return pd.DataFrame({"id": ids.to_numpy(), "text": [read_text(p) for p in paths]})']
@@ -37,13 +39,14 @@ def expert(a: Analysis, ctx: Context, split: str) -> Action:
 
 
 def make(split: str) -> Stage:
-    output = f"{split}_txt_input_map.csv"
-    checks = [Check(check_id_map, {"name": output}, split), Check(check_rows_match_source, {"name": output, "role": split}, split),
-              Check(check_text_map, {"name": output}, split)]
+    name = input_map_stage(split, TEXT.name)
+    output = map_file(name)
+    checks = map_checks(output, split, check_text_map)
     if split == "train":
         checks.append(Check(check_no_train_only_columns, {"name": output}))
-    return Stage(f"{split}_txt_input_map", f"Write code that builds {output}: first column 'id' (as text, the same ids "
+    return Stage(name, f"Write code that builds {output}: first column 'id' (as text, the same ids "
                  f"as the other {split} maps), then the text inputs, one column each (the text, not file paths).",
-                 output=output, template=template(split), checks=checks, expert=lambda a, ctx: expert(a, ctx, split),
+                 output=output, template=template(split), checks=checks, role=ROLE_INPUT_MAP[split],
+                 expert=lambda a, ctx: expert(a, ctx, split),
                  hints="Long free-text columns of the tables go here, not into the tabular map; one text file per "
                        "sample is read into a 'text' column.")

@@ -10,7 +10,7 @@ import socket
 import pytest
 
 from agentk.core.fileio import read_jsonl
-from agentk.policies.intrinsics import Calls, detect_modalities, extract_code
+from agentk.policies.intrinsics import Calls, extract_code, text_answer
 from agentk.policies.llm import LLMClient, LLMConfig
 from agentk.testing.scripted_llm import ScriptedLLM
 from agentk.testing.simulated_llm import ExpertAnswers, fenced, header
@@ -181,8 +181,8 @@ def test_modalities_answer_is_validated_and_asked_again(tmp_path):
     bad = '{"inputs": ["table"], "targets": ["tab"], "task_type": "BinCls"}'
     with ScriptedLLM(rules=[("modalities", ["Let me think... no JSON here", bad, good])]) as server:
         client = LLMClient(LLMConfig(base_url=server.url, model="scripted-model", api_key="k", cache_dir=None))
-        from agentk.core.engine import Stage
-        answer = detect_modalities(Calls(client), ws, Stage("modalities", "detect", kind="text"))
+        from stages import modalities
+        answer = text_answer(Calls(client), ws, modalities.make())
     assert json.loads(answer) == json.loads(good) and len(server.requests) == 3
     assert "invalid" in user_text(server.requests[2])
 

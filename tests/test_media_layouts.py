@@ -18,7 +18,7 @@ from agentk.policies.analysis import analyse
 from agentk.core.engine import Context
 from agentk.core.memory import WorkingMemory
 from agentk.sandbox import run_python
-from agentk.setup_pipeline import MAP_STAGES, remaining_stages
+from agentk.setup_pipeline import map_stages, remaining_stages
 from stages.fetch import fetch_local
 from unit_tests_lib.media import check_image_map, check_text_map
 from tools.light_solve import light_solve
@@ -84,7 +84,7 @@ def run_setup(src: Path, ws: Path, solve: bool = True) -> dict:
     Returns the analysis and the light-solve result."""
     fetch_local(src, ws)
     a = analyse(ws)
-    by_name = {s.name: s for _, s in MAP_STAGES}
+    by_name = {s.name: s for _, s in map_stages()}
     stages = [by_name[name] for name in remaining_stages(a.inputs)]
     files = []
     for stage in stages:

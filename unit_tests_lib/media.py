@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.competition.dataview import IMAGE_EXT
+from agentk.modalities import IMAGE, TABULAR
 from unit_tests_lib.common import fail, read_map
 
 
@@ -21,9 +21,9 @@ def check_image_map(ws: Path, name: str, n_open: int = 8) -> None:
     if paths.isna().any():
         fail(f"{name}: {int(paths.isna().sum())} rows have no image path (e.g. id {df['id'][paths.isna()].iloc[0]!r})")
     paths = paths.astype(str)
-    bad_ext = paths[~paths.str.lower().str.endswith(IMAGE_EXT)]
+    bad_ext = paths[~paths.str.lower().str.endswith(IMAGE.extensions)]
     if len(bad_ext):
-        fail(f"{name}: {len(bad_ext)} paths do not end in an image extension {IMAGE_EXT} (e.g. {bad_ext.iloc[0]!r}); "
+        fail(f"{name}: {len(bad_ext)} paths do not end in an image extension {IMAGE.extensions} (e.g. {bad_ext.iloc[0]!r}); "
              "add the file extension to the ids")
     full = [p if os.path.isabs(p) else str(ws / p) for p in paths]
     with ThreadPoolExecutor(16) as pool:  # network file systems answer stat() slowly: ask in parallel
@@ -49,7 +49,7 @@ def check_text_map(ws: Path, name: str) -> None:
     for c in df.columns[1:]:
         s = df[c]
         if pd.api.types.is_numeric_dtype(s) and s.notna().any():
-            fail(f"{name}: column {c!r} is numeric; text maps hold free text, numbers go into the tab map")
+            fail(f"{name}: column {c!r} is numeric; text maps hold free text, numbers go into the {TABULAR.name} map")
         vals = s.dropna().astype(str)
         if len(vals) and vals.str.match(r"^b['\"]").mean() > 0.5:
             fail(f"{name}: column {c!r} holds byte-string reprs like {vals.iloc[0][:30]!r}; decode the bytes to text")

@@ -1,7 +1,8 @@
 """Views of a competition's raw files: what the expert inspects and what prompts show.
 
 Finding the train/test/sample-submission files and reading tables live here; reading errors become
-BadInput with a one-line reason.
+BadInput with a one-line reason. The prompt views (data_view, task_view) serve the LLM policy's code
+prompts and the text stages' own prompts alike.
 """
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ from pathlib import Path
 import pandas as pd
 
 from agentk.core.errors import BadInput
+from agentk.workspace import Workspace
 
 TABLE_EXT = (".csv", ".tsv", ".json", ".jsonl", ".parquet", ".csv.gz", ".tsv.gz")
-IMAGE_EXT = (".jpg", ".jpeg", ".png", ".tif", ".tiff", ".bmp", ".gif", ".webp")
 AUDIO_EXT = (".wav", ".mp3", ".flac", ".ogg", ".aif", ".aiff", ".m4a")
 TEXT_DOC_EXT = (".md", ".txt", ".html", ".htm")
+MAX_VIEW = 3000  # characters of one table's view in a prompt
 
 
 def is_table(path: Path) -> bool:
@@ -160,3 +162,24 @@ def find_description(raw: Path) -> Path | None:
     preferred = [p for p in docs if re.search(r"descr|overview|readme|competition|task", p.name.lower())]
     pool = preferred or docs
     return max(pool, key=lambda p: p.stat().st_size) if pool else None
+
+
+# ---- views of a workspace for prompts (paper 2, Appendix D: summary, directory tree, tables) ---------------
+def cut(text: str, limit: int = MAX_VIEW) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n... [{len(text) - limit} characters cut]"
+
+
+def data_view(ws: Path) -> str:
+    raw = Workspace(ws).raw
+    parts = [f"Directory tree of {raw.name}/:\n{file_tree(raw, max_lines=30)}"]
+    for role, path in find_tables(raw).items():
+        parts.append(f"{role} table {path.relative_to(ws)}:\n{cut(table_view(path))}")
+    return "\n\n".join(parts)
+
+
+def task_view(ws: Path) -> str:
+    """The summary once the summarise stage wrote it, else the competition's description."""
+    w = Workspace(ws)
+    if w.summary.exists():
+        return f"Task summary:\n{cut(w.summary.read_text(), 4000)}"
+    return f"Competition description:\n{cut(w.description.read_text(), 6000)}"

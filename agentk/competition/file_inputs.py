@@ -14,16 +14,16 @@ from pathlib import Path, PurePosixPath
 
 import pandas as pd
 
-from agentk.competition.dataview import IMAGE_EXT, role_of, walk
+from agentk.competition.dataview import role_of, walk
+from agentk.modalities import MODALITIES, file_extensions
 
-MODALITY_EXT = {"img": IMAGE_EXT, "txt": (".txt",)}
 NAME_LABEL = re.compile(r"([^\d]*?[A-Za-z][^\d]*?)[._\- ]*\d+")  # cat.123 -> cat; golden_retriever_7 -> golden_retriever
 MIN_FILES = 10
 
 
 @dataclass
 class FileSource:
-    modality: str               # img | txt
+    modality: str               # a modality of agentk.modalities whose samples are files
     folder: str                 # workspace-relative folder holding the files
     column: str | None = None   # table column naming each sample's file; None: the folder's files are the samples
     ext: str = ""               # appended to the column's values ("" when they carry it)
@@ -33,12 +33,13 @@ class FileSource:
 def modality_files(raw: Path) -> dict[str, set[str]]:
     """Paths of per-sample files inside raw/'s folders, by modality, relative to raw's parent (the workspace)."""
     raw = Path(raw)
-    found: dict[str, set[str]] = {m: set() for m in MODALITY_EXT}
+    extensions = file_extensions()
+    found: dict[str, set[str]] = {m: set() for m in extensions}
     for p in walk(raw, 6):
         rel = p.relative_to(raw.parent).as_posix()
         if rel.count("/") < 2:  # raw/description.txt is a document, not a sample
             continue
-        for m, exts in MODALITY_EXT.items():
+        for m, exts in extensions.items():
             if p.suffix.lower() in exts:
                 found[m].add(rel)
     return {m: files for m, files in found.items() if len(files) >= MIN_FILES}
@@ -115,7 +116,7 @@ def name_label(file_name: str) -> str | None:
 def listing_frame(ws: Path, src: FileSource, label_column: str) -> pd.DataFrame:
     """The listing as a table: id (path under the folder) and the label, as the generated code builds it."""
     folder = Path(ws) / src.folder
-    exts = MODALITY_EXT[src.modality]
+    exts = MODALITIES[src.modality].extensions
     paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in exts)
     ids = [p.relative_to(folder).as_posix() for p in paths]
     labels = [p.parent.name for p in paths] if src.label == "folder" else [name_label(p.name) for p in paths]

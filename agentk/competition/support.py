@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.competition.dataview import AUDIO_EXT, IMAGE_EXT, walk
+from agentk.competition.dataview import AUDIO_EXT, walk
+from agentk.modalities import IMAGE, MODALITIES, file_extensions
 
 TARGET_DIR = re.compile(r"(clean|mask|target|label|output|gt|ground.?truth)", re.I)
 
@@ -25,11 +26,13 @@ def is_long_text(s: pd.Series) -> bool:
 def unsupported_reason(raw: Path, train: pd.DataFrame | None, sample: pd.DataFrame) -> str | None:
     """Why agentk cannot do this task, or None."""
     files = list(walk(raw, 4))
-    audio = [p for p in files if p.suffix.lower() in AUDIO_EXT]
+    handled = {ext for exts in file_extensions().values() for ext in exts}  # a registered modality's files
+    audio = [p for p in files if p.suffix.lower() in AUDIO_EXT and p.suffix.lower() not in handled]
     if len(audio) >= 5:
+        titles = [m.title for m in MODALITIES.values()]
         return (f"unsupported task: audio inputs ({len(audio)} {audio[0].suffix} files); "
-                "agentk handles tabular, image and text competitions")
-    image_dirs = Counter(p.parent for p in files if p.suffix.lower() in IMAGE_EXT)
+                f"agentk handles {', '.join(titles[:-1])} and {titles[-1]} competitions")
+    image_dirs = Counter(p.parent for p in files if p.suffix.lower() in IMAGE.extensions)
     target_dirs = [d for d, n in image_dirs.items() if n >= 5 and TARGET_DIR.search(d.name)]
     if target_dirs:
         return (f"unsupported task: image-to-image (target images in {target_dirs[0].name}/); "

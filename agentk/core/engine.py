@@ -20,7 +20,7 @@ from agentk.core.errors import AgentFailed, BadInput
 from agentk.core.fileio import write_text
 from agentk.core.memory import WorkingMemory
 from agentk.core.state import EpisodeState, Fix, TrajectoryRecord, append_record, load_state, read_trajectory, save_state
-from agentk.workspace import Workspace
+from agentk.workspace import Workspace, code_file
 
 HOLE = "# <<FILL-IN-THE-MIDDLE>>"
 
@@ -50,11 +50,16 @@ class Stage:
     timeout: float = 600
     expert: Callable[..., "Action"] | None = None  # the built-in expert's action: expert(analysis, ctx)
     hints: str = ""            # prompt pieces: what a good answer to this stage looks like
-    params: dict = field(default_factory=dict)  # stage-specific facts a policy may use (e.g. the plan's stages)
+    role: str = ""             # what the stage does (agentk.workspace ROLE_*): meta-tests select their stages by it
+    # A text stage's own LLM request: prompt(ws) is its body, parse(answer) its output text (ValueError: ask
+    # again, the error shown); intrinsic names the request on the wire ([agentk:<intrinsic>]), the stage's name if "".
+    prompt: Callable[[Path], str] | None = None
+    parse: Callable[[str], str] = str.strip
+    intrinsic: str = ""
 
     @property
     def code_file(self) -> str:
-        return f"code_{self.name}.py"
+        return code_file(self.name)
 
 
 @dataclass

@@ -16,12 +16,19 @@ import pandas as pd
 from agentk.competition.dataview import find_tables, read_table
 from agentk.competition.file_inputs import FileSource, column_source, listing_frame, listing_source, modality_files
 from agentk.competition.support import is_long_text
+from agentk.modalities import MODALITIES, TABULAR, TEXT
+from agentk.workspace import Workspace
 from tools.metrics import METRICS, Metric, find_metric
 
 BOOL_VALUES = {"true", "false"}
 # single-target metric -> its column-wise form, for submissions with several target columns
 COLUMNWISE = {"roc_auc": "mean_columnwise_auc", "log_loss": "mean_columnwise_log_loss", "rmse": "mcrmse",
               "rmsle": "mean_columnwise_rmsle"}
+
+
+def source_key(split: str, modality: str) -> str:
+    """The key of Analysis.files for a split's files of one modality (train_img)."""
+    return f"{split}_{modality}"
 
 
 class CannotAnalyse(Exception):
@@ -60,27 +67,31 @@ class Analysis:
     n_train: int
     n_test: int
     text_columns: list[str] = field(default_factory=list)          # long free-text inputs of the tables
-    files: dict[str, FileSource] = field(default_factory=dict)     # "<split>_<img|txt>": per-sample files
+    files: dict[str, FileSource] = field(default_factory=dict)     # source_key(split, modality): per-sample files
 
     @property
     def submission_columns(self) -> list[str]:
         return [c for t in self.targets for c in t.columns]
 
+    def file_source(self, split: str, modality: str) -> FileSource | None:
+        """Where a split's per-sample files of a modality are, if it has any."""
+        return self.files.get(source_key(split, modality))
+
     @property
     def inputs(self) -> list[str]:
-        return ((["tab"] if self.features else []) + (["img"] if "train_img" in self.files else [])
-                + (["txt"] if self.text_columns or "train_txt" in self.files else []))
+        """The input modalities, in the registry's order: table columns or per-sample files of the train split."""
+        columns = {TABULAR.name: self.features, TEXT.name: self.text_columns}
+        return [m for m in MODALITIES if columns.get(m) or self.file_source("train", m)]
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 def evaluation_text(ws: Path) -> str:
-    ev = ws / "task" / "evaluation.md"
-    if ev.exists() and ev.read_text().strip():
-        return ev.read_text()
-    desc = ws / "task" / "description.md"
-    return desc.read_text() if desc.exists() else ""
+    w = Workspace(ws)
+    if w.evaluation.exists() and w.evaluation.read_text().strip():
+        return w.evaluation.read_text()
+    return w.description.read_text() if w.description.exists() else ""
 
 
 def _py(v):
@@ -138,12 +149,13 @@ def _positive(classes: list, column: str, text: str = ""):
 
 def analyse(ws: Path) -> Analysis:
     ws = Path(ws)
-    tables = find_tables(ws / "raw")
+    raw = Workspace(ws).raw
+    tables = find_tables(raw)
     if "sample" not in tables:
-        raise CannotAnalyse("no sample submission found under raw/")
+        raise CannotAnalyse(f"no sample submission found under {raw.name}/")
     sample = read_table(tables["sample"], dtype=str)
     id_col, sub_cols = sample.columns[0], list(sample.columns[1:])
-    files = modality_files(ws / "raw")
+    files = modality_files(raw)
     sources: dict[str, FileSource] = {}
     if "train" in tables:
         train = read_table(tables["train"])
@@ -152,7 +164,7 @@ def analyse(ws: Path) -> Analysis:
         if listing is None:
             raise CannotAnalyse("no train table, and no train folder whose files are labelled by class sub-folder "
                                 "or file-name prefix")
-        sources[f"train_{listing.modality}"] = listing
+        sources[source_key("train", listing.modality)] = listing
         train = listing_frame(ws, listing, sub_cols[0] if len(sub_cols) == 1 else "label")
     test = read_table(tables["test"]) if "test" in tables else sample[[id_col]]
     test_id = _find_test_id(test, sample, id_col)
@@ -186,11 +198,11 @@ def analyse(ws: Path) -> Analysis:
     target_cols = {t.source for t in targets}
     if "train" in tables:
         sources.update(_table_sources(files, train, [c for c in (train_id, id_col) if c], "train", exclude=target_cols))
-    for key in [k for k in sources if k.startswith("train_")]:
-        m = key.split("_", 1)[1]
+    for m in [m for m in files if source_key("train", m) in sources]:
         test_src = _table_sources({m: files[m]}, test, [c for c in (test_id, id_col) if c], "test", exclude=set())
-        if f"test_{m}" not in test_src:
-            raise CannotAnalyse(f"the train samples' {m} files are under {sources[key].folder}/ but no column of "
+        if source_key("test", m) not in test_src:
+            folder = sources[source_key("train", m)].folder
+            raise CannotAnalyse(f"the train samples' {m} files are under {folder}/ but no column of "
                                 f"the test table or sample submission names the test samples' files")
         sources.update(test_src)
     file_cols = {src.column for src in sources.values()}
@@ -215,7 +227,7 @@ def _table_sources(files: dict[str, set[str]], table: pd.DataFrame, first: list[
     for m, paths in files.items():
         src = column_source(m, table.drop(columns=[c for c in exclude if c in table.columns]), first, paths, split)
         if src:
-            out[f"{split}_{m}"] = src
+            out[source_key(split, m)] = src
     return out
 
 

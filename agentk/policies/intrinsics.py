@@ -1,24 +1,21 @@
 """Intrinsic functions of the LLM policy (paper 2, 3.1.2-3.1.3, Appendix D): one small function per
-reasoning step, each with its prompt and its parser. The last user message of every request starts with
-`[agentk:<intrinsic>] stage=<stage>` so logs, caches and scripted servers can tell the calls apart."""
+reasoning step, each with its prompt and its parser. Text stages bring their own prompt and parser
+(Stage.prompt, Stage.parse), asked through the one text_answer. The last user message of every request
+starts with `[agentk:<intrinsic>] stage=<stage>` so logs, caches and scripted servers can tell the calls apart."""
 from __future__ import annotations
 
 import ast
-import json
 import re
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, ValidationError
-
-from agentk.competition.dataview import file_tree, find_tables, table_view
+from agentk.competition.dataview import cut, data_view, task_view
 from agentk.core.engine import HOLE, Stage, fill
 from agentk.policies.llm import LLMClient, Reply
+from agentk.workspace import Workspace, code_file
 
 SYSTEM = ("You are Agent K, a Kaggle grandmaster who sets competitions up for automated machine learning. "
           "You write correct, complete, runnable Python 3.11 (pandas, numpy, scikit-learn). Programs run with the "
-          "workspace as the current directory; the competition's raw files are under raw/.")
-MAX_VIEW = 3000
+          f"workspace as the current directory; the competition's raw files are under {Workspace.RAW}/.")
 
 
 class Calls:
@@ -44,28 +41,10 @@ class Calls:
         return sum(not c["cached"] for c in self.log)
 
 
-# ---- views of the workspace (Appendix D: summary, directory tree, tables, earlier code) ---------
-def _cut(text: str, limit: int = MAX_VIEW) -> str:
-    return text if len(text) <= limit else text[:limit] + f"\n... [{len(text) - limit} characters cut]"
-
-
-def data_view(ws: Path) -> str:
-    parts = [f"Directory tree of raw/:\n{file_tree(ws / 'raw', max_lines=30)}"]
-    for role, path in find_tables(ws / "raw").items():
-        parts.append(f"{role} table {path.relative_to(ws)}:\n{_cut(table_view(path))}")
-    return "\n\n".join(parts)
-
-
-def task_view(ws: Path) -> str:
-    summary = ws / "summary.md"
-    if summary.exists():
-        return f"Task summary:\n{_cut(summary.read_text(), 4000)}"
-    return f"Competition description:\n{_cut((ws / 'task' / 'description.md').read_text(), 6000)}"
-
-
+# ---- the earlier stages' code, a view beside dataview's task and data views (Appendix D) ----------
 def earlier_code(ws: Path, stage: Stage) -> str:
-    files = sorted(p for p in ws.glob("code_*.py") if p.name != stage.code_file)
-    return "\n\n".join(f"# {p.name}\n{_cut(p.read_text(), 2500)}" for p in files) or "(none yet)"
+    files = sorted(p for p in ws.glob(code_file("*")) if p.name != stage.code_file)
+    return "\n\n".join(f"# {p.name}\n{cut(p.read_text(), 2500)}" for p in files) or "(none yet)"
 
 
 # ---- parsers ---------------------------------------------------------------------------------------
@@ -102,71 +81,21 @@ def first_sentence(text: str) -> str:
     return (m.group(1) if m else text)[:400]
 
 
-class Modalities(BaseModel):
-    inputs: list[Literal["tab", "img", "txt"]]
-    targets: list[Literal["tab", "img", "txt"]]
-    task_type: Literal["BinCls", "MultiCls", "MultiTgtCls", "Reg", "MultiTgtReg"]
-
-
-def parse_json_object(answer: str) -> dict:
-    blocks = [b for _, b in FENCE.findall(answer)] + [answer]
-    for text in blocks:
-        m = re.search(r"\{.*\}", text, re.S)
-        if m:
-            try:
-                return json.loads(m.group(0))
-            except json.JSONDecodeError:
-                continue
-    raise ValueError("no JSON object found in the answer")
-
-
 # ---- the intrinsic functions --------------------------------------------------------------------
-def summarise(calls: Calls, ws: Path, stage: Stage) -> str:
-    evaluation = (ws / "task" / "evaluation.md").read_text() if (ws / "task" / "evaluation.md").exists() else ""
-    return calls.ask("summarise", stage.name, f"""
-Summarise this Kaggle competition in at most one page of markdown with the sections: Goal, Evaluation
-(name the metric exactly), Data, Targets, Submission (name the id column and every prediction column).
-
-{task_view(ws)}
-
-Evaluation section:
-{_cut(evaluation, 2000)}
-
-{data_view(ws)}""").strip()
-
-
-def detect_modalities(calls: Calls, ws: Path, stage: Stage, tries: int = 3) -> str:
-    """A JSON answer validated against the schema; asked again with the validation error when invalid."""
-    error = ""
+def text_answer(calls: Calls, ws: Path, stage: Stage, tries: int = 3) -> str:
+    """A text stage's output: the stage's own prompt asked and its answer parsed (Stage.prompt, Stage.parse);
+    asked again with the parser's complaint while the answer is invalid, "" when it never was valid."""
+    if stage.prompt is None:
+        raise ValueError(f"text stage {stage.name!r} has no prompt for the LLM")
+    complaint = ""
     for _ in range(tries):
-        answer = calls.ask("modalities", stage.name, f"""
-Detect the input and target modalities and the task type. Answer with one JSON object:
-{{"inputs": [...subset of "tab", "img", "txt"], "targets": ["tab"], "task_type": one of "BinCls", "MultiCls",
-"MultiTgtCls", "Reg", "MultiTgtReg"}}. "tab": tabular columns; "img": image files; "txt": long free text.
-{error}
-{task_view(ws)}
-
-{data_view(ws)}""")
+        answer = calls.ask(stage.intrinsic or stage.name, stage.name, stage.prompt(ws) + complaint)
         try:
-            return Modalities(**parse_json_object(answer)).model_dump_json()
-        except (ValueError, ValidationError, TypeError) as exc:
-            error = f"\nYour previous answer was invalid ({first_sentence(str(exc))}). Answer with the JSON object only.\n"
+            return stage.parse(answer)
+        except ValueError as exc:
+            complaint = (f"\n\nYour previous answer was invalid ({first_sentence(str(exc))}). "
+                         "Answer in the asked format only.")
     return ""
-
-
-def plan_stages(calls: Calls, ws: Path, stage: Stage, remaining: list[str]) -> str:
-    answer = calls.ask("plan_stage", stage.name, f"""
-Plan the rest of the setup. These stages remain, in this order: {remaining}.
-Answer with one JSON object {{"stages": [the stages in the order to do them], "notes": [at most 3 short steps]}}.
-
-{task_view(ws)}""")
-    try:
-        spec = parse_json_object(answer)
-    except ValueError:
-        spec = {}
-    stages = spec.get("stages") if isinstance(spec.get("stages"), list) else remaining
-    notes = [str(n) for n in spec.get("notes", [])][:3] if isinstance(spec.get("notes"), list) else []
-    return json.dumps({"stages": stages, "notes": notes}, indent=2)
 
 
 def plan(calls: Calls, ws: Path, stage: Stage) -> str:
@@ -188,13 +117,13 @@ def fix_example(fix: dict) -> str:
 An example of a similar error being fixed (stage {fix['stage']}, from an earlier setup):
 Failing code:
 ```python
-{_cut(fix['failing_code'], 2000)}
+{cut(fix['failing_code'], 2000)}
 ```
 Its error:
-{_cut(fix['error'], 1000)}
+{cut(fix['error'], 1000)}
 Fixed code (passed its unit tests):
 ```python
-{_cut(fix['fixed_code'], 2000)}
+{cut(fix['fixed_code'], 2000)}
 ```
 """
 
@@ -207,12 +136,12 @@ def write_code(calls: Calls, ws: Path, stage: Stage, plan_text: str, previous: s
     last = f"""
 Your previous attempt:
 ```python
-{_cut(previous or '', 6000)}
+{cut(previous or '', 6000)}
 ```
 Its output:
-{_cut(output, 1500) or '(none)'}
+{cut(output, 1500) or '(none)'}
 The error:
-{_cut(error, 3000)}
+{cut(error, 3000)}
 Reflection: {reflection}
 {example}""" if error else ""
     nudge = ""
@@ -246,16 +175,16 @@ def reflect(calls: Calls, stage: Stage, code: str | None, error: str) -> str:
 The code of stage {stage.name} failed its unit test. In one sentence, say what went wrong and how to fix it.
 Code:
 ```python
-{_cut(code or '(none)', 5000)}
+{cut(code or '(none)', 5000)}
 ```
 Error:
-{_cut(error, 3000)}"""))
+{cut(error, 3000)}"""))
 
 
 def meta_error_thought(calls: Calls, stage: Stage, error: str, covered: list[str]) -> str:
     return calls.ask("meta_error_thought", stage.name, f"""
 META-ERROR: a meta-unit test covering the stages {covered} failed after each of them passed its own tests:
-{_cut(error, 3000)}
+{cut(error, 3000)}
 In a few sentences, reason about which stage's code most likely causes this and why.""").strip()
 
 
@@ -265,12 +194,12 @@ def ca_thought(calls: Calls, ws: Path, stage: Stage, previous: str | None, error
     `example`: a retrieved fix of a similar meta-test error in this stage (fix_example)."""
     answer = calls.ask("ca_thought", stage.name, f"""
 A meta-unit test failed:
-{_cut(error, 2500)}
+{cut(error, 2500)}
 META-ERROR-THOUGHT: {meta_thought}
 {example}
 Is the code of stage {stage.name} at fault? Its goal: {stage.goal}
 ```python
-{_cut(previous or '(none)', 6000)}
+{cut(previous or '(none)', 6000)}
 ```
 Answer with "CA-THOUGHT: <one sentence>" then "DECISION: KEEP" or "DECISION: REWRITE"; when you rewrite, add the
 complete corrected program (the template below, hole filled) in one ```python block.
@@ -289,7 +218,7 @@ Code of the other stages:
 def first_task(calls: Calls, trees: list[tuple[str, str]]) -> str | None:
     """The curriculum's first pick while long-term memory is empty (paper 3.3): the task whose data looks easiest
     to set up, named by the LLM; None when the answer names no task of the pool."""
-    listing = "\n\n".join(f"Task {name}:\n{_cut(tree or '(not downloaded yet)', 1500)}" for name, tree in trees)
+    listing = "\n\n".join(f"Task {name}:\n{cut(tree or '(not downloaded yet)', 1500)}" for name, tree in trees)
     answer = calls.ask("first_task", "curriculum", f"""
 These competitions are waiting to be set up. Which one looks easiest to start with (few, simple files; one table
 before many; tables before images, audio or text)? End your answer with a line "TASK: <name>".

@@ -22,18 +22,10 @@ class LLMPolicy:
 
     def act(self, stage: Stage, ctx: Context) -> Action:
         calls = fn.Calls(self.llm)
-        action = self._text(stage, ctx, calls) if stage.kind == "text" else self._code(stage, ctx, calls)
+        # every text stage alike, by its own prompt and parser; code stages by plan, code, reflection, CA
+        action = Action(text=fn.text_answer(calls, ctx.ws, stage)) if stage.kind == "text" else self._code(stage, ctx, calls)
         action.tokens, action.calls, action.llm = calls.tokens, calls.calls, calls.log
         return action
-
-    def _text(self, stage: Stage, ctx: Context, calls: fn.Calls) -> Action:
-        if stage.name == "summarise":
-            return Action(text=fn.summarise(calls, ctx.ws, stage))
-        if stage.name == "modalities":
-            return Action(text=fn.detect_modalities(calls, ctx.ws, stage))
-        if stage.name == "plan":
-            return Action(text=fn.plan_stages(calls, ctx.ws, stage, stage.params["remaining"]))
-        raise ValueError(f"the LLM policy has no intrinsic for text stage {stage.name!r}")
 
     def _code(self, stage: Stage, ctx: Context, calls: fn.Calls) -> Action:
         last_output = next((e.text for e in reversed(ctx.memory.for_stage(stage.name, ("CODE-OUTPUT",)))), "")

@@ -5,7 +5,6 @@ of agentk.policies.intrinsics), so tests and the fault-injection benchmark can s
 layer faults on top of it."""
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -46,9 +45,9 @@ class ExpertAnswers:
 
     def __call__(self, messages: list[dict]) -> str:
         intrinsic, stage = header(messages)
-        if intrinsic in ("summarise", "modalities", "plan_stage"):
-            text = self.action(stage).text
-            return json.dumps(json.loads(text)) if intrinsic != "summarise" else text
+        stages, _ = self.pipeline(self.ws)
+        if any(s.name == stage and s.kind == "text" for s in stages):  # a text stage's own request: its output
+            return self.action(stage).text
         if intrinsic == "code":
             return "Here is the program.\n" + fenced(self.code(stage))
         if intrinsic == "plan":
