@@ -4,7 +4,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 from agentk.testing.scripted_llm import ScriptedLLM
 from agentk.testing.simulated_llm import ExpertAnswers

@@ -18,12 +18,9 @@ from agentk.competition.file_inputs import FileSource, column_source, listing_fr
 from agentk.competition.support import is_long_text
 from agentk.modalities import MODALITIES, TABULAR, TEXT
 from agentk.workspace import Workspace
-from tools.metrics import METRICS, Metric, find_metric
+from tools.metrics import COLUMNWISE, Metric, find_metric
 
 BOOL_VALUES = {"true", "false"}
-# single-target metric -> its column-wise form, for submissions with several target columns
-COLUMNWISE = {"roc_auc": "mean_columnwise_auc", "log_loss": "mean_columnwise_log_loss", "rmse": "mcrmse",
-              "rmsle": "mean_columnwise_rmsle"}
 
 
 def source_key(split: str, modality: str) -> str:
@@ -279,5 +276,3 @@ def _task_type(targets: list[Target]) -> str:
     cls = sum(t.kind != "regression" for t in targets)
     return "MultiTgtCls" if cls * 2 >= len(targets) else "MultiTgtReg"
 
-
-assert set(COLUMNWISE.values()) <= set(METRICS), "metric catalogue lacks a column-wise metric"
