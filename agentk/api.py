@@ -6,12 +6,14 @@ Progress goes to an `on_event(kind, info)` callback: the engine's events ("stage
 the call fails so that a caller can show what was done. Failures raise BadInput (bad input or an unsupported
 task: nothing was written; exit code 2) or AgentFailed (the agent tried and failed; exit code 1).
 """
+
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import TextIO
 
 from agentk.core.engine import Budget, Engine
 from agentk.core.errors import AgentFailed, BadInput
@@ -45,7 +47,7 @@ class SolveResult:
 @dataclass
 class SubmitResult:
     workspace: Path
-    record: dict       # this submission's entry in Workspace.SUBMISSIONS
+    record: dict  # this submission's entry in Workspace.SUBMISSIONS
     pick: dict | None  # the final pick: the submission with the best public score so far
 
 
@@ -70,9 +72,18 @@ def describe_event(kind: str, info: dict) -> str | None:
 
 
 # ---- setup -------------------------------------------------------------------------------------------
-def run_setup(source: str | Path | None, workspace: Path | None = None, policy: str | None = None, *,
-              resume: bool = False, force: bool = False, stage_attempts: int = 4, backtracks: int = 3,
-              memory=None, on_event: Progress | None = None) -> SetupResult:
+def run_setup(
+    source: str | Path | None,
+    workspace: Path | None = None,
+    policy: str | None = None,
+    *,
+    resume: bool = False,
+    force: bool = False,
+    stage_attempts: int = 4,
+    backtracks: int = 3,
+    memory=None,
+    on_event: Progress | None = None,
+) -> SetupResult:
     """Set a competition up (a Kaggle competition URL or a local folder in Kaggle layout) in `workspace`
     (default: workspaces/<name>): fetch, summarise, detect modalities, plan, build and unit-test the maps,
     target transform, submission formatters and metric, and finish with a light solve whose submission becomes
@@ -109,6 +120,7 @@ def run_setup(source: str | Path | None, workspace: Path | None = None, policy: 
     slug = parse_competition_url(source)
     if slug:  # credentials, unknown competition, rules not accepted, network: stop before anything is written
         from tools.kaggle import KaggleTool
+
         tool = KaggleTool()
         tool.metadata(slug)
         tool.files(slug)
@@ -117,11 +129,17 @@ def run_setup(source: str | Path | None, workspace: Path | None = None, policy: 
     _prepare_workspace(ws, resume, force)
     if policy != "expert" and memory is None:  # LLM policies learn from fixes stored in long-term memory (rag/)
         from rag.memory import Memory
+
         memory = Memory()
-    engine = Engine(ws.root, setup_pipeline(source if slug else Path(source)), _policy(policy, config, ws, memory),
-                    Budget(stage_attempts=stage_attempts, backtracks=backtracks), on_event=on_event,
-                    on_fix=fix_recorder(memory, ws.root) if policy != "expert" else None,
-                    info={SOURCE: source if slug else str(Path(source).resolve())})
+    engine = Engine(
+        ws.root,
+        setup_pipeline(source if slug else Path(source)),
+        _policy(policy, config, ws, memory),
+        Budget(stage_attempts=stage_attempts, backtracks=backtracks),
+        on_event=on_event,
+        on_fix=fix_recorder(memory, ws.root) if policy != "expert" else None,
+        info={SOURCE: source if slug else str(Path(source).resolve())},
+    )
     try:
         state = engine.run(resume=resume)
     finally:
@@ -138,8 +156,9 @@ def _prepare_workspace(ws: Workspace, resume: bool, force: bool) -> None:
             raise BadInput(f"nothing to resume in {ws.root}: run `agentk setup <competition>` first")
         return
     if state is not None and not force:
-        raise BadInput(f"{ws.root} already holds a setup ({state.status}): use --resume to continue or --force "
-                       "to start over")
+        raise BadInput(
+            f"{ws.root} already holds a setup ({state.status}): use --resume to continue or --force to start over"
+        )
     if ws.root.exists() and any(ws.root.iterdir()):
         if state is None:
             raise BadInput(f"{ws.root} is not empty and is not an agentk workspace: choose another --workspace")
@@ -166,8 +185,14 @@ def newest_workspace() -> Path:
     return found[-1].parent
 
 
-def run_solve(workspace: Path | None = None, budget: str = "quick", *, ray: str | None = None,
-              parallel_trials: int | None = None, output: TextIO | None = None) -> SolveResult:
+def run_solve(
+    workspace: Path | None = None,
+    budget: str = "quick",
+    *,
+    ray: str | None = None,
+    parallel_trials: int | None = None,
+    output: TextIO | None = None,
+) -> SolveResult:
     """Build solutions on a finished setup (default: the newest under workspaces/) and make the best by
     validation score the workspace's submission. The solver runs in a child process without credentials;
     its output goes to `output` (default: the terminal). Finished solutions are kept, so a rerun resumes.
@@ -182,23 +207,36 @@ def run_solve(workspace: Path | None = None, budget: str = "quick", *, ray: str 
     if state is None:
         raise BadInput(f"{ws.root} holds no setup: run `agentk setup <competition> --workspace {ws.root}` first")
     if state.status != "done":
-        raise BadInput(f"the setup in {ws.root} is not finished ({state.status}): run "
-                       f"`agentk setup --resume --workspace {ws.root}`")
+        raise BadInput(
+            f"the setup in {ws.root} is not finished ({state.status}): run "
+            f"`agentk setup --resume --workspace {ws.root}`"
+        )
     if ray:
         from agentk.ray_backend import import_ray
+
         import_ray()  # no ray installed: stop before any work
-    args = ["-m", "agentk.solve.solver", str(ws.root), "--budget", budget] + (["--ray", ray] if ray else []) + \
-        (["--parallel-trials", str(parallel_trials)] if parallel_trials else [])
+    args = (
+        ["-m", "agentk.solve.solver", str(ws.root), "--budget", budget]
+        + (["--ray", ray] if ray else [])
+        + (["--parallel-trials", str(parallel_trials)] if parallel_trials else [])
+    )
     rc = run_python_live(args, cwd=ws.root, output=output)
     summary = read_json(ws.solve_summary) or {}
     if rc != 0 or summary.get("status") != "done":
-        raise AgentFailed(f"solve failed: {summary.get('error') or f'exit code {rc}'} (finished solutions are "
-                          "kept; run again to resume)")
+        raise AgentFailed(
+            f"solve failed: {summary.get('error') or f'exit code {rc}'} (finished solutions are "
+            "kept; run again to resume)"
+        )
     return SolveResult(ws.root, summary)
 
 
-def run_submit(workspace: Path | None = None, message: str = "agentk", solution: str | None = None,
-               timeout: float = 900, on_event: Progress | None = None) -> SubmitResult:
+def run_submit(
+    workspace: Path | None = None,
+    message: str = "agentk",
+    solution: str | None = None,
+    timeout: float = 900,
+    on_event: Progress | None = None,
+) -> SubmitResult:
     """Submit the workspace's submission (or solutions/<solution>/'s) to its Kaggle competition, wait for the
     score and record it; AgentFailed when Kaggle did not score it."""
     from agentk.submit import submit_workspace

@@ -1,9 +1,9 @@
 """agentk's command line. Exit codes: 0 success, 1 the agent tried and failed, 2 bad input."""
+
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -16,13 +16,17 @@ from agentk.core.fileio import read_json
 from agentk.core.state import EpisodeState
 from agentk.workspace import Workspace
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="agentk: set up and solve Kaggle competitions with a staged, unit-tested agent (Agent K v1.0).")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="agentk: set up and solve Kaggle competitions with a staged, unit-tested agent (Agent K v1.0).",
+)
 console = Console(stderr=True)
 
 
 def _mount_memory() -> None:
     from rag.cli import memory_app
+
     app.add_typer(memory_app, name="memory", help="The long-term memory: stored code fixes and task experiences.")
 
 
@@ -54,28 +58,48 @@ def _summary(ws: Workspace, state: EpisodeState) -> None:
     console.print(table)
     light = read_json(ws.light.score)
     if light:
-        console.print(f"light-solve validation score: {light['score']:.5g} "
-                      f"({'higher' if light['higher_is_better'] else 'lower'} is better); "
-                      f"submission in {ws.submission}", highlight=False)
+        console.print(
+            f"light-solve validation score: {light['score']:.5g} "
+            f"({'higher' if light['higher_is_better'] else 'lower'} is better); "
+            f"submission in {ws.submission}",
+            highlight=False,
+        )
 
 
 @app.command()
 def setup(
-    source: Optional[str] = typer.Argument(None, help="A Kaggle competition URL (https://www.kaggle.com/competitions/<slug>) "
-                                           "or a local competition folder in Kaggle layout. Optional with --resume."),
-    workspace: Optional[Path] = typer.Option(None, "--workspace", "-w", help="Where the setup goes \\[default: workspaces/<name>]."),
+    source: str | None = typer.Argument(
+        None,
+        help="A Kaggle competition URL (https://www.kaggle.com/competitions/<slug>) "
+        "or a local competition folder in Kaggle layout. Optional with --resume.",
+    ),
+    workspace: Path | None = typer.Option(
+        None, "--workspace", "-w", help="Where the setup goes \\[default: workspaces/<name>]."
+    ),
     resume: bool = typer.Option(False, "--resume", help="Continue a setup that was interrupted."),
     force: bool = typer.Option(False, "--force", help="Start over in a workspace that already holds a setup."),
-    policy: Optional[str] = typer.Option(None, "--policy", help="Who writes the code: expert (built in, offline), "
-                                         "llm, or hybrid (expert first, LLM on failures) \\[default: hybrid when an LLM "
-                                         "endpoint is configured (AGENTK_LLM_BASE_URL, AGENTK_LLM_MODEL), else expert]."),
+    policy: str | None = typer.Option(
+        None,
+        "--policy",
+        help="Who writes the code: expert (built in, offline), "
+        "llm, or hybrid (expert first, LLM on failures) \\[default: hybrid when an LLM "
+        "endpoint is configured (AGENTK_LLM_BASE_URL, AGENTK_LLM_MODEL), else expert].",
+    ),
     stage_attempts: int = typer.Option(4, help="Tries per stage before the setup fails."),
     backtracks: int = typer.Option(3, help="Meta-test failures tolerated before the setup fails."),
 ) -> None:
     """Set a competition up: fetch, summarise, detect modalities, plan, then build and unit-test the
     input/target maps, target transform, submission formatters and metric; finish with a light solve."""
-    result = api.run_setup(source, workspace, policy, resume=resume, force=force, stage_attempts=stage_attempts,
-                           backtracks=backtracks, on_event=_progress)
+    result = api.run_setup(
+        source,
+        workspace,
+        policy,
+        resume=resume,
+        force=force,
+        stage_attempts=stage_attempts,
+        backtracks=backtracks,
+        on_event=_progress,
+    )
     state = result.state
     llm = f", {state.llm_calls} LLM calls, {state.tokens} tokens" if state.llm_calls else ""
     console.print(f"[green]setup done[/green] in {state.seconds:.1f}s{llm}: {result.workspace}", highlight=False)
@@ -83,31 +107,53 @@ def setup(
 
 @app.command()
 def solve(
-    workspace: Optional[Path] = typer.Option(None, "--workspace", "-w", help="A finished setup \\[default: the newest under workspaces/]."),
-    budget: str = typer.Option("quick", "--budget", "-b", help="quick (CPU, a few minutes), standard (hours, a GPU helps) "
-                               "or paper (Table 5: max_epochs 30, max_time 10h, batch 32, 20 HEBO trials, blend after 3)."),
-    ray: Optional[str] = typer.Option(None, "--ray", envvar="AGENTK_RAY_ADDRESS",
-                                      help="Run HEBO trials as Ray tasks: local, auto or ray://host:port (the nodes share "
-                                      "the workspace's filesystem; needs `uv sync --extra ray`) \\[default: one process]."),
-    parallel_trials: Optional[int] = typer.Option(None, "--parallel-trials", min=1,
-                                                  help="With --ray: a network's HEBO trials run K at a time "
-                                                  "\\[default: the cluster's GPUs, else 2]."),
+    workspace: Path | None = typer.Option(
+        None, "--workspace", "-w", help="A finished setup \\[default: the newest under workspaces/]."
+    ),
+    budget: str = typer.Option(
+        "quick",
+        "--budget",
+        "-b",
+        help="quick (CPU, a few minutes), standard (hours, a GPU helps) "
+        "or paper (Table 5: max_epochs 30, max_time 10h, batch 32, 20 HEBO trials, blend after 3).",
+    ),
+    ray: str | None = typer.Option(
+        None,
+        "--ray",
+        envvar="AGENTK_RAY_ADDRESS",
+        help="Run HEBO trials as Ray tasks: local, auto or ray://host:port (the nodes share "
+        "the workspace's filesystem; needs `uv sync --extra ray`) \\[default: one process].",
+    ),
+    parallel_trials: int | None = typer.Option(
+        None,
+        "--parallel-trials",
+        min=1,
+        help="With --ray: a network's HEBO trials run K at a time \\[default: the cluster's GPUs, else 2].",
+    ),
 ) -> None:
     """Build solutions on a finished setup: AutoGluon for tabular inputs, late-fusion networks (image, text and
     tabular embedders) tuned by HEBO, an MLP blend; the best by validation score becomes <ws>/submission.csv.
     Finished solutions are kept in <ws>/solutions/<id>/, so running it again resumes."""
     result = api.run_solve(workspace, budget, ray=ray, parallel_trials=parallel_trials)
     summary = result.summary
-    table = Table(title=f"solutions of {result.workspace.name} ({summary['metric']}, "
-                  f"{'higher' if summary['higher_is_better'] else 'lower'} is better)")
+    table = Table(
+        title=f"solutions of {result.workspace.name} ({summary['metric']}, "
+        f"{'higher' if summary['higher_is_better'] else 'lower'} is better)"
+    )
     for col in ("solution", "kind", "validation", "seconds", "plan"):
         table.add_column(col)
     for s in summary["solutions"]:
-        table.add_row(s["id"] + (" ★" if s["id"] == summary["best"] else ""), s["kind"], f"{s['val_score']:.5g}",
-                      f"{s['seconds']:.0f}", escape(s["plan"][:90]))
+        table.add_row(
+            s["id"] + (" ★" if s["id"] == summary["best"] else ""),
+            s["kind"],
+            f"{s['val_score']:.5g}",
+            f"{s['seconds']:.0f}",
+            escape(s["plan"][:90]),
+        )
     console.print(table)
-    console.print(f"[green]solve done[/green]: {Workspace(result.workspace).submission} from {summary['best']}",
-                  highlight=False)
+    console.print(
+        f"[green]solve done[/green]: {Workspace(result.workspace).submission} from {summary['best']}", highlight=False
+    )
 
 
 @app.command()
@@ -115,33 +161,64 @@ def curriculum(
     pool: Path = typer.Argument(..., help="A file with one competition folder or Kaggle URL per line (# comments)."),
     rounds: int = typer.Option(10, "--rounds", "-n", help="Rounds in all (a resumed run counts those already done)."),
     submit: bool = typer.Option(False, "--submit", help="Submit each solved task to Kaggle."),
-    out: Path = typer.Option(Path("curriculum-run"), "--out", "-o", help="Workspaces, logs and curriculum.json (resumable)."),
+    out: Path = typer.Option(
+        Path("curriculum-run"), "--out", "-o", help="Workspaces, logs and curriculum.json (resumable)."
+    ),
     alpha: float = typer.Option(1.0, help="Weight of the difficulty terms (eq. 7)."),
     beta: float = typer.Option(1.0, help="Weight of the recency penalty beta*exp(-lambda) (eq. 7)."),
     r: int = typer.Option(3, "-r", help="Top-r average of similarities (eq. 6)."),
-    memory: Optional[Path] = typer.Option(None, help="The long-term memory \\[default: $AGENTK_MEMORY or ~/.agentk/memory]."),
+    memory: Path | None = typer.Option(
+        None, help="The long-term memory \\[default: $AGENTK_MEMORY or ~/.agentk/memory]."
+    ),
     budget: str = typer.Option("quick", help="The solve budget of each round."),
-    policy: Optional[str] = typer.Option(None, "--policy", help="The setups' policy: expert, llm or hybrid \\[default: as `agentk setup`]."),
-    setup_only: bool = typer.Option(False, "--setup-only", help="Rounds are setups only: a task counts as done once set up."),
-    selection: str = typer.Option("eq7", help="eq7 (the paper's rule); for ablations: recency (the beta penalty "
-                                  "alone) or random."),
+    policy: str | None = typer.Option(
+        None, "--policy", help="The setups' policy: expert, llm or hybrid \\[default: as `agentk setup`]."
+    ),
+    setup_only: bool = typer.Option(
+        False, "--setup-only", help="Rounds are setups only: a task counts as done once set up."
+    ),
+    selection: str = typer.Option(
+        "eq7", help="eq7 (the paper's rule); for ablations: recency (the beta penalty alone) or random."
+    ),
     seed: int = typer.Option(0, help="Seed of the random tie-breaks and picks of the ablations."),
-    ray: Optional[str] = typer.Option(None, "--ray", help="Run each round's steps as Ray tasks: 'local', 'auto' or "
-                                      "ray://host:port (workspaces on a filesystem the nodes share) \\[default: one process]."),
+    ray: str | None = typer.Option(
+        None,
+        "--ray",
+        help="Run each round's steps as Ray tasks: 'local', 'auto' or "
+        "ray://host:port (workspaces on a filesystem the nodes share) \\[default: one process].",
+    ),
 ) -> None:
     """Run the curriculum (paper 3.3) over a pool: each round picks the task maximising eq. 7, then
     setup -> solve -> (submit) -> memory update (RAG+ on success, which clears the task's RAG-)."""
     from curriculum.cli import curriculum_command
 
-    curriculum_command(pool, rounds, submit, out, alpha, beta, r, memory, budget, policy=policy,
-                       setup_only=setup_only, selection=selection, seed=seed, ray=ray)
+    curriculum_command(
+        pool,
+        rounds,
+        submit,
+        out,
+        alpha,
+        beta,
+        r,
+        memory,
+        budget,
+        policy=policy,
+        setup_only=setup_only,
+        selection=selection,
+        seed=seed,
+        ray=ray,
+    )
 
 
 @app.command()
 def submit(
-    workspace: Optional[Path] = typer.Option(None, "--workspace", "-w", help="The workspace \\[default: the newest under workspaces/]."),
+    workspace: Path | None = typer.Option(
+        None, "--workspace", "-w", help="The workspace \\[default: the newest under workspaces/]."
+    ),
     message: str = typer.Option("agentk", "--message", "-m", help="The submission's description on Kaggle."),
-    solution: Optional[str] = typer.Option(None, "--solution", help="Submit solutions/<id>/submission.csv instead of the best."),
+    solution: str | None = typer.Option(
+        None, "--solution", help="Submit solutions/<id>/submission.csv instead of the best."
+    ),
     timeout: float = typer.Option(900, help="Seconds to wait for the score."),
 ) -> None:
     """Submit the workspace's submission to its Kaggle competition, wait for the score and record it;
@@ -155,8 +232,14 @@ def _submissions(kind: str, info: dict) -> None:
     for col in ("when", "file", "status", "public", "private", "final pick"):
         table.add_column(col)
     for r in read_json(ws.submissions, []):
-        table.add_row(r["time"][:19], r["file"], r["status"], str(r.get("public_score")), str(r.get("private_score")),
-                      "✓" if pick and r["ref"] == pick["ref"] else "")
+        table.add_row(
+            r["time"][:19],
+            r["file"],
+            r["status"],
+            str(r.get("public_score")),
+            str(r.get("private_score")),
+            "✓" if pick and r["ref"] == pick["ref"] else "",
+        )
     console.print(table)
 
 

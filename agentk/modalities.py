@@ -3,6 +3,7 @@ here, a map stage under stages/ (make(split) -> the split's input-map Stage, rol
 its checks in unit_tests_lib/ and its model pieces under tools/ (see docs/architecture.md, "Adding a
 modality"). Everything else reads the registry when it runs: the setup pipeline's map stages, the
 modalities stage's prompt and schema, per-sample file discovery, the expert's analysis."""
+
 from __future__ import annotations
 
 import importlib
@@ -14,12 +15,12 @@ TEXT_EXT = (".txt",)
 
 @dataclass(frozen=True)
 class Modality:
-    name: str                     # the key in modalities.json and in the input maps' file names
-    title: str                    # for people and prompts
-    hint: str                     # how to recognise it in a competition folder (a prompt piece)
-    extensions: tuple[str, ...]   # per-sample files of this modality; () for table columns
-    map_stage: str                # module under stages/ whose make(split) builds the split's input-map stage
-    model: str                    # module under tools/ with its map-dataset transform and network pieces
+    name: str  # the key in modalities.json and in the input maps' file names
+    title: str  # for people and prompts
+    hint: str  # how to recognise it in a competition folder (a prompt piece)
+    extensions: tuple[str, ...]  # per-sample files of this modality; () for table columns
+    map_stage: str  # module under stages/ whose make(split) builds the split's input-map stage
+    model: str  # module under tools/ with its map-dataset transform and network pieces
 
     def stage_module(self):
         return importlib.import_module(self.map_stage)
@@ -35,8 +36,9 @@ class Modality:
 
 TABULAR = Modality("tab", "tabular", "tabular columns", (), "stages.tab_input_map", "tools.modality_tab")
 IMAGE = Modality("img", "image", "image files", IMAGE_EXT, "stages.img_input_map", "tools.modality_img")
-TEXT = Modality("txt", "text", "long free-text columns or text files", TEXT_EXT, "stages.txt_input_map",
-                "tools.modality_txt")
+TEXT = Modality(
+    "txt", "text", "long free-text columns or text files", TEXT_EXT, "stages.txt_input_map", "tools.modality_txt"
+)
 
 MODALITIES: dict[str, Modality] = {m.name: m for m in (TABULAR, IMAGE, TEXT)}
 NAMES: tuple[str, ...] = tuple(MODALITIES)

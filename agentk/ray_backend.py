@@ -4,14 +4,16 @@ use, and is an optional extra (`uv sync --extra ray`).
 
 A task runs on whichever node has its resources free: the files it reads and writes (workspaces, solutions,
 logs) must be on a filesystem every node mounts at the same path, and the nodes need agentk installed."""
+
 from __future__ import annotations
 
 import logging
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from agentk.core.errors import BadInput
 
@@ -48,8 +50,9 @@ def connect(address: str | None = None) -> None:
     if address in (None, "", "local"):
         # "local" always starts a new cluster (None would join one that `ray start` left running);
         # a small object store: tasks pass file paths and small records, not data
-        ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False,
-                 object_store_memory=200 * 2**20, **quiet)
+        ray.init(
+            address="local", num_cpus=os.cpu_count(), include_dashboard=False, object_store_memory=200 * 2**20, **quiet
+        )
     else:
         ray.init(address=address, **quiet)
 
@@ -99,8 +102,14 @@ def _get(ray, refs):
         raise (cause if isinstance(cause, Exception) else err.as_instanceof_cause()) from None
 
 
-def run_command(argv: list[str], log_path: Path, env: dict[str, str] | None = None, cwd: Path | None = None,
-                num_cpus: float = 1, num_gpus: float = 0) -> int:
+def run_command(
+    argv: list[str],
+    log_path: Path,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    num_cpus: float = 1,
+    num_gpus: float = 0,
+) -> int:
     """Runs argv in a Ray task on some node and returns its exit code; its stdout and stderr are appended to
     log_path, stdin is empty. An argv[0] equal to this interpreter (sys.executable) means the node's own Python
     (the same one on a local cluster). env: variables set on top of the task's environment, which holds the CUDA
@@ -109,8 +118,13 @@ def run_command(argv: list[str], log_path: Path, env: dict[str, str] | None = No
     task = ray.remote(_run_logged).options(num_cpus=num_cpus, num_gpus=num_gpus)
     argv = [str(a) for a in argv]
     own_python = bool(argv) and argv[0] == sys.executable
-    ref = task.remote(argv[1:] if own_python else argv, own_python, str(log_path), dict(env or {}),
-                      str(cwd) if cwd is not None else None)
+    ref = task.remote(
+        argv[1:] if own_python else argv,
+        own_python,
+        str(log_path),
+        dict(env or {}),
+        str(cwd) if cwd is not None else None,
+    )
     return _get(ray, ref)
 
 
@@ -118,5 +132,6 @@ def _run_logged(argv: list[str], own_python: bool, log_path: str, env: dict[str,
     argv = [sys.executable, *argv] if own_python else argv
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "a") as log:
-        return subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=cwd,
-                              env={**os.environ, **env}).returncode
+        return subprocess.run(
+            argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=cwd, env={**os.environ, **env}
+        ).returncode

@@ -1,5 +1,6 @@
 """The setup pipeline (docs/architecture.md): stages in order, pruned by modalities.json, and the meta-unit
 tests, each covering the stages whose role it declares. The map stages come from the modality registry."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,8 +9,14 @@ from agentk.core.checks import Check
 from agentk.core.engine import MetaTest, Pipeline, Stage
 from agentk.core.fileio import read_json
 from agentk.modalities import MODALITIES
-from agentk.workspace import (ROLE_INPUT_MAP, ROLE_METRIC, ROLE_SUBMISSION_FORMAT, ROLE_TARGET_MAP,
-                              ROLE_TARGET_TRANSFORM, Workspace)
+from agentk.workspace import (
+    ROLE_INPUT_MAP,
+    ROLE_METRIC,
+    ROLE_SUBMISSION_FORMAT,
+    ROLE_TARGET_MAP,
+    ROLE_TARGET_TRANSFORM,
+    Workspace,
+)
 from stages import fetch, metric, modalities, plan, submission_format, summarise, tab_target_map, target_transform
 from unit_tests_lib.meta import check_light_solve, check_test_maps, check_train_map_dataset
 
@@ -19,20 +26,30 @@ TRAIN_CHAIN = {TRAIN_MAP, ROLE_TARGET_MAP, ROLE_TARGET_TRANSFORM}
 META_TESTS = [
     ("map_dataset_train", TRAIN_CHAIN, check_train_map_dataset),
     ("test_maps_match", TRAIN_CHAIN | {TEST_MAP}, check_test_maps),
-    ("final_light_solve", {ROLE_TARGET_MAP, ROLE_TARGET_TRANSFORM, TEST_MAP, ROLE_SUBMISSION_FORMAT, ROLE_METRIC},
-     check_light_solve),
+    (
+        "final_light_solve",
+        {ROLE_TARGET_MAP, ROLE_TARGET_TRANSFORM, TEST_MAP, ROLE_SUBMISSION_FORMAT, ROLE_METRIC},
+        check_light_solve,
+    ),
 ]
 
 
 def map_stages() -> list[tuple[str | None, Stage]]:
     """The stages after "plan", each with the input modality it needs (None: always): the train maps of every
     registered modality, the target map and transform, the test maps, the two formatters, the metric."""
+
     def maps(split: str) -> list[tuple[str | None, Stage]]:
         return [(m.name, m.input_map(split)) for m in MODALITIES.values()]
 
-    return [*maps("train"), (None, tab_target_map.STAGE), (None, target_transform.STAGE), *maps("test"),
-            (None, submission_format.make(alternative=False)), (None, submission_format.make(alternative=True)),
-            (None, metric.STAGE)]
+    return [
+        *maps("train"),
+        (None, tab_target_map.STAGE),
+        (None, target_transform.STAGE),
+        *maps("test"),
+        (None, submission_format.make(alternative=False)),
+        (None, submission_format.make(alternative=True)),
+        (None, metric.STAGE),
+    ]
 
 
 def remaining_stages(inputs: list[str], stages: list[tuple[str | None, Stage]] | None = None) -> list[str]:

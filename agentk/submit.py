@@ -1,10 +1,11 @@
 """Submitting a workspace to Kaggle: validate the file against the sample, submit, wait for the score,
 record it in the workspace's submissions record and pick the final submission by public score (paper A.4)."""
+
 from __future__ import annotations
 
 import re
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from agentk.core.errors import BadInput
@@ -36,12 +37,15 @@ def submit_workspace(ws: Path, message: str, solution: str | None, timeout: floa
         raise BadInput(f"{ws} is not an agentk workspace: run `agentk setup <competition>` first")
     slug = parse_competition_url(str(state.get("source", "")))
     if not slug:
-        raise BadInput(f"{ws} was set up from a local folder, not a Kaggle URL: there is nowhere to submit "
-                       "(grade it locally, e.g. examples/grade.py)")
+        raise BadInput(
+            f"{ws} was set up from a local folder, not a Kaggle URL: there is nowhere to submit "
+            "(grade it locally, e.g. examples/grade.py)"
+        )
     file = paths.solution(solution).submission if solution else paths.submission
     if not file.exists():
         raise BadInput(f"{file} does not exist: run `agentk setup` (and `agentk solve`) first")
     import pandas as pd
+
     try:
         compare_with_sample(ws, pd.read_csv(file), file.name)
     except SubmissionMismatch as exc:
@@ -53,8 +57,15 @@ def submit_workspace(ws: Path, message: str, solution: str | None, timeout: floa
     record = _unscored(tool, slug, records, rel)
     if record is None:  # recorded as pending the moment Kaggle takes it: a killed run waits, never submits twice
         ref = tool.submit(slug, file, message)
-        record = {"time": datetime.now(timezone.utc).isoformat(), "file": rel, "message": message, "ref": str(ref),
-                  "status": "pending", "public_score": None, "private_score": None}
+        record = {
+            "time": datetime.now(UTC).isoformat(),
+            "file": rel,
+            "message": message,
+            "ref": str(ref),
+            "status": "pending",
+            "public_score": None,
+            "private_score": None,
+        }
         records.append(record)
         write_json(paths.submissions, records)
     result = tool.wait_for_score(slug, record["ref"], timeout=timeout)

@@ -11,6 +11,7 @@ stage is named here and nowhere else, and generated modules and maps are loaded 
     <ws>/solutions/split.json, solutions/<id>/...                    the solve (Solution files below)
     <ws>/solve.json, submission.csv, submissions.json, final_pick.json
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -31,7 +32,7 @@ METRIC = "metric"
 SPLITS = ("train", "test")
 
 # What a stage does: a meta-test covers the pipeline's stages whose role it declares (agentk.setup_pipeline).
-ROLE_TASK = "task"                            # fetch, summarise, modalities, plan
+ROLE_TASK = "task"  # fetch, summarise, modalities, plan
 ROLE_TARGET_MAP, ROLE_TARGET_TRANSFORM = "target_map", "target_transform"
 ROLE_SUBMISSION_FORMAT, ROLE_METRIC = "submission_format", "metric"
 ROLE_INPUT_MAP = {split: f"{split}_input_map" for split in SPLITS}  # train_input_map, test_input_map
@@ -116,7 +117,7 @@ class Workspace:
     def input_maps(self, split: str) -> dict[str, Path]:
         """The split's input maps on disk, by modality (sorted by file name)."""
         found = sorted(self.root.glob(f"{input_map_stage(split, '*')}.csv"))
-        return {p.name[len(split) + 1:-len("_input_map.csv")]: p for p in found}
+        return {p.name[len(split) + 1 : -len("_input_map.csv")]: p for p in found}
 
     @property
     def target_map(self) -> Path:
@@ -159,11 +160,11 @@ class Workspace:
     def split(self) -> Path:
         return self.solutions / self.SPLIT
 
-    def solution(self, sid: str) -> "Solution":
+    def solution(self, sid: str) -> Solution:
         return Solution(self.solutions / sid)
 
     @property
-    def light(self) -> "Solution":
+    def light(self) -> Solution:
         return self.solution(self.LIGHT)
 
     @property

@@ -10,6 +10,7 @@ grades the light-solve submission against the hidden answers, and prints a table
 
 Exit status 0 when every competition set up (exit 0, setup state "done"); 1 otherwise; 2 on bad arguments.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,23 +43,38 @@ ARENA_METRICS = {
     "column-wise ROC AUC": "mean_columnwise_auc",
     "mean-column-wise-rmsle": "mean_columnwise_rmsle",
 }
-COLUMNS = ("competition", "inputs", "task", "exit", "stages", "unit tests", "meta-tests", "backtracks",
-           "metric picked", "comp. metric", "match", "val score", "test score", "secs", "reason")
+COLUMNS = (
+    "competition",
+    "inputs",
+    "task",
+    "exit",
+    "stages",
+    "unit tests",
+    "meta-tests",
+    "backtracks",
+    "metric picked",
+    "comp. metric",
+    "match",
+    "val score",
+    "test score",
+    "secs",
+    "reason",
+)
 
 
 @dataclass
 class Result:
     name: str
     meta: dict
-    rc: int | None = None          # None: timed out
+    rc: int | None = None  # None: timed out
     seconds: float = 0.0
     stderr: str = ""
-    state: dict | None = None      # the setup state, as in its file
+    state: dict | None = None  # the setup state, as in its file
     picked: str = "-"
     val_score: float | None = None
     test_score: float | str | None = None  # str: why grading failed
-    source: str = ""               # <arena>/<name>/public, shortened to "public" in reasons
-    workspace: str = ""            # <out>/<name>, shortened to "ws" in reasons
+    source: str = ""  # <arena>/<name>/public, shortened to "public" in reasons
+    workspace: str = ""  # <out>/<name>, shortened to "ws" in reasons
 
     @property
     def comp_metric(self) -> str:
@@ -76,7 +92,7 @@ def _reason(stderr: str) -> str:
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
     for ln in reversed(lines):
         if ln.startswith("agentk:"):
-            return ln[len("agentk:"):].strip()
+            return ln[len("agentk:") :].strip()
     return lines[-1] if lines else ""
 
 
@@ -191,7 +207,9 @@ def cells(r: Result) -> dict:
 def plain_table(rows: list[dict]) -> str:
     widths = {c: max(len(c), *(len(r[c]) for r in rows)) for c in COLUMNS}
     line = lambda r: "  ".join(r[c].ljust(widths[c]) for c in COLUMNS).rstrip()  # noqa: E731
-    return "\n".join([line({c: c for c in COLUMNS}), "  ".join("-" * widths[c] for c in COLUMNS)] + [line(r) for r in rows])
+    return "\n".join(
+        [line({c: c for c in COLUMNS}), "  ".join("-" * widths[c] for c in COLUMNS)] + [line(r) for r in rows]
+    )
 
 
 def markdown_table(rows: list[dict]) -> str:
@@ -217,8 +235,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     arena, out = args.arena.resolve(), args.out.resolve()
-    names = sorted(d.name for d in arena.iterdir() if (d / "meta.json").is_file() and (d / "public").is_dir()) \
-        if arena.is_dir() else []
+    names = (
+        sorted(d.name for d in arena.iterdir() if (d / "meta.json").is_file() and (d / "public").is_dir())
+        if arena.is_dir()
+        else []
+    )
     if not names:
         print(f"arena.py: no competitions (meta.json + public/) in {arena}", file=sys.stderr)
         return 2
@@ -235,8 +256,11 @@ def main(argv: list[str] | None = None) -> int:
         futures = {pool.submit(run_one, arena, out, n, args.timeout): n for n in names}
         for fut in as_completed(futures):
             r = results[futures[fut]] = fut.result()
-            print(f"  {'ok  ' if r.ok else 'FAIL'} {r.name}: exit {'timeout' if r.rc is None else r.rc} "
-                  f"in {r.seconds:.0f} s", flush=True)
+            print(
+                f"  {'ok  ' if r.ok else 'FAIL'} {r.name}: exit {'timeout' if r.rc is None else r.rc} "
+                f"in {r.seconds:.0f} s",
+                flush=True,
+            )
 
     ordered = [results[n] for n in names]
     rows = [cells(r) for r in ordered]

@@ -35,6 +35,7 @@ finished (whatever its status), 1 if a run crashed or timed out, 2 on bad argume
 every operator that applies to each stage and runs the real unit tests (agentk.core.checks.run_checks) and
 meta-tests, verifying that each fault changes the code and is caught by the test it is meant for.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,10 +49,10 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 
@@ -80,10 +81,11 @@ EXAMPLE_MARK = "An example of a similar error being fixed"  # agentk.policies.in
 # Each is a string edit of the expert's program for one stage: op(code, stage, ws) -> corrupted code, or
 # None where its anchor text is absent. `caught_by` says which test is meant to see it.
 
+
 @dataclass(frozen=True)
 class Operator:
     name: str
-    caught_by: str                     # "unit" or the meta-test's name
+    caught_by: str  # "unit" or the meta-test's name
     apply: Callable[[str, str, Path], str | None]
     doc: str
 
@@ -118,7 +120,7 @@ def _wrong_column(code: str, stage: str, ws: Path) -> str | None:
     items = eval(m.group(2), {})  # a literal the expert wrote
     if len(items) < 2:
         return None
-    return code[:m.start(2)] + repr(items[:-1]) + code[m.end(2):]
+    return code[: m.start(2)] + repr(items[:-1]) + code[m.end(2) :]
 
 
 def _dropped_rows(code: str, stage: str, ws: Path) -> str | None:
@@ -129,7 +131,7 @@ def _dropped_rows(code: str, stage: str, ws: Path) -> str | None:
     m = re.search(r"^(\s*)return out\s*$", code, re.M)
     if not m:
         return None
-    return code[:m.start()] + f"{m.group(1)}out = out.iloc[:-7]  # drop the tail\n" + code[m.start():]
+    return code[: m.start()] + f"{m.group(1)}out = out.iloc[:-7]  # drop the tail\n" + code[m.start() :]
 
 
 IDS_AS_STR = re.compile(r"""^(\s*ids = .*?)(\.astype\(str\))""", re.M)
@@ -163,7 +165,7 @@ def _wrong_id_type(code: str, stage: str, ws: Path) -> str | None:
     m = IDS_AS_STR.search(code)
     if not m or not _numeric_ids(code, ws):
         return None
-    return code[:m.start(2)] + ".astype(float).astype(str)" + code[m.end(2):]
+    return code[: m.start(2)] + ".astype(float).astype(str)" + code[m.end(2) :]
 
 
 def _flipped_direction(code: str, stage: str, ws: Path) -> str | None:
@@ -172,7 +174,7 @@ def _flipped_direction(code: str, stage: str, ws: Path) -> str | None:
     if not m:
         return None
     flipped = "False" if m.group(1) == "True" else "True"
-    return code[:m.start(1)] + flipped + code[m.end(1):]
+    return code[: m.start(1)] + flipped + code[m.end(1) :]
 
 
 # Formatters only: reversing the transform's rows (`return np.column_stack(cols)[::-1]`) is caught for label
@@ -187,7 +189,7 @@ def _reversed_rows(code: str, stage: str, ws: Path) -> str | None:
     if stage not in (SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT):
         return None
     m = REVERSIBLE.search(code)
-    return code[:m.end(1)] + "[::-1]" + code[m.end(1):] if m else None
+    return code[: m.end(1)] + "[::-1]" + code[m.end(1) :] if m else None
 
 
 def _typo(name: str) -> str:
@@ -196,10 +198,10 @@ def _typo(name: str) -> str:
 
 
 COLUMN_ANCHORS = [  # (pattern whose group 2 is the first column name in a list/dict literal)
-    re.compile(r"""^(\s*features = \[)'([^']+)'""", re.M),                       # input maps
-    re.compile(r"""^(\s*keep = df\[\[)'([^']+)'""", re.M),                        # target map
-    re.compile(r"""^(COLUMNS = \[)'([^']+)'""", re.M),                            # formatters
-    re.compile(r"""^((?:SPEC|TARGETS) = \[\{'column': )'([^']+)'""", re.M),       # transform, metric
+    re.compile(r"""^(\s*features = \[)'([^']+)'""", re.M),  # input maps
+    re.compile(r"""^(\s*keep = df\[\[)'([^']+)'""", re.M),  # target map
+    re.compile(r"""^(COLUMNS = \[)'([^']+)'""", re.M),  # formatters
+    re.compile(r"""^((?:SPEC|TARGETS) = \[\{'column': )'([^']+)'""", re.M),  # transform, metric
 ]
 
 
@@ -208,19 +210,22 @@ def _typo_column(code: str, stage: str, ws: Path) -> str | None:
     for pattern in COLUMN_ANCHORS:
         m = pattern.search(code)
         if m:
-            return code[:m.start(2)] + _typo(m.group(2)) + code[m.end(2):]
+            return code[: m.start(2)] + _typo(m.group(2)) + code[m.end(2) :]
     return None
 
 
-OPERATORS: dict[str, Operator] = {op.name: op for op in [
-    Operator("wrong_path", "unit", _wrong_path, _wrong_path.__doc__),
-    Operator("typo_column", "unit", _typo_column, _typo_column.__doc__),
-    Operator("flipped_direction", "unit", _flipped_direction, _flipped_direction.__doc__),
-    Operator("reversed_rows", "unit", _reversed_rows, _reversed_rows.__doc__),
-    Operator("wrong_column", "test_maps_match", _wrong_column, _wrong_column.__doc__),
-    Operator("dropped_rows", "map_dataset_train", _dropped_rows, _dropped_rows.__doc__),
-    Operator("wrong_id_type", "meta", _wrong_id_type, _wrong_id_type.__doc__),
-]}
+OPERATORS: dict[str, Operator] = {
+    op.name: op
+    for op in [
+        Operator("wrong_path", "unit", _wrong_path, _wrong_path.__doc__),
+        Operator("typo_column", "unit", _typo_column, _typo_column.__doc__),
+        Operator("flipped_direction", "unit", _flipped_direction, _flipped_direction.__doc__),
+        Operator("reversed_rows", "unit", _reversed_rows, _reversed_rows.__doc__),
+        Operator("wrong_column", "test_maps_match", _wrong_column, _wrong_column.__doc__),
+        Operator("dropped_rows", "map_dataset_train", _dropped_rows, _dropped_rows.__doc__),
+        Operator("wrong_id_type", "meta", _wrong_id_type, _wrong_id_type.__doc__),
+    ]
+}
 
 
 def applicable(code: str, stage: str, ws: Path) -> dict[str, str]:
@@ -235,11 +240,16 @@ def applicable(code: str, stage: str, ws: Path) -> dict[str, str]:
 
 # ---- the simulated LLM ----------------------------------------------------------------------------
 
+
 def _user_text(messages: list[dict]) -> str:
     for m in reversed(messages or []):
         if m.get("role") == "user":
             c = m.get("content")
-            return "\n".join(str(p.get("text", "")) for p in c if isinstance(p, dict)) if isinstance(c, list) else str(c or "")
+            return (
+                "\n".join(str(p.get("text", "")) for p in c if isinstance(p, dict))
+                if isinstance(c, list)
+                else str(c or "")
+            )
     return ""
 
 
@@ -250,6 +260,7 @@ class SimulatedLLM:
         """q_example: the repair probability when the prompt shows a retrieved fix of a similar error (None: q)."""
         from agentk.policies.expert import ExpertPolicy
         from agentk.setup_pipeline import setup_pipeline
+
         self.source, self.ws, self.key, self.p, self.q = Path(source), Path(ws), key, p, q
         self.q_example = q if q_example is None else q_example
         self.pipeline = setup_pipeline(self.source)
@@ -257,7 +268,7 @@ class SimulatedLLM:
         self.lock = threading.Lock()
         self.code_answers: dict[str, list[dict]] = defaultdict(list)  # stage -> programs written, in order
         self.ca_count: dict[str, int] = defaultdict(int)
-        self.log: list[dict] = []       # one entry per request: intrinsic, stage, what was answered
+        self.log: list[dict] = []  # one entry per request: intrinsic, stage, what was answered
         self.errors: list[str] = []
 
     def rng(self, *parts) -> random.Random:
@@ -266,6 +277,7 @@ class SimulatedLLM:
     def expert_action(self, stage_name: str):
         from agentk.core.engine import Context
         from agentk.core.memory import WorkingMemory
+
         stages, _ = self.pipeline(self.ws)
         stage = next((s for s in stages if s.name == stage_name), None)
         if stage is None:
@@ -293,19 +305,25 @@ class SimulatedLLM:
             _, action = self.expert_action(stage)
             return action.text or "", {}
         if intrinsic == "plan":
-            return ("1. Read the raw tables named in the task files, keeping ids as text.\n"
-                    f"2. Build what the stage asks for ({stage}) with the columns the summary lists.\n"
-                    "3. Return or write it exactly as the template expects."), {}
+            return (
+                "1. Read the raw tables named in the task files, keeping ids as text.\n"
+                f"2. Build what the stage asks for ({stage}) with the columns the summary lists.\n"
+                "3. Return or write it exactly as the template expects."
+            ), {}
         if intrinsic == "code":
             return self._code(stage, self._repair_odds(prompt))
         if intrinsic == "reflect":
-            return ("The program failed its unit test, so I will re-read the error and rewrite it, checking the "
-                    "file paths, the column names and that each row stays with its id."), {}
+            return (
+                "The program failed its unit test, so I will re-read the error and rewrite it, checking the "
+                "file paths, the column names and that each row stays with its id."
+            ), {}
         if intrinsic == "meta_error_thought":
-            return ("The meta-test checks several stages together, so the fault is in one of the stages it covers. "
-                    "Each passed its own unit tests, so the mistake is one that only shows when the outputs are "
-                    "joined: ids of a different type, rows that were dropped, or columns that differ between the "
-                    "train and test maps. I will re-read each covered stage's code for such a mismatch."), {}
+            return (
+                "The meta-test checks several stages together, so the fault is in one of the stages it covers. "
+                "Each passed its own unit tests, so the mistake is one that only shows when the outputs are "
+                "joined: ids of a different type, rows that were dropped, or columns that differ between the "
+                "train and test maps. I will re-read each covered stage's code for such a mismatch."
+            ), {}
         if intrinsic == "ca_thought":
             return self._ca(stage, self._repair_odds(prompt))
         return f"(no simulated answer for intrinsic {intrinsic!r})", {"unknown": True}
@@ -336,20 +354,26 @@ class SimulatedLLM:
         self.ca_count[stage] += 1
         last = self.code_answers[stage][-1] if self.code_answers[stage] else None
         if last is None or last["op"] is None:
-            return ("CA-THOUGHT: this stage's output is consistent with what the meta-test checks, so the fault "
-                    "lies elsewhere.\nDECISION: KEEP"), {"decision": "KEEP", "faulty": False}
+            return (
+                "CA-THOUGHT: this stage's output is consistent with what the meta-test checks, so the fault "
+                "lies elsewhere.\nDECISION: KEEP"
+            ), {"decision": "KEEP", "faulty": False}
         if self.rng(stage, "ca", k).random() < q:
             _, action = self.expert_action(stage)
             entry = {"k": len(self.code_answers[stage]), "retry": True, "op": None, "via": "ca"}
             self.code_answers[stage].append(entry)
-            return (f"CA-THOUGHT: this stage's program is the likely cause of the meta-test failure; I rewrite it.\n"
-                    f"DECISION: REWRITE\n```python\n{(action.code or '').rstrip()}\n```"), \
-                {"decision": "REWRITE", "faulty": True, "k": entry["k"]}
-        return ("CA-THOUGHT: this stage passed its unit tests and looks right, so I keep it.\nDECISION: KEEP"), \
-            {"decision": "KEEP", "faulty": True}
+            return (
+                f"CA-THOUGHT: this stage's program is the likely cause of the meta-test failure; I rewrite it.\n"
+                f"DECISION: REWRITE\n```python\n{(action.code or '').rstrip()}\n```"
+            ), {"decision": "REWRITE", "faulty": True, "k": entry["k"]}
+        return ("CA-THOUGHT: this stage passed its unit tests and looks right, so I keep it.\nDECISION: KEEP"), {
+            "decision": "KEEP",
+            "faulty": True,
+        }
 
 
 # ---- one run ----------------------------------------------------------------------------------------
+
 
 @dataclass
 class Run:
@@ -366,13 +390,14 @@ class Run:
     backtracks: int = 0
     failed_stage: str | None = None
     reason: str = ""
-    faults: list[dict] = field(default_factory=list)   # stage, op, caught (unit|meta|escaped|unseen), by
+    faults: list[dict] = field(default_factory=list)  # stage, op, caught (unit|meta|escaped|unseen), by
     sim_errors: list[str] = field(default_factory=list)
-    mismatch: str = ""                                  # attribution could not pair answers with steps
+    mismatch: str = ""  # attribution could not pair answers with steps
 
 
 def _meta_covers(source: Path, ws: Path) -> dict[str, list[str]]:
     from agentk.setup_pipeline import setup_pipeline
+
     try:
         _, metas = setup_pipeline(source)(ws)
     except Exception:  # noqa: BLE001 - no modalities.json (the run stopped early): no meta-tests ran
@@ -380,8 +405,9 @@ def _meta_covers(source: Path, ws: Path) -> dict[str, list[str]]:
     return {m.name: m.covers for m in metas}
 
 
-def attribute(rows: list[dict], answers: dict[str, list[dict]], covers: dict[str, list[str]], done: bool) \
-        -> tuple[list[dict], str]:
+def attribute(
+    rows: list[dict], answers: dict[str, list[dict]], covers: dict[str, list[str]], done: bool
+) -> tuple[list[dict], str]:
     """Pair the k-th program written for a stage with its k-th "code" step; say which test caught each fault."""
     queue = {s: list(a) for s, a in answers.items()}
     faults: list[dict] = []
@@ -420,17 +446,24 @@ def attribute(rows: list[dict], answers: dict[str, list[dict]], covers: dict[str
     return faults, "; ".join(problems)
 
 
-def run_one(comp: str, source: Path, p: float, regime: str, seed: int, q: float, workdir: Path,
-            timeout: float) -> Run:
+def run_one(comp: str, source: Path, p: float, regime: str, seed: int, q: float, workdir: Path, timeout: float) -> Run:
     from agentk.core.fileio import read_json, read_jsonl
     from agentk.testing.scripted_llm import ScriptedLLM
+
     run = Run(comp, str(source), p, regime, seed)
     ws = workdir / f"{comp}-p{p}-{regime}-s{seed}"
     sim = SimulatedLLM(source, ws, key=f"{comp}|{seed}", p=p, q=q)
     with ScriptedLLM(handler=sim, model=MODEL) as llm:
-        env = {**os.environ, "COLUMNS": "1000", "NO_COLOR": "1", "AGENTK_LLM_BASE_URL": llm.url,
-               "AGENTK_LLM_MODEL": MODEL, "AGENTK_LLM_API_KEY": "x", "AGENTK_LLM_CACHE": "off",
-               "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+        env = {
+            **os.environ,
+            "COLUMNS": "1000",
+            "NO_COLOR": "1",
+            "AGENTK_LLM_BASE_URL": llm.url,
+            "AGENTK_LLM_MODEL": MODEL,
+            "AGENTK_LLM_API_KEY": "x",
+            "AGENTK_LLM_CACHE": "off",
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        }
         env.pop("AGENTK_CONFIG", None)
         child = setup_isolated(source, ws, timeout, env, ["--policy", "llm", *REGIMES[regime][1]])
         run.rc, run.seconds, run.requests = child.rc, child.seconds, len(llm.requests)
@@ -452,6 +485,7 @@ def run_one(comp: str, source: Path, p: float, regime: str, seed: int, q: float,
 
 # ---- tables -----------------------------------------------------------------------------------------
 
+
 def _mean(xs) -> float | None:
     xs = [x for x in xs if x is not None]
     return sum(xs) / len(xs) if xs else None
@@ -469,15 +503,25 @@ def summary_rows(runs: list[Run], ps: list[float]) -> list[dict]:
             if not rs:
                 continue
             faults = [f for x in rs for f in x.faults]
-            count = lambda c: sum(f["caught"] == c for f in faults)  # noqa: E731
-            out.append({"p": p, "regime": f"({r}) {REGIMES[r][0]}", "key": r, "runs": len(rs),
-                        "done": sum(x.status == "done" for x in rs),
-                        "success": sum(x.status == "done" for x in rs) / len(rs),
-                        "calls": _mean([x.llm_calls for x in rs]),
-                        "calls_done": _mean([x.llm_calls for x in rs if x.status == "done"]),
-                        "backtracks": _mean([x.backtracks for x in rs]),
-                        "injected": len(faults), "unit": count("unit"), "meta": count("meta"),
-                        "escaped": count("escaped"), "unseen": count("unseen")})
+            count = lambda c, faults=faults: sum(f["caught"] == c for f in faults)  # noqa: E731
+            out.append(
+                {
+                    "p": p,
+                    "regime": f"({r}) {REGIMES[r][0]}",
+                    "key": r,
+                    "runs": len(rs),
+                    "done": sum(x.status == "done" for x in rs),
+                    "success": sum(x.status == "done" for x in rs) / len(rs),
+                    "calls": _mean([x.llm_calls for x in rs]),
+                    "calls_done": _mean([x.llm_calls for x in rs if x.status == "done"]),
+                    "backtracks": _mean([x.backtracks for x in rs]),
+                    "injected": len(faults),
+                    "unit": count("unit"),
+                    "meta": count("meta"),
+                    "escaped": count("escaped"),
+                    "unseen": count("unseen"),
+                }
+            )
     return out
 
 
@@ -511,17 +555,20 @@ def verdicts(summary: list[dict], runs: list[Run], ps: list[float]) -> list[str]
         a, b, c = (s[k]["success"] for k in "abc")
         strict = c > b > a
         weak = c >= b >= a
-        per_success = {k: (s[k]["calls"] * s[k]["runs"] / s[k]["done"]) if s[k]["done"] and s[k]["calls"] else None
-                       for k in "abc"}
+        per_success = {
+            k: (s[k]["calls"] * s[k]["runs"] / s[k]["done"]) if s[k]["done"] and s[k]["calls"] else None for k in "abc"
+        }
         cb, bc, n = paired(runs, p, "c", "b")
         ba, ab, _ = paired(runs, p, "b", "a")
-        lines.append(f"p={p}: success (a) {a:.0%}, (b) {b:.0%}, (c) {c:.0%} -> (c) > (b) > (a) "
-                     f"{'HOLDS' if strict else 'does NOT hold strictly' + (' (but (c) >= (b) >= (a))' if weak else '')}. "
-                     f"Paired over {n} (competition, seed) fault draws: (c) set up {cb} that (b) did not "
-                     f"(the reverse: {bc}); (b) set up {ba} that (a) did not (the reverse: {ab}). "
-                     f"LLM calls per run (a) {_fmt(s['a']['calls'])}, (b) {_fmt(s['b']['calls'])}, "
-                     f"(c) {_fmt(s['c']['calls'])}; per successful setup (a) {_fmt(per_success['a'])}, "
-                     f"(b) {_fmt(per_success['b'])}, (c) {_fmt(per_success['c'])}.")
+        lines.append(
+            f"p={p}: success (a) {a:.0%}, (b) {b:.0%}, (c) {c:.0%} -> (c) > (b) > (a) "
+            f"{'HOLDS' if strict else 'does NOT hold strictly' + (' (but (c) >= (b) >= (a))' if weak else '')}. "
+            f"Paired over {n} (competition, seed) fault draws: (c) set up {cb} that (b) did not "
+            f"(the reverse: {bc}); (b) set up {ba} that (a) did not (the reverse: {ab}). "
+            f"LLM calls per run (a) {_fmt(s['a']['calls'])}, (b) {_fmt(s['b']['calls'])}, "
+            f"(c) {_fmt(s['c']['calls'])}; per successful setup (a) {_fmt(per_success['a'])}, "
+            f"(b) {_fmt(per_success['b'])}, (c) {_fmt(per_success['c'])}."
+        )
     return lines
 
 
@@ -531,17 +578,56 @@ def op_rows(runs: list[Run]) -> list[list[str]]:
         for f in x.faults:
             by[f["op"]][f["caught"]] += 1
             by[f["op"]]["injected"] += 1
-    return [[op, OPERATORS[op].caught_by, by[op]["injected"], by[op]["unit"], by[op]["meta"], by[op]["escaped"],
-             by[op]["unseen"]] for op in OPERATORS if by[op]["injected"]]
+    return [
+        [
+            op,
+            OPERATORS[op].caught_by,
+            by[op]["injected"],
+            by[op]["unit"],
+            by[op]["meta"],
+            by[op]["escaped"],
+            by[op]["unseen"],
+        ]
+        for op in OPERATORS
+        if by[op]["injected"]
+    ]
 
 
-def report(runs: list[Run], ps: list[float], q: float, seeds: int, comps: list[str], elapsed: float | None) -> tuple[str, str]:
+def report(
+    runs: list[Run], ps: list[float], q: float, seeds: int, comps: list[str], elapsed: float | None
+) -> tuple[str, str]:
     summary = summary_rows(runs, ps)
-    head = ["p", "regime", "runs", "success", "LLM calls / comp.", "calls (done runs)", "backtracks",
-            "faults injected", "caught by unit tests", "caught by meta-tests", "escaped", "unseen"]
-    rows = [[r["p"], r["regime"], r["runs"], f"{r['done']}/{r['runs']} ({r['success']:.0%})", _fmt(r["calls"]),
-             _fmt(r["calls_done"]), _fmt(r["backtracks"], 2), r["injected"], r["unit"], r["meta"], r["escaped"],
-             r["unseen"]] for r in summary]
+    head = [
+        "p",
+        "regime",
+        "runs",
+        "success",
+        "LLM calls / comp.",
+        "calls (done runs)",
+        "backtracks",
+        "faults injected",
+        "caught by unit tests",
+        "caught by meta-tests",
+        "escaped",
+        "unseen",
+    ]
+    rows = [
+        [
+            r["p"],
+            r["regime"],
+            r["runs"],
+            f"{r['done']}/{r['runs']} ({r['success']:.0%})",
+            _fmt(r["calls"]),
+            _fmt(r["calls_done"]),
+            _fmt(r["backtracks"], 2),
+            r["injected"],
+            r["unit"],
+            r["meta"],
+            r["escaped"],
+            r["unseen"],
+        ]
+        for r in summary
+    ]
     cols = [(p, r) for p in ps for r in REGIMES]
     comp_head = ["competition"] + [f"p={p} ({r})" for p, r in cols]
     comp_rows = []
@@ -549,46 +635,87 @@ def report(runs: list[Run], ps: list[float], q: float, seeds: int, comps: list[s
         row = [comp]
         for p, r in cols:
             rs = [x for x in runs if x.competition == comp and x.p == p and x.regime == r]
-            row.append(f"{sum(x.status == 'done' for x in rs)}/{len(rs)}, {_fmt(_mean([x.llm_calls for x in rs]))} calls"
-                       if rs else "-")
+            row.append(
+                f"{sum(x.status == 'done' for x in rs)}/{len(rs)}, {_fmt(_mean([x.llm_calls for x in rs]))} calls"
+                if rs
+                else "-"
+            )
         comp_rows.append(row)
     op_head = ["operator", "meant for", "injected", "caught by unit tests", "caught by meta-tests", "escaped", "unseen"]
     ops = op_rows(runs)
     verdict = verdicts(summary, runs, ps)
-    problems = [f"{x.competition} p={x.p} ({x.regime}) seed {x.seed}: "
-                + "; ".join(filter(None, [x.mismatch, *x.sim_errors[:3]])) for x in runs if x.mismatch or x.sim_errors]
-    failures = [f"{x.competition} p={x.p} ({x.regime}) seed {x.seed}: {x.status} at {x.failed_stage}: {x.reason}"
-                for x in runs if x.status != "done"]
-    intro = (f"{len(runs)} runs: {len(comps)} competitions x p in {ps} x 3 regimes x {seeds} seed(s); q={q}"
-             + (f"; {elapsed / 60:.1f} min." if elapsed else "."))
-    legend = ("Success: the setup state's status is done. LLM calls / comp.: mean of its llm_calls over runs. "
-              "Faults: corrupted programs the simulated LLM wrote; unit = its stage's unit tests failed; meta = a "
-              "meta-test covering its stage failed while it was live; escaped = still live when the setup was done; "
-              "unseen = the run stopped before any test saw it.")
-    md = "\n\n".join(filter(None, [
-        "# Fault-injection benchmark", intro, legend, markdown_table(head, rows),
-        "## Verdict", "\n".join(f"- {v}" for v in verdict),
-        "## Per competition (setups done / runs, mean LLM calls)", markdown_table(comp_head, comp_rows),
-        "## Faults by operator (all runs)", markdown_table(op_head, ops),
-        "## Failed runs" if failures else "", "\n".join(f"- {f}" for f in failures),
-        "## Attribution problems" if problems else "", "\n".join(f"- {x}" for x in problems)])) + "\n"
-    text = "\n\n".join(filter(None, [
-        intro, plain_table(head, rows), "\n".join(verdict), plain_table(comp_head, comp_rows),
-        plain_table(op_head, ops), ("attribution problems:\n" + "\n".join(problems)) if problems else ""]))
+    problems = [
+        f"{x.competition} p={x.p} ({x.regime}) seed {x.seed}: "
+        + "; ".join(filter(None, [x.mismatch, *x.sim_errors[:3]]))
+        for x in runs
+        if x.mismatch or x.sim_errors
+    ]
+    failures = [
+        f"{x.competition} p={x.p} ({x.regime}) seed {x.seed}: {x.status} at {x.failed_stage}: {x.reason}"
+        for x in runs
+        if x.status != "done"
+    ]
+    intro = f"{len(runs)} runs: {len(comps)} competitions x p in {ps} x 3 regimes x {seeds} seed(s); q={q}" + (
+        f"; {elapsed / 60:.1f} min." if elapsed else "."
+    )
+    legend = (
+        "Success: the setup state's status is done. LLM calls / comp.: mean of its llm_calls over runs. "
+        "Faults: corrupted programs the simulated LLM wrote; unit = its stage's unit tests failed; meta = a "
+        "meta-test covering its stage failed while it was live; escaped = still live when the setup was done; "
+        "unseen = the run stopped before any test saw it."
+    )
+    md = (
+        "\n\n".join(
+            filter(
+                None,
+                [
+                    "# Fault-injection benchmark",
+                    intro,
+                    legend,
+                    markdown_table(head, rows),
+                    "## Verdict",
+                    "\n".join(f"- {v}" for v in verdict),
+                    "## Per competition (setups done / runs, mean LLM calls)",
+                    markdown_table(comp_head, comp_rows),
+                    "## Faults by operator (all runs)",
+                    markdown_table(op_head, ops),
+                    "## Failed runs" if failures else "",
+                    "\n".join(f"- {f}" for f in failures),
+                    "## Attribution problems" if problems else "",
+                    "\n".join(f"- {x}" for x in problems),
+                ],
+            )
+        )
+        + "\n"
+    )
+    text = "\n\n".join(
+        filter(
+            None,
+            [
+                intro,
+                plain_table(head, rows),
+                "\n".join(verdict),
+                plain_table(comp_head, comp_rows),
+                plain_table(op_head, ops),
+                ("attribution problems:\n" + "\n".join(problems)) if problems else "",
+            ],
+        )
+    )
     return text, md
 
 
 # ---- operator self-check ---------------------------------------------------------------------------
 
+
 def check_operators(comps: dict[str, Path], workdir: Path) -> int:
     """On an expert workspace per competition: each applicable operator changes the code and is caught by
     the test it is meant for (a unit test, or a meta-test after the unit tests pass)."""
     from agentk.core.checks import run_checks
+    from agentk.core.engine import Context, Engine
+    from agentk.core.memory import WorkingMemory
     from agentk.policies.expert import ExpertPolicy
     from agentk.setup_pipeline import setup_pipeline
-    from agentk.core.engine import Context
-    from agentk.core.memory import WorkingMemory
-    from agentk.core.engine import Engine
+
     bad = 0
     for comp, source in comps.items():
         base = workdir / f"expert-{comp}"
@@ -627,14 +754,17 @@ def check_operators(comps: dict[str, Path], workdir: Path) -> int:
                 want = op.caught_by
                 ok = caught == want if want == "unit" else (caught == "meta" and (want == "meta" or by == want))
                 bad += not ok
-                print(f"{'ok  ' if ok else 'FAIL'} {comp:42s} {stage.name:28s} {name:18s} caught by "
-                      f"{caught or 'nothing'}{f' ({by})' if by else ''}; meant for {want}")
+                print(
+                    f"{'ok  ' if ok else 'FAIL'} {comp:42s} {stage.name:28s} {name:18s} caught by "
+                    f"{caught or 'nothing'}{f' ({by})' if by else ''}; meant for {want}"
+                )
                 shutil.rmtree(ws, ignore_errors=True)
     print("all operators caught as intended" if not bad else f"{bad} operator checks failed")
     return 0 if not bad else 1
 
 
 # ---- main -------------------------------------------------------------------------------------------
+
 
 def competitions(args) -> dict[str, Path]:
     found: dict[str, Path] = {}
@@ -697,14 +827,21 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.check_operators:
             return check_operators(comps, workdir)
-        jobs = [(c, src, p, r, s) for s in range(args.seeds) for c, src in comps.items() for p in args.p
-                for r in args.regimes]
+        jobs = [
+            (c, src, p, r, s)
+            for s in range(args.seeds)
+            for c, src in comps.items()
+            for p in args.p
+            for r in args.regimes
+        ]
         print(f"{len(jobs)} runs, {args.jobs} at a time; workspaces in {workdir}", flush=True)
         runs: list[Run] = []
         t0 = time.monotonic()
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            futures = {pool.submit(run_one, c, src, p, r, s, args.q, workdir, args.timeout): (c, p, r, s)
-                       for c, src, p, r, s in jobs}
+            futures = {
+                pool.submit(run_one, c, src, p, r, s, args.q, workdir, args.timeout): (c, p, r, s)
+                for c, src, p, r, s in jobs
+            }
             for fut in as_completed(futures):
                 c, p, r, s = futures[fut]
                 try:
@@ -713,18 +850,30 @@ def main(argv: list[str] | None = None) -> int:
                     run = Run(c, str(comps[c]), p, r, s, reason=f"{type(exc).__name__}: {exc}")
                 runs.append(run)
                 caught = ", ".join(f"{f['op']}@{f['stage']}->{f['caught']}" for f in run.faults) or "no faults"
-                print(f"[{len(runs)}/{len(jobs)}] {c} p={p} ({r}) seed {s}: {run.status} "
-                      f"({run.llm_calls} calls, {run.backtracks} backtracks, {run.seconds:.0f}s) {caught}"
-                      + (f" | {run.reason[:120]}" if run.status != "done" else ""), flush=True)
+                print(
+                    f"[{len(runs)}/{len(jobs)}] {c} p={p} ({r}) seed {s}: {run.status} "
+                    f"({run.llm_calls} calls, {run.backtracks} backtracks, {run.seconds:.0f}s) {caught}"
+                    + (f" | {run.reason[:120]}" if run.status != "done" else ""),
+                    flush=True,
+                )
         runs.sort(key=lambda x: (list(comps).index(x.competition), x.p, x.regime, x.seed))
         text, md = report(runs, args.p, args.q, args.seeds, list(comps), time.monotonic() - t0)
         print()
         print(text)
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "fault_injection.md").write_text(md)
-        (args.out / "fault_injection.json").write_text(json.dumps(
-            {"p": args.p, "q": args.q, "seeds": args.seeds, "seconds": time.monotonic() - t0,
-             "runs": [r.__dict__ for r in runs]}, indent=1))
+        (args.out / "fault_injection.json").write_text(
+            json.dumps(
+                {
+                    "p": args.p,
+                    "q": args.q,
+                    "seeds": args.seeds,
+                    "seconds": time.monotonic() - t0,
+                    "runs": [r.__dict__ for r in runs],
+                },
+                indent=1,
+            )
+        )
         print(f"\nwritten: {args.out / 'fault_injection.md'}, {args.out / 'fault_injection.json'}")
         return 0 if all(r.status in ("done", "failed") for r in runs) else 1
     finally:

@@ -9,6 +9,7 @@ only they catch) give the error a retry would see. Errors are embedded as the me
 ("stage: …\\nerror: …", the packaged MiniLM) and compared across competitions within a stage (retrieval is
 filtered by stage): a cut-off should keep every same-fault pair (recall) and few other-fault pairs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,8 @@ DEFAULT = ["iris-species", "wine", "digits-images", "spaceship-titanic"]
 def fault_errors(comp: str, source: Path, work: Path) -> list[dict]:
     from agentk.core.checks import run_checks
     from agentk.core.engine import Context, Engine
-    from agentk.policies.expert import ExpertPolicy
     from agentk.core.memory import WorkingMemory
+    from agentk.policies.expert import ExpertPolicy
     from agentk.setup_pipeline import setup_pipeline
 
     base = work / comp
@@ -82,14 +83,30 @@ def main(argv: list[str] | None = None) -> int:
     same, other = np.array(same), np.array(other)
     q = [0, 0.25, 0.5, 0.75, 0.9, 1]
     print(f"\n{len(rows)} errors from {len(sources)} competitions; pairs across competitions within a stage\n")
-    print(markdown_table(["pairs", "n"] + [f"q{int(x * 100)}" for x in q],
-                         [[name, str(len(x))] + [f"{v:.3f}" for v in np.quantile(x, q)]
-                          for name, x in (("same fault", same), ("other fault", other)) if len(x)]))
+    print(
+        markdown_table(
+            ["pairs", "n"] + [f"q{int(x * 100)}" for x in q],
+            [
+                [name, str(len(x))] + [f"{v:.3f}" for v in np.quantile(x, q)]
+                for name, x in (("same fault", same), ("other fault", other))
+                if len(x)
+            ],
+        )
+    )
     print()
-    print(markdown_table(["cut-off", "same-fault pairs kept", "other-fault pairs kept"],
-                         [[f"{t:.2f}{' (SIMILAR_ERROR)' if abs(t - SIMILAR_ERROR) < 1e-9 else ''}",
-                           f"{np.mean(same <= t):.2f}", f"{np.mean(other <= t):.2f}"]
-                          for t in sorted({0.05, 0.1, SIMILAR_ERROR, 0.2, 0.3, 0.35, 0.4})]))
+    print(
+        markdown_table(
+            ["cut-off", "same-fault pairs kept", "other-fault pairs kept"],
+            [
+                [
+                    f"{t:.2f}{' (SIMILAR_ERROR)' if abs(t - SIMILAR_ERROR) < 1e-9 else ''}",
+                    f"{np.mean(same <= t):.2f}",
+                    f"{np.mean(other <= t):.2f}",
+                ]
+                for t in sorted({0.05, 0.1, SIMILAR_ERROR, 0.2, 0.3, 0.35, 0.4})
+            ],
+        )
+    )
     return 0
 
 

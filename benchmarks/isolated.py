@@ -7,6 +7,7 @@ sharing a process, and each can have its own environment (e.g. its own LLM endpo
 starts the setup over in WORKSPACE (as --force); exit code 0, 1 or 2 and, on failure, the last stderr line
 `agentk: <why>`, as `agentk setup` would.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,19 +29,21 @@ from agentk.core.errors import AgentFailed, BadInput  # noqa: E402
 
 @dataclass
 class Isolated:
-    rc: int | None   # None: killed at the time limit
+    rc: int | None  # None: killed at the time limit
     stderr: str
     seconds: float
 
 
-def setup_isolated(source: Path | str, ws: Path, timeout: float, env: dict[str, str] | None = None,
-                   flags: list[str] | None = None) -> Isolated:
+def setup_isolated(
+    source: Path | str, ws: Path, timeout: float, env: dict[str, str] | None = None, flags: list[str] | None = None
+) -> Isolated:
     """Runs the setup of `source` in `ws` in a child process, killed after `timeout` seconds; flags: this
     script's options (--policy, --stage-attempts, --backtracks)."""
     cmd = [sys.executable, str(Path(__file__).resolve()), str(source), str(ws), *(flags or [])]
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)  # own process group, so a timeout ends its sandboxes too
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )  # own process group, so a timeout ends its sandboxes too
     try:
         _, stderr = proc.communicate(timeout=timeout)
         rc = proc.returncode
@@ -61,8 +64,14 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     try:
-        api.run_setup(args.source, args.workspace, args.policy, force=True, stage_attempts=args.stage_attempts,
-                      backtracks=args.backtracks)
+        api.run_setup(
+            args.source,
+            args.workspace,
+            args.policy,
+            force=True,
+            stage_attempts=args.stage_attempts,
+            backtracks=args.backtracks,
+        )
     except (BadInput, AgentFailed) as exc:
         print(api.one_line(exc), file=sys.stderr)
         return exc.exit_code

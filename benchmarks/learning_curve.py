@@ -24,6 +24,7 @@ A task leaves the pool once set up; a failed one stays (RAG⁻ and the recency p
 Output: per rule, successes within each budget of LLM calls (mean over seeds; budgets up to what the thriftiest
 run spent), and per-run summaries, printed and written to <out>/learning_curve.md (raw rounds in
 <out>/learning_curve.json). A killed benchmark resumes with --work <its folder>."""
+
 from __future__ import annotations
 
 import argparse
@@ -39,9 +40,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
+from fault_injection import EXAMPLE_MARK, MODEL, SimulatedLLM, markdown_table  # noqa: E402
+
 from agentk.competition.dataview import competition_name  # noqa: E402
 from agentk.workspace import Workspace  # noqa: E402
-from fault_injection import EXAMPLE_MARK, MODEL, SimulatedLLM, markdown_table  # noqa: E402
 
 SELECTIONS = {"random": "random order", "recency": "β-penalty alone", "eq7": "full eq. 7"}
 
@@ -49,10 +51,13 @@ SELECTIONS = {"random": "random order", "recency": "β-penalty alone", "eq7": "f
 def default_pool(arena: Path) -> list[Path]:
     examples = sorted(p for p in (ROOT / "examples").iterdir() if p.is_dir() and not p.name.startswith("_"))
     # an arena competition is <name>/public (what the agent sees) beside <name>/private (the answers)
-    return examples + (sorted(p / "public" for p in arena.iterdir() if (p / "public").is_dir()) if arena.is_dir() else [])
+    return examples + (
+        sorted(p / "public" for p in arena.iterdir() if (p / "public").is_dir()) if arena.is_dir() else []
+    )
 
 
 # ---- one curriculum (run in a child process: the setups need their own LLM endpoint in the environment) ----
+
 
 class Dispatcher:
     """The ScriptedLLM handler: the simulated LLM of the setup under way (one at a time in a curriculum)."""
@@ -78,8 +83,17 @@ def run_on_endpoint(pool_file: Path, out: Path, selection: str, seed: int, round
             return rc
 
     os.environ.update({"AGENTK_LLM_CACHE": "off", "COLUMNS": "200", "NO_COLOR": "1"})
-    EndpointCurriculum(pool_file, out, rounds, memory=Memory(out / "memory"), policy="llm", setup_only=True,
-                       selection=selection, seed=seed, log=lambda m: print(f"[{selection} s{seed}] {m}", flush=True)).run()
+    EndpointCurriculum(
+        pool_file,
+        out,
+        rounds,
+        memory=Memory(out / "memory"),
+        policy="llm",
+        setup_only=True,
+        selection=selection,
+        seed=seed,
+        log=lambda m: print(f"[{selection} s{seed}] {m}", flush=True),
+    ).run()
 
 
 def _example_prompts(log: Path) -> int:
@@ -89,8 +103,9 @@ def _example_prompts(log: Path) -> int:
     return sum(EXAMPLE_MARK in line for line in log.read_text().splitlines())
 
 
-def run_curriculum(pool_file: Path, out: Path, selection: str, seed: int, rounds: int, p: float, q: float,
-                   q_example: float) -> None:
+def run_curriculum(
+    pool_file: Path, out: Path, selection: str, seed: int, rounds: int, p: float, q: float, q_example: float
+) -> None:
     from agentk.testing.scripted_llm import ScriptedLLM
     from curriculum.runner import Curriculum
     from rag.memory import Memory
@@ -99,51 +114,101 @@ def run_curriculum(pool_file: Path, out: Path, selection: str, seed: int, rounds
 
     class SimulatedCurriculum(Curriculum):
         def _step(self, rec, step):  # each setup gets a fresh simulated LLM, keyed by the task's attempt
-            attempt = sum(r["task"] == rec["task"] for r in self.state["rounds"][:rec["round"]])
+            attempt = sum(r["task"] == rec["task"] for r in self.state["rounds"][: rec["round"]])
             ws = self.out / rec["task"]
-            dispatcher.current = SimulatedLLM(Path(rec["source"]), ws, key=f"{rec['task']}|{seed}|{attempt}",
-                                              p=p, q=q, q_example=q_example)
+            dispatcher.current = SimulatedLLM(
+                Path(rec["source"]), ws, key=f"{rec['task']}|{seed}|{attempt}", p=p, q=q, q_example=q_example
+            )
             before = len(llm.requests)
             rc = super()._step(rec, step)
             sim = dispatcher.current
             rec["requests"] = len(llm.requests) - before
-            rec["examples_shown"] = sum(1 for r in llm.requests[before:]
-                                        if EXAMPLE_MARK in json.dumps(r))
+            rec["examples_shown"] = sum(1 for r in llm.requests[before:] if EXAMPLE_MARK in json.dumps(r))
             rec["faults"] = sum(1 for e in sim.log if e.get("op"))
             return rc
 
     with ScriptedLLM(handler=dispatcher, model=MODEL) as llm:
-        os.environ.update({"AGENTK_LLM_BASE_URL": llm.url, "AGENTK_LLM_MODEL": MODEL, "AGENTK_LLM_API_KEY": "x",
-                           "AGENTK_LLM_CACHE": "off", "COLUMNS": "200", "NO_COLOR": "1"})
+        os.environ.update(
+            {
+                "AGENTK_LLM_BASE_URL": llm.url,
+                "AGENTK_LLM_MODEL": MODEL,
+                "AGENTK_LLM_API_KEY": "x",
+                "AGENTK_LLM_CACHE": "off",
+                "COLUMNS": "200",
+                "NO_COLOR": "1",
+            }
+        )
         os.environ.pop("AGENTK_CONFIG", None)
-        cur = SimulatedCurriculum(pool_file, out, rounds, memory=Memory(out / "memory"), policy="llm",
-                                  setup_only=True, selection=selection, seed=seed,
-                                  log=lambda m: print(f"[{selection} s{seed}] {m}", flush=True))
+        cur = SimulatedCurriculum(
+            pool_file,
+            out,
+            rounds,
+            memory=Memory(out / "memory"),
+            policy="llm",
+            setup_only=True,
+            selection=selection,
+            seed=seed,
+            log=lambda m: print(f"[{selection} s{seed}] {m}", flush=True),
+        )
         cur.run()
 
 
 # ---- the driver ----------------------------------------------------------------------------------------
 
+
 def finished(out: Path, selection: str, seed: int, rc: int, seconds: float) -> dict:
     """A run's record from its curriculum.json: the rounds it finished."""
     state = json.loads((out / "curriculum.json").read_text()) if (out / "curriculum.json").exists() else {"rounds": []}
-    return {"selection": selection, "seed": seed, "rc": rc, "seconds": seconds,
-            "rounds": [{**{k: r.get(k) for k in ("round", "task", "why", "setup_passed", "llm_calls", "examples_shown",
-                                                 "faults")},
-                        "requests": r.get("requests", r.get("llm_calls"))}  # an endpoint's: the setup's own count
-                       for r in state["rounds"] if r["step"] == "done"]}
+    return {
+        "selection": selection,
+        "seed": seed,
+        "rc": rc,
+        "seconds": seconds,
+        "rounds": [
+            {
+                **{
+                    k: r.get(k)
+                    for k in ("round", "task", "why", "setup_passed", "llm_calls", "examples_shown", "faults")
+                },
+                "requests": r.get("requests", r.get("llm_calls")),
+            }  # an endpoint's: the setup's own count
+            for r in state["rounds"]
+            if r["step"] == "done"
+        ],
+    }
 
 
 def launch(pool_file: Path, work: Path, selection: str, seed: int, args) -> dict:
     out = work / f"{selection}-s{seed}"
-    cmd = [sys.executable, __file__, "--one", selection, str(seed), "--pool-file", str(pool_file), "--run-dir", str(out),
-           "--rounds", str(args.rounds), "--p", str(args.p), "--q", str(args.q), "--q-example", str(args.q_example),
-           "--llm", args.llm]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--one",
+        selection,
+        str(seed),
+        "--pool-file",
+        str(pool_file),
+        "--run-dir",
+        str(out),
+        "--rounds",
+        str(args.rounds),
+        "--p",
+        str(args.p),
+        "--q",
+        str(args.q),
+        "--q-example",
+        str(args.q_example),
+        "--llm",
+        args.llm,
+    ]
     t0 = time.monotonic()
     proc = subprocess.run(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True)
     run = finished(out, selection, seed, proc.returncode, time.monotonic() - t0)
-    print(f"{selection} seed {seed}: exit {proc.returncode}, {len(run['rounds'])} rounds, "
-          f"{sum(bool(r['setup_passed']) for r in run['rounds'])} set up, {run['seconds']:.0f} s", flush=True)
+    print(
+        f"{selection} seed {seed}: exit {proc.returncode}, {len(run['rounds'])} rounds, "
+        f"{sum(bool(r['setup_passed']) for r in run['rounds'])} set up, {run['seconds']:.0f} s",
+        flush=True,
+    )
     if proc.returncode != 0:
         print(proc.stderr[-3000:], file=sys.stderr)
     return run
@@ -166,8 +231,11 @@ def successes_within(run: dict, budget: int) -> int:
 
 def report(runs: list[dict], budgets: list[int], args, n_tasks: int) -> str:
     done = max((len(r["rounds"]) for r in runs), default=0)
-    llm = (f"simulated LLM p={args.p}, q={args.q}, q_example={args.q_example}" if args.llm == "simulated"
-           else f"LLM endpoint {args.endpoint}")
+    llm = (
+        f"simulated LLM p={args.p}, q={args.q}, q_example={args.q_example}"
+        if args.llm == "simulated"
+        else f"LLM endpoint {args.endpoint}"
+    )
     lines = [f"pool: {n_tasks} competitions; {args.seeds} seeds; {done} rounds at most; {llm}", ""]
     header = ["LLM calls"] + [SELECTIONS[s] for s in args.selections]
     rows = []
@@ -178,16 +246,35 @@ def report(runs: list[dict], budgets: list[int], args, n_tasks: int) -> str:
             row.append(f"{sum(successes_within(r, b) for r in mine) / max(1, len(mine)):.1f}")
         rows.append(row)
     lines += ["Setups succeeded within a budget of LLM calls (mean over seeds):", "", markdown_table(header, rows), ""]
-    header = ["rule", "seed", "rounds", "set up", "failed rounds", "LLM calls", "calls per success",
-              "rounds with a retrieved fix", "order (✓ set up, ✗ failed)"]
+    header = [
+        "rule",
+        "seed",
+        "rounds",
+        "set up",
+        "failed rounds",
+        "LLM calls",
+        "calls per success",
+        "rounds with a retrieved fix",
+        "order (✓ set up, ✗ failed)",
+    ]
     rows = []
     for r in sorted(runs, key=lambda r: (list(SELECTIONS).index(r["selection"]), r["seed"])):
         wins = sum(bool(x["setup_passed"]) for x in r["rounds"])
         calls = sum(x["requests"] or 0 for x in r["rounds"])
         order = " ".join(f"{x['task'][:14]}{'✓' if x['setup_passed'] else '✗'}" for x in r["rounds"])
-        rows.append([SELECTIONS[r["selection"]], str(r["seed"]), str(len(r["rounds"])), str(wins),
-                     str(len(r["rounds"]) - wins), str(calls), f"{calls / wins:.0f}" if wins else "-",
-                     str(sum(1 for x in r["rounds"] if x["examples_shown"])), order])
+        rows.append(
+            [
+                SELECTIONS[r["selection"]],
+                str(r["seed"]),
+                str(len(r["rounds"])),
+                str(wins),
+                str(len(r["rounds"]) - wins),
+                str(calls),
+                f"{calls / wins:.0f}" if wins else "-",
+                str(sum(1 for x in r["rounds"] if x["examples_shown"])),
+                order,
+            ]
+        )
     lines += ["Per run:", "", markdown_table(header, rows)]
     return "\n".join(lines)
 
@@ -196,9 +283,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--arena", type=Path, default=ROOT.parent / "shared" / "arena-dev")
     ap.add_argument("--only", nargs="*", help="competition folder names to keep in the pool")
-    ap.add_argument("--selections", nargs="+", choices=list(SELECTIONS), default=list(SELECTIONS),
-                    help="the rules to compare [default: all three]")
-    ap.add_argument("--simulated", action="store_true", help="use the simulated LLM even when an endpoint is configured")
+    ap.add_argument(
+        "--selections",
+        nargs="+",
+        choices=list(SELECTIONS),
+        default=list(SELECTIONS),
+        help="the rules to compare [default: all three]",
+    )
+    ap.add_argument(
+        "--simulated", action="store_true", help="use the simulated LLM even when an endpoint is configured"
+    )
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=16)
     ap.add_argument("--jobs", type=int, default=2)
@@ -206,8 +300,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--q", type=float, default=0.6)
     ap.add_argument("--q-example", type=float, default=0.9)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out")
-    ap.add_argument("--work", type=Path, help="where the runs go; an earlier --work resumes (finished runs only "
-                                               "report) [default: a new temporary folder]")
+    ap.add_argument(
+        "--work",
+        type=Path,
+        help="where the runs go; an earlier --work resumes (finished runs only "
+        "report) [default: a new temporary folder]",
+    )
     ap.add_argument("--report", action="store_true", help="with --work: tables of the rounds finished so far")
     ap.add_argument("--one", nargs=2, metavar=("SELECTION", "SEED"), help=argparse.SUPPRESS)
     ap.add_argument("--pool-file", type=Path, help=argparse.SUPPRESS)
@@ -218,11 +316,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.llm == "endpoint":
             run_on_endpoint(args.pool_file, args.run_dir, args.one[0], int(args.one[1]), args.rounds)
         else:
-            run_curriculum(args.pool_file, args.run_dir, args.one[0], int(args.one[1]), args.rounds, args.p, args.q,
-                           args.q_example)
+            run_curriculum(
+                args.pool_file, args.run_dir, args.one[0], int(args.one[1]), args.rounds, args.p, args.q, args.q_example
+            )
         return 0
     from agentk.core.errors import BadInput
     from agentk.policies.llm import LLMConfig
+
     try:
         config = None if args.simulated else LLMConfig.load()
     except BadInput as e:

@@ -10,6 +10,7 @@ score over the arena is the issue's target (>= 0.85 with --budget quick on a 2-c
 A setup that is already done in <out>/<name> is reused (delete it to redo); solve resumes finished solutions
 unless --fresh is given. The table also goes to <out>/solve.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,11 +33,22 @@ from agentk.core.errors import AgentFailed, BadInput  # noqa: E402
 from agentk.core.state import load_state  # noqa: E402
 from agentk.modalities import TABULAR  # noqa: E402
 from agentk.workspace import Workspace  # noqa: E402
-from benchmarks.arena import ARENA_METRICS, grade as grade_arena  # noqa: E402
+from benchmarks.arena import ARENA_METRICS  # noqa: E402
+from benchmarks.arena import grade as grade_arena  # noqa: E402
 from tools.metrics import METRICS  # noqa: E402
 
-COLUMNS = ("competition", "inputs", "metric", "best solution", "val", "test score", "constant", "perfect",
-           "normalised", "solve s")
+COLUMNS = (
+    "competition",
+    "inputs",
+    "metric",
+    "best solution",
+    "val",
+    "test score",
+    "constant",
+    "perfect",
+    "normalised",
+    "solve s",
+)
 
 
 @dataclass
@@ -55,24 +67,38 @@ def competitions(arena: Path | None, examples: bool) -> list[Competition]:
             meta = json.loads(meta_path.read_text())
             folder = meta_path.parent.resolve()
             metric = ARENA_METRICS.get(meta["metric"], meta["metric"])
-            out.append(Competition(folder.name, folder / "public", metric, "+".join(meta["modalities"]["inputs"]),
-                                   lambda p, f=folder, m=metric, a=meta["answers"]: grade_arena(p, f / a, m)))
+            out.append(
+                Competition(
+                    folder.name,
+                    folder / "public",
+                    metric,
+                    "+".join(meta["modalities"]["inputs"]),
+                    lambda p, f=folder, m=metric, a=meta["answers"]: grade_arena(p, f / a, m),
+                )
+            )
     if examples:
         from grade import grade as grade_example
+
         for meta_path in sorted((ROOT / "examples" / "_private").glob("*/meta.json")):
             meta = json.loads(meta_path.read_text())
             name = meta_path.parent.name
-            out.append(Competition(name, ROOT / "examples" / name, meta["metric"],
-                                   "+".join(meta.get("modalities", {}).get("inputs", [TABULAR.name])),
-                                   lambda p, n=name: grade_example(n, p)))
+            out.append(
+                Competition(
+                    name,
+                    ROOT / "examples" / name,
+                    meta["metric"],
+                    "+".join(meta.get("modalities", {}).get("inputs", [TABULAR.name])),
+                    lambda p, n=name: grade_example(n, p),
+                )
+            )
     return out
 
 
 def constant_submission(ws: Path, out: Path) -> Path:
     """The training targets' mean in model space (class priors, mean value) for every test row, through the
     setup's formatter: the best prediction that ignores the inputs."""
-    from tools.task_data import TaskData
     from tools.submission import format_with_fallback
+    from tools.task_data import TaskData
 
     cwd = os.getcwd()
     os.chdir(ws)  # generated code reads workspace-relative paths
@@ -121,10 +147,19 @@ def run(c: Competition, out: Path, budget: str, fresh: bool) -> dict:
     score = c.grade(ws.submission)
     constant = c.grade(constant_submission(ws.root, ws.root / "constant_submission.csv"))
     top = perfect(c.metric)
-    return {"competition": c.name, "inputs": c.inputs, "metric": c.metric, "best solution": best["id"],
-            "val": best["val_score"], "test score": score, "constant": constant, "perfect": top,
-            "normalised": (score - constant) / (top - constant) if top != constant else float("nan"),
-            "solve s": seconds, "solutions": summary["solutions"]}
+    return {
+        "competition": c.name,
+        "inputs": c.inputs,
+        "metric": c.metric,
+        "best solution": best["id"],
+        "val": best["val_score"],
+        "test score": score,
+        "constant": constant,
+        "perfect": top,
+        "normalised": (score - constant) / (top - constant) if top != constant else float("nan"),
+        "solve s": seconds,
+        "solutions": summary["solutions"],
+    }
 
 
 def fmt(v) -> str:
@@ -152,12 +187,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {r.get('error') or 'normalised ' + fmt(r['normalised'])}", file=sys.stderr, flush=True)
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for r in rows:
-        lines.append("| " + " | ".join(fmt(r.get(k, r.get("error", "-") if k == "best solution" else "-")) for k in COLUMNS) + " |")
+        lines.append(
+            "| "
+            + " | ".join(fmt(r.get(k, r.get("error", "-") if k == "best solution" else "-")) for k in COLUMNS)
+            + " |"
+        )
     arena_names = {c.name for c in comps if args.arena and c.source.parent.parent == args.arena.resolve()}
     for label, names in (("arena", arena_names), ("all", {r["competition"] for r in rows})):
         vals = [r["normalised"] for r in rows if r["competition"] in names and "normalised" in r]
         if vals:
-            lines.append(f"\nmean normalised score ({label}, {len(vals)} of {len(names)} competitions): {np.mean(vals):.3f}")
+            lines.append(
+                f"\nmean normalised score ({label}, {len(vals)} of {len(names)} competitions): {np.mean(vals):.3f}"
+            )
     table = "\n".join(lines)
     print(table)
     (args.out / "solve.md").write_text(table + "\n")

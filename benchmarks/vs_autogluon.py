@@ -9,6 +9,7 @@ agentk's side reuses benchmarks/solve.py (a finished setup/solve in --out is reu
 time is the time limit). Ratios are agentk / AutoGluon for higher-is-better metrics and AutoGluon / agentk
 for losses, so > 1 means agentk did better.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,17 @@ from agentk.workspace import Workspace  # noqa: E402
 from benchmarks.solve import competitions, fmt, run  # noqa: E402
 from tools.metrics import METRICS  # noqa: E402
 
-COLUMNS = ("competition", "metric", "agentk", "AutoGluon", "constant", "ratio", "agentk norm.", "AutoGluon norm.",
-           "time limit s")
+COLUMNS = (
+    "competition",
+    "metric",
+    "agentk",
+    "AutoGluon",
+    "constant",
+    "ratio",
+    "agentk norm.",
+    "AutoGluon norm.",
+    "time limit s",
+)
 
 
 def plain_autogluon(source: Path, metric: str, time_limit: float, out: Path) -> Path:
@@ -47,7 +57,8 @@ def plain_autogluon(source: Path, metric: str, time_limit: float, out: Path) -> 
     sub = pd.DataFrame({id_col: test[id_col].astype(str) if id_col in test.columns else sample[id_col]})
     for label in labels:
         predictor = TabularPredictor(label=label, path=str(out / f"ag_{label}"), verbosity=0).fit(
-            train[features + [label]].dropna(subset=[label]), time_limit=time_limit / len(labels))
+            train[features + [label]].dropna(subset=[label]), time_limit=time_limit / len(labels)
+        )
         x = test[features]
         if set(sub_cols) <= {str(c) for c in train[label].unique()}:  # one probability column per class
             p = predictor.predict_proba(x)
@@ -74,8 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if not args.arena and not args.examples:
         p.error("give --arena and/or --examples")
-    comps = [c for c in competitions(args.arena, args.examples)
-             if c.inputs in (TABULAR.name, TABULAR.title) and (not args.only or c.name in args.only)]
+    comps = [
+        c
+        for c in competitions(args.arena, args.examples)
+        if c.inputs in (TABULAR.name, TABULAR.title) and (not args.only or c.name in args.only)
+    ]
     rows = []
     for c in comps:
         print(f"… {c.name}", file=sys.stderr, flush=True)
@@ -89,17 +103,28 @@ def main(argv: list[str] | None = None) -> int:
             ag = c.grade(plain_autogluon(c.source, c.metric, max(limit, 30.0), Path(tmp)))
         higher = METRICS[c.metric].higher_is_better
         ours, const, top = r["test score"], r["constant"], r["perfect"]
-        rows.append({"competition": c.name, "metric": c.metric, "agentk": ours, "AutoGluon": ag, "constant": const,
-                     "ratio": (ours / ag if higher else ag / ours) if ours and ag else float("nan"),
-                     "agentk norm.": (ours - const) / (top - const), "AutoGluon norm.": (ag - const) / (top - const),
-                     "time limit s": limit})
+        rows.append(
+            {
+                "competition": c.name,
+                "metric": c.metric,
+                "agentk": ours,
+                "AutoGluon": ag,
+                "constant": const,
+                "ratio": (ours / ag if higher else ag / ours) if ours and ag else float("nan"),
+                "agentk norm.": (ours - const) / (top - const),
+                "AutoGluon norm.": (ag - const) / (top - const),
+                "time limit s": limit,
+            }
+        )
         print(f"  agentk {fmt(ours)}  AutoGluon {fmt(ag)}  constant {fmt(const)}", file=sys.stderr, flush=True)
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(fmt(r.get(k, "-")) for k in COLUMNS) + " |" for r in rows]
     ratios = [r["ratio"] for r in rows if isinstance(r.get("ratio"), float) and np.isfinite(r["ratio"])]
     if ratios:
-        lines.append(f"\ngeometric mean ratio agentk vs AutoGluon ({len(ratios)} competitions): "
-                     f"{float(np.exp(np.mean(np.log(ratios)))):.3f}")
+        lines.append(
+            f"\ngeometric mean ratio agentk vs AutoGluon ({len(ratios)} competitions): "
+            f"{float(np.exp(np.mean(np.log(ratios)))):.3f}"
+        )
     table = "\n".join(lines)
     print(table)
     (args.out / "vs_autogluon.md").write_text(table + "\n")

@@ -2,10 +2,10 @@
 
 `curriculum_command` is what `agentk curriculum` (agentk/cli.py) runs.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 from rich.console import Console
 from rich.markup import escape
@@ -28,12 +28,18 @@ def round_table(rec: dict) -> Table:
         table.add_column(col)
     setup = "passed" if rec["setup_passed"] else f"failed (exit {rec['setup_rc']})"
     val = f"{rec['metric']} {_fmt(rec['val_score'])}" if rec["val_score"] is not None else "–"
-    table.add_row(setup, _fmt(rec["llm_calls"]), _fmt(rec["tokens"]), escape(val), _fmt(rec["public_score"]),
-                  escape(rec["outcome"] or ""))
+    table.add_row(
+        setup,
+        _fmt(rec["llm_calls"]),
+        _fmt(rec["tokens"]),
+        escape(val),
+        _fmt(rec["public_score"]),
+        escape(rec["outcome"] or ""),
+    )
     return table
 
 
-def _llm_first_pick(policy: Optional[str], out: Path):
+def _llm_first_pick(policy: str | None, out: Path):
     """With an LLM configured (and a policy that uses it), the LLM names the first task (paper 3.3)."""
     from agentk.policies.llm import LLMClient, LLMConfig
 
@@ -41,17 +47,31 @@ def _llm_first_pick(policy: Optional[str], out: Path):
     if policy == "expert" or not config.configured:
         return None
 
-    def pick(trees: list[tuple[str, str]]) -> Optional[str]:
+    def pick(trees: list[tuple[str, str]]) -> str | None:
         from agentk.policies import intrinsics as fn
+
         out.mkdir(parents=True, exist_ok=True)
         return fn.first_task(fn.Calls(LLMClient(config, log_path=out / Workspace.LLM_LOG)), trees)
 
     return pick
 
 
-def curriculum_command(pool: Path, rounds: int, submit: bool, out: Path, alpha: float = 1.0, beta: float = 1.0,
-                       r: int = 3, memory: Optional[Path] = None, budget: str = "quick", policy: Optional[str] = None,
-                       setup_only: bool = False, selection: str = "eq7", seed: int = 0, ray: Optional[str] = None) -> dict:
+def curriculum_command(
+    pool: Path,
+    rounds: int,
+    submit: bool,
+    out: Path,
+    alpha: float = 1.0,
+    beta: float = 1.0,
+    r: int = 3,
+    memory: Path | None = None,
+    budget: str = "quick",
+    policy: str | None = None,
+    setup_only: bool = False,
+    selection: str = "eq7",
+    seed: int = 0,
+    ray: str | None = None,
+) -> dict:
     """Run (or resume, when <out>/curriculum.json exists) `rounds` rounds in all over the pool."""
     from curriculum.runner import SELECTIONS, Curriculum
     from rag.memory import Memory
@@ -68,15 +88,33 @@ def curriculum_command(pool: Path, rounds: int, submit: bool, out: Path, alpha: 
         raise BadInput("--submit needs a solve: drop --setup-only")
     if ray:
         from agentk import ray_backend
+
         ray_backend.connect(ray)  # no Ray installed, or no cluster at that address: exit 2 before any round
-    cur = Curriculum(pool, out, rounds, submit=submit, alpha=alpha, beta=beta, r=r, budget=budget, policy=policy,
-                     setup_only=setup_only, selection=selection, seed=seed, ray=ray, first_pick=_llm_first_pick(policy, out),
-                     memory=None,  # opened below, once the pool file is known to be good
-                     on_round=lambda rec: console.print(round_table(rec)),
-                     log=lambda m: console.print(f"[dim]…[/dim] {escape(m)}", highlight=False))
+    cur = Curriculum(
+        pool,
+        out,
+        rounds,
+        submit=submit,
+        alpha=alpha,
+        beta=beta,
+        r=r,
+        budget=budget,
+        policy=policy,
+        setup_only=setup_only,
+        selection=selection,
+        seed=seed,
+        ray=ray,
+        first_pick=_llm_first_pick(policy, out),
+        memory=None,  # opened below, once the pool file is known to be good
+        on_round=lambda rec: console.print(round_table(rec)),
+        log=lambda m: console.print(f"[dim]…[/dim] {escape(m)}", highlight=False),
+    )
     cur.memory = Memory(memory)  # None: AGENTK_MEMORY or ~/.agentk/memory, shared with setup's fixes
     state = cur.run()
     done = [r_ for r_ in state["rounds"] if r_["step"] == "done"]
-    console.print(f"[green]curriculum[/green]: {len(done)} rounds, solved {len(state['solved'])}/{len(cur.tasks)}"
-                  f" ({', '.join(state['solved']) or 'none'}); state in {cur.state_path}", highlight=False)
+    console.print(
+        f"[green]curriculum[/green]: {len(done)} rounds, solved {len(state['solved'])}/{len(cur.tasks)}"
+        f" ({', '.join(state['solved']) or 'none'}); state in {cur.state_path}",
+        highlight=False,
+    )
     return state

@@ -3,6 +3,7 @@
 One competition per line: a local folder in Kaggle layout (relative paths are resolved against the pool
 file's folder) or a Kaggle competition URL. `#` at a line's start or after a space starts a comment; blank lines are skipped.
 """
+
 from __future__ import annotations
 
 import re
@@ -17,8 +18,8 @@ from tools.kaggle import parse_competition_url
 
 @dataclass(frozen=True)
 class Task:
-    name: str     # the workspace folder's name: the folder's name or the competition's slug
-    source: str   # what `agentk setup` is given: an absolute folder path or the URL
+    name: str  # the workspace folder's name: the folder's name or the competition's slug
+    source: str  # what `agentk setup` is given: an absolute folder path or the URL
     is_url: bool
 
 
@@ -35,8 +36,10 @@ def read_pool(pool_file: Path) -> list[Task]:
         if slug:
             task = Task(slug, line, True)
         elif "://" in line:
-            raise BadInput(f"{pool_file.name} line {n}: {line} is not a Kaggle competition URL "
-                           f"(https://www.kaggle.com/competitions/<slug>)")
+            raise BadInput(
+                f"{pool_file.name} line {n}: {line} is not a Kaggle competition URL "
+                f"(https://www.kaggle.com/competitions/<slug>)"
+            )
         else:
             folder = (pool_file.parent / line).resolve()
             if not folder.is_dir():

@@ -7,6 +7,7 @@ solve → submit → memory → done, and setup and solve resume their own half-
 kept solutions). A task leaves the pool once solved; a failed one stays and competes again, held back by the
 recency penalty and by its RAG⁻ entry.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,9 +16,10 @@ import shutil
 import sys
 import traceback
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import TextIO
 
 import numpy as np
 from rich.text import Text
@@ -37,11 +39,26 @@ SELECTIONS = ("eq7", "recency", "random")
 
 
 class Curriculum:
-    def __init__(self, pool_file: Path, out_dir: Path, rounds: int, submit: bool = False, alpha: float = 1.0,
-                 beta: float = 1.0, r: int = 3, memory=None, budget: str = "quick", policy: str | None = None,
-                 setup_only: bool = False, selection: str = "eq7", seed: int = 0, ray: str | None = None,
-                 first_pick: Callable[[list[tuple[str, str]]], str] | None = None,
-                 on_round: Callable[[dict], None] | None = None, log: Callable[[str], None] = lambda m: None):
+    def __init__(
+        self,
+        pool_file: Path,
+        out_dir: Path,
+        rounds: int,
+        submit: bool = False,
+        alpha: float = 1.0,
+        beta: float = 1.0,
+        r: int = 3,
+        memory=None,
+        budget: str = "quick",
+        policy: str | None = None,
+        setup_only: bool = False,
+        selection: str = "eq7",
+        seed: int = 0,
+        ray: str | None = None,
+        first_pick: Callable[[list[tuple[str, str]]], str] | None = None,
+        on_round: Callable[[dict], None] | None = None,
+        log: Callable[[str], None] = lambda m: None,
+    ):
         """memory: a rag.memory.Memory (None: no RAG, every similarity is 0, so picks follow the recency penalty
         and the easiest-tree order); the rounds' setups store their fixes there too. policy: the setups' policy
         (None: run_setup's default). setup_only: a round is a setup, success is a finished setup (no solve, no submit).
@@ -60,10 +77,15 @@ class Curriculum:
         self.state_path = self.out / "curriculum.json"
         self.tasks = read_pool(self.pool_file)  # bad pool: BadInput before anything is written
         self.state = read_json(self.state_path) or {
-            "run_id": uuid.uuid4().hex[:12], "pool": str(self.pool_file.resolve()), "solved": [], "last_tried": {},
-            "rounds": []}
+            "run_id": uuid.uuid4().hex[:12],
+            "pool": str(self.pool_file.resolve()),
+            "solved": [],
+            "last_tried": {},
+            "rounds": [],
+        }
         self.state.update(alpha=alpha, beta=beta, r=r, submit=submit, selection=selection, setup_only=setup_only)
         self.seed = seed
+
     # ---- the loop ------------------------------------------------------------------------------------
     def run(self) -> dict:
         self.out.mkdir(parents=True, exist_ok=True)
@@ -95,9 +117,19 @@ class Curriculum:
             tree = self.memory.embed([t for _, t in texts])
         else:
             desc = tree = np.zeros((len(pool), 384))
-        score = selection.scores(desc, tree, self._emb(pos, "embedding"), self._emb(pos, "tree"),
-                                 self._emb(neg, "embedding"), self._emb(neg, "tree"),
-                                 last, n, self.alpha, self.beta, self.r)
+        score = selection.scores(
+            desc,
+            tree,
+            self._emb(pos, "embedding"),
+            self._emb(pos, "tree"),
+            self._emb(neg, "embedding"),
+            self._emb(neg, "tree"),
+            last,
+            n,
+            self.alpha,
+            self.beta,
+            self.r,
+        )
         rng = np.random.default_rng([self.seed, n])  # per round: a resumed run draws what an unbroken one would
         if self.selection == "random":
             i, why = int(rng.integers(len(pool))), "random (ablation)"
@@ -118,10 +150,25 @@ class Curriculum:
         task = pool[i]
         self.state["last_tried"][task.name] = n  # set now: a round killed mid-way was still a try
         self.log(f"round {n + 1}: {task.name} ({why})")
-        return {"round": n, "task": task.name, "source": task.source, "why": why, "step": "picked",
-                "scores": {t.name: round(float(s), 6) for t, s in zip(pool, score)}, "runs": {},
-                "setup_rc": None, "setup_passed": None, "llm_calls": None, "tokens": None, "solve_rc": None,
-                "metric": None, "val_score": None, "submit_rc": None, "public_score": None, "outcome": None}
+        return {
+            "round": n,
+            "task": task.name,
+            "source": task.source,
+            "why": why,
+            "step": "picked",
+            "scores": {t.name: round(float(s), 6) for t, s in zip(pool, score)},
+            "runs": {},
+            "setup_rc": None,
+            "setup_passed": None,
+            "llm_calls": None,
+            "tokens": None,
+            "solve_rc": None,
+            "metric": None,
+            "val_score": None,
+            "submit_rc": None,
+            "public_score": None,
+            "outcome": None,
+        }
 
     def _emb(self, experiences: list[dict], key: str) -> np.ndarray:
         if not experiences:
@@ -180,13 +227,19 @@ class Curriculum:
             # curriculum's memory) go with it in its environment, all its output goes to the log, and the
             # long-lived Ray worker keeps nothing of it (generated modules, torch state)
             from agentk import ray_backend
+
             ray_backend.connect(self.ray)
             env = dict(os.environ)
             if self.memory is not None:  # the setup's fixes go to the curriculum's memory
                 env["AGENTK_MEMORY"] = str(self.memory.path)
             gpus = 1 if step == "solve" and ray_backend.cluster_gpus() else 0  # training wants a GPU node
-            rc = ray_backend.run_command([sys.executable, "-m", "curriculum.runner", json.dumps(asdict(job))], path,
-                                         env=env, cwd=Path.cwd(), num_gpus=gpus)
+            rc = ray_backend.run_command(
+                [sys.executable, "-m", "curriculum.runner", json.dumps(asdict(job))],
+                path,
+                env=env,
+                cwd=Path.cwd(),
+                num_gpus=gpus,
+            )
         else:
             with open(path, "a") as log:
                 rc = run_step(job, log, self.memory)
@@ -198,7 +251,9 @@ class Curriculum:
     def _remember(self, rec: dict, ws: Path) -> None:
         """Success (setup and solve passed, and the submission was scored when asked for) goes to RAG⁺ and
         wipes the task's RAG⁻ entries; anything else goes to RAG⁻ and the task stays in the pool."""
-        ok = rec["setup_passed"] and (self.setup_only or rec["solve_rc"] == 0 and (not self.submit or rec["submit_rc"] == 0))
+        ok = rec["setup_passed"] and (
+            self.setup_only or rec["solve_rc"] == 0 and (not self.submit or rec["submit_rc"] == 0)
+        )
         if not rec["setup_passed"]:
             outcome = f"setup failed (exit {rec['setup_rc']})"
         elif self.setup_only:
@@ -218,7 +273,9 @@ class Curriculum:
         stored = self.memory.experiences(bool(ok))
         if any(e["task"] == rec["task"] and all(e["scores"].get(k) == v for k, v in tag.items()) for e in stored):
             return  # this round was remembered before a kill: once is enough
-        task = next((t for t in self.tasks if t.name == rec["task"]), Task(rec["task"], rec["source"], "://" in rec["source"]))
+        task = next(
+            (t for t in self.tasks if t.name == rec["task"]), Task(rec["task"], rec["source"], "://" in rec["source"])
+        )
         description, tree = describe(task, ws)
         scores = {**tag, "val_score": rec["val_score"], "public_score": rec["public_score"], "metric": rec["metric"]}
         if ok:
@@ -230,18 +287,19 @@ class Curriculum:
 class Step:
     """One step of a round as plain data, so that it can run in another process."""
 
-    name: str                  # setup, solve or submit
-    source: str                # the task's folder or URL
+    name: str  # setup, solve or submit
+    source: str  # the task's folder or URL
     workspace: str
-    resume: bool = False       # setup: continue the workspace's half-finished setup
+    resume: bool = False  # setup: continue the workspace's half-finished setup
     policy: str | None = None  # setup: None is run_setup's default
-    budget: str = "quick"      # solve
+    budget: str = "quick"  # solve
 
 
 def run_step(step: Step, out: TextIO, memory=None) -> int:
     """Runs a step through agentk.api, its progress written to `out`, and returns its exit code as `agentk
     <step>` would: 0 done, 1 the agent failed (or crashed), 2 bad input; on failure the last line says why.
     memory: the long-term memory for the setup's fixes (None: $AGENTK_MEMORY or ~/.agentk/memory)."""
+
     def progress(kind: str, info: dict) -> None:
         line = api.describe_event(kind, info)
         if line:

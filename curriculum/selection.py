@@ -16,9 +16,10 @@ Symbols, for the n tasks still in the pool and the experiences in long-term memo
 
 eq. 7:  score_i = sim⁺_i + α·diff⁺_i − sim⁻_i − α·diff⁻_i − β·e^(−λ_i); the round picks argmax_i score_i.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -53,9 +54,19 @@ def recency_penalty(last_tried: Sequence[int | None], round: int, beta: float) -
     return beta * np.exp(-lam)
 
 
-def scores(task_desc_emb: np.ndarray, task_tree_emb: np.ndarray,
-           pos_desc: np.ndarray, pos_tree: np.ndarray, neg_desc: np.ndarray, neg_tree: np.ndarray,
-           last_tried: Sequence[int | None], round: int, alpha: float, beta: float, r: int) -> np.ndarray:
+def scores(
+    task_desc_emb: np.ndarray,
+    task_tree_emb: np.ndarray,
+    pos_desc: np.ndarray,
+    pos_tree: np.ndarray,
+    neg_desc: np.ndarray,
+    neg_tree: np.ndarray,
+    last_tried: Sequence[int | None],
+    round: int,
+    alpha: float,
+    beta: float,
+    r: int,
+) -> np.ndarray:
     """eq. 7 for every task of the pool: sim⁺ + α·diff⁺ − sim⁻ − α·diff⁻ − β·e^(−λ)."""
     sim_pos = top_r(similarity(task_desc_emb, pos_desc), r)
     sim_neg = top_r(similarity(task_desc_emb, neg_desc), r)

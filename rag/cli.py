@@ -1,9 +1,9 @@
 """`agentk memory ...`: look into and clean the long-term memory (fixes, RAG+ and RAG- experiences)."""
+
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -11,8 +11,9 @@ from rich.table import Table
 
 from agentk.core.errors import BadInput
 
-memory_app = typer.Typer(help="Long-term memory: fixes of past errors and task experiences (RAG+ / RAG-).",
-                         no_args_is_help=True)
+memory_app = typer.Typer(
+    help="Long-term memory: fixes of past errors and task experiences (RAG+ / RAG-).", no_args_is_help=True
+)
 console = Console()
 KIND_HELP = "fixes (errors fixed during setups), pos (RAG+: solved tasks) or neg (RAG-: failed tasks)."
 MEMORY_HELP = "The memory's folder, e.g. a curriculum's --memory \\[default: $AGENTK_MEMORY or ~/.agentk/memory]."
@@ -20,6 +21,7 @@ MEMORY_HELP = "The memory's folder, e.g. a curriculum's --memory \\[default: $AG
 
 def _memory(kind: str | None, path: Path | None):
     from rag.memory import KINDS, Memory
+
     if kind is not None and kind not in KINDS:
         raise BadInput(f"unknown kind {kind!r}: use fixes, pos or neg")
     if path is not None and not path.is_dir():  # a mistyped folder must not become a new, empty memory
@@ -42,25 +44,31 @@ def _show(rows: list[dict], kind: str) -> None:
 
 
 @memory_app.command("list")
-def list_(kind: str = typer.Option("fixes", "--kind", help=KIND_HELP),
-          memory: Optional[Path] = typer.Option(None, "--memory", help=MEMORY_HELP)) -> None:
+def list_(
+    kind: str = typer.Option("fixes", "--kind", help=KIND_HELP),
+    memory: Path | None = typer.Option(None, "--memory", help=MEMORY_HELP),
+) -> None:
     """List the entries of one kind, oldest first."""
     _show(_memory(kind, memory).list(kind), kind)
 
 
 @memory_app.command()
-def search(query: str = typer.Argument(..., help="Text to search for (an error message, a task description)."),
-           kind: str = typer.Option("fixes", "--kind", help=KIND_HELP),
-           k: int = typer.Option(5, "-k", help="How many entries to show."),
-           memory: Optional[Path] = typer.Option(None, "--memory", help=MEMORY_HELP)) -> None:
+def search(
+    query: str = typer.Argument(..., help="Text to search for (an error message, a task description)."),
+    kind: str = typer.Option("fixes", "--kind", help=KIND_HELP),
+    k: int = typer.Option(5, "-k", help="How many entries to show."),
+    memory: Path | None = typer.Option(None, "--memory", help=MEMORY_HELP),
+) -> None:
     """The entries nearest in meaning to QUERY."""
     _show(_memory(kind, memory).search(kind, query, k), kind)
 
 
 @memory_app.command()
-def clear(kind: str = typer.Option(None, "--kind", help=KIND_HELP + " All kinds when left out."),
-          yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation."),
-          memory_dir: Optional[Path] = typer.Option(None, "--memory", help=MEMORY_HELP)) -> None:
+def clear(
+    kind: str = typer.Option(None, "--kind", help=KIND_HELP + " All kinds when left out."),
+    yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation."),
+    memory_dir: Path | None = typer.Option(None, "--memory", help=MEMORY_HELP),
+) -> None:
     """Delete the entries of one kind (or all)."""
     memory = _memory(kind, memory_dir)
     what = kind or "all kinds"

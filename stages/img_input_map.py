@@ -1,5 +1,6 @@
 """Train and test image input maps: first column "id", then "path", the sample's image file relative to
 the workspace (raw/train/cat.0.jpg). Images are read later, by the map dataset."""
+
 from __future__ import annotations
 
 from agentk.core.engine import Action, Context, Stage, fill
@@ -11,8 +12,10 @@ from unit_tests_lib.media import check_image_map
 
 
 def template(split: str) -> str:
-    return map_template(map_file(input_map_stage(split, IMAGE.name)),
-                        f'one row per {split} sample, first column "id", then "path": its image file, relative to the workspace.')
+    return map_template(
+        map_file(input_map_stage(split, IMAGE.name)),
+        f'one row per {split} sample, first column "id", then "path": its image file, relative to the workspace.',
+    )
 
 
 def expert(a: Analysis, ctx: Context, split: str) -> Action:
@@ -27,9 +30,15 @@ def expert(a: Analysis, ctx: Context, split: str) -> Action:
 def make(split: str) -> Stage:
     name = input_map_stage(split, IMAGE.name)
     output = map_file(name)
-    return Stage(name, f"Write code that builds {output}: first column 'id' (as text, the same ids "
-                 f"as the other {split} maps), then 'path', each sample's image file relative to the workspace.",
-                 output=output, template=template(split), checks=map_checks(output, split, check_image_map),
-                 role=ROLE_INPUT_MAP[split], expert=lambda a, ctx: expert(a, ctx, split),
-                 hints="Image files may sit in class sub-folders, carry the label in their name, or be named by a "
-                       "table's id column (with or without extension). Test ids are the sample submission's.")
+    return Stage(
+        name,
+        f"Write code that builds {output}: first column 'id' (as text, the same ids "
+        f"as the other {split} maps), then 'path', each sample's image file relative to the workspace.",
+        output=output,
+        template=template(split),
+        checks=map_checks(output, split, check_image_map),
+        role=ROLE_INPUT_MAP[split],
+        expert=lambda a, ctx: expert(a, ctx, split),
+        hints="Image files may sit in class sub-folders, carry the label in their name, or be named by a "
+        "table's id column (with or without extension). Test ids are the sample submission's.",
+    )

@@ -1,6 +1,7 @@
 """code_metric.py: metric(y_true, y_pred) -> float and HIGHER_IS_BETTER, self-contained (numpy/pandas only).
 
 y_true: the train target map's columns (original form); y_pred: the submission's prediction columns."""
+
 from __future__ import annotations
 
 from agentk.core.checks import Check
@@ -22,7 +23,7 @@ if __name__ == "__main__":
     print("HIGHER_IS_BETTER =", HIGHER_IS_BETTER)
 '''
 
-ADAPTER = '''
+ADAPTER = """
 
 HIGHER_IS_BETTER = {higher}
 METRIC = {name!r}
@@ -61,19 +62,28 @@ def metric(y_true, y_pred) -> float:
     if MULTI_TARGET:
         return float(score(np.column_stack(truths), np.column_stack(guesses)))
     return float(np.mean([score(a, b) for a, b in zip(truths, guesses)]))
-'''
+"""
 
 
 def expert(a: Analysis, ctx: Context) -> Action:
     m = METRICS[a.metric]
-    targets = [{"column": t.column, "kind": t.kind, "submit": t.submit, "columns": t.columns, "positive": t.positive}
-               for t in a.targets]
-    body = metric_source(a.metric) + ADAPTER.format(higher=m.higher_is_better, name=m.name, prediction=m.prediction,
-                                                    multi=m.multi_target, targets=targets)
+    targets = [
+        {"column": t.column, "kind": t.kind, "submit": t.submit, "columns": t.columns, "positive": t.positive}
+        for t in a.targets
+    ]
+    body = metric_source(a.metric) + ADAPTER.format(
+        higher=m.higher_is_better, name=m.name, prediction=m.prediction, multi=m.multi_target, targets=targets
+    )
     return Action(code=fill(TEMPLATE, body))
 
 
-STAGE = Stage(METRIC, f"Write {code_file(METRIC)}: metric(y_true, y_pred) -> float for the competition's metric, and "
-              "HIGHER_IS_BETTER. Self-contained: numpy/pandas only.", template=TEMPLATE,
-              checks=[Check(check_metric)], expert=expert, role=ROLE_METRIC,
-              hints="Implement exactly what the evaluation text describes, clipping probabilities as Kaggle does.")
+STAGE = Stage(
+    METRIC,
+    f"Write {code_file(METRIC)}: metric(y_true, y_pred) -> float for the competition's metric, and "
+    "HIGHER_IS_BETTER. Self-contained: numpy/pandas only.",
+    template=TEMPLATE,
+    checks=[Check(check_metric)],
+    expert=expert,
+    role=ROLE_METRIC,
+    hints="Implement exactly what the evaluation text describes, clipping probabilities as Kaggle does.",
+)

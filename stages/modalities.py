@@ -1,5 +1,6 @@
 """Detect the input and target modalities and the task type: modalities.json. The choices come from the
 modality registry (agentk.modalities), read when the stage runs."""
+
 from __future__ import annotations
 
 import json
@@ -8,12 +9,12 @@ from typing import Literal
 
 from pydantic import create_model
 
+from agentk import workspace
 from agentk.competition.dataview import data_view, task_view
 from agentk.core.checks import Check
 from agentk.core.engine import Action, Context, Stage
 from agentk.modalities import MODALITIES, TARGET
 from agentk.policies.analysis import Analysis
-from agentk import workspace
 from agentk.workspace import ROLE_TASK, Workspace
 from stages.codegen import parse_json_object
 from unit_tests_lib.task import TASK_TYPES, check_modalities
@@ -24,8 +25,10 @@ def _quoted(values) -> str:
 
 
 def goal() -> str:
-    return (f'Write {Workspace.MODALITIES}: {{"inputs": subset of [{_quoted(MODALITIES)}], "targets": ["{TARGET}"], '
-            f'"task_type": one of {", ".join(TASK_TYPES)}}}.')
+    return (
+        f'Write {Workspace.MODALITIES}: {{"inputs": subset of [{_quoted(MODALITIES)}], "targets": ["{TARGET}"], '
+        f'"task_type": one of {", ".join(TASK_TYPES)}}}.'
+    )
 
 
 def hints() -> str:
@@ -54,12 +57,23 @@ def parse(answer: str) -> str:
     """The answer validated against the registry's modalities and the task types, as modalities.json's text;
     ValueError (pydantic's ValidationError is one) when it is not valid."""
     names = Literal[tuple(MODALITIES)]
-    schema = create_model("Modalities", inputs=(list[names], ...), targets=(list[names], ...),
-                          task_type=(Literal[TASK_TYPES], ...))
+    schema = create_model(
+        "Modalities", inputs=(list[names], ...), targets=(list[names], ...), task_type=(Literal[TASK_TYPES], ...)
+    )
     return schema(**parse_json_object(answer)).model_dump_json()
 
 
 def make() -> Stage:
     """Built from the registry as it is now (a modality registered later is in the next pipeline's stage)."""
-    return Stage(workspace.MODALITIES, goal(), kind="text", output=Workspace.MODALITIES, checks=[Check(check_modalities)],
-                 expert=expert, hints=hints(), role=ROLE_TASK, prompt=prompt, parse=parse)
+    return Stage(
+        workspace.MODALITIES,
+        goal(),
+        kind="text",
+        output=Workspace.MODALITIES,
+        checks=[Check(check_modalities)],
+        expert=expert,
+        hints=hints(),
+        role=ROLE_TASK,
+        prompt=prompt,
+        parse=parse,
+    )

@@ -1,4 +1,5 @@
 """Plan the rest of the setup: the ordered stages still to do, pruned by the modalities (no unit tests)."""
+
 from __future__ import annotations
 
 import json
@@ -14,9 +15,11 @@ GOAL = f'Write {Workspace.PLAN}: {{"stages": [the remaining stage names, in orde
 
 
 def expert(a: Analysis, ctx: Context, remaining: list[str]) -> Action:
-    notes = [f"Build id-keyed maps of the {len(a.features)} features and of the targets {[t.column for t in a.targets]}",
-             f"Encode targets for a {a.task_type} model and format predictions like {a.sample}",
-             f"Score with {a.metric}, then check the whole chain with a light solve"]
+    notes = [
+        f"Build id-keyed maps of the {len(a.features)} features and of the targets {[t.column for t in a.targets]}",
+        f"Encode targets for a {a.task_type} model and format predictions like {a.sample}",
+        f"Score with {a.metric}, then check the whole chain with a light solve",
+    ]
     return Action(text=json.dumps({"stages": remaining, "notes": notes}, indent=2))
 
 
@@ -40,7 +43,15 @@ def parse(answer: str, remaining: list[str]) -> str:
 
 
 def make(remaining: list[str]) -> Stage:
-    return Stage(PLAN, GOAL, kind="text", output=Workspace.PLAN, expert=lambda a, ctx: expert(a, ctx, remaining),
-                 hints=f"The stages that apply, in this order: {remaining}.", role=ROLE_TASK,
-                 prompt=lambda ws: prompt(ws, remaining), parse=lambda answer: parse(answer, remaining),
-                 intrinsic="plan_stage")
+    return Stage(
+        PLAN,
+        GOAL,
+        kind="text",
+        output=Workspace.PLAN,
+        expert=lambda a, ctx: expert(a, ctx, remaining),
+        hints=f"The stages that apply, in this order: {remaining}.",
+        role=ROLE_TASK,
+        prompt=lambda ws: prompt(ws, remaining),
+        parse=lambda answer: parse(answer, remaining),
+        intrinsic="plan_stage",
+    )

@@ -2,14 +2,20 @@
 
 Two independent implementations: the first builds the frame from the predictions; the alternative
 fills a copy of the sample submission by id. The solver falls back to the second if the first fails."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 from agentk.core.checks import Check
 from agentk.core.engine import HOLE, Action, Context, Stage, fill
 from agentk.policies.analysis import Analysis
-from agentk.workspace import (ROLE_SUBMISSION_FORMAT, SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, code_file,
-                              input_map_stage, map_file)
+from agentk.workspace import (
+    ROLE_SUBMISSION_FORMAT,
+    SUBMISSION_FORMAT,
+    SUBMISSION_FORMAT_ALT,
+    code_file,
+    input_map_stage,
+    map_file,
+)
 from stages.codegen import read_expr
 from unit_tests_lib.submission import check_submission_format
 
@@ -51,7 +57,9 @@ def _like(values: pd.Series, template: pd.Series) -> pd.Series:
     return values
 '''
 
-PRIMARY = COMMON + '''
+PRIMARY = (
+    COMMON
+    + """
 
 def format_submission(test_ids, predictions) -> pd.DataFrame:
     sample = {read_typed}
@@ -65,9 +73,12 @@ def format_submission(test_ids, predictions) -> pd.DataFrame:
     for c in COLUMNS:
         sub[c] = _like(preds[c].reset_index(drop=True), sample[c]).to_numpy()
     return sub
-'''
+"""
+)
 
-ALTERNATIVE = COMMON + '''
+ALTERNATIVE = (
+    COMMON
+    + '''
 
 def format_submission(test_ids, predictions) -> pd.DataFrame:
     """Fill a copy of the sample submission, row by row through the ids (keeps the sample's order)."""
@@ -85,21 +96,31 @@ def format_submission(test_ids, predictions) -> pd.DataFrame:
         out[c] = _like(preds.loc[sample[ID], c].reset_index(drop=True), typed[c]).to_numpy()
     return out
 '''
+)
 
 
 def expert(a: Analysis, ctx: Context, alternative: bool) -> Action:
     body = (ALTERNATIVE if alternative else PRIMARY).format(
-        sample=a.sample, id_col=a.id_col, columns=a.submission_columns, read=read_expr(a.sample, a.id_col),
+        sample=a.sample,
+        id_col=a.id_col,
+        columns=a.submission_columns,
+        read=read_expr(a.sample, a.id_col),
         read_typed="pd.read_csv(SAMPLE_PATH)" if a.sample.endswith(".csv") else read_expr(a.sample),
-        read_str="pd.read_csv(SAMPLE_PATH, dtype={ID: str})")
+        read_str="pd.read_csv(SAMPLE_PATH, dtype={ID: str})",
+    )
     return Action(code=fill(TEMPLATE, body))
 
 
 def make(alternative: bool) -> Stage:
     name = SUBMISSION_FORMAT_ALT if alternative else SUBMISSION_FORMAT
-    return Stage(name, "Write format_submission(test_ids, predictions) returning a DataFrame exactly like the sample "
-                 "submission (columns, order, id set, dtypes)." + (f" Use a different method from {code_file(SUBMISSION_FORMAT)}."
-                                                                  if alternative else ""),
-                 template=TEMPLATE, checks=[Check(check_submission_format, {"stage": name})],
-                 role=ROLE_SUBMISSION_FORMAT, expert=lambda a, ctx: expert(a, ctx, alternative),
-                 hints="Cast ids and labels to the sample's dtypes; keep the sample's column order.")
+    return Stage(
+        name,
+        "Write format_submission(test_ids, predictions) returning a DataFrame exactly like the sample "
+        "submission (columns, order, id set, dtypes)."
+        + (f" Use a different method from {code_file(SUBMISSION_FORMAT)}." if alternative else ""),
+        template=TEMPLATE,
+        checks=[Check(check_submission_format, {"stage": name})],
+        role=ROLE_SUBMISSION_FORMAT,
+        expert=lambda a, ctx: expert(a, ctx, alternative),
+        hints="Cast ids and labels to the sample's dtypes; keep the sample's column order.",
+    )

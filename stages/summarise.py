@@ -1,4 +1,5 @@
 """Summarise the task: goal, evaluation, files, targets and submission format, in a page."""
+
 from __future__ import annotations
 
 import re
@@ -26,18 +27,36 @@ def expert(a: Analysis, ctx: Context) -> Action:
     w = Workspace(ctx.ws)
     description = w.description.read_text()
     evaluation = w.evaluation.read_text().strip()
-    lines = ["# Task summary", "", "## Goal", _first_paragraph(description), "",
-             "## Evaluation", f"Metric: {a.metric} (taken from the {a.metric_from}).",
-             _first_paragraph(evaluation, 500) if evaluation else "", "",
-             "## Data", f"- train: {a.train} ({a.n_train} rows), test: {a.test} ({a.n_test} rows)",
-             f"- {len(a.features)} input features: {', '.join(a.features[:30])}{' ...' if len(a.features) > 30 else ''}",
-             "", "## Targets"]
+    lines = [
+        "# Task summary",
+        "",
+        "## Goal",
+        _first_paragraph(description),
+        "",
+        "## Evaluation",
+        f"Metric: {a.metric} (taken from the {a.metric_from}).",
+        _first_paragraph(evaluation, 500) if evaluation else "",
+        "",
+        "## Data",
+        f"- train: {a.train} ({a.n_train} rows), test: {a.test} ({a.n_test} rows)",
+        f"- {len(a.features)} input features: {', '.join(a.features[:30])}{' ...' if len(a.features) > 30 else ''}",
+        "",
+        "## Targets",
+    ]
     for t in a.targets:
         classes = f" classes {t.classes[:10]}" if t.classes else ""
         lines.append(f"- {t.column}: {t.kind}{classes}; submitted as {t.submit} in {len(t.columns)} column(s)")
-    lines += ["", "## Submission", f"Id column `{a.id_col}`; prediction columns: {', '.join(a.submission_columns[:20])}"
-              f"{' ...' if len(a.submission_columns) > 20 else ''}; one row per test id ({a.n_test}).",
-              "", "## Files", "```", file_tree(w.raw, max_lines=25), "```"]
+    lines += [
+        "",
+        "## Submission",
+        f"Id column `{a.id_col}`; prediction columns: {', '.join(a.submission_columns[:20])}"
+        f"{' ...' if len(a.submission_columns) > 20 else ''}; one row per test id ({a.n_test}).",
+        "",
+        "## Files",
+        "```",
+        file_tree(w.raw, max_lines=25),
+        "```",
+    ]
     return Action(text="\n".join(lines))
 
 
@@ -55,6 +74,14 @@ Evaluation section:
 {data_view(ws)}"""
 
 
-STAGE = Stage(SUMMARISE, GOAL, kind="text", output=Workspace.SUMMARY, checks=[Check(check_summary)], expert=expert,
-              hints="Keep it under a page. Name the metric, the id column and every target column.",
-              role=ROLE_TASK, prompt=prompt)
+STAGE = Stage(
+    SUMMARISE,
+    GOAL,
+    kind="text",
+    output=Workspace.SUMMARY,
+    checks=[Check(check_summary)],
+    expert=expert,
+    hints="Keep it under a page. Name the metric, the id column and every target column.",
+    role=ROLE_TASK,
+    prompt=prompt,
+)

@@ -1,4 +1,5 @@
 """Train and test tabular input maps: one row per sample, first column "id", then the input features."""
+
 from __future__ import annotations
 
 from agentk.core.checks import Check
@@ -11,16 +12,23 @@ from unit_tests_lib.maps import check_no_train_only_columns
 
 
 def template(split: str) -> str:
-    return map_template(map_file(input_map_stage(split, TABULAR.name)),
-                        f'one row per {split} sample, first column "id", then the tabular input features.')
+    return map_template(
+        map_file(input_map_stage(split, TABULAR.name)),
+        f'one row per {split} sample, first column "id", then the tabular input features.',
+    )
 
 
 def expert(a: Analysis, ctx: Context, split: str) -> Action:
     lines = table_rows(a, split)
-    lines += [f"features = {a.features!r}", 'out = pd.concat([pd.DataFrame({"id": ids.to_numpy()}), df[features]], axis=1)']
+    lines += [
+        f"features = {a.features!r}",
+        'out = pd.concat([pd.DataFrame({"id": ids.to_numpy()}), df[features]], axis=1)',
+    ]
     if a.bool_features:
-        lines += [f"for c in {a.bool_features!r}:  # True/False with gaps reads as text: make it 1.0/0.0/NaN",
-                  '    out[c] = out[c].map(lambda v: np.nan if pd.isna(v) else float(str(v).lower() == "true"))']
+        lines += [
+            f"for c in {a.bool_features!r}:  # True/False with gaps reads as text: make it 1.0/0.0/NaN",
+            '    out[c] = out[c].map(lambda v: np.nan if pd.isna(v) else float(str(v).lower() == "true"))',
+        ]
     lines.append("return out")
     return Action(code=fill(template(split), "\n".join(lines)))
 
@@ -31,8 +39,14 @@ def make(split: str) -> Stage:
     checks = map_checks(output, split)
     if split == "train":
         checks.append(Check(check_no_train_only_columns, {"name": output}))
-    return Stage(name, f"Write code that builds {output}: first column 'id' (as text), then the "
-                 "input features of every sample, one row each; no target columns.",
-                 output=output, template=template(split), checks=checks, role=ROLE_INPUT_MAP[split],
-                 expert=lambda a, ctx: expert(a, ctx, split),
-                 hints="Keep the raw feature values; encoding happens later. Read ids as strings.")
+    return Stage(
+        name,
+        f"Write code that builds {output}: first column 'id' (as text), then the "
+        "input features of every sample, one row each; no target columns.",
+        output=output,
+        template=template(split),
+        checks=checks,
+        role=ROLE_INPUT_MAP[split],
+        expert=lambda a, ctx: expert(a, ctx, split),
+        hints="Keep the raw feature values; encoding happens later. Read ids as strings.",
+    )

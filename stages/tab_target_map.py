@@ -1,4 +1,5 @@
 """The train target map: first column "id", then one column per target, in original form."""
+
 from __future__ import annotations
 
 from agentk.core.checks import Check
@@ -10,8 +11,11 @@ from stages.codegen import listing_rows, map_template, table_rows
 from unit_tests_lib.maps import check_target_map
 
 OUTPUT = map_file(TARGET_MAP)
-TEMPLATE = map_template(OUTPUT, 'first column "id", then one column per target (original values).',
-                        preview='table.describe(include="all").to_string()')
+TEMPLATE = map_template(
+    OUTPUT,
+    'first column "id", then one column per target (original values).',
+    preview='table.describe(include="all").to_string()',
+)
 
 
 def expert(a: Analysis, ctx: Context) -> Action:
@@ -20,7 +24,9 @@ def expert(a: Analysis, ctx: Context) -> Action:
     if listing is not None:  # the train samples are files labelled by folder or name
         lines = listing_rows(listing, labels=True) + [f"out = pd.DataFrame({{'id': ids, {cols[0]!r}: labels}})"]
     else:
-        lines = table_rows(a, "train") + [f"out = pd.concat([pd.DataFrame({{'id': ids.to_numpy()}}), df[{cols!r}]], axis=1)"]
+        lines = table_rows(a, "train") + [
+            f"out = pd.concat([pd.DataFrame({{'id': ids.to_numpy()}}), df[{cols!r}]], axis=1)"
+        ]
     renamed = {t.source: t.column for t in a.targets if t.source != t.column}
     if renamed:
         lines.append(f"out = out.rename(columns={renamed!r})  # named as in the submission")
@@ -31,6 +37,13 @@ def expert(a: Analysis, ctx: Context) -> Action:
     return Action(code=fill(TEMPLATE, "\n".join(lines)))
 
 
-STAGE = Stage(TARGET_MAP, f"Write code that builds {OUTPUT}: 'id' then one column per target, original values.",
-              output=OUTPUT, template=TEMPLATE, checks=[Check(check_target_map)], expert=expert, role=ROLE_TARGET_MAP,
-              hints="Per-class probability submissions: map the single label column, not one column per class.")
+STAGE = Stage(
+    TARGET_MAP,
+    f"Write code that builds {OUTPUT}: 'id' then one column per target, original values.",
+    output=OUTPUT,
+    template=TEMPLATE,
+    checks=[Check(check_target_map)],
+    expert=expert,
+    role=ROLE_TARGET_MAP,
+    hints="Per-class probability submissions: map the single label column, not one column per class.",
+)

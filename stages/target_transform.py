@@ -1,6 +1,7 @@
 """Target transform: transform(df) -> numeric array for a model; inverse_transform(array) -> the
 submission's prediction columns. inverse_transform takes codes/values (one column per target) or class
 probabilities (one column per class of each multi-class target)."""
+
 from __future__ import annotations
 
 from agentk.core.checks import Check
@@ -26,7 +27,7 @@ if __name__ == "__main__":
 '''
 
 # The expert's implementation, driven by the SPEC literal it writes above it.
-BODY = '''SPEC = {spec!r}
+BODY = """SPEC = {spec!r}
 OUTPUTS = [{{"name": s["column"], "kind": s["kind"], "n_classes": len(s["classes"])}} for s in SPEC]
 
 
@@ -76,15 +77,31 @@ def inverse_transform(arr) -> pd.DataFrame:
                 negative = [c for c in classes if str(c) != str(s["positive"])]
                 out[s["columns"][0]] = [s["positive"] if p >= 0.5 else (negative[0] if negative else s["positive"]) for p in v]
     return pd.DataFrame(out)
-'''
+"""
 
 
 def expert(a: Analysis, ctx: Context) -> Action:
-    spec = [{"column": t.column, "kind": t.kind, "submit": t.submit, "columns": t.columns, "classes": t.classes,
-             "positive": t.positive, "log": t.log} for t in a.targets]
+    spec = [
+        {
+            "column": t.column,
+            "kind": t.kind,
+            "submit": t.submit,
+            "columns": t.columns,
+            "classes": t.classes,
+            "positive": t.positive,
+            "log": t.log,
+        }
+        for t in a.targets
+    ]
     return Action(code=fill(TEMPLATE, BODY.format(spec=spec)))
 
 
-STAGE = Stage(TARGET_TRANSFORM, "Write transform / inverse_transform / OUTPUTS for the targets.",
-              template=TEMPLATE, checks=[Check(check_transform)], expert=expert, role=ROLE_TARGET_TRANSFORM,
-              hints="Encode classes as integer codes, binary as 0/1 of the positive class; RMSLE-scored targets as log1p.")
+STAGE = Stage(
+    TARGET_TRANSFORM,
+    "Write transform / inverse_transform / OUTPUTS for the targets.",
+    template=TEMPLATE,
+    checks=[Check(check_transform)],
+    expert=expert,
+    role=ROLE_TARGET_TRANSFORM,
+    hints="Encode classes as integer codes, binary as 0/1 of the positive class; RMSLE-scored targets as log1p.",
+)

@@ -1,13 +1,14 @@
 """Shared helpers: run the real CLI in a subprocess, and set each example up once per test session."""
+
 from __future__ import annotations
 
 import atexit
 import json
 import os
 import shutil
-import tempfile
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,8 +24,15 @@ if "AGENTK_MEMORY" not in os.environ:
 
 
 def agentk(*args: str, timeout: float = 300, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "agentk.cli", *map(str, args)], cwd=ROOT, capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "agentk.cli", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+        env=env,
+    )
 
 
 def example_meta(name: str) -> dict:

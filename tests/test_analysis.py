@@ -1,5 +1,6 @@
 """What the expert reads off a competition: ids, targets, submission kinds, metric and task type,
 on the arena's real descriptions and on awkward layouts built here."""
+
 from __future__ import annotations
 
 import json
@@ -7,14 +8,19 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import ARENA, EXAMPLE_NAMES, EXAMPLES, example_meta
 
 from agentk.policies.analysis import analyse
-from conftest import ARENA, EXAMPLE_NAMES, EXAMPLES, example_meta
 from stages.fetch import fetch_local
 
-ARENA_METRIC = {"accuracy": "accuracy", "auc-roc": "roc_auc", "log-loss": "log_loss",
-                "multi-class-log-loss": "multi_log_loss", "column-wise ROC AUC": "mean_columnwise_auc",
-                "mean-column-wise-rmsle": "mean_columnwise_rmsle"}
+ARENA_METRIC = {
+    "accuracy": "accuracy",
+    "auc-roc": "roc_auc",
+    "log-loss": "log_loss",
+    "multi-class-log-loss": "multi_log_loss",
+    "column-wise ROC AUC": "mean_columnwise_auc",
+    "mean-column-wise-rmsle": "mean_columnwise_rmsle",
+}
 
 
 def fetched(tmp_path, source):
@@ -59,32 +65,60 @@ def write(folder, evaluation, train, test, sample, sep=","):
 
 def test_per_class_probability_columns_from_a_label_column(tmp_path):
     rng = np.random.default_rng(0)
-    train = pd.DataFrame({"id": range(60), "x": rng.normal(size=60), "species": rng.choice(["Acer", "Betula", "Quercus"], 60)})
+    train = pd.DataFrame(
+        {"id": range(60), "x": rng.normal(size=60), "species": rng.choice(["Acer", "Betula", "Quercus"], 60)}
+    )
     test = pd.DataFrame({"id": range(60, 70), "x": rng.normal(size=10)})
     sample = pd.DataFrame({"id": test.id, "Quercus": 1 / 3, "Acer": 1 / 3, "Betula": 1 / 3})
-    a = analyse(fetched(tmp_path, write(tmp_path / "c", "Submissions are evaluated using the multi-class logarithmic loss.",
-                                         train, test, sample)))
+    a = analyse(
+        fetched(
+            tmp_path,
+            write(
+                tmp_path / "c", "Submissions are evaluated using the multi-class logarithmic loss.", train, test, sample
+            ),
+        )
+    )
     (t,) = a.targets
-    assert (t.column, t.kind, t.submit, t.columns) == ("species", "multiclass", "proba_columns", ["Quercus", "Acer", "Betula"])
+    assert (t.column, t.kind, t.submit, t.columns) == (
+        "species",
+        "multiclass",
+        "proba_columns",
+        ["Quercus", "Acer", "Betula"],
+    )
     assert a.metric == "multi_log_loss" and a.task_type == "MultiCls"
 
 
 def test_test_without_id_column_and_renamed_target_in_tsv(tmp_path):
     rng = np.random.default_rng(1)
-    train = pd.DataFrame({"x": rng.normal(size=50), "flag": rng.choice(["True", "False", None], 50),
-                          "label": rng.choice(["spam", "ham"], 50)})
+    train = pd.DataFrame(
+        {
+            "x": rng.normal(size=50),
+            "flag": rng.choice(["True", "False", None], 50),
+            "label": rng.choice(["spam", "ham"], 50),
+        }
+    )
     test = pd.DataFrame({"x": rng.normal(size=8), "flag": rng.choice(["True", "False"], 8)})
     sample = pd.DataFrame({"ImageId": range(1, 9), "Prediction": "ham"})
-    a = analyse(fetched(tmp_path, write(tmp_path / "c", "Submissions are scored by their F1 score.", train, test, sample, "\t")))
+    a = analyse(
+        fetched(tmp_path, write(tmp_path / "c", "Submissions are scored by their F1 score.", train, test, sample, "\t"))
+    )
     assert a.test_id is None and a.train_id is None and a.id_col == "ImageId"
     (t,) = a.targets
-    assert (t.source, t.column, t.columns, t.kind, t.submit) == ("label", "Prediction", ["Prediction"], "binary", "label")
+    assert (t.source, t.column, t.columns, t.kind, t.submit) == (
+        "label",
+        "Prediction",
+        ["Prediction"],
+        "binary",
+        "label",
+    )
     assert a.metric == "f1" and a.features == ["x", "flag"] and a.bool_features == ["flag"]
 
 
 def test_metric_falls_back_on_the_task_when_the_text_names_none(tmp_path):
     rng = np.random.default_rng(2)
-    train = pd.DataFrame({"row": range(40), "x": rng.normal(size=40), "y1": rng.normal(size=40), "y2": rng.normal(size=40)})
+    train = pd.DataFrame(
+        {"row": range(40), "x": rng.normal(size=40), "y1": rng.normal(size=40), "y2": rng.normal(size=40)}
+    )
     test = pd.DataFrame({"row": range(40, 45), "x": rng.normal(size=5)})
     sample = pd.DataFrame({"row": test.row, "y1": 0.0, "y2": 0.0})
     a = analyse(fetched(tmp_path, write(tmp_path / "c", "Good luck!", train, test, sample)))
@@ -93,9 +127,16 @@ def test_metric_falls_back_on_the_task_when_the_text_names_none(tmp_path):
 
 def test_single_metric_named_for_several_columns_becomes_column_wise(tmp_path):
     rng = np.random.default_rng(3)
-    train = pd.DataFrame({"id": range(40), "x": rng.normal(size=40), "a": rng.integers(0, 2, 40), "b": rng.integers(0, 2, 40)})
+    train = pd.DataFrame(
+        {"id": range(40), "x": rng.normal(size=40), "a": rng.integers(0, 2, 40), "b": rng.integers(0, 2, 40)}
+    )
     test = pd.DataFrame({"id": range(40, 45), "x": rng.normal(size=5)})
     sample = pd.DataFrame({"id": test.id, "a": 0.5, "b": 0.5})
-    a = analyse(fetched(tmp_path, write(tmp_path / "c", "Submissions are evaluated on area under the ROC curve.", train, test, sample)))
+    a = analyse(
+        fetched(
+            tmp_path,
+            write(tmp_path / "c", "Submissions are evaluated on area under the ROC curve.", train, test, sample),
+        )
+    )
     assert a.metric == "mean_columnwise_auc" and a.task_type == "MultiTgtCls"
     assert all(t.submit == "proba" and t.positive == 1 for t in a.targets)

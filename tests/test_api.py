@@ -1,16 +1,17 @@
 """agentk.api without the CLI: run_setup on a bundled example returns the typed state and writes the workspace;
 bad input raises BadInput before anything is written; the solve refuses a workspace it cannot use."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
+from conftest import EXAMPLES
 
 from agentk import api
 from agentk.core.errors import BadInput
 from agentk.core.state import EpisodeState
 from agentk.workspace import Workspace
-from conftest import EXAMPLES
 
 
 @pytest.fixture(scope="module")
@@ -47,16 +48,20 @@ def test_a_finished_setup_is_resumed_as_it_is_and_not_redone_without_force(iris)
     assert Workspace(result.workspace).setup_state.read_text() == before
 
 
-@pytest.mark.parametrize("source, policy, message", [
-    ("missing-folder", "expert", "missing-folder"),
-    (EXAMPLES / "iris-species", "clever", "unknown policy 'clever'"),
-])
+@pytest.mark.parametrize(
+    "source, policy, message",
+    [
+        ("missing-folder", "expert", "missing-folder"),
+        (EXAMPLES / "iris-species", "clever", "unknown policy 'clever'"),
+    ],
+)
 def test_bad_input_raises_before_anything_is_written(tmp_path, source, policy, message):
     events = []
     ws = tmp_path / "ws"
     with pytest.raises(BadInput, match=message):
-        api.run_setup(tmp_path / source if isinstance(source, str) else source, ws, policy,
-                      on_event=lambda k, i: events.append(k))
+        api.run_setup(
+            tmp_path / source if isinstance(source, str) else source, ws, policy, on_event=lambda k, i: events.append(k)
+        )
     assert not ws.exists() and events == []
     assert api.one_line(BadInput("two\n  lines")) == "agentk: two lines"
 

@@ -1,6 +1,7 @@
 """The AutoGluon tool optimises what the competition scores: its scorer agrees with code_metric.py (through
 TaskData.score) on the examples' validation rows, survives pickling, and fit_autogluon beats a constant
 prediction with model-space outputs of the right shape."""
+
 from __future__ import annotations
 
 import pickle
@@ -11,11 +12,11 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-
-from tools.task_data import TaskData
 from conftest import EXAMPLES, ROOT
+
 from tools.autogluon_tool import fit_autogluon
 from tools.competition_scorer import competition_scorer
+from tools.task_data import TaskData
 
 NAMES = ("breast-cancer", "wine", "iris-species", "diabetes", "digits-multilabel")
 FAST = {"RF": {}, "XT": {}}  # only sklearn forests: quick on 2 cores and always installed
@@ -25,10 +26,17 @@ FAST = {"RF": {}, "XT": {}}  # only sklearn forests: quick on 2 cores and always
 def tasks(tmp_path_factory) -> dict[str, TaskData]:
     """Each example set up by the real CLI, all at once (most of a setup is waiting on subprocesses)."""
     root = tmp_path_factory.mktemp("ag")
-    runs = {name: subprocess.Popen([sys.executable, "-m", "agentk.cli", "setup", str(EXAMPLES / name),
-                                    "--workspace", str(root / name)], cwd=ROOT, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            for name in NAMES}
+    runs = {
+        name: subprocess.Popen(
+            [sys.executable, "-m", "agentk.cli", "setup", str(EXAMPLES / name), "--workspace", str(root / name)],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for name in NAMES
+    }
     for name, run in runs.items():
         out, _ = run.communicate(timeout=600)
         assert run.returncode == 0, f"setup of {name} failed:\n{out[-2000:]}"
@@ -47,16 +55,21 @@ def _predictions(task: TaskData, rows: np.ndarray, good: bool, rng) -> tuple[np.
         return p, p[:, None]
     codes = y.astype(int)
     if needs_class:
-        pred = np.where(rng.uniform(size=len(y)) < 0.9, codes, rng.integers(0, k, len(y))) if good \
+        pred = (
+            np.where(rng.uniform(size=len(y)) < 0.9, codes, rng.integers(0, k, len(y)))
+            if good
             else rng.integers(0, k, len(y))
+        )
         return pred, np.eye(k)[pred]
-    proba = 0.7 * np.eye(k)[codes] + 0.3 * rng.dirichlet(np.ones(k), len(y)) if good \
-        else rng.dirichlet(np.ones(k), len(y))
+    proba = (
+        0.7 * np.eye(k)[codes] + 0.3 * rng.dirichlet(np.ones(k), len(y)) if good else rng.dirichlet(np.ones(k), len(y))
+    )
     return proba, proba
 
 
-@pytest.mark.parametrize("name, needs", [("breast-cancer", "proba"), ("wine", "proba"), ("iris-species", "class"),
-                                         ("diabetes", "pred")])
+@pytest.mark.parametrize(
+    "name, needs", [("breast-cancer", "proba"), ("wine", "proba"), ("iris-species", "class"), ("diabetes", "pred")]
+)
 def test_scorer_scores_as_the_competition_does(tasks, name, needs):
     task = tasks[name]
     rows = task.split[1]
@@ -92,8 +105,7 @@ def test_multi_output_scorers_average_to_the_competition_score(tasks):
     task = tasks["digits-multilabel"]  # mean column-wise ROC AUC over two binary targets
     rows = task.split[1]
     pred = np.random.default_rng(2).uniform(size=(len(rows), 2)) * 0.5 + task.y[rows] * 0.4
-    per_output = [competition_scorer(task.ws, j)(pd.Series(task.y[rows, j].astype(int)), pred[:, j])
-                  for j in range(2)]
+    per_output = [competition_scorer(task.ws, j)(pd.Series(task.y[rows, j].astype(int)), pred[:, j]) for j in range(2)]
     assert np.mean(per_output) == pytest.approx(task.score(pred, rows), rel=1e-9)
     assert per_output[0] != pytest.approx(per_output[1])  # each scorer looks at its own column
 
@@ -106,16 +118,22 @@ def test_scorer_pickles_and_reloads_the_workspace_lazily(tasks):
     assert clone._score_func._loaded is None  # only the path and indices travelled
     truth, proba = pd.Series(task.y[rows, 0].astype(int)), np.random.default_rng(3).dirichlet(np.ones(3), len(rows))
     assert clone(truth, proba) == scorer(truth, proba)
-    assert (clone.name, clone.needs_proba, clone.greater_is_better_internal) == \
-        (scorer.name, scorer.needs_proba, scorer.greater_is_better_internal)
+    assert (clone.name, clone.needs_proba, clone.greater_is_better_internal) == (
+        scorer.name,
+        scorer.needs_proba,
+        scorer.greater_is_better_internal,
+    )
 
 
 def _constant(task: TaskData, rows: np.ndarray) -> float:
     """The score of predicting the fit rows' mean (the class frequencies for multiclass) everywhere."""
     fit = task.split[0]
-    parts = [np.tile(np.bincount(task.y[fit, j].astype(int), minlength=w) / len(fit), (len(rows), 1))
-             if o["kind"] == "multiclass" else np.full((len(rows), 1), task.y[fit, j].mean())
-             for j, (o, w) in enumerate(zip(task.outputs, task.widths))]
+    parts = [
+        np.tile(np.bincount(task.y[fit, j].astype(int), minlength=w) / len(fit), (len(rows), 1))
+        if o["kind"] == "multiclass"
+        else np.full((len(rows), 1), task.y[fit, j].mean())
+        for j, (o, w) in enumerate(zip(task.outputs, task.widths))
+    ]
     return task.score(np.hstack(parts), rows)
 
 

@@ -4,6 +4,7 @@ Bad input or an unsupported task: exit 2, stderr is ONE line `agentk: <what is w
 workspace is not created. The agent trying and failing: exit 1, one `agentk:` line naming the
 stage, and <ws>/setup.json says where it failed.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,15 @@ WAV = b"RIFF\x24\x00\x00\x00WAVEfmt " + b"\x00" * 16
 
 def agentk(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": "80"}  # a fixed, ordinary terminal width
-    return subprocess.run([sys.executable, "-m", "agentk.cli", *map(str, args)], cwd=ROOT, env=env,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "agentk.cli", *map(str, args)],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def setup(src: Path, ws: Path, *extra: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -60,8 +68,11 @@ def make_base(folder: Path, n_train: int = 40, n_test: int = 10) -> Path:
     y = (x + rng.normal(scale=0.5, size=n) > 0).astype(int)
     (folder / "description.md").write_text(DESCRIPTION)
     pd.DataFrame({"id": range(n_train), "x": x[:n_train], "cat": cat[:n_train], "y": y[:n_train]}).to_csv(
-        folder / "train.csv", index=False)
-    pd.DataFrame({"id": range(n_train, n), "x": x[n_train:], "cat": cat[n_train:]}).to_csv(folder / "test.csv", index=False)
+        folder / "train.csv", index=False
+    )
+    pd.DataFrame({"id": range(n_train, n), "x": x[n_train:], "cat": cat[n_train:]}).to_csv(
+        folder / "test.csv", index=False
+    )
     pd.DataFrame({"id": range(n_train, n), "y": 0}).to_csv(folder / "sample_submission.csv", index=False)
     return folder
 
@@ -103,11 +114,14 @@ def test_a_file_instead_of_a_folder(tmp_path):
     assert_bad_input(setup(archive, ws), "not a folder", ws)
 
 
-@pytest.mark.parametrize("missing, keyword", [
-    ("train.csv", "no training data"),
-    ("test.csv", "no test data"),
-    ("sample_submission.csv", "sample submission"),
-])
+@pytest.mark.parametrize(
+    "missing, keyword",
+    [
+        ("train.csv", "no training data"),
+        ("test.csv", "no test data"),
+        ("sample_submission.csv", "sample submission"),
+    ],
+)
 def test_missing_table(comp, tmp_path, missing, keyword):
     (comp / missing).unlink()
     ws = tmp_path / "ws"
@@ -121,10 +135,13 @@ def test_empty_train(comp, tmp_path):
     assert "train.csv" in line
 
 
-@pytest.mark.parametrize("content", [
-    pytest.param(b"\x00\xff\xfe garbage", id="binary"),
-    pytest.param(b"id,x,cat,y\n0,0.5,a,1\n1,0.2,b,0,7,8,9\n2,0.1,c,1\n", id="ragged"),
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param(b"\x00\xff\xfe garbage", id="binary"),
+        pytest.param(b"id,x,cat,y\n0,0.5,a,1\n1,0.2,b,0,7,8,9\n2,0.1,c,1\n", id="ragged"),
+    ],
+)
 def test_corrupt_train(comp, tmp_path, content):
     (comp / "train.csv").write_bytes(content)
     ws = tmp_path / "ws"
@@ -255,7 +272,7 @@ def test_setup_twice_needs_resume_or_force(base, tmp_path):
 def test_undecidable_target_fails_with_exit_1(comp, tmp_path):
     rng = np.random.default_rng(2)
     train = pd.read_csv(comp / "train.csv").drop(columns="y")
-    train["u"] = rng.integers(0, 2, len(train))   # two train-only columns: which one is 'z'?
+    train["u"] = rng.integers(0, 2, len(train))  # two train-only columns: which one is 'z'?
     train["v"] = rng.normal(size=len(train)).round(3)
     train.to_csv(comp / "train.csv", index=False)
     pd.DataFrame({"id": range(40, 50), "z": 0}).to_csv(comp / "sample_submission.csv", index=False)

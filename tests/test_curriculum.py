@@ -1,4 +1,5 @@
 """The curriculum: eq. 6–7 on hand-computed matrices, the pool file, and the runner on the real CLI."""
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,7 @@ S = 1 / math.sqrt(2)
 
 # ---- eq. 6: top-r average ---------------------------------------------------------------------------
 def test_top_r_takes_the_mean_of_the_r_largest_per_row():
-    sims = np.array([[0.1, 0.9, 0.5],
-                     [0.3, -0.2, 0.0]])
+    sims = np.array([[0.1, 0.9, 0.5], [0.3, -0.2, 0.0]])
     assert np.allclose(selection.top_r(sims, 2), [(0.9 + 0.5) / 2, (0.3 + 0.0) / 2])
     assert np.allclose(selection.top_r(sims, 1), [0.9, 0.3])
 
@@ -90,10 +90,10 @@ def test_empty_memory_ties_go_to_the_easiest_unless_it_was_just_tried():
     args = (TASK_DESC, TASK_TREE, empty, empty, empty, empty)
     fresh = selection.scores(*args, [None, None, None], 0, 1.0, 1.0, 3)
     assert np.allclose(fresh, 0)
-    assert selection.pick(fresh, ease=[2, 0, 1]) == 1           # task 1 ranks easiest
+    assert selection.pick(fresh, ease=[2, 0, 1]) == 1  # task 1 ranks easiest
     tried = selection.scores(*args, [None, 0, None], 1, 1.0, 1.0, 3)
     assert np.isclose(tried[1], -math.exp(-1))
-    assert selection.pick(tried, ease=[2, 0, 1]) == 2           # next easiest among the untried
+    assert selection.pick(tried, ease=[2, 0, 1]) == 2  # next easiest among the untried
 
 
 # ---- the pool ---------------------------------------------------------------------------------------
@@ -114,9 +114,11 @@ def test_pool_file_comments_blanks_relative_folders_and_urls(tmp_path):
     _competition(tmp_path, "beta")
     pool = tmp_path / "lists" / "pool.txt"
     pool.parent.mkdir()
-    pool.write_text("# my pool\n\n../comps/alpha   # the small one\n"
-                    f"{tmp_path / 'beta'}\nhttps://www.kaggle.com/competitions/titanic#overview\n"
-                    "www.kaggle.com/c/spaceship-titanic  # a comment after a URL\n")
+    pool.write_text(
+        "# my pool\n\n../comps/alpha   # the small one\n"
+        f"{tmp_path / 'beta'}\nhttps://www.kaggle.com/competitions/titanic#overview\n"
+        "www.kaggle.com/c/spaceship-titanic  # a comment after a URL\n"
+    )
     tasks = read_pool(pool)
     assert [t.name for t in tasks] == ["alpha", "beta", "titanic", "spaceship-titanic"]
     _competition(tmp_path / "gamma", "public")  # <competition>/public beside its private answers
@@ -127,12 +129,15 @@ def test_pool_file_comments_blanks_relative_folders_and_urls(tmp_path):
     assert tasks[2].is_url and tasks[2].source.endswith("#overview")
 
 
-@pytest.mark.parametrize("text, message", [
-    ("alpha\nnope\n", "pool.txt line 2: folder"),
-    ("https://example.com/some/page\n", "line 1: https://example.com/some/page is not a Kaggle competition URL"),
-    ("alpha\n./alpha\n", "line 2: alpha is already in the pool"),
-    ("# only comments\n\n", "lists no competitions"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("alpha\nnope\n", "pool.txt line 2: folder"),
+        ("https://example.com/some/page\n", "line 1: https://example.com/some/page is not a Kaggle competition URL"),
+        ("alpha\n./alpha\n", "line 2: alpha is already in the pool"),
+        ("# only comments\n\n", "lists no competitions"),
+    ],
+)
 def test_bad_pool_lines_are_bad_input(tmp_path, text, message):
     _competition(tmp_path, "alpha")
     (tmp_path / "pool.txt").write_text(text)
@@ -142,10 +147,17 @@ def test_bad_pool_lines_are_bad_input(tmp_path, text, message):
 
 def test_bad_pool_exits_2_with_one_line(tmp_path):
     (tmp_path / "pool.txt").write_text("missing-folder\n")
-    out = subprocess.run([sys.executable, "-m", "agentk.cli", "curriculum", str(tmp_path / "pool.txt"), "--out", str(tmp_path / "o")],
-                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "agentk.cli", "curriculum", str(tmp_path / "pool.txt"), "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert out.returncode == 2
-    assert out.stderr.strip().startswith("agentk: pool.txt line 1: folder") and len(out.stderr.strip().splitlines()) == 1
+    assert (
+        out.stderr.strip().startswith("agentk: pool.txt line 1: folder") and len(out.stderr.strip().splitlines()) == 1
+    )
     assert not (tmp_path / "o").exists()
 
 
@@ -189,17 +201,29 @@ def test_with_an_llm_configured_the_llm_names_the_first_task(tmp_path, monkeypat
         return next(answers)
 
     with ScriptedLLM(handler=handler) as server:
-        for k, v in {"AGENTK_LLM_BASE_URL": server.url, "AGENTK_LLM_MODEL": "scripted-model", "AGENTK_LLM_API_KEY": "x",
-                     "AGENTK_LLM_CACHE": "off"}.items():
+        for k, v in {
+            "AGENTK_LLM_BASE_URL": server.url,
+            "AGENTK_LLM_MODEL": "scripted-model",
+            "AGENTK_LLM_API_KEY": "x",
+            "AGENTK_LLM_CACHE": "off",
+        }.items():
             monkeypatch.setenv(k, v)
         assert _llm_first_pick("expert", tmp_path / "o") is None  # the expert policy asks no LLM
         picks = []
         for k in range(3):
-            cur = Curriculum(tmp_path / "pool.txt", tmp_path / f"out{k}", rounds=1,
-                             first_pick=_llm_first_pick("llm", tmp_path / f"out{k}"))
+            cur = Curriculum(
+                tmp_path / "pool.txt",
+                tmp_path / f"out{k}",
+                rounds=1,
+                first_pick=_llm_first_pick("llm", tmp_path / f"out{k}"),
+            )
             rec = cur._pick(cur.tasks, 0)
             picks.append((rec["task"], rec["why"]))
-    assert picks == [("big", "first pick (LLM)"), ("small", "easiest tree (empty memory)"), ("small", "first pick (LLM)")]
+    assert picks == [
+        ("big", "first pick (LLM)"),
+        ("small", "easiest tree (empty memory)"),
+        ("small", "first pick (LLM)"),
+    ]
     assert prompts[0].startswith("[agentk:first_task] stage=curriculum") and "Task media:" in prompts[0]
     assert "train.csv" in prompts[0] and (tmp_path / "out0" / "llm_log.jsonl").exists()
 
@@ -216,8 +240,9 @@ def test_ablation_selections_random_and_recency_alone(tmp_path):
     (tmp_path / "pool.txt").write_text("a\nb\nc\nd\n")
 
     def picks(selection, seed, rounds=6, tried=None):
-        cur = Curriculum(tmp_path / "pool.txt", tmp_path / f"out-{selection}-{seed}", rounds=rounds,
-                         selection=selection, seed=seed)
+        cur = Curriculum(
+            tmp_path / "pool.txt", tmp_path / f"out-{selection}-{seed}", rounds=rounds, selection=selection, seed=seed
+        )
         cur.state["last_tried"] = dict(tried or {})
         return [cur._pick(cur.tasks, n)["task"] for n in range(rounds)]
 
@@ -236,9 +261,11 @@ def test_ablation_selections_random_and_recency_alone(tmp_path):
 # ---- the runner on the real CLI -------------------------------------------------------------------
 def _memory_subprocess(path: Path) -> dict:
     """RAG± as a fresh process sees them (chromadb caches per process)."""
-    code = ("import json,sys; from rag.memory import Memory; m = Memory(sys.argv[1]); "
-            "print(json.dumps({k: [(e['task'], e['outcome'], e['scores']) for e in m.experiences(k == 'pos')] "
-            "for k in ('pos', 'neg')}))")
+    code = (
+        "import json,sys; from rag.memory import Memory; m = Memory(sys.argv[1]); "
+        "print(json.dumps({k: [(e['task'], e['outcome'], e['scores']) for e in m.experiences(k == 'pos')] "
+        "for k in ('pos', 'neg')}))"
+    )
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -292,8 +319,19 @@ def test_killed_during_setup_resumes_the_same_round(tmp_path):
     (broken / "description.md").write_text("# Broken\nPredict y from x.\n")
     (tmp_path / "pool.txt").write_text("broken\n")
     out, mem = tmp_path / "out", tmp_path / "memory"
-    cmd = [sys.executable, "-m", "agentk.cli", "curriculum", str(tmp_path / "pool.txt"), "--rounds", "1", "--out", str(out),
-           "--memory", str(mem)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "agentk.cli",
+        "curriculum",
+        str(tmp_path / "pool.txt"),
+        "--rounds",
+        "1",
+        "--out",
+        str(out),
+        "--memory",
+        str(mem),
+    ]
     _run_and_kill(cmd, out, lambda s: s["rounds"] and s["rounds"][0]["runs"].get("setup") == 1)
     killed = json.loads((out / "curriculum.json").read_text())
     assert killed["rounds"][0]["step"] == "setup" and killed["rounds"][0]["setup_rc"] is None, "killed mid-setup"
@@ -318,11 +356,30 @@ def test_killed_run_resumes_mid_round_without_redoing_it(tmp_path):
     mem = tmp_path / "memory"
     Memory(mem).add_experience(False, "iris-species", "an earlier failure", "", "setup failed", {})
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "agentk.cli", "curriculum", str(tmp_path / "pool.txt"), "--rounds", "1", "--out", str(out),
-           "--memory", str(mem)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "agentk.cli",
+        "curriculum",
+        str(tmp_path / "pool.txt"),
+        "--rounds",
+        "1",
+        "--out",
+        str(out),
+        "--memory",
+        str(mem),
+    ]
     # kill once the setup has written its own state (and a second more): it has something to resume
-    _run_and_kill(cmd, out, lambda s: s["rounds"] and s["rounds"][0]["step"] == "setup"
-                  and (out / "iris-species" / "setup.json").exists() and (time.sleep(1.0) or True))
+    _run_and_kill(
+        cmd,
+        out,
+        lambda s: (
+            s["rounds"]
+            and s["rounds"][0]["step"] == "setup"
+            and (out / "iris-species" / "setup.json").exists()
+            and (time.sleep(1.0) or True)
+        ),
+    )
     killed = json.loads((out / "curriculum.json").read_text())
     assert killed["rounds"][0]["step"] == "setup" and killed["rounds"][0]["runs"] == {"setup": 1}
 
@@ -372,13 +429,19 @@ def test_setup_only_rounds_with_the_llm_policy_store_fixes_in_the_curriculum_mem
             return super()._step(rec, step)
 
     with ScriptedLLM(handler=handler) as server:
-        for k, v in {"AGENTK_LLM_BASE_URL": server.url, "AGENTK_LLM_MODEL": "scripted-model",
-                     "AGENTK_LLM_API_KEY": "x", "AGENTK_LLM_CACHE": "off"}.items():
+        for k, v in {
+            "AGENTK_LLM_BASE_URL": server.url,
+            "AGENTK_LLM_MODEL": "scripted-model",
+            "AGENTK_LLM_API_KEY": "x",
+            "AGENTK_LLM_CACHE": "off",
+        }.items():
             monkeypatch.setenv(k, v)
         memory = Memory(tmp_path / "memory")
         state = Watched(tmp_path / "pool.txt", out, rounds=2, memory=memory, policy="llm", setup_only=True).run()
     assert [(r["task"], r["setup_passed"], r["runs"], r["outcome"]) for r in state["rounds"]] == [
-        ("iris-species", True, {"setup": 1}, "set up"), ("wine", True, {"setup": 1}, "set up")]
+        ("iris-species", True, {"setup": 1}, "set up"),
+        ("wine", True, {"setup": 1}, "set up"),
+    ]
     assert state["solved"] == ["iris-species", "wine"] and all(r["llm_calls"] > 10 for r in state["rounds"])
     assert not (out / "wine" / "solutions" / "network-1").exists() and not (out / "wine" / "solve.json").exists()
     assert sorted(f["competition"] for f in memory.list("fixes")) == ["iris-species", "wine"]

@@ -1,4 +1,5 @@
 """Transitions of the staged MDP with scripted policies on toy stages (the engine knows nothing of Kaggle)."""
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,9 @@ def writer(name: str, value) -> str:
 
 
 def toy_pipeline(ws: Path):
-    stages = [Stage(n, f"write {n}.txt", output=f"{n}.txt", checks=[Check(holds_int, {"name": n})], timeout=5)
-              for n in "abc"]
+    stages = [
+        Stage(n, f"write {n}.txt", output=f"{n}.txt", checks=[Check(holds_int, {"name": n})], timeout=5) for n in "abc"
+    ]
     return stages, [MetaTest("double", ["a", "b"], [Check(b_is_double_a)])]
 
 
@@ -67,7 +69,9 @@ def test_all_pass_advances_and_discounts_rewards(tmp_path):
     assert steps(tmp_path) == [("a", True), ("b", True), ("double", True), ("c", True)]
     assert state.discounted_return == pytest.approx(1 + 0.5 + 0.25 + 0.125)
     saved = json.loads((tmp_path / "setup.json").read_text())
-    assert saved["stages"]["b"]["tests"] == {"holds_int": "passed"} and saved["meta_tests"]["double"]["status"] == "passed"
+    assert (
+        saved["stages"]["b"]["tests"] == {"holds_int": "passed"} and saved["meta_tests"]["double"]["status"] == "passed"
+    )
     assert (tmp_path / "code_a.py").read_text() == writer("a", 1)  # generated code is kept
 
 
@@ -83,23 +87,50 @@ def test_failed_unit_test_stays_with_error_in_memory(tmp_path):
 
 
 def test_meta_failure_backtracks_to_first_covered_stage_in_credit_assignment(tmp_path):
-    policy = Scripted({"a": [code("a", 1), Action(keep=True, thought="a is fine")],
-                       "b": [code("b", 3), code("b", 2)], "c": [code("c", 0)]})
+    policy = Scripted(
+        {
+            "a": [code("a", 1), Action(keep=True, thought="a is fine")],
+            "b": [code("b", 3), code("b", 2)],
+            "c": [code("c", 0)],
+        }
+    )
     state = Engine(tmp_path, toy_pipeline, policy).run()
-    assert steps(tmp_path) == [("a", True), ("b", True), ("double", False), ("a", True), ("b", True),
-                               ("double", True), ("c", True)]
+    assert steps(tmp_path) == [
+        ("a", True),
+        ("b", True),
+        ("double", False),
+        ("a", True),
+        ("b", True),
+        ("double", True),
+        ("c", True),
+    ]
     modes = [(s, m) for s, m, _ in policy.seen]
-    assert modes == [("a", "first"), ("b", "first"), ("a", "credit_assignment"), ("b", "credit_assignment"), ("c", "first")]
+    assert modes == [
+        ("a", "first"),
+        ("b", "first"),
+        ("a", "credit_assignment"),
+        ("b", "credit_assignment"),
+        ("c", "first"),
+    ]
     assert "b.txt (3) must be twice a.txt (1)" in policy.seen[2][2]
     rows = read_jsonl(tmp_path / "trajectory.jsonl")
-    assert rows[3]["action"] == "keep" and rows[3]["memory"][0] == {"kind": "CA-THOUGHT", "stage": "a", "text": "a is fine"}
+    assert rows[3]["action"] == "keep" and rows[3]["memory"][0] == {
+        "kind": "CA-THOUGHT",
+        "stage": "a",
+        "text": "a is fine",
+    }
     assert state.backtracks == 1 and state.status == "done"
 
 
 def test_fixes_go_to_on_fix_a_retry_at_once_a_credit_assignment_rewrite_once_its_meta_test_passes(tmp_path):
     fixes = []
-    policy = Scripted({"a": [code("a", "x"), code("a", 1), Action(keep=True), Action(keep=True)],
-                       "b": [code("b", 3), code("b", 5), code("b", 2)], "c": [code("c", 0)]})
+    policy = Scripted(
+        {
+            "a": [code("a", "x"), code("a", 1), Action(keep=True), Action(keep=True)],
+            "b": [code("b", 3), code("b", 5), code("b", 2)],
+            "c": [code("c", 0)],
+        }
+    )
     state = Engine(tmp_path, toy_pipeline, policy, on_fix=lambda *f: fixes.append(f)).run()
     assert state.status == "done" and state.backtracks == 2
     retry, ca = fixes  # b=5 was a rewrite too, but double still failed after it: not a fix
@@ -128,8 +159,13 @@ def test_backtrack_budget_exhausted(tmp_path):
 
 
 def test_crash_and_hang_of_generated_code_are_observations(tmp_path):
-    policy = Scripted({"a": [Action(code="raise SystemExit('boom')"), Action(code="while True: pass"), code("a", 1)],
-                       "b": [code("b", 2)], "c": [code("c", 1)]})
+    policy = Scripted(
+        {
+            "a": [Action(code="raise SystemExit('boom')"), Action(code="while True: pass"), code("a", 1)],
+            "b": [code("b", 2)],
+            "c": [code("c", 1)],
+        }
+    )
     state = Engine(tmp_path, toy_pipeline, policy).run()
     assert state.status == "done"
     assert "boom" in policy.seen[1][2]
@@ -137,12 +173,14 @@ def test_crash_and_hang_of_generated_code_are_observations(tmp_path):
 
 
 def test_answer_without_code_is_an_error_not_executed(tmp_path):
-    policy = Scripted({"a": [Action(text="I think the answer is 1"), code("a", 1)], "b": [code("b", 2)], "c": [code("c", 1)]})
+    policy = Scripted(
+        {"a": [Action(text="I think the answer is 1"), code("a", 1)], "b": [code("b", 2)], "c": [code("c", 1)]}
+    )
     Engine(tmp_path, toy_pipeline, policy).run()
     assert "no code" in policy.seen[1][2]
 
 
-DRIVER = r'''
+DRIVER = r"""
 import os, sys
 from pathlib import Path
 sys.path.insert(0, {tests!r})
@@ -152,7 +190,7 @@ slow = os.environ.get("SLOW") == "1"
 b = Action(code="import time; time.sleep(60)\n" + writer("b", 2)) if slow else code("b", 2)
 policy = Scripted({{"a": [code("a", 1)], "b": [b], "c": [code("c", 3)]}})
 Engine(Path(sys.argv[1]), toy_pipeline, policy).run(resume=sys.argv[2] == "resume")
-'''
+"""
 
 
 def test_resume_after_kill_continues_where_it_stopped(tmp_path):
@@ -169,7 +207,9 @@ def test_resume_after_kill_continues_where_it_stopped(tmp_path):
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert json.loads((ws / "setup.json").read_text())["status"] == "running"
-    subprocess.run([sys.executable, str(driver), str(ws), "resume"], check=True, env={**os.environ, "SLOW": "0"}, timeout=60)
+    subprocess.run(
+        [sys.executable, str(driver), str(ws), "resume"], check=True, env={**os.environ, "SLOW": "0"}, timeout=60
+    )
     state = json.loads((ws / "setup.json").read_text())
     assert state["status"] == "done"
     assert steps(ws) == [("a", True), ("b", True), ("double", True), ("c", True)]  # a was not redone
@@ -177,17 +217,47 @@ def test_resume_after_kill_continues_where_it_stopped(tmp_path):
 
 # ---- the typed state reads and writes the files of earlier versions ---------------------------
 OLD_STATE = {  # a setup.json as the untyped engine wrote it, mid-way through credit assignment
-    "status": "running", "policy": "llm", "cursor": 0, "mode": "credit_assignment", "ca_meta": "double", "step": 4,
-    "return": 0.9, "backtracks": 1, "tokens": 1200, "llm_calls": 5, "seconds": 3.25,
-    "stages": {"a": {"status": "revisit", "attempts": 1, "tests": {"holds_int": "passed"}, "error": None},
-               "b": {"status": "revisit", "attempts": 2, "tests": {"holds_int": "passed"}, "error": None}},
-    "meta_tests": {"double": {"status": "failed", "runs": 1, "error": "b_is_double_a: b.txt (3) must be twice a.txt (1)"}},
-    "failed_stage": None, "reason": None, "source": "/data/toy", "llm_seconds": 2.5,
-    "ca_fixes": [{"stage": "b", "failing_code": "x = 1\n", "error": "double: b wrong", "fixed_code": "x = 2\n"}]}
-OLD_ROW = {"step": 0, "time": 1700000000.5, "stage": "a", "mode": "first", "action": "code", "test": ["holds_int"],
-           "passed": True, "failed_test": None, "error": None, "reward": 1.0, "tokens": 300, "llm_calls": 1,
-           "seconds": 0.412, "memory": [{"kind": "CODE", "stage": "a", "text": "print(1)"}],
-           "llm": [{"purpose": "code", "tokens": 300, "seconds": 0.4, "cached": False}]}
+    "status": "running",
+    "policy": "llm",
+    "cursor": 0,
+    "mode": "credit_assignment",
+    "ca_meta": "double",
+    "step": 4,
+    "return": 0.9,
+    "backtracks": 1,
+    "tokens": 1200,
+    "llm_calls": 5,
+    "seconds": 3.25,
+    "stages": {
+        "a": {"status": "revisit", "attempts": 1, "tests": {"holds_int": "passed"}, "error": None},
+        "b": {"status": "revisit", "attempts": 2, "tests": {"holds_int": "passed"}, "error": None},
+    },
+    "meta_tests": {
+        "double": {"status": "failed", "runs": 1, "error": "b_is_double_a: b.txt (3) must be twice a.txt (1)"}
+    },
+    "failed_stage": None,
+    "reason": None,
+    "source": "/data/toy",
+    "llm_seconds": 2.5,
+    "ca_fixes": [{"stage": "b", "failing_code": "x = 1\n", "error": "double: b wrong", "fixed_code": "x = 2\n"}],
+}
+OLD_ROW = {
+    "step": 0,
+    "time": 1700000000.5,
+    "stage": "a",
+    "mode": "first",
+    "action": "code",
+    "test": ["holds_int"],
+    "passed": True,
+    "failed_test": None,
+    "error": None,
+    "reward": 1.0,
+    "tokens": 300,
+    "llm_calls": 1,
+    "seconds": 0.412,
+    "memory": [{"kind": "CODE", "stage": "a", "text": "print(1)"}],
+    "llm": [{"purpose": "code", "tokens": 300, "seconds": 0.4, "cached": False}],
+}
 
 
 def test_typed_state_and_trajectory_round_trip_the_old_files_exactly():
@@ -209,10 +279,25 @@ def test_typed_state_and_trajectory_round_trip_the_old_files_exactly():
 def test_resume_reads_a_state_file_written_by_the_untyped_engine(tmp_path):
     (tmp_path / "a.txt").write_text("1")
     (tmp_path / "code_a.py").write_text(writer("a", 1))
-    old = {"status": "running", "policy": "scripted", "cursor": 1, "mode": "first", "ca_meta": None, "step": 1,
-           "return": 1.0, "backtracks": 0, "tokens": 0, "llm_calls": 0, "seconds": 0.3,
-           "stages": {"a": {"status": "passed", "attempts": 1, "tests": {"holds_int": "passed"}, "error": None}},
-           "meta_tests": {}, "failed_stage": None, "reason": None, "source": "/data/toy", "llm_seconds": 0.0}
+    old = {
+        "status": "running",
+        "policy": "scripted",
+        "cursor": 1,
+        "mode": "first",
+        "ca_meta": None,
+        "step": 1,
+        "return": 1.0,
+        "backtracks": 0,
+        "tokens": 0,
+        "llm_calls": 0,
+        "seconds": 0.3,
+        "stages": {"a": {"status": "passed", "attempts": 1, "tests": {"holds_int": "passed"}, "error": None}},
+        "meta_tests": {},
+        "failed_stage": None,
+        "reason": None,
+        "source": "/data/toy",
+        "llm_seconds": 0.0,
+    }
     (tmp_path / "setup.json").write_text(json.dumps(old, indent=2))
     row = {**OLD_ROW, "memory": [{"kind": "CODE", "stage": "a", "text": writer("a", 1)}]}
     (tmp_path / "trajectory.jsonl").write_text(json.dumps({k: v for k, v in row.items() if k != "llm"}) + "\n")

@@ -43,8 +43,10 @@ def _splits(name: str, idc: str, target: str) -> tuple[pd.DataFrame, pd.DataFram
     public = EXAMPLES / name
     if LAYOUT[name] == "image_folders":
         train = [(p.name, p.parent.name) for p in sorted((public / "train").glob("*/*"))]
-        return (pd.DataFrame(train, columns=[idc, target]),
-                pd.DataFrame({idc: sorted(p.name for p in (public / "test").iterdir())}))
+        return (
+            pd.DataFrame(train, columns=[idc, target]),
+            pd.DataFrame({idc: sorted(p.name for p in (public / "test").iterdir())}),
+        )
     if LAYOUT[name] == "json":
         return tuple(pd.read_json(public / f"{f}.json", dtype={idc: str}) for f in ("train", "test"))
     return tuple(pd.read_csv(public / f"{f}.csv", dtype={idc: str}) for f in ("train", "test"))
@@ -54,9 +56,13 @@ def _load(name: str) -> dict:
     meta = json.loads((EXAMPLES / "_private" / name / "meta.json").read_text())
     idc = meta["id_column"]
     train, test = _splits(name, idc, meta["target_columns"][0])
-    return {"meta": meta, "train": train, "test": test,
-            "sample_submission": pd.read_csv(EXAMPLES / name / "sample_submission.csv", dtype={idc: str}),
-            "answers": pd.read_csv(EXAMPLES / "_private" / name / "answers.csv", dtype={idc: str})}
+    return {
+        "meta": meta,
+        "train": train,
+        "test": test,
+        "sample_submission": pd.read_csv(EXAMPLES / name / "sample_submission.csv", dtype={idc: str}),
+        "answers": pd.read_csv(EXAMPLES / "_private" / name / "answers.csv", dtype={idc: str}),
+    }
 
 
 def _grade(name: str, tmp_path: Path, frame: pd.DataFrame) -> float:
@@ -97,8 +103,16 @@ def test_layout_and_hidden_answers(name):
     assert answers.notna().all().all()
     assert (sample.iloc[:, 1:].nunique() == 1).all()  # constant sample predictions
     text = (EXAMPLES / name / "description.md").read_text()
-    for heading in ("# Overview", "## Description", "## Evaluation", "## Submission File", "```csv",
-                    "# Dataset Description", "## File descriptions", "## Data fields"):
+    for heading in (
+        "# Overview",
+        "## Description",
+        "## Evaluation",
+        "## Submission File",
+        "```csv",
+        "# Dataset Description",
+        "## File descriptions",
+        "## Data fields",
+    ):
         assert heading in text
     evaluation = text.split("## Evaluation")[1].split("## Submission File")[0]
     assert find_metric(evaluation) is METRICS[meta["metric"]]  # the text names the metric the grader uses
@@ -156,8 +170,11 @@ def test_docstring_records():
 
 
 def _files(root: Path) -> list[Path]:
-    return sorted(p.relative_to(root) for p in root.rglob("*")
-                  if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts)
+    return sorted(
+        p.relative_to(root)
+        for p in root.rglob("*")
+        if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts
+    )
 
 
 def test_build_is_deterministic(tmp_path):
@@ -249,7 +266,12 @@ def test_cli(tmp_path, capsys):
     assert float(capsys.readouterr().out) == 1.0
     bad_path = tmp_path / "bad.csv"
     _load("iris-species")["sample_submission"].iloc[1:].to_csv(bad_path, index=False)
-    bad = subprocess.run([sys.executable, str(EXAMPLES / "grade.py"), "iris-species", str(bad_path)],
-                         check=False, capture_output=True, text=True, timeout=120)  # the script runs standalone
+    bad = subprocess.run(
+        [sys.executable, str(EXAMPLES / "grade.py"), "iris-species", str(bad_path)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # the script runs standalone
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.startswith("invalid submission:") and bad.stderr.count("\n") == 1

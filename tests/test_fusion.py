@@ -1,6 +1,7 @@
 """The late-fusion network on tiny finished workspaces (maps, target transform and metric written directly, as a
 setup leaves them): it learns from images, texts and tables, sizes its heads from OUTPUTS, matches its loss to
 the metric, stops early on the validation score with the best epoch's weights, and keeps to max_time."""
+
 from __future__ import annotations
 
 import json
@@ -21,7 +22,7 @@ from tools.heads import output_losses
 from tools.task_data import TaskData
 
 # the generated modules a setup writes, reduced to what TaskData uses; spec.json says the outputs and metrics
-TRANSFORM = '''import json
+TRANSFORM = """import json
 from pathlib import Path
 import numpy as np
 import pandas as pd
@@ -45,8 +46,8 @@ def inverse_transform(arr):
             out[o["name"]] = arr[:, j]
             j += 1
     return pd.DataFrame(out)
-'''
-METRIC = '''import json
+"""
+METRIC = """import json
 from pathlib import Path
 import numpy as np
 from tools.metrics import METRICS
@@ -66,13 +67,20 @@ def metric(y_true, y_pred):
             truth, guess = truth.astype(str), guess.astype(str)
         scores.append(METRICS[name].fn(truth.to_numpy(), guess.to_numpy()))
     return float(np.mean(scores))
-'''
-QUICK = {"image_size": 32, "finetune_image": False, "finetune_text": False, "batch_size": 16, "max_epochs": 15,
-         "max_time": 60}
+"""
+QUICK = {
+    "image_size": 32,
+    "finetune_image": False,
+    "finetune_text": False,
+    "batch_size": 16,
+    "max_epochs": 15,
+    "max_time": 60,
+}
 
 
-def workspace(ws: Path, outputs: list[dict], metrics: list[str], targets: pd.DataFrame, n_test: int,
-              **inputs: pd.DataFrame) -> TaskData:
+def workspace(
+    ws: Path, outputs: list[dict], metrics: list[str], targets: pd.DataFrame, n_test: int, **inputs: pd.DataFrame
+) -> TaskData:
     """A finished setup: per modality a frame over train then test rows; targets for the train rows."""
     ws.mkdir(parents=True, exist_ok=True)
     n = len(targets)
@@ -94,8 +102,9 @@ def constant_score(task: TaskData) -> float:
     fit, val = task.split
     y, cols = task.y[fit], []
     for j, (o, w) in enumerate(zip(task.outputs, task.widths)):
-        cols.append(np.bincount(y[:, j].astype(int), minlength=w) / len(y) if o["kind"] == "multiclass"
-                    else [y[:, j].mean()])
+        cols.append(
+            np.bincount(y[:, j].astype(int), minlength=w) / len(y) if o["kind"] == "multiclass" else [y[:, j].mean()]
+        )
     return task.score(np.tile(np.concatenate(cols), (len(val), 1)), val)
 
 
@@ -132,14 +141,26 @@ def mixed_task(tmp_path_factory) -> TaskData:
     """A binary, a three-class and a regression output from the same two numbers."""
     rng = np.random.default_rng(1)
     x = rng.normal(size=(150, 2))
-    targets = pd.DataFrame({"flag": np.where(x[:, 0] > 0, "yes", "no"),
-                            "size": np.array(["s", "m", "l"])[np.digitize(x[:, 1], [-0.5, 0.5])],
-                            "value": x.sum(axis=1)})
-    outputs = [{"name": "flag", "kind": "binary", "classes": ["no", "yes"]},
-               {"name": "size", "kind": "multiclass", "classes": ["s", "m", "l"]},
-               {"name": "value", "kind": "regression"}]
-    return workspace(tmp_path_factory.mktemp("mixed"), outputs, ["roc_auc", "accuracy", "r2"], targets[:120], 30,
-                     tab=pd.DataFrame(x, columns=["a", "b"]))
+    targets = pd.DataFrame(
+        {
+            "flag": np.where(x[:, 0] > 0, "yes", "no"),
+            "size": np.array(["s", "m", "l"])[np.digitize(x[:, 1], [-0.5, 0.5])],
+            "value": x.sum(axis=1),
+        }
+    )
+    outputs = [
+        {"name": "flag", "kind": "binary", "classes": ["no", "yes"]},
+        {"name": "size", "kind": "multiclass", "classes": ["s", "m", "l"]},
+        {"name": "value", "kind": "regression"},
+    ]
+    return workspace(
+        tmp_path_factory.mktemp("mixed"),
+        outputs,
+        ["roc_auc", "accuracy", "r2"],
+        targets[:120],
+        30,
+        tab=pd.DataFrame(x, columns=["a", "b"]),
+    )
 
 
 def test_learns_image_classes_and_says_the_backbone_is_random_offline(image_task, monkeypatch):
@@ -158,10 +179,17 @@ def test_learns_a_keyword_with_the_frozen_text_encoder(tmp_path):
     rng = np.random.default_rng(0)
     filler = ["the", "a", "of", "report", "review", "article", "source", "note", "page", "edit", "talk"]
     labels = np.arange(100) % 2
-    texts = [" ".join(rng.permutation(list(rng.choice(filler, 10)) + [("wonderful" if y else "awful")]))
-             for y in labels]
-    task = workspace(tmp_path, [{"name": "good", "kind": "binary", "classes": ["0", "1"]}], ["roc_auc"],
-                     pd.DataFrame({"good": labels[:80]}), 20, txt=pd.DataFrame({"text": texts}))
+    texts = [
+        " ".join(rng.permutation(list(rng.choice(filler, 10)) + [("wonderful" if y else "awful")])) for y in labels
+    ]
+    task = workspace(
+        tmp_path,
+        [{"name": "good", "kind": "binary", "classes": ["0", "1"]}],
+        ["roc_auc"],
+        pd.DataFrame({"good": labels[:80]}),
+        20,
+        txt=pd.DataFrame({"text": texts}),
+    )
     result = train_fusion(task, FusionConfig(**QUICK), log=lambda line: None)
     assert result.val_score >= 0.9  # a constant scores 0.5
     assert any("all-MiniLM-L6-v2 frozen" in note for note in result.notes)
@@ -218,8 +246,9 @@ def test_early_stopping_keeps_the_best_epoch(mixed_task):
     assert (result.val_score, result.val_loss) == (best["val_score"], best["val_loss"])
     assert mixed_task.score(result.val_pred, mixed_task.split[1]) == pytest.approx(result.val_score)
     # the test predictions come from the best epoch's weights: a run that ends there predicts the same
-    again = train_fusion(mixed_task, FusionConfig(lr=1e-2, max_epochs=result.best_epoch, patience=3, seed=3),
-                         log=lambda line: None)
+    again = train_fusion(
+        mixed_task, FusionConfig(lr=1e-2, max_epochs=result.best_epoch, patience=3, seed=3), log=lambda line: None
+    )
     np.testing.assert_allclose(again.test_pred, result.test_pred, rtol=1e-6)
 
 
@@ -255,18 +284,28 @@ def test_a_new_modality_needs_only_a_registry_entry_and_its_model_module(tmp_pat
     model = types.ModuleType("toy_bits_model")
     model.check_map = check_map
     model.dataset_transform = lambda ws, map_name, options: lambda row: bits(row[0])
-    model.light_branch = lambda parts, width: ([tensor(ds.inputs["bits"].iloc[idx, 0]) for ds, idx in parts],
-                                               nn.Sequential(nn.Linear(4, width), nn.ReLU()), width)
-    model.fusion_branch = lambda frame, ws, cfg, fit: Branch(nn.Sequential(nn.Linear(4, 8), nn.ReLU()), 8,
-                                                             inputs=tensor(frame.iloc[:, 0]), notes=["bits: 4"])
+    model.light_branch = lambda parts, width: (
+        [tensor(ds.inputs["bits"].iloc[idx, 0]) for ds, idx in parts],
+        nn.Sequential(nn.Linear(4, width), nn.ReLU()),
+        width,
+    )
+    model.fusion_branch = lambda frame, ws, cfg, fit: Branch(
+        nn.Sequential(nn.Linear(4, 8), nn.ReLU()), 8, inputs=tensor(frame.iloc[:, 0]), notes=["bits: 4"]
+    )
     monkeypatch.setitem(sys.modules, model.__name__, model)
     monkeypatch.setitem(MODALITIES, "bits", Modality("bits", "bit strings", "", (), "stages.none", model.__name__))
 
     rng = np.random.default_rng(0)
     codes = ["".join(rng.choice(["-", "+"], 4)) for _ in range(180)]
     flag = np.where([c[0] == "+" for c in codes], "yes", "no")  # the first bit is the class
-    task = workspace(tmp_path, [{"name": "flag", "kind": "binary", "classes": ["no", "yes"]}], ["roc_auc"],
-                     pd.DataFrame({"flag": flag[:150]}), 30, bits=pd.DataFrame({"code": codes}))
+    task = workspace(
+        tmp_path,
+        [{"name": "flag", "kind": "binary", "classes": ["no", "yes"]}],
+        ["roc_auc"],
+        pd.DataFrame({"flag": flag[:150]}),
+        30,
+        bits=pd.DataFrame({"code": codes}),
+    )
 
     batch = next(MapDataset(tmp_path, "test").batches(5))
     assert batch["bits"].shape == (5, 4) and (batch["bits"] == [bits(c) for c in codes[150:155]]).all()
@@ -276,6 +315,7 @@ def test_a_new_modality_needs_only_a_registry_entry_and_its_model_module(tmp_pat
     (pred,) = fit_predict(task.train, fit, [(task.train, val)], task.outputs, seed=0)
     assert ((pred[:, 0] > 0.5) == task.y[val, 0]).mean() >= 0.95
     pd.DataFrame({"id": task.test.ids, "a": codes[150:], "b": codes[150:]}).to_csv(
-        Workspace(tmp_path).input_map("test", "bits"), index=False)
+        Workspace(tmp_path).input_map("test", "bits"), index=False
+    )
     with pytest.raises(ValueError, match="test_bits_input_map.csv: expected one bit-string column"):
         MapDataset(tmp_path, "test")

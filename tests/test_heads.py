@@ -1,5 +1,6 @@
 """The output-head helpers every model shares (tools/heads.py): widths and losses per output kind, target
 scaling that model space undoes, losses over known targets only, and target checks that say what is wrong."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,7 +29,11 @@ def test_scaling_round_trips_through_model_space():
     assert (mean[2], scale[2]) == pytest.approx((known.mean(), known.std()))
     z = (y - mean) / scale
     assert np.nanstd(z[:, 2]) == pytest.approx(1)
-    logits = [torch.zeros(50, 1), torch.tensor([[0.0, np.log(2), 0.0]] * 50), torch.tensor(z[:, 2:], dtype=torch.float64)]
+    logits = [
+        torch.zeros(50, 1),
+        torch.tensor([[0.0, np.log(2), 0.0]] * 50),
+        torch.tensor(z[:, 2:], dtype=torch.float64),
+    ]
     space = to_model_space(logits, OUTPUTS, mean, scale)
     assert space.shape == (50, 5) and space.dtype == np.float64
     np.testing.assert_allclose(space[:, 0], 0.5)
@@ -40,24 +45,32 @@ def test_scaling_round_trips_through_model_space():
 
 def test_loss_counts_only_known_targets_and_follows_the_metric():
     y = torch.tensor([[1.0, 2.0, 0.5], [0.0, float("nan"), 1.5], [float("nan"), 0.0, float("nan")]])
-    logits = [torch.tensor([[2.0], [-1.0], [9.0]]), torch.tensor([[0.1, 0.2, 3.0], [9.0, 0, 0], [1.0, 0.5, 0.0]]),
-              torch.tensor([[0.0], [3.5], [9.0]])]
-    expected = (F.binary_cross_entropy_with_logits(torch.tensor([2.0, -1.0]), torch.tensor([1.0, 0.0]))
-                + F.cross_entropy(torch.tensor([[0.1, 0.2, 3.0], [1.0, 0.5, 0.0]]), torch.tensor([2, 0]))
-                + F.mse_loss(torch.tensor([0.0, 3.5]), torch.tensor([0.5, 1.5])))
+    logits = [
+        torch.tensor([[2.0], [-1.0], [9.0]]),
+        torch.tensor([[0.1, 0.2, 3.0], [9.0, 0, 0], [1.0, 0.5, 0.0]]),
+        torch.tensor([[0.0], [3.5], [9.0]]),
+    ]
+    expected = (
+        F.binary_cross_entropy_with_logits(torch.tensor([2.0, -1.0]), torch.tensor([1.0, 0.0]))
+        + F.cross_entropy(torch.tensor([[0.1, 0.2, 3.0], [1.0, 0.5, 0.0]]), torch.tensor([2, 0]))
+        + F.mse_loss(torch.tensor([0.0, 3.5]), torch.tensor([0.5, 1.5]))
+    )
     assert head_loss(logits, y, output_losses(OUTPUTS)).item() == pytest.approx(expected.item())
     l1 = head_loss(logits[2:], y[:, 2:], output_losses(OUTPUTS[2:], "mae"))
     assert l1.item() == pytest.approx((0.5 + 2.0) / 2)
     assert head_loss(logits[:1], torch.full((3, 1), float("nan")), ["bce"]) is None
 
 
-@pytest.mark.parametrize("column,outputs,message", [
-    ([0, 1, 2], [{"kind": "binary"}], "output 0 is binary but its transformed targets are not all 0/1"),
-    ([0, 1.5, 2], [{"kind": "multiclass", "n_classes": 3}], "multiclass with 3 classes .* class codes 0..2"),
-    ([0, 1, 3], [{"kind": "multiclass", "n_classes": 3}], "multiclass with 3 classes"),
-    ([0, 1, 1], [{"kind": "ordinal"}], "kind 'ordinal': use binary, multiclass or regression"),
-    ([0, 1, 1], OUTPUTS, "the targets have 1 columns but OUTPUTS lists 3 outputs"),
-])
+@pytest.mark.parametrize(
+    "column,outputs,message",
+    [
+        ([0, 1, 2], [{"kind": "binary"}], "output 0 is binary but its transformed targets are not all 0/1"),
+        ([0, 1.5, 2], [{"kind": "multiclass", "n_classes": 3}], "multiclass with 3 classes .* class codes 0..2"),
+        ([0, 1, 3], [{"kind": "multiclass", "n_classes": 3}], "multiclass with 3 classes"),
+        ([0, 1, 1], [{"kind": "ordinal"}], "kind 'ordinal': use binary, multiclass or regression"),
+        ([0, 1, 1], OUTPUTS, "the targets have 1 columns but OUTPUTS lists 3 outputs"),
+    ],
+)
 def test_check_targets_says_what_is_wrong(column, outputs, message):
     with pytest.raises(ValueError, match=message):
         check_targets(np.array(column, dtype=float)[:, None], outputs)

@@ -1,4 +1,5 @@
 """tools/kaggle.py through the real kaggle/kagglesdk client against agentk.testing.fake_kaggle on localhost:7777."""
+
 from __future__ import annotations
 
 import gzip
@@ -13,7 +14,6 @@ import pytest
 from agentk.core.errors import BadInput
 from agentk.testing.fake_kaggle import FakeKaggle
 from tools.kaggle import MARKER, NO_CREDENTIALS, KaggleTool, parse_competition_url
-
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TITANIC = SHARED / "arena-dev" / "spaceship-titanic"
@@ -83,25 +83,31 @@ def tool() -> KaggleTool:
     return KaggleTool(backoff=0.01)
 
 
-@pytest.mark.parametrize("url,slug", [
-    ("https://www.kaggle.com/competitions/titanic", "titanic"),
-    ("https://www.kaggle.com/competitions/titanic/", "titanic"),
-    ("https://www.kaggle.com/c/titanic", "titanic"),
-    ("https://kaggle.com/competitions/spaceship-titanic/overview", "spaceship-titanic"),
-    ("https://www.kaggle.com/competitions/spaceship-titanic/data?select=train.csv", "spaceship-titanic"),
-    ("https://www.kaggle.com/competitions/home-credit-default-risk/leaderboard#score", "home-credit-default-risk"),
-    ("http://www.kaggle.com/c/dogs-vs-cats-redux-kernels-edition/submissions", "dogs-vs-cats-redux-kernels-edition"),
-    ("http://127.0.0.1:7777/competitions/tiny", "tiny"),
-    ("www.kaggle.com/competitions/titanic", "titanic"),
-    ("  https://www.kaggle.com/competitions/titanic  ", "titanic"),
-    ("https://www.kaggle.com/competitions", None),
-    ("https://www.kaggle.com/datasets/user/titanic", None),
-    ("https://www.kaggle.com/", None),
-    ("/work/shared/arena-dev/spaceship-titanic/public", None),
-    ("examples/competitions/titanic", None),
-    ("titanic", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "url,slug",
+    [
+        ("https://www.kaggle.com/competitions/titanic", "titanic"),
+        ("https://www.kaggle.com/competitions/titanic/", "titanic"),
+        ("https://www.kaggle.com/c/titanic", "titanic"),
+        ("https://kaggle.com/competitions/spaceship-titanic/overview", "spaceship-titanic"),
+        ("https://www.kaggle.com/competitions/spaceship-titanic/data?select=train.csv", "spaceship-titanic"),
+        ("https://www.kaggle.com/competitions/home-credit-default-risk/leaderboard#score", "home-credit-default-risk"),
+        (
+            "http://www.kaggle.com/c/dogs-vs-cats-redux-kernels-edition/submissions",
+            "dogs-vs-cats-redux-kernels-edition",
+        ),
+        ("http://127.0.0.1:7777/competitions/tiny", "tiny"),
+        ("www.kaggle.com/competitions/titanic", "titanic"),
+        ("  https://www.kaggle.com/competitions/titanic  ", "titanic"),
+        ("https://www.kaggle.com/competitions", None),
+        ("https://www.kaggle.com/datasets/user/titanic", None),
+        ("https://www.kaggle.com/", None),
+        ("/work/shared/arena-dev/spaceship-titanic/public", None),
+        ("examples/competitions/titanic", None),
+        ("titanic", None),
+        ("", None),
+    ],
+)
 def test_parse_competition_url(url, slug):
     assert parse_competition_url(url) == slug
 
@@ -111,8 +117,16 @@ def test_download_extracts_every_archive(serve, tiny, tmp_path):
     dest = tmp_path / "raw"
     files = tool().download("tiny", dest)
     got = {str(p.relative_to(dest)) for p in files}
-    assert got == {"train.csv", "test.csv", "sample_submission.csv", "images/a.txt", "images/b.txt", "images/deep.txt",
-                   "extra/notes.txt", "labels.csv"}
+    assert got == {
+        "train.csv",
+        "test.csv",
+        "sample_submission.csv",
+        "images/a.txt",
+        "images/b.txt",
+        "images/deep.txt",
+        "extra/notes.txt",
+        "labels.csv",
+    }
     assert (dest / "images" / "deep.txt").read_text() == "nested"
     assert (dest / "labels.csv").read_text() == "id,label\n1,x\n"
     assert (dest / "train.csv").read_bytes() == (tiny / "train.csv").read_bytes()
@@ -150,6 +164,7 @@ def test_spaceship_titanic_download_and_metadata(serve, tmp_path):
 def test_7z_without_py7zr_is_a_bad_input(tmp_path, tiny):
     try:
         import py7zr  # noqa: F401
+
         pytest.skip("py7zr is installed")
     except ImportError:
         pass
@@ -177,8 +192,15 @@ def test_submit_poll_scores_and_leaderboard(serve, tmp_path):
     ref = t.submit("tiny", sub, "first try")
     assert any(path.startswith("/_upload/") for method, path in fake.requests if method == "PUT")
     assert t.submissions("tiny")[0] | {"date": None} == {
-        "status": "pending", "public_score": None, "private_score": None, "ref": ref, "date": None,
-        "message": "first try", "file": "submission.csv", "error": None}
+        "status": "pending",
+        "public_score": None,
+        "private_score": None,
+        "ref": ref,
+        "date": None,
+        "message": "first try",
+        "file": "submission.csv",
+        "error": None,
+    }
     result = t.wait_for_score("tiny", ref, timeout=5, poll=0.01)
     assert (result["status"], result["public_score"], result["private_score"]) == ("complete", 1.0, 0.5)
     assert result["ref"] == ref and result["message"] == "first try" and result["date"]
@@ -200,8 +222,12 @@ def test_a_malformed_submission_is_scored_as_error(serve, tmp_path):
 def test_spaceship_titanic_sample_submission_scores_its_accuracy(serve):
     serve()
     t = tool()
-    result = t.wait_for_score("spaceship-titanic", t.submit("spaceship-titanic", TITANIC / "public" / "sample_submission.csv",
-                                                           "all False"), timeout=5, poll=0.01)
+    result = t.wait_for_score(
+        "spaceship-titanic",
+        t.submit("spaceship-titanic", TITANIC / "public" / "sample_submission.csv", "all False"),
+        timeout=5,
+        poll=0.01,
+    )
     truth = pd.read_csv(TITANIC / "private" / "test.csv")
     half = len(truth) // 2
     assert result["public_score"] == pytest.approx(round((~truth.Transported[:half]).mean(), 5))
@@ -276,7 +302,9 @@ def test_daily_submission_limit(serve, tmp_path):
     sub = tmp_path / "submission.csv"
     sub.write_text("id,y\n5,a\n6,b\n7,a\n8,a\n")
     t.submit("tiny", sub, "one")
-    with pytest.raises(BadInput, match=r"daily submission limit reached for tiny: try again tomorrow UTC \(in [\d.]+ hours\)"):
+    with pytest.raises(
+        BadInput, match=r"daily submission limit reached for tiny: try again tomorrow UTC \(in [\d.]+ hours\)"
+    ):
         t.submit("tiny", sub, "two")
 
 
@@ -300,6 +328,7 @@ def test_upload_failure_is_retried(serve, tmp_path):
     def flaky(h, token, body):  # the storage answers 503 once
         fake._upload = original
         from agentk.testing.fake_kaggle import _json
+
         _json(h, 503, {"code": 503, "message": "try later"})
 
     fake._upload = flaky

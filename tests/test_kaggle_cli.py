@@ -1,5 +1,6 @@
 """`agentk setup <kaggle url>` and `agentk submit` end to end: the real kaggle client against the fake
 Kaggle API on localhost:7777, the tabs scraped from local pages by a real headless Chromium."""
+
 from __future__ import annotations
 
 import json
@@ -9,10 +10,10 @@ import sys
 import time
 
 import pytest
-
-from agentk.testing.fake_kaggle import FakeKaggle
 from conftest import ARENA, ROOT, agentk
 from test_scraper import base_url  # noqa: F401 - the local Kaggle-like pages, a fixture
+
+from agentk.testing.fake_kaggle import FakeKaggle
 
 pytestmark = pytest.mark.skipif(not ARENA.exists(), reason="../shared/arena-dev is not beside this checkout")
 COMP = ARENA / "spaceship-titanic"
@@ -21,8 +22,14 @@ COMP = ARENA / "spaceship-titanic"
 @pytest.fixture
 def env(tmp_path):
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("KAGGLE_", "AGENTK_LLM", "OPENAI_"))}
-    return {**clean, "KAGGLE_API_ENVIRONMENT": "TEST", "KAGGLE_USERNAME": "agentk-test", "KAGGLE_KEY": "fake-key",
-            "KAGGLE_CONFIG_DIR": str(tmp_path / "cfg"), "HOME": str(tmp_path / "home")}
+    return {
+        **clean,
+        "KAGGLE_API_ENVIRONMENT": "TEST",
+        "KAGGLE_USERNAME": "agentk-test",
+        "KAGGLE_KEY": "fake-key",
+        "KAGGLE_CONFIG_DIR": str(tmp_path / "cfg"),
+        "HOME": str(tmp_path / "home"),
+    }
 
 
 def one_line(proc) -> str:
@@ -33,7 +40,9 @@ def one_line(proc) -> str:
 
 def test_setup_from_a_url_then_submit(tmp_path, env, base_url):  # noqa: F811
     ws = tmp_path / "ws"
-    with FakeKaggle({"spaceship-titanic": COMP / "public"}, answers={"spaceship-titanic": COMP / "private" / "test.csv"}) as fake:
+    with FakeKaggle(
+        {"spaceship-titanic": COMP / "public"}, answers={"spaceship-titanic": COMP / "private" / "test.csv"}
+    ) as fake:
         proc = agentk("setup", f"{base_url}/competitions/spaceship-titanic/overview?tab=1", "--workspace", ws, env=env)
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert (ws / "raw" / "train.csv").is_file() and not (ws / "raw" / "spaceship-titanic.zip").exists()
@@ -53,8 +62,14 @@ def test_setup_from_a_url_then_submit(tmp_path, env, base_url):  # noqa: F811
 
         # killed while waiting for the score: the rerun waits for that submission instead of submitting again
         fake.pending_polls = 10**6
-        proc = subprocess.Popen([sys.executable, "-m", "agentk.cli", "submit", "--workspace", str(ws), "-m", "second"],
-                                cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agentk.cli", "submit", "--workspace", str(ws), "-m", "second"],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         deadline = time.monotonic() + 120
         while len(json.loads((ws / "submissions.json").read_text())) < 2 and time.monotonic() < deadline:
             assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
@@ -80,14 +95,18 @@ def test_unknown_competition_is_exit_2(tmp_path, env):
 
 def test_rules_not_accepted_is_exit_2_with_what_to_do(tmp_path, env):
     with FakeKaggle({"spaceship-titanic": COMP / "public"}, rules_not_accepted=["spaceship-titanic"]):
-        line = one_line(agentk("setup", "https://www.kaggle.com/competitions/spaceship-titanic", "-w", tmp_path / "ws", env=env))
+        line = one_line(
+            agentk("setup", "https://www.kaggle.com/competitions/spaceship-titanic", "-w", tmp_path / "ws", env=env)
+        )
     assert "rules" in line and "spaceship-titanic/rules" in line
 
 
 def test_no_credentials_is_exit_2_saying_how(tmp_path, env):
     env = {k: v for k, v in env.items() if k not in ("KAGGLE_USERNAME", "KAGGLE_KEY")}
     with FakeKaggle({"spaceship-titanic": COMP / "public"}):
-        line = one_line(agentk("setup", "https://www.kaggle.com/competitions/spaceship-titanic", "-w", tmp_path / "ws", env=env))
+        line = one_line(
+            agentk("setup", "https://www.kaggle.com/competitions/spaceship-titanic", "-w", tmp_path / "ws", env=env)
+        )
     assert "kaggle.json" in line
 
 

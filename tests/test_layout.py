@@ -1,5 +1,6 @@
 """The architecture's rules, checked on the source (docs/architecture.md, "Layers"): which packages may import
 which, and the workspace contract's names written in one place."""
+
 from __future__ import annotations
 
 import ast
@@ -22,8 +23,15 @@ ALLOWED = {
     "unit_tests_lib": {"agentk.core", "agentk.competition", "agentk.workspace", "agentk.modalities", "tools"},
     "rag": {"agentk.core", "agentk.workspace"},
     "agentk.policies": {"agentk.core", "agentk.competition", "agentk.workspace", "agentk.modalities", "tools", "rag"},
-    "stages": {"agentk.core", "agentk.competition", "agentk.workspace", "agentk.modalities", "agentk.policies",
-               "unit_tests_lib", "tools"},
+    "stages": {
+        "agentk.core",
+        "agentk.competition",
+        "agentk.workspace",
+        "agentk.modalities",
+        "agentk.policies",
+        "unit_tests_lib",
+        "tools",
+    },
 }
 TOP = {"agentk.testing"}  # imported by tests and benchmarks only
 
@@ -96,11 +104,20 @@ def test_workspace_names_are_written_once(package):
         if path == ROOT / "agentk" / "workspace.py" or ROOT / "agentk" / "testing" in path.parents:
             continue  # the contract itself; test doubles spell the files of what they stand in for
         tree = ast.parse(path.read_text())
-        docstrings = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(
-            n, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)) and n.body
-            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        docstrings = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
         for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings \
-                    and node.value in names:
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in docstrings
+                and node.value in names
+            ):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
     assert not found, "\n".join(found)

@@ -1,13 +1,15 @@
 """benchmarks/learning_curve.py against a configured LLM endpoint (a scripted server on 127.0.0.1 answering like
 the expert): the setups talk to it instead of the simulated LLM, and the curve counts the calls it answered."""
+
 import json
 import os
 import subprocess
 import sys
 
+from conftest import EXAMPLES, ROOT
+
 from agentk.testing.scripted_llm import ScriptedLLM
 from agentk.testing.simulated_llm import ExpertAnswers
-from conftest import EXAMPLES, ROOT
 
 
 def test_learning_curve_uses_a_configured_endpoint_and_counts_its_calls(tmp_path):
@@ -22,10 +24,34 @@ def test_learning_curve_uses_a_configured_endpoint_and_counts_its_calls(tmp_path
     with ScriptedLLM(handler=handler) as server:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTK_LLM_", "OPENAI_", "AGENTK_CONFIG"))}
         env.update(AGENTK_LLM_BASE_URL=server.url, AGENTK_LLM_MODEL="scripted-model", AGENTK_LLM_API_KEY="x")
-        proc = subprocess.run([sys.executable, "benchmarks/learning_curve.py", "--only", "iris-species", "--seeds", "1",
-                               "--rounds", "1", "--jobs", "1", "--selections", "random", "--arena", str(tmp_path / "none"),
-                               "--work", str(work), "--out", str(out)],
-                              cwd=ROOT, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "benchmarks/learning_curve.py",
+                "--only",
+                "iris-species",
+                "--seeds",
+                "1",
+                "--rounds",
+                "1",
+                "--jobs",
+                "1",
+                "--selections",
+                "random",
+                "--arena",
+                str(tmp_path / "none"),
+                "--work",
+                str(work),
+                "--out",
+                str(out),
+            ],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         answered = len(server.requests)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "LLM: scripted-model at" in proc.stdout

@@ -1,4 +1,5 @@
 """The LLM client against a real scripted OpenAI-compatible server on 127.0.0.1 (no in-process mocks)."""
+
 from __future__ import annotations
 
 import socket
@@ -10,8 +11,16 @@ from agentk.core.fileio import read_jsonl
 from agentk.policies.llm import LLMClient, LLMConfig, LLMError
 from agentk.testing.scripted_llm import ScriptedLLM
 
-ENV = ["AGENTK_LLM_BASE_URL", "AGENTK_LLM_MODEL", "AGENTK_LLM_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL",
-       "OPENAI_API_KEY", "AGENTK_LLM_CACHE", "AGENTK_CONFIG"]
+ENV = [
+    "AGENTK_LLM_BASE_URL",
+    "AGENTK_LLM_MODEL",
+    "AGENTK_LLM_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_MODEL",
+    "OPENAI_API_KEY",
+    "AGENTK_LLM_CACHE",
+    "AGENTK_CONFIG",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -144,11 +153,19 @@ def test_cache_and_log(tmp_path):
 
 def test_config_precedence(tmp_path, monkeypatch):
     file = tmp_path / "config.toml"
-    file.write_text('[llm]\nbase_url = "http://file/v1"\nmodel = "file-model"\napi_key = "file-key"\n'
-                    'timeout = 7\nmax_retries = 1\ncache_dir = "%s"\ntemperature = 0.3\n' % (tmp_path / "fc"))
+    file.write_text(
+        '[llm]\nbase_url = "http://file/v1"\nmodel = "file-model"\napi_key = "file-key"\n'
+        'timeout = 7\nmax_retries = 1\ncache_dir = "%s"\ntemperature = 0.3\n' % (tmp_path / "fc")
+    )
     c = LLMConfig.load(file)
-    assert (c.base_url, c.model, c.api_key, c.timeout, c.max_retries, c.temperature) == \
-        ("http://file/v1", "file-model", "file-key", 7.0, 1, 0.3)
+    assert (c.base_url, c.model, c.api_key, c.timeout, c.max_retries, c.temperature) == (
+        "http://file/v1",
+        "file-model",
+        "file-key",
+        7.0,
+        1,
+        0.3,
+    )
     assert c.cache_dir == tmp_path / "fc" and c.configured
     monkeypatch.setenv("AGENTK_CONFIG", str(file))
     assert LLMConfig.load().model == "file-model"

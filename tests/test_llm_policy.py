@@ -1,5 +1,6 @@
 """The LLM policy against a scripted OpenAI-compatible server on 127.0.0.1: reflection and retry, credit
 assignment after a meta-test failure, re-asking when an answer has no code, and the endpoint errors."""
+
 from __future__ import annotations
 
 import json
@@ -8,13 +9,13 @@ import re
 import socket
 
 import pytest
+from conftest import EXAMPLES, agentk
 
 from agentk.core.fileio import read_jsonl
 from agentk.policies.intrinsics import Calls, extract_code, text_answer
 from agentk.policies.llm import LLMClient, LLMConfig
 from agentk.testing.scripted_llm import ScriptedLLM
 from agentk.testing.simulated_llm import ExpertAnswers, fenced, header
-from conftest import EXAMPLES, agentk
 from stages.tab_input_map import template
 
 SOURCE = EXAMPLES / "iris-species"
@@ -22,8 +23,13 @@ SOURCE = EXAMPLES / "iris-species"
 
 def llm_env(server_url: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTK_", "OPENAI_")) or k == "AGENTK_MEMORY"}
-    return {**env, "AGENTK_LLM_BASE_URL": server_url, "AGENTK_LLM_MODEL": "scripted-model",
-            "AGENTK_LLM_API_KEY": "test-key", "AGENTK_LLM_CACHE": "off"}
+    return {
+        **env,
+        "AGENTK_LLM_BASE_URL": server_url,
+        "AGENTK_LLM_MODEL": "scripted-model",
+        "AGENTK_LLM_API_KEY": "test-key",
+        "AGENTK_LLM_CACHE": "off",
+    }
 
 
 def user_text(request: dict) -> str:
@@ -63,8 +69,11 @@ def test_failed_unit_test_is_retried_with_the_error_in_the_prompt(tmp_path):
     assert kinds[0] == "REFLECTION" and "CODE" in kinds
     state = json.loads((ws / "setup.json").read_text())
     assert state["llm_calls"] == len(server.requests) and state["tokens"] > 0
-    assert all("llm" in s for s in steps(ws) if s["stage"] not in ("fetch", "test_maps_match", "map_dataset_train",
-                                                                   "final_light_solve"))
+    assert all(
+        "llm" in s
+        for s in steps(ws)
+        if s["stage"] not in ("fetch", "test_maps_match", "map_dataset_train", "final_light_solve")
+    )
     log = read_jsonl(ws / "llm_log.jsonl")
     assert len(log) == len(server.requests) and log[0]["messages"] and log[0]["answer"]
 
@@ -81,8 +90,9 @@ def test_meta_failure_keeps_correct_stages_and_rewrites_the_faulty_one(tmp_path)
         if (intrinsic, stage) == ("code", "test_tab_input_map"):
             return fenced(drop_last_feature(oracle.code(stage)))
         if intrinsic == "ca_thought" and stage == "test_tab_input_map":
-            return ("CA-THOUGHT: The test map lost a feature column the train map has.\nDECISION: REWRITE\n"
-                    + fenced(oracle.code(stage)))
+            return "CA-THOUGHT: The test map lost a feature column the train map has.\nDECISION: REWRITE\n" + fenced(
+                oracle.code(stage)
+            )
         return oracle(messages)
 
     with ScriptedLLM(handler=handler) as server:
@@ -91,20 +101,24 @@ def test_meta_failure_keeps_correct_stages_and_rewrites_the_faulty_one(tmp_path)
     rows = steps(ws)
     seq = [(r["stage"], r["mode"], r["action"], r["passed"]) for r in rows]
     fail_at = seq.index(("test_maps_match", "meta", "meta-test", False))
-    assert seq[fail_at + 1:fail_at + 7] == [
+    assert seq[fail_at + 1 : fail_at + 7] == [
         ("train_tab_input_map", "credit_assignment", "keep", True),
         ("train_tab_target_map", "credit_assignment", "keep", True),
         ("transform_tab_target_train", "credit_assignment", "keep", True),
         ("map_dataset_train", "meta", "meta-test", True),  # the meta-tests on the way run again
         ("test_tab_input_map", "credit_assignment", "code", True),
-        ("test_maps_match", "meta", "meta-test", True)]
-    assert "test_tab_input_map.csv columns differ from train_tab_input_map.csv: missing ['PetalWidthCm']" in rows[fail_at]["error"]
+        ("test_maps_match", "meta", "meta-test", True),
+    ]
+    assert (
+        "test_tab_input_map.csv columns differ from train_tab_input_map.csv: missing ['PetalWidthCm']"
+        in rows[fail_at]["error"]
+    )
     ca_prompts = [user_text(r) for r in server.requests if header(r["messages"])[0] == "ca_thought"]
     assert len(ca_prompts) == 4 and all("test_tab_input_map.csv columns differ" in p for p in ca_prompts)
-    memory = [m["kind"] for r in rows[fail_at + 1:] for m in r["memory"]]
+    memory = [m["kind"] for r in rows[fail_at + 1 :] for m in r["memory"]]
     assert memory.count("META-ERROR-THOUGHT") == 1 and memory.count("CA-THOUGHT") == 4
     assert (ws / "code_train_tab_input_map.py").read_text() == oracle.code("train_tab_input_map")  # kept
-    assert (ws / "code_test_tab_input_map.py").read_text() == oracle.code("test_tab_input_map")    # rewritten
+    assert (ws / "code_test_tab_input_map.py").read_text() == oracle.code("test_tab_input_map")  # rewritten
     assert json.loads((ws / "setup.json").read_text())["backtracks"] == 1
 
 
@@ -155,13 +169,16 @@ def test_hybrid_uses_the_llm_only_when_the_expert_fails(tmp_path):
     assert server.requests == [] and json.loads((tmp_path / "ws" / "setup.json").read_text())["policy"] == "hybrid"
 
 
-@pytest.mark.parametrize("answer, expect", [
-    ("Sure! Here you go:\n```python\nimport pandas as pd\nx = 1\n```\nHope it helps.", "x = 1"),
-    ("```\nimport os\n```\nand a longer one\n```python\nimport pandas as pd\nvalue = 2\n```", "value = 2"),
-    ("```python\ndef broken(:\n```", None),
-    ("I cannot write this code without more information.", None),
-    ("import numpy as np\ny = np.zeros(3)", "y = np.zeros(3)"),
-])
+@pytest.mark.parametrize(
+    "answer, expect",
+    [
+        ("Sure! Here you go:\n```python\nimport pandas as pd\nx = 1\n```\nHope it helps.", "x = 1"),
+        ("```\nimport os\n```\nand a longer one\n```python\nimport pandas as pd\nvalue = 2\n```", "value = 2"),
+        ("```python\ndef broken(:\n```", None),
+        ("I cannot write this code without more information.", None),
+        ("import numpy as np\ny = np.zeros(3)", "y = np.zeros(3)"),
+    ],
+)
 def test_extract_code_from_messy_answers(answer, expect):
     code = extract_code(answer, "")
     assert (code is None) if expect is None else (expect in code)
@@ -182,6 +199,7 @@ def test_modalities_answer_is_validated_and_asked_again(tmp_path):
     with ScriptedLLM(rules=[("modalities", ["Let me think... no JSON here", bad, good])]) as server:
         client = LLMClient(LLMConfig(base_url=server.url, model="scripted-model", api_key="k", cache_dir=None))
         from stages import modalities
+
         answer = text_answer(Calls(client), ws, modalities.make())
     assert json.loads(answer) == json.loads(good) and len(server.requests) == 3
     assert "invalid" in user_text(server.requests[2])
@@ -189,19 +207,25 @@ def test_modalities_answer_is_validated_and_asked_again(tmp_path):
 
 def test_hybrid_asks_the_llm_on_retries_and_credit_assignment_only(example_ws):
     from agentk.core.engine import Context
-    from agentk.policies.llm_policy import HybridPolicy
     from agentk.core.memory import WorkingMemory
+    from agentk.policies.llm_policy import HybridPolicy
 
     ws, proc = example_ws("iris-species")
     assert proc.returncode == 0
     oracle = ExpertAnswers(SOURCE, ws)
     stage = oracle.stage("metric")
     with ScriptedLLM(handler=oracle) as server:
-        policy = HybridPolicy(LLMClient(LLMConfig(base_url=server.url, model="scripted-model", api_key="k", cache_dir=None)))
+        policy = HybridPolicy(
+            LLMClient(LLMConfig(base_url=server.url, model="scripted-model", api_key="k", cache_dir=None))
+        )
         first = policy.act(stage, Context(ws, "first", 0, WorkingMemory(), None, None))
         assert server.requests == [] and first.code == oracle.code("metric")
-        retry = policy.act(stage, Context(ws, "retry", 1, WorkingMemory(), first.code, "metric scores ... fix the direction"))
+        retry = policy.act(
+            stage, Context(ws, "retry", 1, WorkingMemory(), first.code, "metric scores ... fix the direction")
+        )
         assert [header(r["messages"])[0] for r in server.requests] == ["reflect", "code"]
         assert retry.calls == 2 and retry.code == oracle.code("metric")
-        ca = policy.act(stage, Context(ws, "credit_assignment", 1, WorkingMemory(), first.code, "ids disagree", ["metric"]))
+        ca = policy.act(
+            stage, Context(ws, "credit_assignment", 1, WorkingMemory(), first.code, "ids disagree", ["metric"])
+        )
         assert ca.keep and [kind for kind, _ in ca.notes] == ["META-ERROR-THOUGHT"]

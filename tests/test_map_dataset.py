@@ -1,5 +1,6 @@
 """MapDataset over tab, img and txt maps (shapes, image formats, error messages, loader) and the light
 late-fusion network that the final light solve uses for image and text tasks."""
+
 from __future__ import annotations
 
 import subprocess
@@ -19,8 +20,15 @@ ROOT = Path(__file__).resolve().parents[1]
 RED, BLUE = (220, 30, 30), (30, 30, 220)
 
 
-def write_maps(ws: Path, split: str, ids: list[str], tab: dict | None = None, img: list[str] | None = None,
-               txt: dict | None = None, targets: dict | None = None) -> Path:
+def write_maps(
+    ws: Path,
+    split: str,
+    ids: list[str],
+    tab: dict | None = None,
+    img: list[str] | None = None,
+    txt: dict | None = None,
+    targets: dict | None = None,
+) -> Path:
     ws.mkdir(parents=True, exist_ok=True)
     for modality, columns in (("tab", tab), ("img", img and {"path": img}), ("txt", txt)):
         if columns:
@@ -50,14 +58,21 @@ def gradient(mode: str, size: tuple[int, int]) -> Image.Image:
 
 def test_tab_only_batches_are_raw_rows_and_do_not_load_torch(tmp_path):
     ids = [str(i) for i in range(5)]
-    ws = write_maps(tmp_path, "train", ids, tab={"x": [1.5, 2, np.nan, 4, 5], "c": list("abcab")},
-                    targets={"y": [0, 1, 0, 1, 1], "z": [1.0, 2, 3, 4, 5]})
+    ws = write_maps(
+        tmp_path,
+        "train",
+        ids,
+        tab={"x": [1.5, 2, np.nan, 4, 5], "c": list("abcab")},
+        targets={"y": [0, 1, 0, 1, 1], "z": [1.0, 2, 3, 4, 5]},
+    )
     batch = next(MapDataset(ws).batches(4))
     assert batch["id"] == ids[:4]
     assert batch["tab"].shape == (4, 2) and batch["tab"].dtype == object and batch["tab"][1, 1] == "b"
     assert batch["target"].shape == (4, 2) and batch["target"].dtype == float
-    code = ("import sys; from tools.map_dataset import MapDataset; next(MapDataset(sys.argv[1]).batches(4)); "
-            "print(sorted(m for m in ('torch', 'torchvision', 'tokenizers') if m in sys.modules))")
+    code = (
+        "import sys; from tools.map_dataset import MapDataset; next(MapDataset(sys.argv[1]).batches(4)); "
+        "print(sorted(m for m in ('torch', 'torchvision', 'tokenizers') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code, str(ws)], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -78,8 +93,13 @@ def test_img_only_batches_are_normalised_tensors(tmp_path):
 def test_txt_only_batches_are_padded_token_ids(tmp_path):
     ids = ["a", "b", "c"]
     long_text = " ".join(["word"] * 200)
-    ws = write_maps(tmp_path, "train", ids, txt={"title": ["Good film", np.nan, long_text], "body": ["", "fine", "x"]},
-                    targets={"y": [1, 0, 1]})
+    ws = write_maps(
+        tmp_path,
+        "train",
+        ids,
+        txt={"title": ["Good film", np.nan, long_text], "body": ["", "fine", "x"]},
+        targets={"y": [1, 0, 1]},
+    )
     batch = next(MapDataset(ws, max_length=16).batches(3))
     ids_, mask = batch["txt"]["input_ids"], batch["txt"]["attention_mask"]
     assert tuple(ids_.shape) == tuple(mask.shape) == (3, 16) and str(ids_.dtype) == str(mask.dtype) == "torch.int64"
@@ -92,9 +112,15 @@ def test_txt_only_batches_are_padded_token_ids(tmp_path):
 
 def test_tab_img_txt_batch(tmp_path):
     ids = [f"r{i}" for i in range(5)]
-    ws = write_maps(tmp_path, "train", ids, tab={"x": range(5), "k": list("ppqqp")},
-                    img=[save_image(tmp_path, f"{i}.jpg") for i in ids], txt={"t": ["one", "two", "three", "four", "5"]},
-                    targets={"a": [0, 1, 0, 1, 0], "b": [2, 1, 0, 2, 1], "c": [0.1, 0.2, 0.3, 0.4, 0.5]})
+    ws = write_maps(
+        tmp_path,
+        "train",
+        ids,
+        tab={"x": range(5), "k": list("ppqqp")},
+        img=[save_image(tmp_path, f"{i}.jpg") for i in ids],
+        txt={"t": ["one", "two", "three", "four", "5"]},
+        targets={"a": [0, 1, 0, 1, 0], "b": [2, 1, 0, 2, 1], "c": [0.1, 0.2, 0.3, 0.4, 0.5]},
+    )
     ds = MapDataset(ws)
     assert ds.modalities == ["img", "tab", "txt"]
     batch = next(ds.batches(5))
@@ -105,9 +131,21 @@ def test_tab_img_txt_batch(tmp_path):
     assert item["img"].tolist() == ["raw/r0.jpg"] and tuple(item["txt"]["input_ids"].shape) == (8,)
 
 
-CASES = [("jpg", "RGB"), ("jpeg", "L"), ("png", "RGBA"), ("png", "P"), ("png", "I;16"), ("tif", "I;16"),
-         ("tiff", "RGB"), ("tif", "L"), ("bmp", "P"), ("bmp", "RGB"), ("gif", "P"), ("webp", "RGBA"),
-         ("webp", "RGB")]
+CASES = [
+    ("jpg", "RGB"),
+    ("jpeg", "L"),
+    ("png", "RGBA"),
+    ("png", "P"),
+    ("png", "I;16"),
+    ("tif", "I;16"),
+    ("tiff", "RGB"),
+    ("tif", "L"),
+    ("bmp", "P"),
+    ("bmp", "RGB"),
+    ("gif", "P"),
+    ("webp", "RGBA"),
+    ("webp", "RGB"),
+]
 
 
 def test_every_format_and_mode_loads_to_the_same_shape(tmp_path):
@@ -140,7 +178,8 @@ def test_error_messages_name_the_file_and_map(tmp_path):
     with pytest.raises(ValueError, match=r"raw/bad\.png in train_img_input_map\.csv: cannot identify image"):
         ds[1]
     pd.DataFrame({"id": ids, "a": ["x.png", "y.png"], "b": ["x.png", "y.png"]}).to_csv(
-        tmp_path / "train_img_input_map.csv", index=False)
+        tmp_path / "train_img_input_map.csv", index=False
+    )
     with pytest.raises(ValueError, match=r"train_img_input_map\.csv has 2 columns after id .* exactly one"):
         MapDataset(tmp_path)
     (tmp_path / "train_img_input_map.csv").unlink()
@@ -149,15 +188,25 @@ def test_error_messages_name_the_file_and_map(tmp_path):
         MapDataset(tmp_path)
     write_maps(tmp_path, "train", ["1", "3"], txt={"t": ["a", "b"]})
     write_maps(tmp_path, "train", ids, tab={"x": [1, 2]})
-    with pytest.raises(ValueError, match=r"ids of train_txt_input_map\.csv and train_tab_input_map\.csv disagree: "
-                                         r"1 only in train_txt_input_map\.csv \(e\.g\. \['3'\]\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"ids of train_txt_input_map\.csv and train_tab_input_map\.csv disagree: "
+        r"1 only in train_txt_input_map\.csv \(e\.g\. \['3'\]\)",
+    ):
         MapDataset(tmp_path)
 
 
 def test_loader_matches_batches_and_its_shuffle_is_seeded(tmp_path):
     ids = [f"{i:02d}" for i in range(10)]
-    ws = write_maps(tmp_path, "train", ids, tab={"x": range(10)}, img=[save_image(tmp_path, f"{i}.png") for i in ids],
-                    txt={"t": [f"text number {i}" for i in ids]}, targets={"y": range(10)})
+    ws = write_maps(
+        tmp_path,
+        "train",
+        ids,
+        tab={"x": range(10)},
+        img=[save_image(tmp_path, f"{i}.png") for i in ids],
+        txt={"t": [f"text number {i}" for i in ids]},
+        targets={"y": range(10)},
+    )
     ds = MapDataset(ws, image_size=16, max_length=12)
     a, b = next(iter(ds.loader(batch_size=4))), next(ds.batches(4))
     assert a["id"] == b["id"] and (a["tab"] == b["tab"]).all() and (a["target"] == b["target"]).all()
@@ -175,10 +224,13 @@ def accuracy(pred: np.ndarray, y: np.ndarray) -> float:
 
 def test_light_net_learns_an_image_colour(tmp_path):
     from tools.light_net import fit_predict
+
     rng = np.random.default_rng(1)
     y = rng.integers(0, 2, 120)
     ids = [str(i) for i in range(120)]
-    paths = [save_image(tmp_path, f"{i}.png", RED if c else BLUE, size=(10 + i % 7, 12), rng=rng) for i, c in enumerate(y)]
+    paths = [
+        save_image(tmp_path, f"{i}.png", RED if c else BLUE, size=(10 + i % 7, 12), rng=rng) for i, c in enumerate(y)
+    ]
     ds = MapDataset(write_maps(tmp_path, "train", ids, img=paths, targets={"y": y}))
     (pred,) = fit_predict(ds, np.arange(90), [(ds, np.arange(90, 120))], [{"kind": "binary"}], seed=0)
     assert pred.shape == (30, 1) and accuracy(pred, y[90:]) >= 0.9
@@ -186,6 +238,7 @@ def test_light_net_learns_an_image_colour(tmp_path):
 
 def test_light_net_learns_a_keyword(tmp_path):
     from tools.light_net import fit_predict
+
     rng = np.random.default_rng(2)
     filler = "the a movie plot actor scene story music ending camera long short".split()
     y = rng.integers(0, 3, 240)
@@ -199,6 +252,7 @@ def test_light_net_learns_a_keyword(tmp_path):
 
 def test_light_net_regression_is_in_the_targets_scale(tmp_path):
     from tools.light_net import fit_predict
+
     rng = np.random.default_rng(3)
     x = rng.normal(size=300)
     y = 1000 + 50 * x + rng.normal(0, 5, 300)
@@ -211,18 +265,35 @@ def test_light_net_regression_is_in_the_targets_scale(tmp_path):
 
 def test_light_net_multimodal_outputs(tmp_path):
     from tools.light_net import fit_predict
+
     rng = np.random.default_rng(4)
     ids = [f"t{i}" for i in range(40)]
-    write_maps(tmp_path, "train", ids, tab={"x": rng.normal(size=40), "k": rng.choice(list("ab"), 40)},
-               img=[save_image(tmp_path, f"{i}.png", rng=rng) for i in ids], txt={"t": [f"note {i}" for i in range(40)]},
-               targets={"single": np.ones(40), "cls": rng.integers(0, 4, 40), "val": rng.normal(size=40)})
+    write_maps(
+        tmp_path,
+        "train",
+        ids,
+        tab={"x": rng.normal(size=40), "k": rng.choice(list("ab"), 40)},
+        img=[save_image(tmp_path, f"{i}.png", rng=rng) for i in ids],
+        txt={"t": [f"note {i}" for i in range(40)]},
+        targets={"single": np.ones(40), "cls": rng.integers(0, 4, 40), "val": rng.normal(size=40)},
+    )
     test_ids = [f"s{i}" for i in range(7)]
-    write_maps(tmp_path, "test", test_ids, tab={"x": rng.normal(size=7), "k": rng.choice(list("abc"), 7)},
-               img=[save_image(tmp_path, f"{i}.jpg", rng=rng) for i in test_ids], txt={"t": ["note"] * 7})
+    write_maps(
+        tmp_path,
+        "test",
+        test_ids,
+        tab={"x": rng.normal(size=7), "k": rng.choice(list("abc"), 7)},
+        img=[save_image(tmp_path, f"{i}.jpg", rng=rng) for i in test_ids],
+        txt={"t": ["note"] * 7},
+    )
     train, test = MapDataset(tmp_path), MapDataset(tmp_path, "test")
     outputs = [{"kind": "binary"}, {"kind": "multiclass", "n_classes": 4}, {"kind": "regression"}]
-    run = lambda: fit_predict(train, np.arange(30), [(train, np.arange(30, 40)), (test, None)], outputs,  # noqa: E731
-                              max_epochs=5, seed=7)
+
+    def run():
+        return fit_predict(
+            train, np.arange(30), [(train, np.arange(30, 40)), (test, None)], outputs, max_epochs=5, seed=7
+        )
+
     val, tst = run()
     assert val.shape == (10, 6) and tst.shape == (7, 6)
     for p in (val, tst):
@@ -231,4 +302,6 @@ def test_light_net_multimodal_outputs(tmp_path):
     again = run()
     assert np.array_equal(val, again[0]) and np.array_equal(tst, again[1])  # deterministic for a seed
     with pytest.raises(ValueError, match="multiclass with 3 classes"):
-        fit_predict(train, np.arange(30), [(test, None)], [outputs[0], {"kind": "multiclass", "n_classes": 3}, outputs[2]])
+        fit_predict(
+            train, np.arange(30), [(test, None)], [outputs[0], {"kind": "multiclass", "n_classes": 3}, outputs[2]]
+        )

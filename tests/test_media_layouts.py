@@ -1,5 +1,6 @@
 """Image, text and mixed competitions in the layouts Kaggle uses: for each, the expert's map stages run in the
 sandbox with their unit tests, then the map-dataset meta-tests and the light solve run on the result."""
+
 from __future__ import annotations
 
 import contextlib
@@ -14,15 +15,15 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from agentk.policies.analysis import analyse
 from agentk.core.engine import Context
 from agentk.core.memory import WorkingMemory
+from agentk.policies.analysis import analyse
 from agentk.sandbox import run_python
 from agentk.setup_pipeline import map_stages, remaining_stages
 from stages.fetch import fetch_local
-from unit_tests_lib.media import check_image_map, check_text_map
 from tools.light_solve import light_solve
 from tools.submission import compare_with_sample
+from unit_tests_lib.media import check_image_map, check_text_map
 from unit_tests_lib.meta import check_test_maps, check_train_map_dataset
 
 EXTS = ["jpg", "jpeg", "png", "tif", "tiff", "bmp", "gif", "webp"]
@@ -91,7 +92,9 @@ def run_setup(src: Path, ws: Path, solve: bool = True) -> dict:
         ctx = Context(ws, "first", 1, WorkingMemory(), None, None)
         (ws / f"code_{stage.name}.py").write_text(stage.expert(a, ctx).code)
         files.append(f"code_{stage.name}.py")
-    res = run_python(["-c", "import runpy, sys\nfor f in sys.argv[1:]: runpy.run_path(f, run_name='__main__')", *files], cwd=ws)
+    res = run_python(
+        ["-c", "import runpy, sys\nfor f in sys.argv[1:]: runpy.run_path(f, run_name='__main__')", *files], cwd=ws
+    )
     assert res.ok, res.error()
     with contextlib.chdir(ws):  # as in the sandbox: generated modules read workspace-relative paths
         for stage in stages:
@@ -112,6 +115,7 @@ def read(ws: Path, name: str) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- image layouts
 
+
 def test_class_subfolders_every_extension_mode_and_size(tmp_path):
     src = tmp_path / "comp"
     for i in range(48):
@@ -119,8 +123,13 @@ def test_class_subfolders_every_extension_mode_and_size(tmp_path):
     test_ids = [f"t{i}" for i in range(16)]
     for i, tid in enumerate(test_ids):
         image(src / "test" / tid, i % 2, i, ext="png")
-    write(src, {"sample_submission.csv": pd.DataFrame({"id": test_ids, "label": "red"}),
-                "description.md": description("accuracy")})
+    write(
+        src,
+        {
+            "sample_submission.csv": pd.DataFrame({"id": test_ids, "label": "red"}),
+            "description.md": description("accuracy"),
+        },
+    )
     out = run_setup(src, tmp_path / "ws")
     assert out["analysis"].inputs == ["img"]
     train = read(tmp_path / "ws", "train_img_input_map.csv")
@@ -138,8 +147,14 @@ def test_label_in_file_name_and_positive_class_from_description(tmp_path):
         image(src / "train" / f"{'dog' if i % 2 else 'cat'}.{i}", i % 2, ext="jpg")
     for i in range(1, 13):
         image(src / "test" / str(i), i % 2, ext="jpg")
-    write(src, {"sample_submission.csv": pd.DataFrame({"id": range(1, 13), "label": 0.5}),
-                "description.md": description("log loss") + "\nPredict a probability that the image is a dog (1 = dog, 0 = cat).\n"})
+    write(
+        src,
+        {
+            "sample_submission.csv": pd.DataFrame({"id": range(1, 13), "label": 0.5}),
+            "description.md": description("log loss")
+            + "\nPredict a probability that the image is a dog (1 = dog, 0 = cat).\n",
+        },
+    )
     out = run_setup(src, tmp_path / "ws")
     a = out["analysis"]
     assert a.targets[0].classes == ["cat", "dog"] and a.targets[0].positive == "dog"
@@ -157,9 +172,14 @@ def test_csv_ids_with_extension_beside_zipped_image_folders(tmp_path):
         with zipfile.ZipFile(src / f"{split}.zip", "w") as z:  # images at the archive's top level
             for i, name in enumerate(files):
                 z.write(image(staging / split / Path(name).stem, i % 2, ext="jpg"), name)
-    write(src, {"train.csv": pd.DataFrame({"id": names["train"], "has_cactus": labels(40)}),
-                "sample_submission.csv": pd.DataFrame({"id": names["test"], "has_cactus": 0.5}),
-                "description.md": description("area under the ROC curve")})
+    write(
+        src,
+        {
+            "train.csv": pd.DataFrame({"id": names["train"], "has_cactus": labels(40)}),
+            "sample_submission.csv": pd.DataFrame({"id": names["test"], "has_cactus": 0.5}),
+            "description.md": description("area under the ROC curve"),
+        },
+    )
     ws = tmp_path / "ws"
     out = run_setup(src, ws)
     assert (ws / "raw" / "train").is_dir() and not (ws / "raw" / "train").is_symlink()  # unpacked in the workspace
@@ -176,8 +196,13 @@ def test_zip_beside_its_own_folder_is_not_unpacked_twice(tmp_path):
     with zipfile.ZipFile(src / "train.zip", "w") as z:
         for p in sorted((src / "train").iterdir()):
             z.write(p, f"train/{p.name}")
-    write(src, {"sample_submission.csv": pd.DataFrame({"id": range(1, 21), "label": 0.5}),
-                "description.md": description("log loss")})
+    write(
+        src,
+        {
+            "sample_submission.csv": pd.DataFrame({"id": range(1, 21), "label": 0.5}),
+            "description.md": description("log loss"),
+        },
+    )
     fetch_local(src, tmp_path / "ws")
     assert (tmp_path / "ws" / "raw" / "train").is_symlink()
     assert not any(p.name.startswith(".partial") for p in (tmp_path / "ws" / "raw").iterdir())
@@ -189,9 +214,14 @@ def test_csv_ids_without_extension_in_named_folders(tmp_path):
     for split, names in ids.items():
         for i, name in enumerate(names):
             image(src / f"{split}_images" / name, i % 2, ext="png")
-    write(src, {"train.csv": pd.DataFrame({"image_id": ids["train"], "label": np.where(labels(40), "sick", "healthy")}),
-                "sample_submission.csv": pd.DataFrame({"image_id": ids["test"], "label": "healthy"}),
-                "description.md": description("accuracy")})
+    write(
+        src,
+        {
+            "train.csv": pd.DataFrame({"image_id": ids["train"], "label": np.where(labels(40), "sick", "healthy")}),
+            "sample_submission.csv": pd.DataFrame({"image_id": ids["test"], "label": "healthy"}),
+            "description.md": description("accuracy"),
+        },
+    )
     ws = tmp_path / "ws"
     run_setup(src, ws)
     assert read(ws, "test_img_input_map.csv")["path"][0] == f"raw/test_images/{ids['test'][0]}.png"
@@ -206,9 +236,15 @@ def test_csv_of_nested_relative_paths(tmp_path):
             image(src / p[:-4], i % 2, ext="bmp")
         rows[split] = pd.DataFrame({"id": [f"{split}{i}" for i in range(n)], "file_path": paths})
     rows["train"]["target"] = labels(40)
-    write(src, {"train.csv": rows["train"], "test.csv": rows["test"],
-                "sample_submission.csv": pd.DataFrame({"id": rows["test"]["id"], "target": 0}),
-                "description.md": description("accuracy")})
+    write(
+        src,
+        {
+            "train.csv": rows["train"],
+            "test.csv": rows["test"],
+            "sample_submission.csv": pd.DataFrame({"id": rows["test"]["id"], "target": 0}),
+            "description.md": description("accuracy"),
+        },
+    )
     ws = tmp_path / "ws"
     out = run_setup(src, ws)
     assert out["analysis"].inputs == ["img"] and out["analysis"].features == []  # the path column is no feature
@@ -225,9 +261,15 @@ def test_ids_shared_by_tabular_csv_and_image_folder(tmp_path):
     feats = pd.DataFrame({"id": np.arange(1, 76), "margin1": rng.normal(size=75), "shape1": rng.normal(size=75)})
     feats.loc[:59, "margin1"] += y * 2
     train = feats.iloc[:60].assign(species=species[y])
-    write(src, {"train.csv": train[["id", "species", "margin1", "shape1"]], "test.csv": feats.iloc[60:],
-                "sample_submission.csv": pd.DataFrame({"id": feats["id"].iloc[60:], **{s: 1 / 3 for s in species}}),
-                "description.md": description("multi-class logarithmic loss")})
+    write(
+        src,
+        {
+            "train.csv": train[["id", "species", "margin1", "shape1"]],
+            "test.csv": feats.iloc[60:],
+            "sample_submission.csv": pd.DataFrame({"id": feats["id"].iloc[60:], **{s: 1 / 3 for s in species}}),
+            "description.md": description("multi-class logarithmic loss"),
+        },
+    )
     ws = tmp_path / "ws"
     out = run_setup(src, ws)
     a = out["analysis"]
@@ -246,9 +288,14 @@ def test_labels_csv_with_one_probability_column_per_breed(tmp_path):
         image(src / "train" / name, int(i % 3 == 0), ext="jpg")
     for i, name in enumerate(test_ids):
         image(src / "test" / name, int(i % 3 == 0), ext="jpg")
-    write(src, {"labels.csv": pd.DataFrame({"id": train_ids, "breed": [breeds[i % 3] for i in range(45)]}),
-                "sample_submission.csv": pd.DataFrame({"id": test_ids, **{b: 1 / 3 for b in breeds}}),
-                "description.md": description("multi class log loss")})
+    write(
+        src,
+        {
+            "labels.csv": pd.DataFrame({"id": train_ids, "breed": [breeds[i % 3] for i in range(45)]}),
+            "sample_submission.csv": pd.DataFrame({"id": test_ids, **{b: 1 / 3 for b in breeds}}),
+            "description.md": description("multi class log loss"),
+        },
+    )
     out = run_setup(src, tmp_path / "ws")
     t = out["analysis"].targets[0]
     assert out["analysis"].train.endswith("labels.csv") and t.submit == "proba_columns" and t.classes == breeds
@@ -260,16 +307,31 @@ def test_image_multi_target_classification(tmp_path):
     for split, files in names.items():
         for i, name in enumerate(files):
             image(src / f"{split}-jpg" / name, i % 2, ext="jpg")
-    y = pd.DataFrame({"image_name": names["train"], "haze": labels(40), "water": 1 - labels(40), "road": (np.arange(40) % 3 == 0) * 1})
-    write(src, {"train_classes.csv": y,
-                "sample_submission.csv": pd.DataFrame({"image_name": names["test"], "haze": 0.5, "water": 0.5, "road": 0.5}),
-                "description.md": description("mean column-wise ROC AUC")})
+    y = pd.DataFrame(
+        {
+            "image_name": names["train"],
+            "haze": labels(40),
+            "water": 1 - labels(40),
+            "road": (np.arange(40) % 3 == 0) * 1,
+        }
+    )
+    write(
+        src,
+        {
+            "train_classes.csv": y,
+            "sample_submission.csv": pd.DataFrame(
+                {"image_name": names["test"], "haze": 0.5, "water": 0.5, "road": 0.5}
+            ),
+            "description.md": description("mean column-wise ROC AUC"),
+        },
+    )
     out = run_setup(src, tmp_path / "ws")
     assert out["analysis"].task_type == "MultiTgtCls" and out["analysis"].inputs == ["img"]
     assert out["solve"]["submission"].shape == (10, 4)
 
 
 # --------------------------------------------------------------------------- text layouts
+
 
 def _text_frames(n_train=60, n_test=20, extra=False):
     rng = np.random.default_rng(1)
@@ -283,9 +345,15 @@ def _text_frames(n_train=60, n_test=20, extra=False):
 @pytest.mark.parametrize("fmt", ["csv", "tsv", "json", "jsonl"])
 def test_long_text_column_in_each_table_format(tmp_path, fmt):
     train, test = _text_frames()
-    src = write(tmp_path / "comp", {f"train.{fmt}": train, f"test.{fmt}": test,
-                                    "sample_submission.csv": pd.DataFrame({"id": test["id"], "toxic": 0.5}),
-                                    "description.md": description("area under the ROC curve")})
+    src = write(
+        tmp_path / "comp",
+        {
+            f"train.{fmt}": train,
+            f"test.{fmt}": test,
+            "sample_submission.csv": pd.DataFrame({"id": test["id"], "toxic": 0.5}),
+            "description.md": description("area under the ROC curve"),
+        },
+    )
     ws = tmp_path / "ws"
     out = run_setup(src, ws, solve=fmt == "csv")
     assert out["analysis"].inputs == ["txt"] and out["analysis"].text_columns == ["comment_text"]
@@ -296,9 +364,15 @@ def test_long_text_column_in_each_table_format(tmp_path, fmt):
 
 def test_mixed_text_and_tabular_each_in_its_own_map(tmp_path):
     train, test = _text_frames(extra=True)
-    src = write(tmp_path / "comp", {"train.json": train, "test.json": test,
-                                    "sample_submission.csv": pd.DataFrame({"id": test["id"], "toxic": 0.5}),
-                                    "description.md": description("area under the ROC curve")})
+    src = write(
+        tmp_path / "comp",
+        {
+            "train.json": train,
+            "test.json": test,
+            "sample_submission.csv": pd.DataFrame({"id": test["id"], "toxic": 0.5}),
+            "description.md": description("area under the ROC curve"),
+        },
+    )
     ws = tmp_path / "ws"
     out = run_setup(src, ws)
     assert out["analysis"].inputs == ["tab", "txt"]
@@ -314,8 +388,14 @@ def test_one_text_file_per_sample_named_by_csv_any_encoding(tmp_path):
         for i, (doc_id, body) in enumerate(zip(frame["id"], frame["comment_text"])):
             encoding = "latin-1" if i == 0 else "utf-8"  # an old corpus: not every file is UTF-8
             (src / split / f"{doc_id}.txt").write_bytes((body + (" café" if i == 0 else "")).encode(encoding))
-    write(src, {"train.csv": train[["id", "toxic"]], "sample_submission.csv": pd.DataFrame({"id": test["id"], "toxic": 0.5}),
-                "description.md": description("accuracy")})
+    write(
+        src,
+        {
+            "train.csv": train[["id", "toxic"]],
+            "sample_submission.csv": pd.DataFrame({"id": test["id"], "toxic": 0.5}),
+            "description.md": description("accuracy"),
+        },
+    )
     ws = tmp_path / "ws"
     out = run_setup(src, ws)
     assert out["analysis"].inputs == ["txt"]
@@ -326,14 +406,19 @@ def test_one_text_file_per_sample_named_by_csv_any_encoding(tmp_path):
 def test_text_files_in_class_folders(tmp_path):
     train, test = _text_frames()
     src = tmp_path / "comp"
-    for i, (doc_id, body, y) in enumerate(zip(train["id"], train["comment_text"], train["toxic"])):
+    for doc_id, body, y in zip(train["id"], train["comment_text"], train["toxic"]):
         (src / "train" / ("neg" if y else "pos")).mkdir(parents=True, exist_ok=True)
         (src / "train" / ("neg" if y else "pos") / f"{doc_id}.txt").write_text(body)
     (src / "test").mkdir()
     for doc_id, body in zip(test["id"], test["comment_text"]):
         (src / "test" / f"{doc_id}.txt").write_text(body)
-    write(src, {"sample_submission.csv": pd.DataFrame({"id": test["id"], "sentiment": "pos"}),
-                "description.md": description("accuracy")})
+    write(
+        src,
+        {
+            "sample_submission.csv": pd.DataFrame({"id": test["id"], "sentiment": "pos"}),
+            "description.md": description("accuracy"),
+        },
+    )
     ws = tmp_path / "ws"
     out = run_setup(src, ws)
     assert out["analysis"].targets[0].classes == ["neg", "pos"]
@@ -342,16 +427,24 @@ def test_text_files_in_class_folders(tmp_path):
 
 def test_modalities_json_lists_what_the_maps_hold(tmp_path):
     train, test = _text_frames(extra=True)
-    src = write(tmp_path / "comp", {"train.csv": train, "test.csv": test,
-                                    "sample_submission.csv": pd.DataFrame({"id": test["id"], "toxic": 0.5}),
-                                    "description.md": description("area under the ROC curve")})
+    src = write(
+        tmp_path / "comp",
+        {
+            "train.csv": train,
+            "test.csv": test,
+            "sample_submission.csv": pd.DataFrame({"id": test["id"], "toxic": 0.5}),
+            "description.md": description("area under the ROC curve"),
+        },
+    )
     fetch_local(src, tmp_path / "ws")
     from stages.modalities import expert
+
     spec = json.loads(expert(analyse(tmp_path / "ws"), None).text)
     assert spec == {"inputs": ["tab", "txt"], "targets": ["tab"], "task_type": "BinCls"}
 
 
 # --------------------------------------------------------------------------- failure messages of the unit tests
+
 
 @pytest.fixture(scope="module")
 def mixed_ws(tmp_path_factory) -> Path:
@@ -361,9 +454,15 @@ def mixed_ws(tmp_path_factory) -> Path:
     for frame in (train, test):
         for i, doc_id in enumerate(frame["id"]):
             image(root / "comp" / "images" / doc_id, i % 2, ext="png")
-    src = write(root / "comp", {"train.csv": train, "test.csv": test,
-                                "sample_submission.csv": pd.DataFrame({"id": test["id"], "toxic": 0.5}),
-                                "description.md": description("area under the ROC curve")})
+    src = write(
+        root / "comp",
+        {
+            "train.csv": train,
+            "test.csv": test,
+            "sample_submission.csv": pd.DataFrame({"id": test["id"], "toxic": 0.5}),
+            "description.md": description("area under the ROC curve"),
+        },
+    )
     out = run_setup(src, root / "ws", solve=False)
     assert out["analysis"].inputs == ["tab", "img", "txt"]
     return root / "ws"
@@ -388,7 +487,12 @@ def corrupt_images(ws: Path, d: pd.DataFrame) -> pd.DataFrame:
 
 IMG, TXT = "train_img_input_map.csv", "train_txt_input_map.csv"
 MESSAGE_CASES = [
-    ("missing image file", IMG, lambda ws, d: d.assign(path=d.path.where(d.index != 3, "raw/images/nope.png")), "do not exist"),
+    (
+        "missing image file",
+        IMG,
+        lambda ws, d: d.assign(path=d.path.where(d.index != 3, "raw/images/nope.png")),
+        "do not exist",
+    ),
     ("path without extension", IMG, lambda ws, d: d.assign(path=d.path.str[:-4]), "add the file extension"),
     ("two path columns", IMG, lambda ws, d: d.assign(other=d.path), "one path column"),
     ("no path", IMG, lambda ws, d: d.assign(path=d.path.where(d.index != 0)), "have no image path"),
@@ -417,14 +521,16 @@ def test_good_media_maps_pass(mixed_ws):
 
 def test_map_dataset_names_the_maps_whose_ids_disagree(broken):
     edit(broken, IMG, lambda d: d.assign(id=d.id.where(d.index != 0, "stranger")))
-    with pytest.raises(AssertionError, match=r"ids of train_(img|tab|txt)_input_map.csv and train_(img|tab|txt)_input_map.csv disagree"):
+    with pytest.raises(
+        AssertionError, match=r"ids of train_(img|tab|txt)_input_map.csv and train_(img|tab|txt)_input_map.csv disagree"
+    ):
         check_train_map_dataset(broken)
 
 
 def test_map_dataset_batch_shapes_of_a_mixed_workspace(mixed_ws, monkeypatch):
     monkeypatch.chdir(mixed_ws)
-    from tools.map_dataset import MapDataset
     from agentk.workspace import TARGET_TRANSFORM, Workspace
+    from tools.map_dataset import MapDataset
 
     ds = MapDataset(mixed_ws, "train", Workspace(mixed_ws).load(TARGET_TRANSFORM).transform)
     batch = next(ds.batches(16))

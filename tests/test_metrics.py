@@ -23,8 +23,10 @@ def sample(name, seed=0, n=60):
     m = METRICS[name]
     if name.startswith("map_at"):
         labels = list("abcdefg")
-        return ([" ".join(rng.choice(labels, rng.integers(1, 3), replace=False)) for _ in range(n)],
-                [list(rng.choice(labels, 5, replace=False)) for _ in range(n)])
+        return (
+            [" ".join(rng.choice(labels, rng.integers(1, 3), replace=False)) for _ in range(n)],
+            [list(rng.choice(labels, 5, replace=False)) for _ in range(n)],
+        )
     if m.multi_target:
         if m.prediction == "proba":
             yt = np.stack([rng.permutation(np.arange(n) % 2) for _ in range(3)], axis=1)
@@ -96,9 +98,12 @@ def test_regression_metrics_match_sklearn(seed):
     y, p = rng.lognormal(1, 1, 300), rng.lognormal(1, 1, 300)
     y[:3] = 0.0  # exercises MAPE's eps floor
     expected = {
-        "mse": skm.mean_squared_error(y, p), "rmse": skm.root_mean_squared_error(y, p),
-        "rmsle": np.sqrt(skm.mean_squared_log_error(y, p)), "mae": skm.mean_absolute_error(y, p),
-        "median_ae": skm.median_absolute_error(y, p), "mape": skm.mean_absolute_percentage_error(y, p),
+        "mse": skm.mean_squared_error(y, p),
+        "rmse": skm.root_mean_squared_error(y, p),
+        "rmsle": np.sqrt(skm.mean_squared_log_error(y, p)),
+        "mae": skm.mean_absolute_error(y, p),
+        "median_ae": skm.median_absolute_error(y, p),
+        "mape": skm.mean_absolute_percentage_error(y, p),
         "r2": skm.r2_score(y, p),
     }
     for name, value in expected.items():
@@ -108,8 +113,11 @@ def test_regression_metrics_match_sklearn(seed):
     close(METRICS["mean_columnwise_rmsle"].fn(Y, P), skm.root_mean_squared_log_error(Y, P), rtol=1e-9)
     B = rng.integers(0, 2, (300, 3))
     close(METRICS["mean_columnwise_auc"].fn(B, P / 9), skm.roc_auc_score(B, P / 9, average="macro"), rtol=1e-9)
-    close(METRICS["mean_columnwise_log_loss"].fn(pd.DataFrame(B), P / 9),
-          np.mean([skm.log_loss(B[:, j], P[:, j] / 9) for j in range(3)]), rtol=1e-9)
+    close(
+        METRICS["mean_columnwise_log_loss"].fn(pd.DataFrame(B), P / 9),
+        np.mean([skm.log_loss(B[:, j], P[:, j] / 9) for j in range(3)]),
+        rtol=1e-9,
+    )
 
 
 # ----------------------------------------------------------------------------- hand-computed values
@@ -124,8 +132,11 @@ def test_hand_computed_values():
     # column 0: log1p(e-1) - log1p(0) = 1 on both rows -> 1; column 1 exact -> 0; mean 0.5
     close(m["mean_columnwise_rmsle"]([[0, 0], [0, 0]], [[np.e - 1, 0], [np.e - 1, 0]]), 0.5, rtol=1e-12)
     # column 0 AUC 3/4 (as above), column 1 perfectly separated -> 1; mean 0.875
-    close(m["mean_columnwise_auc"]([[0, 1], [0, 0], [1, 1], [1, 0]],
-                                   [[0.1, 0.9], [0.4, 0.1], [0.35, 0.8], [0.8, 0.2]]), 0.875, rtol=1e-12)
+    close(
+        m["mean_columnwise_auc"]([[0, 1], [0, 0], [1, 1], [1, 0]], [[0.1, 0.9], [0.4, 0.1], [0.35, 0.8], [0.8, 0.2]]),
+        0.875,
+        rtol=1e-12,
+    )
     # column 0: -ln 0.5 on both rows; column 1 exact (clipped, ~1e-15); mean ln(2)/2
     close(m["mean_columnwise_log_loss"]([[1, 1], [0, 0]], [[0.5, 1], [0.5, 0]]), 0.34657359027997264, rtol=1e-9)
     # Kaggle's range 0..3 although 2 is never used; w = (i-j)^2. sum(w*O) = (1-3)^2 = 4 (1 predicted as 3);
@@ -169,20 +180,23 @@ def test_mismatched_lengths_raise(name):
     assert "\n" not in str(err.value)
 
 
-@pytest.mark.parametrize("name, y_true, y_pred, match", [
-    ("rmse", [1.0, 2.0], [[1.0, 2.0], [3.0, 4.0]], "1-D"),
-    ("rmse", [1.0, 2.0], [1.0, np.nan], "NaN"),
-    ("rmsle", [1.0, 2.0], [1.0, -1.5], "> -1"),
-    ("f1", [0, 1, 2], [0, 1, 2], "f1_macro"),
-    ("roc_auc", [0, 1, 2], [0.1, 0.5, 0.9], r"\{0, 1\}"),
-    ("roc_auc", [1, 1], [0.1, 0.9], "one class"),
-    ("qwk", [1, 2], [1.4, 2.0], "integer"),
-    ("multi_log_loss", [0, 1], [0.2, 0.8], "n_classes"),
-    ("multi_log_loss", [0, 3], [[0.5, 0.5], [0.5, 0.5]], "class codes"),
-    ("multi_log_loss", ["a", "b"], [[0.5, 0.5], [0.5, 0.5]], "class codes"),
-    ("mcrmse", [[1.0, 2.0]], [[1.0, 2.0, 3.0]], "n_targets"),
-    ("accuracy", [], [], "empty"),
-])
+@pytest.mark.parametrize(
+    "name, y_true, y_pred, match",
+    [
+        ("rmse", [1.0, 2.0], [[1.0, 2.0], [3.0, 4.0]], "1-D"),
+        ("rmse", [1.0, 2.0], [1.0, np.nan], "NaN"),
+        ("rmsle", [1.0, 2.0], [1.0, -1.5], "> -1"),
+        ("f1", [0, 1, 2], [0, 1, 2], "f1_macro"),
+        ("roc_auc", [0, 1, 2], [0.1, 0.5, 0.9], r"\{0, 1\}"),
+        ("roc_auc", [1, 1], [0.1, 0.9], "one class"),
+        ("qwk", [1, 2], [1.4, 2.0], "integer"),
+        ("multi_log_loss", [0, 1], [0.2, 0.8], "n_classes"),
+        ("multi_log_loss", [0, 3], [[0.5, 0.5], [0.5, 0.5]], "class codes"),
+        ("multi_log_loss", ["a", "b"], [[0.5, 0.5], [0.5, 0.5]], "class codes"),
+        ("mcrmse", [[1.0, 2.0]], [[1.0, 2.0, 3.0]], "n_targets"),
+        ("accuracy", [], [], "empty"),
+    ],
+)
 def test_bad_inputs_raise(name, y_true, y_pred, match):
     with pytest.raises(ValueError, match=match):
         METRICS[name].fn(y_true, y_pred)
@@ -190,21 +204,38 @@ def test_bad_inputs_raise(name, y_true, y_pred, match):
 
 # ----------------------------------------------------------------------------- find_metric
 TEXTS = [
-    ("Submissions are evaluated based on their classification accuracy, the percentage of predicted "
-     "labels that are correct.", "accuracy"),
-    ("Submissions are evaluated on area under the ROC curve between the predicted probability and the "
-     "observed target.", "roc_auc"),
+    (
+        "Submissions are evaluated based on their classification accuracy, the percentage of predicted "
+        "labels that are correct.",
+        "accuracy",
+    ),
+    (
+        "Submissions are evaluated on area under the ROC curve between the predicted probability and the "
+        "observed target.",
+        "roc_auc",
+    ),
     ("Submissions are scored on the log loss:", "log_loss"),
-    ("Submissions are evaluated using the multi-class logarithmic loss. Each image has been labeled "
-     "with one true species.", "multi_log_loss"),
-    ("Submissions are evaluated on the column-wise root mean squared logarithmic error. The RMSLE for "
-     "a single column ... The final score is the mean of the RMSLE over all columns (in this case, 2).",
-     "mean_columnwise_rmsle"),
-    ("Submissions are now evaluated on the mean column-wise ROC AUC. In other words, the score is the "
-     "average of the individual AUCs of each predicted column.", "mean_columnwise_auc"),
+    (
+        "Submissions are evaluated using the multi-class logarithmic loss. Each image has been labeled "
+        "with one true species.",
+        "multi_log_loss",
+    ),
+    (
+        "Submissions are evaluated on the column-wise root mean squared logarithmic error. The RMSLE for "
+        "a single column ... The final score is the mean of the RMSLE over all columns (in this case, 2).",
+        "mean_columnwise_rmsle",
+    ),
+    (
+        "Submissions are now evaluated on the mean column-wise ROC AUC. In other words, the score is the "
+        "average of the individual AUCs of each predicted column.",
+        "mean_columnwise_auc",
+    ),
     ("Submissions are scored on the root mean squared error.", "rmse"),
-    ("Submissions are evaluated on Root-Mean-Squared-Error (RMSE) between the logarithm of the "
-     "predicted value and the logarithm of the observed sales price.", "rmse"),
+    (
+        "Submissions are evaluated on Root-Mean-Squared-Error (RMSE) between the logarithm of the "
+        "predicted value and the logarithm of the observed sales price.",
+        "rmse",
+    ),
     ("Submissions are evaluated using the quadratic weighted kappa", "qwk"),
     ("Submissions are evaluated according to the Mean Average Precision @ 3 (MAP@3):", "map_at_3"),
     ("The metric is MAP@5.", "map_at_5"),
@@ -253,9 +284,11 @@ def _evaluation_section(markdown):
 
 ARENA = Path(__file__).resolve().parents[2] / "shared" / "arena-dev"
 ARENA_EXPECTED = {
-    "aerial-cactus-identification": "roc_auc", "dogs-vs-cats-redux-kernels-edition": "log_loss",
+    "aerial-cactus-identification": "roc_auc",
+    "dogs-vs-cats-redux-kernels-edition": "log_loss",
     "jigsaw-toxic-comment-classification-challenge": "mean_columnwise_auc",
-    "leaf-classification": "multi_log_loss", "nomad2018-predict-transparent-conductors": "mean_columnwise_rmsle",
+    "leaf-classification": "multi_log_loss",
+    "nomad2018-predict-transparent-conductors": "mean_columnwise_rmsle",
     "spaceship-titanic": "accuracy",
 }
 
@@ -286,8 +319,10 @@ def test_metric_source_exec_matches_catalogue():
 
 def test_metric_source_runs_in_fresh_interpreter():
     """All sources in one isolated interpreter (-I: no cwd/PYTHONPATH, so tools/agentk are not importable)."""
-    cases = {name: [np.asarray(a, dtype=object).tolist() if isinstance(a, np.ndarray) else a
-                    for a in sample(name)] for name in METRICS}
+    cases = {
+        name: [np.asarray(a, dtype=object).tolist() if isinstance(a, np.ndarray) else a for a in sample(name)]
+        for name in METRICS
+    }
     script = (
         "import json, sys\nout = {}\ncases, sources = json.load(sys.stdin)\n"
         "for name, (yt, yp) in cases.items():\n"
@@ -296,8 +331,9 @@ def test_metric_source_runs_in_fresh_interpreter():
         "print(json.dumps(out))\n"
     )
     payload = json.dumps([cases, {name: metric_source(name) for name in METRICS}])
-    proc = subprocess.run([sys.executable, "-I", "-c", script], input=payload, capture_output=True,
-                          text=True, timeout=60, cwd="/")
+    proc = subprocess.run(
+        [sys.executable, "-I", "-c", script], input=payload, capture_output=True, text=True, timeout=60, cwd="/"
+    )
     assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout)
     for name in METRICS:

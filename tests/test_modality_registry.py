@@ -1,6 +1,7 @@
 """The modality registry drives the setup: a modality registered in agentk.modalities (here a toy audio
 entry) gets its train and test map stages in the pipeline, inside the meta-tests' coverage, a place in the
 modalities stage's prompt and schema, and its files found in a competition folder."""
+
 from __future__ import annotations
 
 import json
@@ -12,11 +13,19 @@ from agentk.competition.file_inputs import modality_files
 from agentk.competition.support import unsupported_reason
 from agentk.modalities import MODALITIES, TABULAR, Modality
 from agentk.setup_pipeline import setup_pipeline
-from agentk.workspace import (METRIC, MODALITIES as MODALITIES_STAGE, SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT,
-                              TARGET_MAP, TARGET_TRANSFORM, Workspace, input_map_stage)
+from agentk.workspace import (
+    METRIC,
+    SUBMISSION_FORMAT,
+    SUBMISSION_FORMAT_ALT,
+    TARGET_MAP,
+    TARGET_TRANSFORM,
+    Workspace,
+    input_map_stage,
+)
+from agentk.workspace import MODALITIES as MODALITIES_STAGE
 from unit_tests_lib.task import check_modalities
 
-TOY_MAP = '''
+TOY_MAP = """
 from agentk.core.engine import Stage
 from agentk.workspace import ROLE_INPUT_MAP, input_map_stage, map_file
 
@@ -24,7 +33,7 @@ from agentk.workspace import ROLE_INPUT_MAP, input_map_stage, map_file
 def make(split):
     name = input_map_stage(split, "aud")
     return Stage(name, "Build the audio map.", output=map_file(name), role=ROLE_INPUT_MAP[split])
-'''
+"""
 
 
 @pytest.fixture
@@ -53,13 +62,26 @@ def test_a_registered_modality_gets_map_stages_in_pipeline_order_and_meta_test_c
     stages, metas = setup_pipeline(tmp_path)(w.root)
     train_maps = [input_map_stage("train", m) for m in (TABULAR.name, audio.name)]
     test_maps = [input_map_stage("test", m) for m in (TABULAR.name, audio.name)]
-    assert [s.name for s in stages[4:]] == [*train_maps, TARGET_MAP, TARGET_TRANSFORM, *test_maps,
-                                             SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, METRIC]
+    assert [s.name for s in stages[4:]] == [
+        *train_maps,
+        TARGET_MAP,
+        TARGET_TRANSFORM,
+        *test_maps,
+        SUBMISSION_FORMAT,
+        SUBMISSION_FORMAT_ALT,
+        METRIC,
+    ]
     covers = {m.name: m.covers for m in metas}
     assert covers["map_dataset_train"] == [*train_maps, TARGET_MAP, TARGET_TRANSFORM]
     assert covers["test_maps_match"] == [*train_maps, TARGET_MAP, TARGET_TRANSFORM, *test_maps]
-    assert covers["final_light_solve"] == [TARGET_MAP, TARGET_TRANSFORM, *test_maps, SUBMISSION_FORMAT,
-                                           SUBMISSION_FORMAT_ALT, METRIC]
+    assert covers["final_light_solve"] == [
+        TARGET_MAP,
+        TARGET_TRANSFORM,
+        *test_maps,
+        SUBMISSION_FORMAT,
+        SUBMISSION_FORMAT_ALT,
+        METRIC,
+    ]
 
     only_audio = workspace(tmp_path / "other", [audio.name])
     names = [s.name for s in setup_pipeline(tmp_path)(only_audio.root)[0]]

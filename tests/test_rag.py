@@ -1,5 +1,6 @@
 """Long-term memory (rag/): chromadb on disk with the packaged MiniLM, fixes captured by the engine and
 retrieved into a retry's prompt for another competition, RAG+/RAG- experiences, and `agentk memory`."""
+
 from __future__ import annotations
 
 import os
@@ -7,15 +8,15 @@ import subprocess
 import sys
 
 import numpy as np
+from conftest import EXAMPLES, ROOT
 from typer.testing import CliRunner
 
 from agentk.core.engine import Budget, Engine
 from agentk.policies.llm import LLMClient, LLMConfig
 from agentk.policies.llm_policy import LLMPolicy
-from agentk.testing.scripted_llm import ScriptedLLM
 from agentk.setup_pipeline import setup_pipeline
+from agentk.testing.scripted_llm import ScriptedLLM
 from agentk.testing.simulated_llm import ExpertAnswers, fenced, header
-from conftest import EXAMPLES, ROOT
 from rag.cli import memory_app
 from rag.memory import SIMILAR_ERROR, Memory, fix_recorder
 
@@ -32,10 +33,16 @@ main()
 
 def test_fixes_round_trip_dedupe_and_stage_filter(tmp_path):
     m = Memory(tmp_path / "mem")
-    first = m.add_fix("metric", "iris", "HIGHER_IS_BETTER = False", "AssertionError: accuracy must be maximised",
-                      "HIGHER_IS_BETTER = True")
-    again = m.add_fix("metric", "wine", "other failing code", "AssertionError: accuracy must be maximised",
-                      "HIGHER_IS_BETTER = True")
+    first = m.add_fix(
+        "metric",
+        "iris",
+        "HIGHER_IS_BETTER = False",
+        "AssertionError: accuracy must be maximised",
+        "HIGHER_IS_BETTER = True",
+    )
+    again = m.add_fix(
+        "metric", "wine", "other failing code", "AssertionError: accuracy must be maximised", "HIGHER_IS_BETTER = True"
+    )
     m.add_fix("metric", "iris", "x", "KeyError: 'Species' not in columns", "y")
     m.add_fix("train_tab_target_map", "iris", "a", "AssertionError: accuracy must be maximised", "b")
     assert first == again and len(m.list("fixes")) == 3  # same stage, error and fix: stored once
@@ -48,15 +55,19 @@ def test_fixes_round_trip_dedupe_and_stage_filter(tmp_path):
     assert best[0]["distance"] <= SIMILAR_ERROR < best[1]["distance"]
     assert [f["fixed_code"] for f in m.similar_fixes("metric", query, k=2)] == ["HIGHER_IS_BETTER = True"]
     assert m.similar_fixes("plan", "anything") == []
-    assert [f["fixed_code"] for f in m.similar_fixes("metric", "accuracy", k=5, exclude_competition="wine",
-                                                     max_distance=None)] == ["y"]
+    assert [
+        f["fixed_code"]
+        for f in m.similar_fixes("metric", "accuracy", k=5, exclude_competition="wine", max_distance=None)
+    ] == ["y"]
 
 
 def test_memory_persists_across_instances_and_processes(tmp_path):
     path = tmp_path / "mem"
-    script = (f"from rag.memory import Memory; m = Memory({str(path)!r}); "
-              "m.add_fix('metric', 'iris', 'bad', 'ValueError: boom', 'good'); "
-              "m.add_experience(True, 'iris', 'Classify iris flowers', 'train.csv 150 rows', 'solved', {'accuracy': 0.97})")
+    script = (
+        f"from rag.memory import Memory; m = Memory({str(path)!r}); "
+        "m.add_fix('metric', 'iris', 'bad', 'ValueError: boom', 'good'); "
+        "m.add_experience(True, 'iris', 'Classify iris flowers', 'train.csv 150 rows', 'solved', {'accuracy': 0.97})"
+    )
     proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     m = Memory(path)
@@ -93,11 +104,12 @@ def _setup_until_target_map(source, ws, server, memory):
     def pipeline(w):
         stages, _ = full(w)
         names = [s.name for s in stages]
-        return stages[:names.index("train_tab_target_map") + 1] if "train_tab_target_map" in names else stages, []
+        return stages[: names.index("train_tab_target_map") + 1] if "train_tab_target_map" in names else stages, []
 
     config = LLMConfig(base_url=server.url, model="scripted-model", api_key="test-key", cache_dir=None)
-    engine = Engine(ws, pipeline, LLMPolicy(LLMClient(config), memory), Budget(stage_attempts=3),
-                    on_fix=fix_recorder(memory, ws))
+    engine = Engine(
+        ws, pipeline, LLMPolicy(LLMClient(config), memory), Budget(stage_attempts=3), on_fix=fix_recorder(memory, ws)
+    )
     return engine.run()
 
 
@@ -136,7 +148,7 @@ def test_fix_from_one_competition_is_retrieved_for_another(tmp_path):
     run("wine")
     retry = prompts["wine"][1]
     assert "An example of a similar error being fixed" in retry
-    example = retry[retry.index("An example of a similar error being fixed"):]
+    example = retry[retry.index("An example of a similar error being fixed") :]
     assert "df[['Species']]" in example  # iris's fixed code, shown to wine's retry
     assert fixes[0]["error"].strip().splitlines()[-1][:80] in example
     assert "An example of a similar error being fixed" not in prompts["wine"][0]  # only on a retry
@@ -162,8 +174,15 @@ def test_memory_cli_list_search_and_clear(tmp_path, monkeypatch):
     assert "pos: 1 entries" in pos.output and "accuracy" in pos.output
 
     # the real command line, as agentk/cli.py mounts it: no stdin and no --yes is a one-line exit 2
-    refused = subprocess.run([sys.executable, "-c", MEMORY_CLI, "clear"], cwd=ROOT, capture_output=True, text=True,
-                             stdin=subprocess.DEVNULL, timeout=120, env={**os.environ, "AGENTK_MEMORY": str(path)})
+    refused = subprocess.run(
+        [sys.executable, "-c", MEMORY_CLI, "clear"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        env={**os.environ, "AGENTK_MEMORY": str(path)},
+    )
     assert refused.returncode == 2 and "--yes" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
     assert len(Memory(path).list("fixes")) == 2  # nothing went
     cleared = runner.invoke(memory_app, ["clear", "--kind", "fixes", "--yes"])
@@ -184,8 +203,14 @@ def test_memory_cli_reads_the_memory_given_by_memory_option(tmp_path, monkeypatc
     assert not (tmp_path / "default").exists()  # $AGENTK_MEMORY was not opened
 
     # a mistyped folder is a one-line exit 2, not a new empty memory
-    proc = subprocess.run([sys.executable, "-c", MEMORY_CLI, "list", "--memory", str(tmp_path / "typo")], cwd=ROOT,
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", MEMORY_CLI, "list", "--memory", str(tmp_path / "typo")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
     assert proc.returncode == 2 and "no memory at" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "typo").exists()
 
@@ -207,10 +232,9 @@ def test_apply_fix_edits_other_code_where_the_changed_lines_are_found_once():
 
 
 def test_expert_retry_uses_a_stored_fix_that_applies_and_ignores_one_that_does_not(tmp_path, monkeypatch):
-    from agentk.core.engine import Context, Stage
-    from agentk.policies.expert import ExpertPolicy
+    from agentk.core.engine import Action, Context, Stage
     from agentk.core.memory import WorkingMemory
-    from agentk.core.engine import Action
+    from agentk.policies.expert import ExpertPolicy
 
     monkeypatch.setenv("AGENTK_MEMORY", str(tmp_path / "mem"))
     error = "check_no_missing: train_tab_target_map.csv has 3 rows fewer than train.csv (rows were dropped)"

@@ -1,6 +1,7 @@
 """The optional Ray backend on a real local Ray: tasks run in other processes and come back in order with their
 exceptions; commands run with their output logged; HEBO trials run in parallel batches that still find the
 optimum, record failures and resume without re-running; the solver's trials run as Ray tasks with one writer."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,8 @@ from functools import partial
 
 import numpy as np
 import pytest
-
 from conftest import EXAMPLES, agentk
+
 from agentk import ray_backend
 from agentk.core.errors import BadInput
 from agentk.solve.solver import PRESETS, Solver
@@ -59,7 +60,9 @@ def fails_on_three(x: int) -> int:
 
 
 def test_importing_agentk_does_not_import_ray():
-    code = "import agentk.cli, agentk.solve.solver, tools.hebo_tuner, agentk.ray_backend, sys; print('ray' in sys.modules)"
+    code = (
+        "import agentk.cli, agentk.solve.solver, tools.hebo_tuner, agentk.ray_backend, sys; print('ray' in sys.modules)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.stdout.strip() == "False", proc.stderr
 
@@ -98,8 +101,9 @@ def test_parallel_tune_on_ray_finds_the_optimum_records_failures_and_resumes(clu
     default = [{"lr": 1e-3, "optimizer": "Adam"}]
     seen = []
     on_trial = lambda i, p, loss: seen.append((i, p, loss))  # noqa: E731
-    result = tune(objective, n_trials=8, seed=0, initial=default, parallel=2, map_fn=ray_backend.map_tasks,
-                  on_trial=on_trial)
+    result = tune(
+        objective, n_trials=8, seed=0, initial=default, parallel=2, map_fn=ray_backend.map_tasks, on_trial=on_trial
+    )
     assert len(result.trials) == 8 and len(calls.read_text().splitlines()) == 8
     assert [i for i, _, _ in seen] == list(range(8))
     assert [(p, loss) for _, p, loss in seen] == [(t["params"], t["loss"]) for t in result.trials]
@@ -111,8 +115,9 @@ def test_parallel_tune_on_ray_finds_the_optimum_records_failures_and_resumes(clu
 
     calls.unlink()
     history = json.loads(json.dumps(result.trials[:4]))  # as a killed solve left it on disk
-    resumed = tune(objective, n_trials=6, seed=0, initial=default, history=history, parallel=2,
-                   map_fn=ray_backend.map_tasks)
+    resumed = tune(
+        objective, n_trials=6, seed=0, initial=default, history=history, parallel=2, map_fn=ray_backend.map_tasks
+    )
     ran = [json.loads(line) for line in calls.read_text().splitlines()]
     old = [t["params"] for t in history]
     assert len(ran) == 2 and not any(p in old for p in ran)  # neither the default nor the other saved trials
@@ -153,8 +158,9 @@ def iris_setup(tmp_path_factory):
 
 def test_solver_network_trials_run_as_ray_tasks(cluster, iris_setup):
     budget = replace(PRESETS["quick"], n_trials=3, max_epochs=5)
-    solver = Solver(iris_setup, budget, log=lambda m: None, parallel_trials=2,
-                    map_fn=partial(ray_backend.map_tasks, num_cpus=1))
+    solver = Solver(
+        iris_setup, budget, log=lambda m: None, parallel_trials=2, map_fn=partial(ray_backend.map_tasks, num_cpus=1)
+    )
     solution = solver.network("network-1", {})
     folder = iris_setup / "solutions" / "network-1"
     records = [json.loads(line) for line in (folder / "trials.jsonl").read_text().splitlines()]
@@ -170,9 +176,25 @@ def test_solver_network_trials_run_as_ray_tasks(cluster, iris_setup):
 def test_solve_cli_with_ray_finishes(iris_setup):
     """The whole quick solve (AutoGluon included, about two minutes on two cores) with its trials on Ray."""
     shutil.rmtree(iris_setup / "solutions", ignore_errors=True)
-    proc = subprocess.run([sys.executable, "-m", "agentk.solve.solver", str(iris_setup), "--budget", "quick", "--ray", "local",
-                           "--parallel-trials", "2"], cwd=iris_setup, capture_output=True, text=True, timeout=900,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agentk.solve.solver",
+            str(iris_setup),
+            "--budget",
+            "quick",
+            "--ray",
+            "local",
+            "--parallel-trials",
+            "2",
+        ],
+        cwd=iris_setup,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "HEBO trials 2 at a time" in proc.stdout
     summary = json.loads((iris_setup / "solve.json").read_text())

@@ -1,5 +1,6 @@
 """The sandbox that runs generated code and unit tests: credentials stripped, cwd the workspace,
 timeouts that kill the whole process group, a memory limit, and failures that come back as data."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,6 @@ import resource
 import sys
 import time
 from pathlib import Path
-
 
 from agentk.core.checks import Check, run_checks
 from agentk.core.sandbox import clean_env, run_python, truncate
@@ -66,8 +66,9 @@ def test_clean_env_keeps_ordinary_variables_and_adds_extra(monkeypatch):
 
 
 def test_extra_env_reaches_the_child(tmp_path):
-    res = run_python(["-c", "import os; print(os.environ['AGENTK_EXTRA'])"], cwd=tmp_path, timeout=60,
-                     env={"AGENTK_EXTRA": "42"})
+    res = run_python(
+        ["-c", "import os; print(os.environ['AGENTK_EXTRA'])"], cwd=tmp_path, timeout=60, env={"AGENTK_EXTRA": "42"}
+    )
     assert res.ok, res.error()
     assert res.stdout.strip() == "42"
 
@@ -137,6 +138,7 @@ def test_memory_limit_is_an_observation(tmp_path):
     # the parent keeps its own limits and can still allocate
     assert resource.getrlimit(resource.RLIMIT_AS) == limit_before
     import numpy as np
+
     assert np.ones(20_000_000).sum() == 20_000_000
 
 
@@ -245,7 +247,7 @@ def test_run_checks_crash_keeps_the_traceback_end(tmp_path):
     assert report.passed is False
     assert report.failed == "check_crashes"
     assert report.error.strip().splitlines()[-1] == "KeyError: 'missing_key'"
-    assert "settings[\"missing_key\"]" in report.error  # the failing line of the traceback
+    assert 'settings["missing_key"]' in report.error  # the failing line of the traceback
 
 
 def test_run_checks_runs_in_the_workspace(tmp_path):
@@ -279,7 +281,9 @@ def _program(ws: Path, body: str) -> str:
 
 
 def test_run_checks_runs_the_code_then_the_checks(tmp_path):
-    code = _program(tmp_path, "from pathlib import Path\nprint('progress: 3 rows')\nPath('out.txt').write_text('written')\n")
+    code = _program(
+        tmp_path, "from pathlib import Path\nprint('progress: 3 rows')\nPath('out.txt').write_text('written')\n"
+    )
     report = run_checks([Check(check_out_written)], tmp_path, timeout=60, code=code, output="out.txt")
     assert report.passed is True, report.error
     assert "progress: 3 rows" in report.output
@@ -304,7 +308,9 @@ def test_run_checks_a_program_that_writes_nothing_is_told_so(tmp_path):
 
 def test_run_checks_a_hanging_check_after_good_code_is_not_blamed_on_the_code(tmp_path):
     code = _program(tmp_path, "from pathlib import Path\nPath('out.txt').write_text('written')\n")
-    report = run_checks([Check(check_out_written), Check(check_hangs)], tmp_path, timeout=3, code=code, output="out.txt")
+    report = run_checks(
+        [Check(check_out_written), Check(check_hangs)], tmp_path, timeout=3, code=code, output="out.txt"
+    )
     assert report.passed is False
     assert "Timed out" in report.error
     assert not report.error.startswith("Running main.py"), report.error

@@ -1,5 +1,6 @@
 """tools/scraper.py against local Kaggle-shaped pages (tests/kaggle_pages/), served over real HTTP, read by a real
 headless chromium. Never skipped: CI installs chromium (.ci/run); a machine without it fails with the fix to apply."""
+
 from __future__ import annotations
 
 import asyncio
@@ -31,8 +32,10 @@ class KaggleLike(SimpleHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def base_url():
     if not find_chromium():
-        pytest.fail("no chromium found: these tests drive a real headless chromium; run `apt-get install chromium` "
-                    "(or set AGENTK_CHROMIUM to a chromium binary)")
+        pytest.fail(
+            "no chromium found: these tests drive a real headless chromium; run `apt-get install chromium` "
+            "(or set AGENTK_CHROMIUM to a chromium binary)"
+        )
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(KaggleLike, directory=str(PAGES)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -50,8 +53,23 @@ def scraped(base_url, tmp_path_factory):
     return out
 
 
-NOISE = ("Sign In", "Register", "Competitions", "Datasets", "Privacy Policy", "© 2912", "cookies", "OK, Got it",
-         "UA-NOT-CONTENT", "dataLayer", "tracking-pixel", "Leaderboard", "Loading…", "Download All", "Kaggle Pro")
+NOISE = (
+    "Sign In",
+    "Register",
+    "Competitions",
+    "Datasets",
+    "Privacy Policy",
+    "© 2912",
+    "cookies",
+    "OK, Got it",
+    "UA-NOT-CONTENT",
+    "dataLayer",
+    "tracking-pixel",
+    "Leaderboard",
+    "Loading…",
+    "Download All",
+    "Kaggle Pro",
+)
 
 
 def test_spaceship_tabs_written(scraped):
@@ -77,8 +95,10 @@ def test_overview_waits_for_client_side_rendering(scraped):
 def test_evaluation_and_code_block(scraped):
     md = scraped["spaceship-titanic"][1]["evaluation"]
     assert "## Evaluation" in md and "### Metric" in md
-    assert ("Submissions are evaluated based on their [classification accuracy](https://developers.google.com/"
-            "machine-learning/crash-course/classification/accuracy), the percentage of predicted labels") in md
+    assert (
+        "Submissions are evaluated based on their [classification accuracy](https://developers.google.com/"
+        "machine-learning/crash-course/classification/accuracy), the percentage of predicted labels"
+    ) in md
     assert "```\nPassengerId,Transported\n0013_01,False\n0018_01,False" in md
 
 

@@ -1,5 +1,6 @@
 """`agentk setup` end to end on the bundled examples: every unit and meta-unit test passes, the expert
 picks the competition's metric, and the formatter reproduces the sample submission's format."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -13,13 +14,12 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import EXAMPLE_NAMES, EXAMPLES, ROOT, agentk, example_meta
+
 from agentk.core.fileio import read_jsonl
 
 sys.path.insert(0, str(EXAMPLES))
 from grade import grade  # noqa: E402
-
 
 
 def load(ws, name):
@@ -38,12 +38,16 @@ def test_setup_passes_every_test(example_ws, name):
     tests = [v for st in state["stages"].values() for v in st["tests"].values()]
     assert tests and all(v == "passed" for v in tests)
     assert {k: v["status"] for k, v in state["meta_tests"].items()} == {
-        "map_dataset_train": "passed", "test_maps_match": "passed", "final_light_solve": "passed"}
+        "map_dataset_train": "passed",
+        "test_maps_match": "passed",
+        "final_light_solve": "passed",
+    }
     modalities = json.loads((ws / "modalities.json").read_text())
     meta = example_meta(name)
     assert modalities == {"inputs": meta["modalities"]["inputs"], "targets": ["tab"], "task_type": meta["task_type"]}
     assert sorted(p.name for p in ws.glob("*_input_map.csv")) == sorted(
-        f"{split}_{m}_input_map.csv" for split in ("train", "test") for m in modalities["inputs"])
+        f"{split}_{m}_input_map.csv" for split in ("train", "test") for m in modalities["inputs"]
+    )
     rows = read_jsonl(ws / "trajectory.jsonl")
     assert {r["stage"] for r in rows} >= set(state["stages"]) and all(r["passed"] for r in rows)
 
@@ -61,7 +65,10 @@ def test_expert_picks_the_competitions_metric(example_ws, name):
 def test_formatter_turns_training_targets_into_the_sample_format(example_ws, name, monkeypatch):
     ws, _ = example_ws(name)
     monkeypatch.chdir(ws)  # generated code runs with the workspace as its working directory
-    transform, sample = load(ws, "code_transform_tab_target_train"), pd.read_csv(EXAMPLES / name / "sample_submission.csv")
+    transform, sample = (
+        load(ws, "code_transform_tab_target_train"),
+        pd.read_csv(EXAMPLES / name / "sample_submission.csv"),
+    )
     targets = pd.read_csv(ws / "train_tab_target_map.csv", dtype={"id": str}).drop(columns="id")
     rows = np.resize(np.arange(len(targets)), len(sample))
     preds = transform.inverse_transform(transform.transform(targets.iloc[rows].reset_index(drop=True)))
@@ -72,8 +79,9 @@ def test_formatter_turns_training_targets_into_the_sample_format(example_ws, nam
         back = pd.read_csv(path)
         assert list(back.columns) == list(sample.columns)
         assert set(back.iloc[:, 0]) == set(sample.iloc[:, 0]) and len(back) == len(sample)
-        assert back.dtypes.map(lambda d: d.kind).tolist() == sample.dtypes.map(lambda d: d.kind).tolist() or \
-            all((a.kind in "if") == (b.kind in "if") for a, b in zip(back.dtypes, sample.dtypes))
+        assert back.dtypes.map(lambda d: d.kind).tolist() == sample.dtypes.map(lambda d: d.kind).tolist() or all(
+            (a.kind in "if") == (b.kind in "if") for a, b in zip(back.dtypes, sample.dtypes)
+        )
 
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
@@ -87,9 +95,14 @@ def test_light_solve_submission_beats_the_sample_submission(example_ws, name):
 
 def test_resume_after_kill_does_not_redo_passed_stages(tmp_path):
     ws = tmp_path / "ws"
-    proc = subprocess.Popen([sys.executable, "-m", "agentk.cli", "setup", EXAMPLES / "iris-species", "--workspace", ws],
-                            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentk.cli", "setup", EXAMPLES / "iris-species", "--workspace", ws],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.time() + 120
     while time.time() < deadline:
         try:
@@ -110,7 +123,7 @@ def test_resume_after_kill_does_not_redo_passed_stages(tmp_path):
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     rows = read_jsonl(ws / "trajectory.jsonl")
     stages = [r["stage"] for r in rows]
-    assert stages[:len(done_before)] == done_before
+    assert stages[: len(done_before)] == done_before
     assert len(stages) == len(set(stages))  # nothing passed was redone
     assert json.loads((ws / "setup.json").read_text())["status"] == "done"
 
@@ -124,9 +137,12 @@ def test_awkward_layout_end_to_end(tmp_path):
     flag = np.where(rng.random(n + 60) < 0.1, None, np.where(x > 0, "True", "False"))
     src = tmp_path / "comp"
     src.mkdir()
-    (src / "README.md").write_text("# Spam or ham\n\nTell spam from ham.\n\n## Evaluation\n\nSubmissions are scored by their F1 score.\n")
-    pd.DataFrame({"x": x[:n], "flag": flag[:n], "label": np.where(x[:n] + rng.normal(0, .3, n) > 0, "spam", "ham")}
-                 ).to_csv(src / "train.tsv", sep="\t", index=False)
+    (src / "README.md").write_text(
+        "# Spam or ham\n\nTell spam from ham.\n\n## Evaluation\n\nSubmissions are scored by their F1 score.\n"
+    )
+    pd.DataFrame(
+        {"x": x[:n], "flag": flag[:n], "label": np.where(x[:n] + rng.normal(0, 0.3, n) > 0, "spam", "ham")}
+    ).to_csv(src / "train.tsv", sep="\t", index=False)
     pd.DataFrame({"x": x[n:], "flag": flag[n:]}).to_csv(src / "test.tsv", sep="\t", index=False)
     pd.DataFrame({"ImageId": range(1, 61), "Prediction": "ham"}).to_csv(src / "sample_submission.csv", index=False)
     ws = tmp_path / "ws"

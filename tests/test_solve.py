@@ -1,5 +1,6 @@
 """`agentk solve` end to end: solutions on disk, the best one as a valid submission that beats a constant,
 resume without redoing finished work, and bad input."""
+
 from __future__ import annotations
 
 import json
@@ -9,6 +10,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import EXAMPLES, agentk
 
 from agentk.core.errors import BadInput
 from agentk.core.fileio import append_jsonl, read_json, read_jsonl, write_json
@@ -16,7 +18,6 @@ from agentk.solve.budgets import PRESETS
 from agentk.solve.solver import Solution, Solver, trial_history
 from agentk.submit import submit_workspace
 from agentk.workspace import SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, Workspace, code_module
-from conftest import EXAMPLES, agentk
 from tools.submission import SubmissionMismatch, compare_with_sample
 
 sys.path.insert(0, str(EXAMPLES))
@@ -42,7 +43,9 @@ def test_solve_writes_every_solution_and_the_best_submission(solved):
         folder = ws / "solutions" / sid
         for f in ("plan.json", "score.json", "val_pred.npy", "test_pred.npy", "submission.csv"):
             assert (folder / f).exists(), f"{sid}/{f}"
-        assert len(pd.read_csv(folder / "submission.csv")) == len(pd.read_csv(EXAMPLES / "breast-cancer" / "sample_submission.csv"))
+        assert len(pd.read_csv(folder / "submission.csv")) == len(
+            pd.read_csv(EXAMPLES / "breast-cancer" / "sample_submission.csv")
+        )
     trials = [json.loads(line) for line in (ws / "solutions" / "network-1" / "trials.jsonl").read_text().splitlines()]
     assert len(trials) == 2 and trials[0]["params"]["optimizer"] == "Adam"  # the default first, then HEBO's suggestion
     best = max(summary["solutions"], key=lambda s: s["val_score"])  # AUC: higher is better
@@ -92,8 +95,10 @@ def test_unknown_budget(solved):
 
 def test_a_torn_last_trial_line_does_not_break_a_resumed_solve(tmp_path):
     trials = tmp_path / "trials.jsonl"
-    done = [{"params": {"lr": 1e-3, "optimizer": "Adam"}, "trial": 0, "ok": True, "loss": -0.9},
-            {"params": {"lr": 1e-2, "optimizer": "SGD"}, "trial": 1, "ok": False, "loss": None}]
+    done = [
+        {"params": {"lr": 1e-3, "optimizer": "Adam"}, "trial": 0, "ok": True, "loss": -0.9},
+        {"params": {"lr": 1e-2, "optimizer": "SGD"}, "trial": 1, "ok": False, "loss": None},
+    ]
     trials.write_text("".join(json.dumps(r) + "\n" for r in done) + '{"params": {"lr": 0.0')  # killed mid-write
     assert trial_history(trials) == done
     append_jsonl(trials, {"params": {"lr": 3e-3, "optimizer": "Adam"}, "trial": 2, "ok": True, "loss": -0.95})
@@ -112,21 +117,27 @@ def setup_ws(example_ws, tmp_path, monkeypatch):
 
 def _break_formatter(ws, stage):
     code = Workspace(ws).code(stage)
-    code.write_text(code.read_text() + "\n\ndef format_submission(test_ids, predictions):\n    raise ValueError('broken')\n")
+    code.write_text(
+        code.read_text() + "\n\ndef format_submission(test_ids, predictions):\n    raise ValueError('broken')\n"
+    )
 
 
 def test_solver_saves_with_the_alternative_formatter_when_the_first_is_broken(setup_ws):
     _break_formatter(setup_ws, SUBMISSION_FORMAT)
     solver = Solver(setup_ws, PRESETS["quick"], log=lambda m: None)
     n_val, n_test = len(solver.task.split[1]), len(solver.task.test)
-    solver.save(Solution("constant", "network", "a constant", 0.5, np.full((n_val, 1), 0.5), np.full((n_test, 1), 0.3), 1.0))
+    solver.save(
+        Solution("constant", "network", "a constant", 0.5, np.full((n_val, 1), 0.5), np.full((n_test, 1), 0.3), 1.0)
+    )
     files = Workspace(setup_ws).solution("constant")
     assert read_json(files.score)["formatter"] == code_module(SUBMISSION_FORMAT_ALT)
     compare_with_sample(setup_ws, pd.read_csv(files.submission), "the saved submission")
     assert solver.load("constant").val_score == 0.5
 
     _break_formatter(setup_ws, SUBMISSION_FORMAT_ALT)
-    with pytest.raises(SubmissionMismatch, match=f"both submission formatters failed: {code_module(SUBMISSION_FORMAT)}: broken"):
+    with pytest.raises(
+        SubmissionMismatch, match=f"both submission formatters failed: {code_module(SUBMISSION_FORMAT)}: broken"
+    ):
         solver.save(Solution("none", "network", "a constant", 0.5, np.zeros((n_val, 1)), np.zeros((n_test, 1)), 1.0))
 
 

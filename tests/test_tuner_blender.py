@@ -1,6 +1,7 @@
 """The HEBO tuner finds a planted optimum, never picks a failed trial and resumes without re-running trials; the
 MLP blender beats its best input on rows it never saw when the inputs' errors are complementary, and falls back
 to the best input when blending cannot help."""
+
 from __future__ import annotations
 
 import json
@@ -36,7 +37,7 @@ def test_tuner_finds_planted_optimum_with_plain_params():
     assert all(type(p["lr"]) is float and type(p["optimizer"]) is str for p in seen)
     assert all(1e-6 <= p["lr"] <= 1e-2 and p["optimizer"] in {"Adam", "SGD", "AdamW"} for p in seen)
     assert result.best["optimizer"] == "Adam"
-    assert 10 ** -3.5 / 3 < result.best["lr"] < 10 ** -3.5 * 3
+    assert 10**-3.5 / 3 < result.best["lr"] < 10**-3.5 * 3
     assert result.best_loss == min(t["loss"] for t in result.trials) == planted(result.best)
 
 
@@ -49,10 +50,17 @@ def test_failed_trials_are_recorded_and_never_best():
         return planted(params)
 
     calls = []
-    result = tune(objective, n_trials=4, seed=1,
-                  initial=[{"lr": 10 ** -3.5, "optimizer": "Adam"}, {"lr": 1e-3, "optimizer": "AdamW"},
-                           {"lr": 1e-5, "optimizer": "SGD"}],
-                  on_trial=lambda i, p, loss: calls.append((i, p, loss)))
+    result = tune(
+        objective,
+        n_trials=4,
+        seed=1,
+        initial=[
+            {"lr": 10**-3.5, "optimizer": "Adam"},
+            {"lr": 1e-3, "optimizer": "AdamW"},
+            {"lr": 1e-5, "optimizer": "SGD"},
+        ],
+        on_trial=lambda i, p, loss: calls.append((i, p, loss)),
+    )
     first, second = result.trials[:2]
     assert not first["ok"] and "diverged" in first["error"] and math.isnan(first["loss"])
     assert not second["ok"] and math.isnan(second["loss"])
@@ -127,9 +135,11 @@ def complementary(kind: str, n: int, rng: np.random.Generator) -> tuple[list[np.
     return preds, y
 
 
-CASES = {"binary": ("roc_auc", {"name": "target", "kind": "binary", "n_classes": 2}),
-         "multiclass": ("multi_log_loss", {"name": "target", "kind": "multiclass", "n_classes": 3}),
-         "regression": ("rmse", {"name": "target", "kind": "regression", "n_classes": 0})}
+CASES = {
+    "binary": ("roc_auc", {"name": "target", "kind": "binary", "n_classes": 2}),
+    "multiclass": ("multi_log_loss", {"name": "target", "kind": "multiclass", "n_classes": 3}),
+    "regression": ("rmse", {"name": "target", "kind": "regression", "n_classes": 0}),
+}
 
 
 def scorer(metric_name: str, kind: str, y: np.ndarray):
@@ -139,6 +149,7 @@ def scorer(metric_name: str, kind: str, y: np.ndarray):
     def score(pred: np.ndarray, rows: np.ndarray) -> float:
         truth = y[rows, 0].astype(int) if kind != "regression" else y[rows, 0]
         return fn(truth, pred if kind == "multiclass" else pred[:, 0])
+
     return score
 
 
@@ -210,19 +221,24 @@ def test_blender_small_data_with_rare_classes_is_deterministic_and_keeps_thread_
     rng.shuffle(y)
     truth = np.eye(4)[y[:, 0].astype(int)]
     preds = [softmax(3 * truth + rng.normal(size=(40, 4))) for _ in range(3)]
-    outputs = [{"name": "label", "kind": "multiclass", "n_classes": 4},
-               {"name": "amount", "kind": "regression", "n_classes": 0}]
+    outputs = [
+        {"name": "label", "kind": "multiclass", "n_classes": 4},
+        {"name": "amount", "kind": "regression", "n_classes": 0},
+    ]
     amount = rng.normal(size=(40, 1))
     y_two = np.concatenate([y, amount], axis=1)
     preds_two = [np.concatenate([p, amount + rng.normal(size=(40, 1))], axis=1) for p in preds]
 
     def score(pred, rows):  # a combined loss over both outputs
-        return METRICS["multi_log_loss"].fn(y_two[rows, 0].astype(int), pred[:, :4]) + \
-            METRICS["rmse"].fn(y_two[rows, 1], pred[:, 4])
+        return METRICS["multi_log_loss"].fn(y_two[rows, 0].astype(int), pred[:, :4]) + METRICS["rmse"].fn(
+            y_two[rows, 1], pred[:, 4]
+        )
 
     threads = torch.get_num_threads()
-    runs = [blend(preds_two, y_two, outputs, score, False, np.arange(40), [p[:10] for p in preds_two],
-                  seed=5) for _ in range(2)]
+    runs = [
+        blend(preds_two, y_two, outputs, score, False, np.arange(40), [p[:10] for p in preds_two], seed=5)
+        for _ in range(2)
+    ]
     assert torch.get_num_threads() == threads
     a, b = runs
     assert a.kept == b.kept and a.cv_score == b.cv_score

@@ -13,6 +13,7 @@ Choices:
   (no calibration) because the model space carries probabilities and inverse_transform thresholds them at 0.5.
 - Seeds: `seed` is AutoGluon's random_state (its data splits, e.g. bagging folds); its models seed themselves
   with 0, so a fit is repeatable."""
+
 from __future__ import annotations
 
 import time
@@ -30,14 +31,22 @@ LABEL = "__agentk_target__"
 BAGGING_PRESETS = ("good", "high", "best", "extreme", "experimental")
 
 
-def fit_autogluon(task: TaskData, time_limit: float, presets: str = "medium_quality", out_dir: Path | None = None,
-                  verbosity: int = 0, seed: int = 0, hyperparameters: dict | str | None = None) -> dict:
+def fit_autogluon(
+    task: TaskData,
+    time_limit: float,
+    presets: str = "medium_quality",
+    out_dir: Path | None = None,
+    verbosity: int = 0,
+    seed: int = 0,
+    hyperparameters: dict | str | None = None,
+) -> dict:
     """Fit and predict. Returns val_pred (model space, task.split[1] rows), test_pred (model space, all test rows),
     val_score (task.score on the val rows), models (per output: best model and leaderboard; AutoGluon's score_val
     is higher-is-better, so losses appear negated) and seconds."""
     if TABULAR.name not in task.modalities:
-        raise ValueError(f"the AutoGluon tool needs a {TABULAR.name} input map; this task has "
-                         f"{', '.join(task.modalities)}")
+        raise ValueError(
+            f"the AutoGluon tool needs a {TABULAR.name} input map; this task has {', '.join(task.modalities)}"
+        )
     start = time.monotonic()
     out_dir = Path(out_dir) if out_dir is not None else Workspace(task.ws).solutions / "autogluon"
     fit_rows, val_rows = task.split
@@ -49,44 +58,82 @@ def fit_autogluon(task: TaskData, time_limit: float, presets: str = "medium_qual
     for j, output in enumerate(task.outputs):
         label = _labels(task.y[:, j], output["kind"])
         remaining = time_limit - (time.monotonic() - start)  # what earlier outputs left, shared by the rest
-        predictor = _fit_output(task, j, X.iloc[fit_rows].assign(**{LABEL: label[fit_rows]}),
-                                X.iloc[val_rows].assign(**{LABEL: label[val_rows]}), out_dir / f"output_{j}",
-                                time_limit=max(remaining / (len(task.outputs) - j), 1.0), presets=presets,
-                                verbosity=verbosity, seed=seed, **options)
+        predictor = _fit_output(
+            task,
+            j,
+            X.iloc[fit_rows].assign(**{LABEL: label[fit_rows]}),
+            X.iloc[val_rows].assign(**{LABEL: label[val_rows]}),
+            out_dir / f"output_{j}",
+            time_limit=max(remaining / (len(task.outputs) - j), 1.0),
+            presets=presets,
+            verbosity=verbosity,
+            seed=seed,
+            **options,
+        )
         val_parts.append(_predict(predictor, X.iloc[val_rows], output["kind"], task.widths[j]))
         test_parts.append(_predict(predictor, X_test, output["kind"], task.widths[j]))
         models.append(_summary(predictor, output, out_dir / f"output_{j}"))
     val_pred, test_pred = np.hstack(val_parts), np.hstack(test_parts)
-    return {"val_pred": val_pred, "test_pred": test_pred, "val_score": task.score(val_pred, val_rows),
-            "models": models, "seconds": time.monotonic() - start}
+    return {
+        "val_pred": val_pred,
+        "test_pred": test_pred,
+        "val_score": task.score(val_pred, val_rows),
+        "models": models,
+        "seconds": time.monotonic() - start,
+    }
 
 
-def _fit_output(task: TaskData, j: int, train: pd.DataFrame, tune: pd.DataFrame, path: Path, time_limit: float,
-                presets: str, verbosity: int, seed: int, **options):
+def _fit_output(
+    task: TaskData,
+    j: int,
+    train: pd.DataFrame,
+    tune: pd.DataFrame,
+    path: Path,
+    time_limit: float,
+    presets: str,
+    verbosity: int,
+    seed: int,
+    **options,
+):
     from autogluon.tabular import TabularPredictor  # slow import: only when the tool runs
 
     kind = task.outputs[j]["kind"]
     classes = sorted(train[LABEL].unique().tolist()) if kind == "multiclass" else None
     predictor = TabularPredictor(
-        label=LABEL, problem_type=kind, eval_metric=competition_scorer(task.ws, j, classes), path=str(path),
-        verbosity=verbosity, positive_class=1 if kind == "binary" else None,
-        learner_kwargs={"random_state": seed, "label_count_threshold": 1})
-    predictor.fit(train, tuning_data=tune, time_limit=time_limit, presets=presets,
-                  calibrate_decision_threshold=False, dynamic_stacking=False, raise_on_no_models_fitted=False,
-                  **options)
+        label=LABEL,
+        problem_type=kind,
+        eval_metric=competition_scorer(task.ws, j, classes),
+        path=str(path),
+        verbosity=verbosity,
+        positive_class=1 if kind == "binary" else None,
+        learner_kwargs={"random_state": seed, "label_count_threshold": 1},
+    )
+    predictor.fit(
+        train,
+        tuning_data=tune,
+        time_limit=time_limit,
+        presets=presets,
+        calibrate_decision_threshold=False,
+        dynamic_stacking=False,
+        raise_on_no_models_fitted=False,
+        **options,
+    )
     if not predictor.model_names():  # AutoGluon's own error hides why at low verbosity
         failures = predictor.model_failures()
         reasons = "; ".join(f"{r.model}: {r.exc_type}: {r.exc_str}" for r in failures.head(3).itertuples())
-        raise RuntimeError(f"AutoGluon trained no model for output {j} ({task.outputs[j].get('name')}): "
-                           f"{reasons or 'no model fitted in the time limit'}")
+        raise RuntimeError(
+            f"AutoGluon trained no model for output {j} ({task.outputs[j].get('name')}): "
+            f"{reasons or 'no model fitted in the time limit'}"
+        )
     return predictor
 
 
 def _features(tab: pd.DataFrame) -> pd.DataFrame:
     frame = tab.reset_index(drop=True)  # the index holds the ids
     if LABEL in frame.columns:
-        raise ValueError(f"the {TABULAR.name} input map has a column named {LABEL!r}, which the AutoGluon tool uses "
-                         "for labels")
+        raise ValueError(
+            f"the {TABULAR.name} input map has a column named {LABEL!r}, which the AutoGluon tool uses for labels"
+        )
     return frame
 
 
@@ -109,5 +156,9 @@ def _predict(predictor, X: pd.DataFrame, kind: str, width: int) -> np.ndarray:
 def _summary(predictor, output: dict, path: Path) -> dict:
     board = predictor.leaderboard(silent=True)
     rows = board[["model", "score_val", "fit_time"]].to_dict("records")
-    return {"output": output.get("name"), "path": str(path), "best": predictor.model_best,
-            "leaderboard": [{k: (float(v) if k != "model" else str(v)) for k, v in row.items()} for row in rows]}
+    return {
+        "output": output.get("name"),
+        "path": str(path),
+        "best": predictor.model_best,
+        "leaderboard": [{k: (float(v) if k != "model" else str(v)) for k, v in row.items()} for row in rows],
+    }

@@ -7,6 +7,7 @@ log-probabilities for multiclass, values for regression, standardised. The netwo
 linear skip (so a plain weighted average is easy to learn), with one head per output, trained full-batch with
 weight decay; the number of steps is chosen by early stopping on an inner split of each training fold and the
 final refit on all validation rows uses their median."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -37,6 +38,7 @@ class BlendNet(nn.Module):
 @dataclass
 class Blender:
     """A fitted blender: feature and target scaling plus the network, applied to model-space predictions."""
+
     outputs: list[dict]
     net: BlendNet
     mean: np.ndarray
@@ -66,23 +68,40 @@ class BlendResult:
         return self.model.predict(preds) if self.kept else np.asarray(preds[self.best_single_index], dtype=float)
 
 
-def blend(val_preds: list[np.ndarray], y_val: np.ndarray, outputs: list[dict],
-          score_fn: Callable[[np.ndarray, np.ndarray], float], higher_is_better: bool, val_rows: np.ndarray,
-          test_preds: list[np.ndarray], folds: int = 5, seed: int = 0) -> BlendResult:
+def blend(
+    val_preds: list[np.ndarray],
+    y_val: np.ndarray,
+    outputs: list[dict],
+    score_fn: Callable[[np.ndarray, np.ndarray], float],
+    higher_is_better: bool,
+    val_rows: np.ndarray,
+    test_preds: list[np.ndarray],
+    folds: int = 5,
+    seed: int = 0,
+) -> BlendResult:
     """Blend the solutions' validation predictions (each (rows, total width), model space) against y_val
     ((rows, n_outputs): 0/1, class codes or values). score_fn(pred, val_rows) is the competition metric."""
     total = sum(width(o) for o in outputs)
     shapes = {np.shape(p) for p in val_preds}
     if not val_preds or shapes != {(len(val_rows), total)} or len(test_preds) != len(val_preds):
-        raise ValueError(f"blend needs one validation and one test prediction per solution, each validation one of "
-                         f"shape ({len(val_rows)}, {total}); got validation shapes {sorted(shapes)} for "
-                         f"{len(val_preds)} solutions and {len(test_preds)} test predictions")
+        raise ValueError(
+            f"blend needs one validation and one test prediction per solution, each validation one of "
+            f"shape ({len(val_rows)}, {total}); got validation shapes {sorted(shapes)} for "
+            f"{len(val_preds)} solutions and {len(test_preds)} test predictions"
+        )
     y_val = np.asarray(y_val, dtype=float).reshape(len(val_rows), len(outputs))
     singles = [score_fn(np.asarray(p, dtype=float), val_rows) for p in val_preds]
     pick = max if higher_is_better else min
     best = singles.index(pick(singles))
-    fallback = BlendResult(False, float("nan"), singles[best], best, np.asarray(test_preds[best], dtype=float),
-                           np.asarray(val_preds[best], dtype=float), None)
+    fallback = BlendResult(
+        False,
+        float("nan"),
+        singles[best],
+        best,
+        np.asarray(test_preds[best], dtype=float),
+        np.asarray(val_preds[best], dtype=float),
+        None,
+    )
     fold_of = _folds(y_val, outputs, folds, seed)
     if fold_of is None or len(val_preds) < 2:
         return fallback
@@ -109,7 +128,7 @@ def features(preds: list[np.ndarray], outputs: list[dict]) -> np.ndarray:
         pred = np.asarray(pred, dtype=float)
         start = 0
         for o in outputs:
-            block = pred[:, start:start + width(o)]
+            block = pred[:, start : start + width(o)]
             start += width(o)
             if o["kind"] == "binary":
                 p = np.clip(block, EPS, 1 - EPS)
@@ -122,8 +141,9 @@ def features(preds: list[np.ndarray], outputs: list[dict]) -> np.ndarray:
     return np.concatenate(cols, axis=1)
 
 
-def _fit(preds: list[np.ndarray], y: np.ndarray, outputs: list[dict], seed: int,
-         steps: int | None = None) -> tuple[Blender, int]:
+def _fit(
+    preds: list[np.ndarray], y: np.ndarray, outputs: list[dict], seed: int, steps: int | None = None
+) -> tuple[Blender, int]:
     """A blender fitted on these rows, and its step count: `steps` if given, else early-stopped on an inner split."""
     x = features(preds, outputs)
     mean, std = x.mean(axis=0), x.std(axis=0)
@@ -143,8 +163,14 @@ def _fit(preds: list[np.ndarray], y: np.ndarray, outputs: list[dict], seed: int,
     return Blender(outputs, net.eval(), mean, std, y_mean, y_std), steps
 
 
-def _train(net: BlendNet, x: torch.Tensor, y: torch.Tensor, outputs: list[dict], steps: int,
-           stop_on: tuple[torch.Tensor, torch.Tensor] | None = None) -> int:
+def _train(
+    net: BlendNet,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    outputs: list[dict],
+    steps: int,
+    stop_on: tuple[torch.Tensor, torch.Tensor] | None = None,
+) -> int:
     """Full-batch AdamW; with stop_on, keeps the weights of the step with the lowest loss there and returns it."""
     opt = torch.optim.AdamW(net.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
     losses = output_losses(outputs)

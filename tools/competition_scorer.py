@@ -16,6 +16,7 @@ optimising each column optimises the competition's score.
 
 The score function is picklable (AutoGluon pickles the predictor with its metric): it stores only the workspace
 path and indices and reloads the generated modules lazily in whichever process unpickles it."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,8 +26,8 @@ import pandas as pd
 from autogluon.core.metrics import Scorer, make_scorer
 
 from agentk.workspace import METRIC, TARGET_TRANSFORM, Workspace, read_map
-from tools.metrics import COLUMNWISE, METRICS
 from tools.heads import width
+from tools.metrics import COLUMNWISE, METRICS
 
 BASE_METRIC = {columnwise: base for base, columnwise in COLUMNWISE.items()}
 
@@ -37,10 +38,14 @@ def competition_scorer(ws: Path, output_index: int, classes: list[int] | None = 
     default all codes 0..k-1."""
     score = CompetitionScore(ws, output_index, classes)
     higher = score.higher_is_better
-    return make_scorer(f"competition_{score.metric_name}_{output_index}", score,
-                       optimum=1 if higher else 0,  # every catalogue score peaks at 1, every loss at 0
-                       greater_is_better=higher,  # AutoGluon then reports losses negated
-                       needs_proba=score.needs == "proba", needs_class=score.needs == "class")
+    return make_scorer(
+        f"competition_{score.metric_name}_{output_index}",
+        score,
+        optimum=1 if higher else 0,  # every catalogue score peaks at 1, every loss at 0
+        greater_is_better=higher,  # AutoGluon then reports losses negated
+        needs_proba=score.needs == "proba",
+        needs_class=score.needs == "class",
+    )
 
 
 class CompetitionScore:
@@ -59,7 +64,7 @@ class CompetitionScore:
         self.__dict__.update(state, _loaded=None)
 
     @property
-    def loaded(self) -> "_Loaded":
+    def loaded(self) -> _Loaded:
         if self._loaded is None:
             self._loaded = _Loaded(Path(self.ws), self.j)
         return self._loaded
@@ -145,8 +150,10 @@ class _Loaded:
             if base == "log_loss" and self.kind == "multiclass":
                 base = "multi_log_loss"
             if base not in METRICS or METRICS[base].multi_target:
-                raise ValueError(f"cannot score output {j} of a {len(self.outputs)}-output task alone: metric "
-                                 f"{self.metric_name!r} has no per-column base metric in tools.metrics")
+                raise ValueError(
+                    f"cannot score output {j} of a {len(self.outputs)}-output task alone: metric "
+                    f"{self.metric_name!r} has no per-column base metric in tools.metrics"
+                )
             self.base = METRICS[base].fn
 
     def _probe_needs(self) -> str:
@@ -165,7 +172,7 @@ class _Loaded:
     def submission(self, part: np.ndarray) -> pd.DataFrame:
         """This output's model-space columns -> the submission columns (the other outputs held at zero)."""
         full = np.zeros((len(part), sum(self.widths)))
-        full[:, self.offset:self.offset + self.width] = part
+        full[:, self.offset : self.offset + self.width] = part
         return self.transform.inverse_transform(full)
 
     def submission_column(self, part: np.ndarray) -> np.ndarray:
@@ -175,8 +182,9 @@ class _Loaded:
             return frame[name].to_numpy(dtype=float)
         if len(frame.columns) == len(self.outputs):
             return frame.iloc[:, self.j].to_numpy(dtype=float)
-        raise ValueError(f"cannot tell which submission column holds output {self.j} ({name!r}) among "
-                         f"{list(frame.columns)[:6]}")
+        raise ValueError(
+            f"cannot tell which submission column holds output {self.j} ({name!r}) among {list(frame.columns)[:6]}"
+        )
 
     def decode(self, model: np.ndarray) -> np.ndarray:
         """Model-space labels -> target-map values: looked up in the training targets; a regression value the
@@ -186,8 +194,9 @@ class _Loaded:
         if missing.any():
             if self.kind != "regression":
                 bad = model[missing][:3].tolist()
-                raise ValueError(f"labels {bad} of output {self.j} ({self.column!r}) are not codes of the training "
-                                 "targets")
+                raise ValueError(
+                    f"labels {bad} of output {self.j} ({self.column!r}) are not codes of the training targets"
+                )
             values = values.astype(float)
             values[missing] = self.submission_column(model[missing].reshape(-1, 1))
         return values.to_numpy()

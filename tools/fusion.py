@@ -5,6 +5,7 @@ task's validation rows and keeps the best epoch's weights.
 
 Frozen encoders embed every row once (no grad) and only the rest trains, on the cached features: that is what
 makes CPU presets fast. Trained encoders see augmented images and learn at a reduced rate."""
+
 from __future__ import annotations
 
 import os
@@ -63,9 +64,11 @@ class FusionResult:
 
 # --------------------------------------------------------------------------- branches
 
+
 @dataclass
 class Branch:
     """One input modality's part of the network, as fusion_branch of its tools/modality_<name>.py builds it."""
+
     encoder: nn.Module  # a batch of the modality's inputs -> features (rows, dim)
     dim: int
     inputs: object = None  # every row's inputs (train rows, then test rows): a tensor or a dict of them
@@ -85,8 +88,9 @@ class FusionNet(nn.Module):
         self.branches = nn.ModuleDict({m: b.encoder for m, b in branches.items()})  # identity once frozen
         # encoder features differ wildly in scale per dimension (random backbones most of all): standardise them
         self.norms = nn.ModuleDict({m: nn.BatchNorm1d(b.dim) for m, b in branches.items() if b.backbone})
-        self.fusion = nn.Sequential(nn.Linear(sum(b.dim for b in branches.values()), cfg.fusion_hidden), nn.ReLU(),
-                                    nn.Dropout(cfg.dropout))
+        self.fusion = nn.Sequential(
+            nn.Linear(sum(b.dim for b in branches.values()), cfg.fusion_hidden), nn.ReLU(), nn.Dropout(cfg.dropout)
+        )
         self.heads = nn.ModuleList(nn.Linear(cfg.fusion_hidden, w) for w in widths)
 
     def forward(self, x: dict) -> list[torch.Tensor]:
@@ -96,6 +100,7 @@ class FusionNet(nn.Module):
 
 
 # --------------------------------------------------------------------------- data
+
 
 class _Rows(Dataset):
     """A batch of row numbers (train rows, then test rows) -> (model inputs, targets). Readers (images) read
@@ -129,7 +134,7 @@ def _loader(ds: _Rows, batches: list[list[int]], device: torch.device) -> DataLo
 
 
 def _chunks(rows: np.ndarray, size: int) -> list[list[int]]:
-    return [rows[i:i + size].tolist() for i in range(0, len(rows), size)]
+    return [rows[i : i + size].tolist() for i in range(0, len(rows), size)]
 
 
 def _shuffled(rows: np.ndarray, size: int, gen: torch.Generator) -> list[list[int]]:
@@ -149,8 +154,11 @@ def _autocast(device: torch.device):
 def _embed(branch: Branch, modality: str, targets: torch.Tensor, size: int, device: torch.device) -> torch.Tensor:
     """Every row's features from a frozen encoder, in row order. With lengths, rows go shortest first, so that
     each batch is cut to similar lengths."""
-    ds = _Rows({} if branch.inputs is None else {modality: branch.inputs}, targets,
-               {} if branch.read is None else {modality: branch.read})
+    ds = _Rows(
+        {} if branch.inputs is None else {modality: branch.inputs},
+        targets,
+        {} if branch.read is None else {modality: branch.read},
+    )
     encoder = branch.encoder.to(device).eval()
     order = np.argsort(branch.lengths.numpy(), kind="stable") if branch.lengths is not None else np.arange(len(ds))
     out = []
@@ -190,6 +198,7 @@ def _build(task: TaskData, cfg: FusionConfig, fit: np.ndarray, device: torch.dev
 
 # --------------------------------------------------------------------------- training
 
+
 @torch.no_grad()
 def _logits(model: FusionNet, ds: _Rows, rows: np.ndarray, size: int, device: torch.device):
     model.eval()
@@ -203,8 +212,10 @@ def _logits(model: FusionNet, ds: _Rows, rows: np.ndarray, size: int, device: to
 
 def _optimizer(model: FusionNet, slow_modules: list[nn.Module], cfg: FusionConfig) -> torch.optim.Optimizer:
     slow = {id(p) for m in slow_modules for p in m.parameters()}
-    groups = [{"params": [p for p in model.parameters() if id(p) not in slow], "lr": cfg.lr},
-              {"params": [p for p in model.parameters() if id(p) in slow], "lr": cfg.lr * cfg.encoder_lr_factor}]
+    groups = [
+        {"params": [p for p in model.parameters() if id(p) not in slow], "lr": cfg.lr},
+        {"params": [p for p in model.parameters() if id(p) in slow], "lr": cfg.lr * cfg.encoder_lr_factor},
+    ]
     groups = [g for g in groups if g["params"]]
     if cfg.optimizer == "SGD":
         return torch.optim.SGD(groups, lr=cfg.lr, momentum=0.9, weight_decay=cfg.weight_decay)
@@ -221,25 +232,30 @@ def _improves(task: TaskData, score: float, best: dict | None) -> bool:
     return task.better(score, best["val_score"])
 
 
-def train_fusion(task: TaskData, config: FusionConfig | None = None, log: Callable[[str], None] = print,
-                 progress: bool = False) -> FusionResult:
+def train_fusion(
+    task: TaskData, config: FusionConfig | None = None, log: Callable[[str], None] = print, progress: bool = False
+) -> FusionResult:
     """Train on the task's fit rows with early stopping on the validation score; predict the validation rows
     and every test row in model space with the best epoch's weights. progress: log every epoch."""
     cfg, start = config or FusionConfig(), time.monotonic()
     deadline = start + cfg.max_time
-    device = torch.device("cuda" if cfg.device == "auto" and torch.cuda.is_available() else
-                          "cpu" if cfg.device == "auto" else cfg.device)
+    device = torch.device(
+        "cuda" if cfg.device == "auto" and torch.cuda.is_available() else "cpu" if cfg.device == "auto" else cfg.device
+    )
     train, test = task.train, task.test
     if set(train.modalities) - set(MODALITIES) or test.modalities != train.modalities:
-        raise ValueError(f"the fusion network takes {', '.join(MODALITIES)} maps, the same for train and test; "
-                         f"found train {train.modalities}, test {test.modalities}")
+        raise ValueError(
+            f"the fusion network takes {', '.join(MODALITIES)} maps, the same for train and test; "
+            f"found train {train.modalities}, test {test.modalities}"
+        )
     torch.manual_seed(cfg.seed)
     fit, val = task.split
     y = task.y
     check_targets(y[fit], task.outputs)
     mean, scale = target_scaling(y[fit], task.outputs)
-    targets = torch.tensor(np.vstack([(y - mean) / scale, np.full((len(test), y.shape[1]), np.nan)]),
-                           dtype=torch.float32)
+    targets = torch.tensor(
+        np.vstack([(y - mean) / scale, np.full((len(test), y.shape[1]), np.nan)]), dtype=torch.float32
+    )
     fit_ds, eval_ds, branches, notes = _build(task, cfg, fit, device, targets)
     trained = [b for b in branches.values() if not b.frozen and b.backbone]  # encoders trained on every batch
     for note in notes:
@@ -266,15 +282,28 @@ def train_fusion(task: TaskData, config: FusionConfig | None = None, log: Callab
             val_loss = head_loss(logits, t, kinds)
             val_pred = to_model_space(logits, task.outputs, mean, scale)
             score = task.score(val_pred, val)
-            history.append({"epoch": epoch, "train_loss": float(np.mean(losses)) if losses else float("nan"),
-                            "val_loss": float("nan") if val_loss is None else float(val_loss),
-                            "val_score": score, "seconds": time.monotonic() - start})
+            history.append(
+                {
+                    "epoch": epoch,
+                    "train_loss": float(np.mean(losses)) if losses else float("nan"),
+                    "val_loss": float("nan") if val_loss is None else float(val_loss),
+                    "val_score": score,
+                    "seconds": time.monotonic() - start,
+                }
+            )
             if progress:
-                log(f"fusion epoch {epoch}: train loss {history[-1]['train_loss']:.4f}, "
-                    f"val loss {history[-1]['val_loss']:.4f}, val {task.metric_name} {score:.5f}")
+                log(
+                    f"fusion epoch {epoch}: train loss {history[-1]['train_loss']:.4f}, "
+                    f"val loss {history[-1]['val_loss']:.4f}, val {task.metric_name} {score:.5f}"
+                )
             if _improves(task, score, best):
-                best = {"epoch": epoch, "val_score": score, "val_loss": history[-1]["val_loss"], "val_pred": val_pred,
-                        "state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
+                best = {
+                    "epoch": epoch,
+                    "val_score": score,
+                    "val_loss": history[-1]["val_loss"],
+                    "val_pred": val_pred,
+                    "state": {k: v.detach().clone() for k, v in model.state_dict().items()},
+                }
             elif epoch - best["epoch"] >= cfg.patience:
                 break
             if out_of_time:
@@ -283,16 +312,34 @@ def train_fusion(task: TaskData, config: FusionConfig | None = None, log: Callab
         test_logits, _ = _logits(model, eval_ds, np.arange(len(train), len(train) + len(test)), eval_size, device)
     finally:
         torch.set_num_threads(threads)
-    result = FusionResult(best["val_pred"], to_model_space(test_logits, task.outputs, mean, scale), best["val_score"],
-                          best["val_loss"], best["epoch"], len(history), time.monotonic() - start, history,
-                          str(device), notes)
-    log(f"fusion: best epoch {result.best_epoch}/{result.epochs_run}, val {task.metric_name} "
-        f"{result.val_score:.5f}, {result.seconds:.1f}s on {device}")
+    result = FusionResult(
+        best["val_pred"],
+        to_model_space(test_logits, task.outputs, mean, scale),
+        best["val_score"],
+        best["val_loss"],
+        best["epoch"],
+        len(history),
+        time.monotonic() - start,
+        history,
+        str(device),
+        notes,
+    )
+    log(
+        f"fusion: best epoch {result.best_epoch}/{result.epochs_run}, val {task.metric_name} "
+        f"{result.val_score:.5f}, {result.seconds:.1f}s on {device}"
+    )
     return result
 
 
-def _epoch(model: FusionNet, opt: torch.optim.Optimizer, scaler: torch.amp.GradScaler, batches: DataLoader,
-           kinds: list[str], device: torch.device, deadline: float) -> tuple[list[float], bool]:
+def _epoch(
+    model: FusionNet,
+    opt: torch.optim.Optimizer,
+    scaler: torch.amp.GradScaler,
+    batches: DataLoader,
+    kinds: list[str],
+    device: torch.device,
+    deadline: float,
+) -> tuple[list[float], bool]:
     """One pass over the fit rows; returns the batch losses and whether the deadline cut it short."""
     model.train()
     losses = []
@@ -308,4 +355,3 @@ def _epoch(model: FusionNet, opt: torch.optim.Optimizer, scaler: torch.amp.GradS
         if time.monotonic() > deadline:
             return losses, True
     return losses, False
-

@@ -4,6 +4,7 @@ how its raw outputs become model space and how regression targets are scaled whi
 
 Model space, per output: P(class 1) for binary, n_classes probabilities for multiclass, the transformed value for
 regression. torch loads only in the functions that take tensors: TaskData sizes heads without it."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -35,14 +36,18 @@ def check_targets(y: np.ndarray, outputs: list[dict]) -> None:
     for j, out in enumerate(outputs):
         known = y[np.isfinite(y[:, j]), j]
         if out["kind"] == "binary" and not np.isin(known, (0, 1)).all():
-            raise ValueError(f"output {j} is binary but its transformed targets are not all 0/1 "
-                             f"(e.g. {known[~np.isin(known, (0, 1))][:3]})")
+            raise ValueError(
+                f"output {j} is binary but its transformed targets are not all 0/1 "
+                f"(e.g. {known[~np.isin(known, (0, 1))][:3]})"
+            )
         if out["kind"] == "multiclass":
             n = int(out["n_classes"])
             bad = known[(known != np.round(known)) | (known < 0) | (known >= n)]
             if len(bad):
-                raise ValueError(f"output {j} is multiclass with {n} classes but its transformed targets are not "
-                                 f"all class codes 0..{n - 1} (e.g. {bad[:3]})")
+                raise ValueError(
+                    f"output {j} is multiclass with {n} classes but its transformed targets are not "
+                    f"all class codes 0..{n - 1} (e.g. {bad[:3]})"
+                )
         elif out["kind"] not in KINDS:
             raise ValueError(f"output {j} has kind {out['kind']!r}: use {', '.join(KINDS[:-1])} or {KINDS[-1]}")
 

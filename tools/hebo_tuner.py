@@ -5,6 +5,7 @@ Trials are recorded as dicts {"params", "loss", "seconds", "ok"}; passing them b
 without re-running, so a killed solve resumes where it stopped. A trial whose objective raises or returns a
 non-finite loss is kept as failed (loss nan): HEBO sees it as slightly worse than the worst finite loss so it
 moves away, without one huge value flattening the other losses in its power transform."""
+
 from __future__ import annotations
 
 import math
@@ -33,10 +34,18 @@ class TuneResult:
     trials: list[dict] = field(default_factory=list)
 
 
-def tune(objective: Callable[..., float | dict], n_trials: int, space: list[dict] = SPACE, seed: int = 0,
-         initial: list[dict] | None = None, on_trial: Callable[[int, dict, float], None] | None = None,
-         history: list[dict] | None = None, parallel: int = 1, map_fn: Callable | None = None,
-         indexed: bool = False) -> TuneResult:
+def tune(
+    objective: Callable[..., float | dict],
+    n_trials: int,
+    space: list[dict] = SPACE,
+    seed: int = 0,
+    initial: list[dict] | None = None,
+    on_trial: Callable[[int, dict, float], None] | None = None,
+    history: list[dict] | None = None,
+    parallel: int = 1,
+    map_fn: Callable | None = None,
+    indexed: bool = False,
+) -> TuneResult:
     """Minimise objective(params) over `space` in n_trials evaluations, history included. `initial` points (e.g.
     the default configuration) are evaluated first unless history already holds them; on_trial(index, params,
     loss) is called after each new trial (loss nan when it failed). Raises if no trial succeeded.
@@ -89,6 +98,7 @@ def _hebo():
     """HEBO's classes, imported on first use because pymoo makes the import slow; importing hebo.optimizers.hebo
     sets torch's thread count to 1 for the whole process, which _quiet_single_thread undoes."""
     from pymoo.config import Config
+
     Config.warnings["not_compiled"] = False  # pymoo prints a notice about its optional C extensions otherwise
     with _quiet_single_thread():
         from hebo.design_space.design_space import DesignSpace
@@ -128,8 +138,12 @@ def _run(objective: Callable[[dict], float | dict], params: dict) -> dict:
             error = f"objective returned {loss}"
     except Exception as exc:  # a diverging or crashing configuration is a result, not the end of tuning
         loss, error = math.nan, f"{type(exc).__name__}: {exc}"
-    trial = {"params": params, "loss": loss if error is None else math.nan,
-             "seconds": time.perf_counter() - start, "ok": error is None}
+    trial = {
+        "params": params,
+        "loss": loss if error is None else math.nan,
+        "seconds": time.perf_counter() - start,
+        "ok": error is None,
+    }
     if error is not None:
         trial["error"] = error
     if info is not None:

@@ -5,6 +5,7 @@ The kaggle CLI always talks to api.kaggle.com; this tool builds its clients with
 environment (KAGGLE_API_ENVIRONMENT=TEST -> http://localhost:7777), which agentk.testing.fake_kaggle serves.
 Errors the user can fix are one-line BadInputs; transient ones (5xx, 429, connection resets) are
 retried with exponential backoff."""
+
 from __future__ import annotations
 
 import contextlib
@@ -16,7 +17,7 @@ import shutil
 import sys
 import time
 import zipfile
-from datetime import timezone
+from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -28,11 +29,16 @@ if TYPE_CHECKING:
     import pandas as pd
 
 MARKER = ".agentk-complete"
-NO_CREDENTIALS = ("no Kaggle credentials: put kaggle.json in ~/.kaggle/ (or set KAGGLE_USERNAME and KAGGLE_KEY, "
-                  "or KAGGLE_API_TOKEN) — see https://www.kaggle.com/settings")
+NO_CREDENTIALS = (
+    "no Kaggle credentials: put kaggle.json in ~/.kaggle/ (or set KAGGLE_USERNAME and KAGGLE_KEY, "
+    "or KAGGLE_API_TOKEN) — see https://www.kaggle.com/settings"
+)
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
-_LIMIT = re.compile(r"daily submission|submission allowance|submission limit|max(imum)? (number of )?submissions"
-                    r"|submissions? (remaining|per day)", re.I)
+_LIMIT = re.compile(
+    r"daily submission|submission allowance|submission limit|max(imum)? (number of )?submissions"
+    r"|submissions? (remaining|per day)",
+    re.I,
+)
 
 
 def parse_competition_url(url: str) -> str | None:
@@ -75,7 +81,9 @@ def _config_dir() -> str:
         return os.environ["KAGGLE_CONFIG_DIR"]
     home = os.path.join(os.path.expanduser("~"), ".kaggle")
     if sys.platform.startswith("linux") and not os.path.exists(home):
-        return os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config"), "kaggle")
+        return os.path.join(
+            os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config"), "kaggle"
+        )
     return home
 
 
@@ -87,14 +95,21 @@ def _score(value) -> float | None:
 
 
 def _iso(when) -> str | None:  # the API's times are UTC, parsed naive
-    return when.replace(tzinfo=when.tzinfo or timezone.utc).isoformat() if when else None
+    return when.replace(tzinfo=when.tzinfo or UTC).isoformat() if when else None
 
 
 def _submission(s) -> dict:
     status = getattr(s.status, "name", str(s.status or "pending")).lower()
-    return {"status": status, "public_score": _score(s.public_score), "private_score": _score(s.private_score),
-            "ref": str(s.ref), "date": _iso(s.date), "message": s.description,
-            "file": s.file_name, "error": s.error_description or None}
+    return {
+        "status": status,
+        "public_score": _score(s.public_score),
+        "private_score": _score(s.private_score),
+        "ref": str(s.ref),
+        "date": _iso(s.date),
+        "message": s.description,
+        "file": s.file_name,
+        "error": s.error_description or None,
+    }
 
 
 class KaggleTool:
@@ -104,7 +119,8 @@ class KaggleTool:
         api.config_dir = _config_dir()
         api.config = os.path.join(api.config_dir, api.config_file)
         from kagglesdk import KaggleClient
-        from kagglesdk.kaggle_env import get_env, get_endpoint
+        from kagglesdk.kaggle_env import get_endpoint, get_env
+
         try:
             env = get_env()
         except Exception as exc:
@@ -113,18 +129,28 @@ class KaggleTool:
 
         def build_client():  # KaggleApi's own builder ignores KAGGLE_API_ENVIRONMENT (always PROD)
             values = api.config_values
-            return KaggleClient(env=env, verbose="--verbose" in api.args, username=values.get(api.CONFIG_NAME_USER),
-                                password=values.get(api.CONFIG_NAME_KEY), api_token=values.get(api.CONFIG_NAME_TOKEN),
-                                response_processor=api.get_response_processor())
+            return KaggleClient(
+                env=env,
+                verbose="--verbose" in api.args,
+                username=values.get(api.CONFIG_NAME_USER),
+                password=values.get(api.CONFIG_NAME_KEY),
+                api_token=values.get(api.CONFIG_NAME_TOKEN),
+                response_processor=api.get_response_processor(),
+            )
 
         api.build_kaggle_client = build_client
         from kagglesdk import get_access_token_from_env
+
         try:
             self._call("", lambda: self._authenticate(api))
         except SystemExit:
             token, _ = get_access_token_from_env()
-            raise BadInput(f"Kaggle rejected the API token ({self.endpoint}, 401): check KAGGLE_API_TOKEN or "
-                           "~/.kaggle/access_token — see https://www.kaggle.com/settings" if token else NO_CREDENTIALS) from None
+            raise BadInput(
+                f"Kaggle rejected the API token ({self.endpoint}, 401): check KAGGLE_API_TOKEN or "
+                "~/.kaggle/access_token — see https://www.kaggle.com/settings"
+                if token
+                else NO_CREDENTIALS
+            ) from None
 
     @staticmethod
     def _authenticate(api) -> None:
@@ -146,11 +172,12 @@ class KaggleTool:
                     raise error from None
                 if attempt == self.attempts - 1:
                     raise BadInput(f"the Kaggle API keeps failing ({_oneline(exc)}): try again later") from None
-                time.sleep(self.backoff * 2 ** attempt)
+                time.sleep(self.backoff * 2**attempt)
 
     def _translate(self, exc: Exception, slug: str) -> BadInput | None:
         """A BadInput for what the user must fix; None for a transient error; re-raise anything else."""
         import requests
+
         if isinstance(exc, _Transient):
             return None
         response = getattr(exc, "response", None)
@@ -163,11 +190,15 @@ class KaggleTool:
                 when = reset.group(0) if reset else f"retry after {after} s" if after else "it resets at 00:00 UTC"
                 return BadInput(f"daily submission limit reached for {slug}: {when}")
             if code == 401:
-                return BadInput("Kaggle rejected the credentials (401): check ~/.kaggle/kaggle.json, KAGGLE_USERNAME/"
-                                "KAGGLE_KEY or KAGGLE_API_TOKEN — see https://www.kaggle.com/settings")
+                return BadInput(
+                    "Kaggle rejected the credentials (401): check ~/.kaggle/kaggle.json, KAGGLE_USERNAME/"
+                    "KAGGLE_KEY or KAGGLE_API_TOKEN — see https://www.kaggle.com/settings"
+                )
             if code == 403:
-                return BadInput(f"Kaggle refused access to {slug} (403): accept the competition rules on "
-                                f"https://www.kaggle.com/competitions/{slug}/rules, then retry")
+                return BadInput(
+                    f"Kaggle refused access to {slug} (403): accept the competition rules on "
+                    f"https://www.kaggle.com/competitions/{slug}/rules, then retry"
+                )
             if code == 404:
                 return BadInput(f"unknown competition {slug} (404): check the URL")
             if code == 429 or code >= 500:
@@ -177,8 +208,9 @@ class KaggleTool:
             url = getattr(getattr(exc, "request", None), "url", None) or self.endpoint
             parts = urlsplit(url)
             return BadInput(f"cannot reach the Kaggle API ({parts.scheme}://{parts.netloc}): check the network")
-        if isinstance(exc, (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError,
-                            ConnectionError)):
+        if isinstance(
+            exc, (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError, ConnectionError)
+        ):
             return None
         raise exc
 
@@ -211,8 +243,9 @@ class KaggleTool:
         finally:
             shutil.rmtree(partial, ignore_errors=True)
         files = _listing(dest)
-        (dest / MARKER).write_text(json.dumps({"slug": slug, "time": time.time(),
-                                               "files": [str(p.relative_to(dest)) for p in files]}))
+        (dest / MARKER).write_text(
+            json.dumps({"slug": slug, "time": time.time(), "files": [str(p.relative_to(dest)) for p in files]})
+        )
         return files
 
     def files(self, slug: str) -> list[str]:
@@ -224,11 +257,18 @@ class KaggleTool:
         response = self._call(slug, self.api.competitions_list, search=slug)
         for c in (response.competitions if response else None) or []:
             if slug in (c.ref, c.ref.rstrip("/").split("/")[-1], parse_competition_url(c.url or "")):
-                return {"slug": slug, "title": c.title, "url": c.url or f"https://www.kaggle.com/competitions/{slug}",
-                        "deadline": _iso(c.deadline),
-                        "evaluation_metric": c.evaluation_metric, "max_daily_submissions": c.max_daily_submissions,
-                        "max_team_size": c.max_team_size, "reward": c.reward, "category": c.category,
-                        "description": c.description}
+                return {
+                    "slug": slug,
+                    "title": c.title,
+                    "url": c.url or f"https://www.kaggle.com/competitions/{slug}",
+                    "deadline": _iso(c.deadline),
+                    "evaluation_metric": c.evaluation_metric,
+                    "max_daily_submissions": c.max_daily_submissions,
+                    "max_team_size": c.max_team_size,
+                    "reward": c.reward,
+                    "category": c.category,
+                    "description": c.description,
+                }
         raise BadInput(f"unknown competition {slug}: check the URL")
 
     def submit(self, slug: str, file: Path, message: str) -> str:
@@ -259,12 +299,20 @@ class KaggleTool:
             if last and last["status"] in ("complete", "error"):
                 return last
             if time.monotonic() + poll > deadline:
-                return last or {"status": "pending", "public_score": None, "private_score": None, "ref": str(ref),
-                                "date": None, "message": None, "error": f"not listed after {timeout:.0f} s"}
+                return last or {
+                    "status": "pending",
+                    "public_score": None,
+                    "private_score": None,
+                    "ref": str(ref),
+                    "date": None,
+                    "message": None,
+                    "error": f"not listed after {timeout:.0f} s",
+                }
             time.sleep(poll)
 
     def leaderboard(self, slug: str, dest: Path) -> pd.DataFrame:
         import pandas as pd
+
         dest = Path(dest)
         dest.mkdir(parents=True, exist_ok=True)
         self._call(slug, self.api.competition_leaderboard_download, slug, str(dest), quiet=True)
@@ -283,8 +331,13 @@ class KaggleTool:
 
 
 def _listing(dest: Path) -> list[Path]:
-    return sorted(p for p in dest.rglob("*") if p.is_file() and p.name != MARKER
-                  and not any(part.startswith(".partial-") for part in p.relative_to(dest).parts))
+    return sorted(
+        p
+        for p in dest.rglob("*")
+        if p.is_file()
+        and p.name != MARKER
+        and not any(part.startswith(".partial-") for part in p.relative_to(dest).parts)
+    )
 
 
 def _body(response) -> str:
@@ -301,6 +354,7 @@ def _oneline(exc: Exception) -> str:
 def _unreachable(exc: Exception) -> bool:
     """Connection refused or DNS failure (nothing answered), as opposed to a connection dropped mid-call."""
     from urllib3.exceptions import NewConnectionError
+
     seen, todo = set(), [exc]
     while todo:
         e = todo.pop()
@@ -309,6 +363,12 @@ def _unreachable(exc: Exception) -> bool:
         seen.add(id(e))
         if isinstance(e, (NewConnectionError, ConnectionRefusedError)):
             return True
-        todo += [getattr(e, "reason", None), e.__cause__, e.__context__, *[a for a in e.args if isinstance(a, BaseException)]]
-    return bool(re.search(r"Connection refused|Name or service not known|Failed to resolve|nodename nor servname",
-                          str(exc)))
+        todo += [
+            getattr(e, "reason", None),
+            e.__cause__,
+            e.__context__,
+            *[a for a in e.args if isinstance(a, BaseException)],
+        ]
+    return bool(
+        re.search(r"Connection refused|Name or service not known|Failed to resolve|nodename nor servname", str(exc))
+    )

@@ -2,6 +2,7 @@
 branch per input modality (each modality's model module builds its own), concatenated, one hidden layer, one
 head per output. It trains on CPU in seconds: inputs are transformed once into tensors (small images, short
 texts), and one thread is used because several setups run side by side."""
+
 from __future__ import annotations
 
 import time
@@ -17,8 +18,15 @@ from tools.map_dataset import MapDataset
 WIDTH, BATCH = 64, 64
 
 
-def fit_predict(train: MapDataset, fit_idx: np.ndarray, predict: list[tuple[MapDataset, np.ndarray | None]],
-                outputs: list[dict], max_epochs: int = 20, max_seconds: float = 30.0, seed: int = 0) -> list[np.ndarray]:
+def fit_predict(
+    train: MapDataset,
+    fit_idx: np.ndarray,
+    predict: list[tuple[MapDataset, np.ndarray | None]],
+    outputs: list[dict],
+    max_epochs: int = 20,
+    max_seconds: float = 30.0,
+    seed: int = 0,
+) -> list[np.ndarray]:
     """Fit on train's fit_idx rows; per predict entry, an array (rows, width): per output P(class 1) for binary,
     n_classes probabilities for multiclass, the value for regression. Deterministic for a seed unless
     max_seconds cuts training short."""
@@ -26,12 +34,15 @@ def fit_predict(train: MapDataset, fit_idx: np.ndarray, predict: list[tuple[MapD
     parts = [(train, fit_idx)] + [(ds, np.arange(len(ds)) if idx is None else np.asarray(idx)) for ds, idx in predict]
     for ds, _ in parts:
         if ds.modalities != train.modalities:
-            raise ValueError(f"the {ds.split} maps have modalities {ds.modalities} but train has {train.modalities}: "
-                             "build the same input maps for both splits")
+            raise ValueError(
+                f"the {ds.split} maps have modalities {ds.modalities} but train has {train.modalities}: "
+                "build the same input maps for both splits"
+            )
     unknown = [m for m in train.modalities if m not in MODALITIES]
     if unknown:
-        raise ValueError(f"the light solve has no branch for the {unknown[0]!r} modality: use "
-                         f"{', '.join(MODALITIES)} maps")
+        raise ValueError(
+            f"the light solve has no branch for the {unknown[0]!r} modality: use {', '.join(MODALITIES)} maps"
+        )
     y = train.targets[fit_idx]
     check_targets(y, outputs)
     threads = torch.get_num_threads()
@@ -46,8 +57,15 @@ def fit_predict(train: MapDataset, fit_idx: np.ndarray, predict: list[tuple[MapD
                     x[m] = t
         model = LateFusionNet(branches, sum(widths.values()), [width(o) for o in outputs])
         mean, scale = target_scaling(y, outputs)
-        _train(model, inputs[0], torch.tensor((y - mean) / scale, dtype=torch.float32), output_losses(outputs),
-               max_epochs, max_seconds, seed)
+        _train(
+            model,
+            inputs[0],
+            torch.tensor((y - mean) / scale, dtype=torch.float32),
+            output_losses(outputs),
+            max_epochs,
+            max_seconds,
+            seed,
+        )
         return [_predict(model, x, outputs, mean, scale) for x in inputs[1:]]
     finally:
         torch.set_num_threads(threads)
@@ -65,8 +83,9 @@ class LateFusionNet(nn.Module):
         return [head(h) for head in self.heads]
 
 
-def _train(model: LateFusionNet, x: dict, y: torch.Tensor, losses: list[str], max_epochs: int,
-           max_seconds: float, seed: int) -> None:
+def _train(
+    model: LateFusionNet, x: dict, y: torch.Tensor, losses: list[str], max_epochs: int, max_seconds: float, seed: int
+) -> None:
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     order = torch.Generator().manual_seed(seed)
     start = time.monotonic()
@@ -87,7 +106,7 @@ def _train(model: LateFusionNet, x: dict, y: torch.Tensor, losses: list[str], ma
 def _predict(model: LateFusionNet, x: dict, outputs: list[dict], mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
     model.eval()
     n = len(next(iter(x.values())))
-    chunks = [model({m: t[start:start + 1024] for m, t in x.items()}) for start in range(0, n, 1024)]
+    chunks = [model({m: t[start : start + 1024] for m, t in x.items()}) for start in range(0, n, 1024)]
     if not chunks:
         return np.zeros((0, sum(width(o) for o in outputs)))
     return to_model_space([torch.cat(zs) for zs in zip(*chunks)], outputs, mean, scale)

@@ -2,6 +2,7 @@
 held-out part, and its test predictions formatted into a submission. The setup's final meta-test runs it (a
 finite score and a valid submission show that maps, transform, metric and formatters fit together), and its
 submission is the setup's first one."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,29 +23,42 @@ def light_solve(ws: Path, max_rows: int = 3000, seed: int = 0) -> dict:
     task = TaskData(ws)
     train, test = task.train, task.test
     tabular_only = task.modalities == [TABULAR.name]
-    rows = np.random.default_rng(seed).permutation(len(train))[:max_rows if tabular_only else min(max_rows, 1000)]
+    rows = np.random.default_rng(seed).permutation(len(train))[: max_rows if tabular_only else min(max_rows, 1000)]
     cut = max(1, int(0.8 * len(rows)))
     fit_rows, val_rows = rows[:cut], rows[cut:]
     if tabular_only:
         val_pred, test_pred = _boosting(train, test, fit_rows, val_rows, task.outputs)
     else:
         from tools.light_net import fit_predict
+
         val_pred, test_pred = fit_predict(train, fit_rows, [(train, val_rows), (test, None)], task.outputs, seed=seed)
     score = task.score(val_pred, val_rows)
     formatter, sub = format_with_fallback(ws, pd.Series(test.ids), task.transform.inverse_transform(test_pred))
-    return {"score": score, "higher_is_better": task.higher_is_better,
-            "n_fit": len(fit_rows), "n_val": len(val_rows),
-            "model": "gradient boosting" if tabular_only else "tiny late-fusion network",
-            "formatter": formatter, "submission": sub}
+    return {
+        "score": score,
+        "higher_is_better": task.higher_is_better,
+        "n_fit": len(fit_rows),
+        "n_val": len(val_rows),
+        "model": "gradient boosting" if tabular_only else "tiny late-fusion network",
+        "formatter": formatter,
+        "submission": sub,
+    }
 
 
-def _boosting(train: MapDataset, test: MapDataset, fit_rows, val_rows, outputs: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+def _boosting(
+    train: MapDataset, test: MapDataset, fit_rows, val_rows, outputs: list[dict]
+) -> tuple[np.ndarray, np.ndarray]:
     frames = [ds.inputs[TABULAR.name].loc[ds.ids].reset_index(drop=True) for ds in (train, test)]
     (x_all, x_test), _ = encode(frames)
     val_parts, test_parts = [], []
     for j, out in enumerate(outputs):
-        v, t = _fit_predict(out["kind"], int(out.get("n_classes", 0)), x_all[fit_rows], train.targets[fit_rows, j],
-                            [x_all[val_rows], x_test])
+        v, t = _fit_predict(
+            out["kind"],
+            int(out.get("n_classes", 0)),
+            x_all[fit_rows],
+            train.targets[fit_rows, j],
+            [x_all[val_rows], x_test],
+        )
         val_parts.append(v)
         test_parts.append(t)
     return np.hstack(val_parts), np.hstack(test_parts)
@@ -53,6 +67,7 @@ def _boosting(train: MapDataset, test: MapDataset, fit_rows, val_rows, outputs: 
 def _fit_predict(kind: str, n_classes: int, x: np.ndarray, y: np.ndarray, x_new: list[np.ndarray]) -> list[np.ndarray]:
     """A small gradient-boosting model for one output: probabilities for classes, values for regression."""
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor  # slow import
+
     if kind == "regression":
         model = HistGradientBoostingRegressor(max_iter=60, random_state=0).fit(x, y)
         return [model.predict(z)[:, None] for z in x_new]

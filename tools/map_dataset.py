@@ -12,6 +12,7 @@ By default tabular rows come out as object arrays of raw values (later tools enc
 normalised tensors and texts as token ids. Errors say which map and which row or file is wrong, because
 that is what a policy repairs. torch and torchvision load only when an image, a text or a loader needs them:
 a tab-only workspace never pays their import (tools/modality_tab.py imports without them)."""
+
 from __future__ import annotations
 
 import sys
@@ -26,14 +27,22 @@ from agentk.workspace import Workspace, read_map
 
 
 class MapDataset:
-    def __init__(self, ws: Path, split: str = "train", target_transform: Callable | None = None,
-                 transforms: dict[str, Callable] | None = None, image_size: int = 64, max_length: int = 128):
+    def __init__(
+        self,
+        ws: Path,
+        split: str = "train",
+        target_transform: Callable | None = None,
+        transforms: dict[str, Callable] | None = None,
+        image_size: int = 64,
+        max_length: int = 128,
+    ):
         self.ws, self.split = Path(ws), split
         layout = Workspace(self.ws)
         self.maps = layout.input_maps(split)  # by modality, in file-name order
         if not self.maps:
-            raise ValueError(f"no {layout.input_map(split, '*').name} in the workspace: build the {split} input "
-                             "maps first")
+            raise ValueError(
+                f"no {layout.input_map(split, '*').name} in the workspace: build the {split} input maps first"
+            )
         self.modalities = list(self.maps)
         models = {m: MODALITIES[m].model_module() for m in self.modalities if m in MODALITIES}
         frames = {m: read_map(p).set_index("id") for m, p in self.maps.items()}
@@ -81,8 +90,15 @@ class MapDataset:
         """A torch DataLoader over the dataset; the seed fixes the shuffling order."""
         import torch
         from torch.utils.data import DataLoader
-        return DataLoader(self, batch_size=batch_size, shuffle=shuffle, num_workers=num_workers, collate_fn=collate,
-                          generator=torch.Generator().manual_seed(seed))
+
+        return DataLoader(
+            self,
+            batch_size=batch_size,
+            shuffle=shuffle,
+            num_workers=num_workers,
+            collate_fn=collate,
+            generator=torch.Generator().manual_seed(seed),
+        )
 
 
 def collate(items: list[dict]) -> dict:
@@ -106,5 +122,7 @@ def _same_ids(got: pd.Index, want: pd.Index, name: str, other: str) -> None:
     a, b = set(got), set(want)
     if a != b:
         only_a, only_b = sorted(a - b)[:2], sorted(b - a)[:2]
-        raise ValueError(f"ids of {name} and {other} disagree: {len(a - b)} only in {name} (e.g. {only_a}), "
-                         f"{len(b - a)} only in {other} (e.g. {only_b}); build both from the same rows and id column")
+        raise ValueError(
+            f"ids of {name} and {other} disagree: {len(a - b)} only in {name} (e.g. {only_a}), "
+            f"{len(b - a)} only in {other} (e.g. {only_b}); build both from the same rows and id column"
+        )

@@ -22,8 +22,8 @@ from __future__ import annotations
 import inspect
 import re
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -54,8 +54,10 @@ def _vectors(y_true, y_pred, numeric=True):
         if a.ndim == 2 and a.shape[1] == 1:
             a = a[:, 0]
         if a.ndim != 1:
-            raise ValueError(f"{label} must be 1-D (one value per row), got shape {a.shape}; "
-                             "use a column-wise metric for several targets")
+            raise ValueError(
+                f"{label} must be 1-D (one value per row), got shape {a.shape}; "
+                "use a column-wise metric for several targets"
+            )
         if numeric and np.isnan(a).any():
             raise ValueError(f"{label} contains NaN; fill or drop missing values before scoring")
         out.append(a)
@@ -73,8 +75,10 @@ def _columnwise(fn, y_true, y_pred):
     yt, yp = (np.asarray(y, dtype=float) for y in (y_true, y_pred))
     yt, yp = (a[:, None] if a.ndim == 1 else a for a in (yt, yp))
     if yt.ndim != 2 or yt.shape != yp.shape:
-        raise ValueError(f"y_true {yt.shape} and y_pred {yp.shape} must both be (n_rows, n_targets) "
-                         "with the target columns in the same order")
+        raise ValueError(
+            f"y_true {yt.shape} and y_pred {yp.shape} must both be (n_rows, n_targets) "
+            "with the target columns in the same order"
+        )
     return float(np.mean([fn(yt[:, j], yp[:, j]) for j in range(yt.shape[1])]))
 
 
@@ -207,10 +211,17 @@ def multi_log_loss(y_true, y_pred):
         if yt.shape != yp.shape:
             raise ValueError(f"one-hot y_true {yt.shape} and y_pred {yp.shape} must have the same shape")
         return float(-np.mean(np.sum(yt * logp, axis=1)))
-    if yt.ndim != 1 or yt.dtype.kind not in "biuf" or np.any(yt != np.round(yt)) \
-            or yt.min() < 0 or yt.max() >= yp.shape[1]:
-        raise ValueError(f"y_true must be integer class codes 0..{yp.shape[1] - 1} (n,) or one-hot; "
-                         "map labels to y_pred's column order first")
+    if (
+        yt.ndim != 1
+        or yt.dtype.kind not in "biuf"
+        or np.any(yt != np.round(yt))
+        or yt.min() < 0
+        or yt.max() >= yp.shape[1]
+    ):
+        raise ValueError(
+            f"y_true must be integer class codes 0..{yp.shape[1] - 1} (n,) or one-hot; "
+            "map labels to y_pred's column order first"
+        )
     return float(-np.mean(logp[np.arange(len(yt)), yt.astype(np.int64)]))
 
 
@@ -331,73 +342,199 @@ def mean_columnwise_log_loss(y_true, y_pred):
 _CW = r"column ?wise[^.]{0,30}"  # "column-wise <metric>" within one sentence
 _OVER_COLUMNS = r"\b[^.]{0,30}\bcolumns?\b"  # "... of each predicted column", "... over all columns"
 
-METRICS: dict[str, Metric] = {m.name: m for m in (
-    Metric("accuracy", accuracy, True, "label", False,
-           (r"\baccuracy\b", r"(?:percentage|proportion|fraction) of [^.]{0,40}\bcorrect")),
-    Metric("f1", f1, True, "label", False, (r"\bf ?1\b", r"\bf ?(?:score|measure)\b")),
-    Metric("f1_macro", f1_macro, True, "label", False,
-           (r"\bmacro (?:averaged? )?f ?(?:1|score)\b", r"\bf ?1\b[^.]{0,20}\bmacro\b")),
-    Metric("f1_micro", f1_micro, True, "label", False,
-           (r"\bmicro (?:averaged? )?f ?(?:1|score)\b", r"\bf ?1\b[^.]{0,20}\bmicro\b")),
-    Metric("f1_weighted", f1_weighted, True, "label", False,
-           (r"\bweighted (?:averaged? )?f ?(?:1|score)\b", r"\bf ?1\b[^.]{0,20}\bweighted\b")),
-    Metric("mcc", mcc, True, "label", False, (r"\bmatthews'?s? correlation", r"\bmcc\b")),
-    Metric("qwk", qwk, True, "label", False,
-           (r"quadratic(?:ally)? weighted (?:cohen'?s )?kappa", r"\bqwk\b", r"\bweighted kappa\b",
-            r"\bquadratic kappa\b")),
-    Metric("roc_auc", roc_auc, True, "proba", False,
-           (r"area under (?:the )?(?:roc|receiver operating)", r"\broc\b", r"(?<!pr )\bauc\b", r"\bauroc\b",
-            r"receiver operating characteristic")),
-    Metric("gini", gini, True, "proba", False, (r"\bgini\b",)),
-    Metric("log_loss", log_loss, False, "proba", False,
-           (r"\blog ?loss\b", r"\blogarithmic loss\b", r"\bcross ?entropy\b")),
-    Metric("multi_log_loss", multi_log_loss, False, "proba", False,
-           (r"multi ?class (?:logarithmic loss|log ?loss|cross ?entropy)", r"categorical cross ?entropy",
-            r"multinomial (?:logarithmic |log ?)?loss")),
-    Metric("rmse", rmse, False, "value", False,
-           (r"\broot mean squared? (?:error|deviation)", r"\brmse\b", r"\brmsd\b")),
-    Metric("mse", mse, False, "value", False, (r"\bmean squared? error", r"\bmse\b")),
-    Metric("rmsle", rmsle, False, "value", False,
-           (r"root mean squared? log(?:arithmic)? error", r"\brmsle\b")),
-    Metric("mae", mae, False, "value", False, (r"\bmean absolute error", r"\bmae\b")),
-    Metric("median_ae", median_ae, False, "value", False, (r"\bmedian absolute error", r"\bmedae\b")),
-    Metric("mape", mape, False, "value", False, (r"\bmean absolute percent(?:age)? error", r"\bmape\b")),
-    Metric("smape", smape, False, "value", False,
-           (r"symmetric mean absolute percent(?:age)? error", r"\bsmape\b")),
-    Metric("r2", r2, True, "value", False,
-           (r"coefficient of determination", r"\br ?(?:\^ ?2|²|squared)(?!\w)", r"\br2\b")),
-    Metric("map_at_3", map_at_3, True, "ranking", False,
-           (r"\bmap ?@ ?3\b", r"mean average precision ?(?:@|at) ?3\b")),
-    Metric("map_at_5", map_at_5, True, "ranking", False,
-           (r"\bmap ?@ ?5\b", r"mean average precision ?(?:@|at) ?5\b")),
-    Metric("mcrmse", mcrmse, False, "value", True,
-           (r"\bmcrmse\b", _CW + r"(?:\brmse\b|root mean squared? error)",
-            r"(?:mean|average) of the (?:individual )?rmses?" + _OVER_COLUMNS)),
-    Metric("mean_columnwise_rmsle", mean_columnwise_rmsle, False, "value", True,
-           (_CW + r"(?:\brmsle\b|root mean squared? log(?:arithmic)? error)",
-            r"(?:mean|average) of the (?:individual )?rmsles?" + _OVER_COLUMNS)),
-    Metric("mean_columnwise_auc", mean_columnwise_auc, True, "proba", True,
-           (_CW + r"(?:\broc\b|\bauc\b|area under)",
-            r"(?:mean|average) of the (?:individual )?(?:roc )?aucs?" + _OVER_COLUMNS)),
-    Metric("mean_columnwise_log_loss", mean_columnwise_log_loss, False, "proba", True,
-           (_CW + r"(?:log ?loss|logarithmic loss|cross ?entropy)",
-            r"(?:mean|average) of the (?:individual )?log ?loss(?:es)?" + _OVER_COLUMNS)),
-)}
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in (
+        Metric(
+            "accuracy",
+            accuracy,
+            True,
+            "label",
+            False,
+            (r"\baccuracy\b", r"(?:percentage|proportion|fraction) of [^.]{0,40}\bcorrect"),
+        ),
+        Metric("f1", f1, True, "label", False, (r"\bf ?1\b", r"\bf ?(?:score|measure)\b")),
+        Metric(
+            "f1_macro",
+            f1_macro,
+            True,
+            "label",
+            False,
+            (r"\bmacro (?:averaged? )?f ?(?:1|score)\b", r"\bf ?1\b[^.]{0,20}\bmacro\b"),
+        ),
+        Metric(
+            "f1_micro",
+            f1_micro,
+            True,
+            "label",
+            False,
+            (r"\bmicro (?:averaged? )?f ?(?:1|score)\b", r"\bf ?1\b[^.]{0,20}\bmicro\b"),
+        ),
+        Metric(
+            "f1_weighted",
+            f1_weighted,
+            True,
+            "label",
+            False,
+            (r"\bweighted (?:averaged? )?f ?(?:1|score)\b", r"\bf ?1\b[^.]{0,20}\bweighted\b"),
+        ),
+        Metric("mcc", mcc, True, "label", False, (r"\bmatthews'?s? correlation", r"\bmcc\b")),
+        Metric(
+            "qwk",
+            qwk,
+            True,
+            "label",
+            False,
+            (
+                r"quadratic(?:ally)? weighted (?:cohen'?s )?kappa",
+                r"\bqwk\b",
+                r"\bweighted kappa\b",
+                r"\bquadratic kappa\b",
+            ),
+        ),
+        Metric(
+            "roc_auc",
+            roc_auc,
+            True,
+            "proba",
+            False,
+            (
+                r"area under (?:the )?(?:roc|receiver operating)",
+                r"\broc\b",
+                r"(?<!pr )\bauc\b",
+                r"\bauroc\b",
+                r"receiver operating characteristic",
+            ),
+        ),
+        Metric("gini", gini, True, "proba", False, (r"\bgini\b",)),
+        Metric(
+            "log_loss",
+            log_loss,
+            False,
+            "proba",
+            False,
+            (r"\blog ?loss\b", r"\blogarithmic loss\b", r"\bcross ?entropy\b"),
+        ),
+        Metric(
+            "multi_log_loss",
+            multi_log_loss,
+            False,
+            "proba",
+            False,
+            (
+                r"multi ?class (?:logarithmic loss|log ?loss|cross ?entropy)",
+                r"categorical cross ?entropy",
+                r"multinomial (?:logarithmic |log ?)?loss",
+            ),
+        ),
+        Metric(
+            "rmse", rmse, False, "value", False, (r"\broot mean squared? (?:error|deviation)", r"\brmse\b", r"\brmsd\b")
+        ),
+        Metric("mse", mse, False, "value", False, (r"\bmean squared? error", r"\bmse\b")),
+        Metric("rmsle", rmsle, False, "value", False, (r"root mean squared? log(?:arithmic)? error", r"\brmsle\b")),
+        Metric("mae", mae, False, "value", False, (r"\bmean absolute error", r"\bmae\b")),
+        Metric("median_ae", median_ae, False, "value", False, (r"\bmedian absolute error", r"\bmedae\b")),
+        Metric("mape", mape, False, "value", False, (r"\bmean absolute percent(?:age)? error", r"\bmape\b")),
+        Metric("smape", smape, False, "value", False, (r"symmetric mean absolute percent(?:age)? error", r"\bsmape\b")),
+        Metric(
+            "r2",
+            r2,
+            True,
+            "value",
+            False,
+            (r"coefficient of determination", r"\br ?(?:\^ ?2|²|squared)(?!\w)", r"\br2\b"),
+        ),
+        Metric(
+            "map_at_3", map_at_3, True, "ranking", False, (r"\bmap ?@ ?3\b", r"mean average precision ?(?:@|at) ?3\b")
+        ),
+        Metric(
+            "map_at_5", map_at_5, True, "ranking", False, (r"\bmap ?@ ?5\b", r"mean average precision ?(?:@|at) ?5\b")
+        ),
+        Metric(
+            "mcrmse",
+            mcrmse,
+            False,
+            "value",
+            True,
+            (
+                r"\bmcrmse\b",
+                _CW + r"(?:\brmse\b|root mean squared? error)",
+                r"(?:mean|average) of the (?:individual )?rmses?" + _OVER_COLUMNS,
+            ),
+        ),
+        Metric(
+            "mean_columnwise_rmsle",
+            mean_columnwise_rmsle,
+            False,
+            "value",
+            True,
+            (
+                _CW + r"(?:\brmsle\b|root mean squared? log(?:arithmic)? error)",
+                r"(?:mean|average) of the (?:individual )?rmsles?" + _OVER_COLUMNS,
+            ),
+        ),
+        Metric(
+            "mean_columnwise_auc",
+            mean_columnwise_auc,
+            True,
+            "proba",
+            True,
+            (
+                _CW + r"(?:\broc\b|\bauc\b|area under)",
+                r"(?:mean|average) of the (?:individual )?(?:roc )?aucs?" + _OVER_COLUMNS,
+            ),
+        ),
+        Metric(
+            "mean_columnwise_log_loss",
+            mean_columnwise_log_loss,
+            False,
+            "proba",
+            True,
+            (
+                _CW + r"(?:log ?loss|logarithmic loss|cross ?entropy)",
+                r"(?:mean|average) of the (?:individual )?log ?loss(?:es)?" + _OVER_COLUMNS,
+            ),
+        ),
+    )
+}
 
 # Most specific first; see the module docstring.
 PRIORITY: tuple[str, ...] = (
-    "mean_columnwise_rmsle", "mean_columnwise_log_loss", "mean_columnwise_auc", "mcrmse",
-    "map_at_3", "map_at_5",
-    "smape", "mape", "median_ae", "rmsle", "rmse", "mse", "mae",
-    "multi_log_loss", "log_loss", "gini", "roc_auc",
-    "qwk", "mcc", "f1_macro", "f1_micro", "f1_weighted", "f1",
-    "r2", "accuracy",
+    "mean_columnwise_rmsle",
+    "mean_columnwise_log_loss",
+    "mean_columnwise_auc",
+    "mcrmse",
+    "map_at_3",
+    "map_at_5",
+    "smape",
+    "mape",
+    "median_ae",
+    "rmsle",
+    "rmse",
+    "mse",
+    "mae",
+    "multi_log_loss",
+    "log_loss",
+    "gini",
+    "roc_auc",
+    "qwk",
+    "mcc",
+    "f1_macro",
+    "f1_micro",
+    "f1_weighted",
+    "f1",
+    "r2",
+    "accuracy",
 )
 assert sorted(PRIORITY) == sorted(METRICS), "PRIORITY must list every metric exactly once"
 
 # single-target metric -> its column-wise form, for submissions with several target columns
-COLUMNWISE = {"roc_auc": "mean_columnwise_auc", "log_loss": "mean_columnwise_log_loss", "rmse": "mcrmse",
-              "rmsle": "mean_columnwise_rmsle"}
+COLUMNWISE = {
+    "roc_auc": "mean_columnwise_auc",
+    "log_loss": "mean_columnwise_log_loss",
+    "rmse": "mcrmse",
+    "rmsle": "mean_columnwise_rmsle",
+}
 assert set(COLUMNWISE.values()) <= set(METRICS), "metric catalogue lacks a column-wise metric"
 
 
@@ -443,7 +580,9 @@ def metric_source(name: str) -> str:
                     visit(g)
 
     visit(metric.fn)
-    header = (f"# Kaggle metric {name!r} ({'higher' if metric.higher_is_better else 'lower'} is better), "
-              "generated from tools/metrics.py; needs only numpy.\nimport numpy as np")
+    header = (
+        f"# Kaggle metric {name!r} ({'higher' if metric.higher_is_better else 'lower'} is better), "
+        "generated from tools/metrics.py; needs only numpy.\nimport numpy as np"
+    )
     body = [inspect.getsource(f).rstrip() for f in reversed(funcs.values())]
     return "\n\n\n".join([header, *body, f"score = {metric.fn.__name__}"]) + "\n"

@@ -1,6 +1,7 @@
 """Image inputs (the img input maps: one column, each sample's image path, relative to the workspace or absolute):
 the map dataset turns a path into a normalised tensor, the light net trains a small CNN on small images, the
 fusion net a timm backbone, trained or frozen. The modality interface is described in tools/map_dataset.py."""
+
 from __future__ import annotations
 
 import os
@@ -27,12 +28,15 @@ LIGHT_SIZE, LIGHT_WIDTH = 32, 32  # the light net's image side and branch width
 
 # --------------------------------------------------------------------------- map dataset
 
+
 def check_map(frame: pd.DataFrame, name: str) -> None:
     cols = list(frame.columns)
     if len(cols) != 1:
-        raise ValueError(f"{name} has {len(cols)} columns after id {cols[:5]}, expected exactly one: the image path "
-                         "(relative to the workspace, or absolute); keep one path column and move other columns "
-                         f"into the {TABULAR.name} map")
+        raise ValueError(
+            f"{name} has {len(cols)} columns after id {cols[:5]}, expected exactly one: the image path "
+            "(relative to the workspace, or absolute); keep one path column and move other columns "
+            f"into the {TABULAR.name} map"
+        )
 
 
 def dataset_transform(ws: Path, map_name: str, options: dict) -> ImageTransform:
@@ -44,6 +48,7 @@ class ImageTransform:
 
     def __init__(self, ws: Path, size: int = 64, train: bool = False, map_name: str = f"the {NAME} input map"):
         from torchvision.transforms import v2
+
         self.ws, self.size, self.map_name = Path(ws), size, map_name
         steps = [v2.Resize((size, size), antialias=True)]
         if train:
@@ -57,6 +62,7 @@ class ImageTransform:
     def open(self, cell):
         """The image at a path cell as an RGB PIL image; a ValueError says which file and map are wrong."""
         from PIL import Image
+
         if pd.isna(cell) or not str(cell).strip():
             raise ValueError(f"an empty image path in {self.map_name}: fill the path column for every row")
         path = self.ws / str(cell)  # an absolute path stays absolute
@@ -72,14 +78,17 @@ class ImageTransform:
             problem = "cannot identify image (not an image or corrupt)"
         except (OSError, SyntaxError, ValueError) as exc:
             problem = f"cannot read image ({exc})"
-        raise ValueError(f"{cell} in {self.map_name}: {problem}; fix the path column "
-                         "(paths are relative to the workspace, or absolute)")
+        raise ValueError(
+            f"{cell} in {self.map_name}: {problem}; fix the path column "
+            "(paths are relative to the workspace, or absolute)"
+        )
 
 
 def to_rgb(img):
     """Any PIL mode -> RGB: 16-bit and float images are rescaled to 0..255 (not clipped to white), transparent
     images are laid on white."""
     from PIL import Image
+
     if img.mode in ("I", "F") or img.mode.startswith("I;16"):
         # per-image min..max: the bit depth says nothing of the range used (12-bit sensors, float maps)
         a = np.asarray(img, dtype=np.float64)
@@ -94,6 +103,7 @@ def to_rgb(img):
 
 # --------------------------------------------------------------------------- light net
 
+
 def light_branch(parts: list[tuple[MapDataset, np.ndarray]], width: int) -> tuple[list[torch.Tensor], nn.Module, int]:
     """Small images, once per part; a two-layer CNN (its own width: pooled channels)."""
     tensors = []
@@ -102,22 +112,38 @@ def light_branch(parts: list[tuple[MapDataset, np.ndarray]], width: int) -> tupl
         rows = ds.inputs[NAME].to_numpy(dtype=object)[idx]
         tensors.append(torch.stack([tf(r) for r in rows]) if len(rows) else torch.zeros(0, 3, LIGHT_SIZE, LIGHT_SIZE))
     branch = nn.Sequential(  # the strided first conv makes it 4x cheaper on CPU
-        nn.Conv2d(3, 16, 3, stride=2, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(16, LIGHT_WIDTH, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        nn.Conv2d(3, 16, 3, stride=2, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(16, LIGHT_WIDTH, 3, padding=1),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+    )
     return tensors, branch, LIGHT_WIDTH
 
 
 # --------------------------------------------------------------------------- fusion net
 
+
 def fusion_branch(frame: pd.DataFrame, ws: Path, cfg: FusionConfig, fit: np.ndarray) -> Branch:
     """The backbone over images read per batch (augmented on the fit rows when trained), or frozen."""
     from tools.fusion import Branch
+
     encoder = ImageEmbedder(cfg.image_backbone, cfg.pretrained)
     plain = ImageTransform(ws, cfg.image_size, map_name=f"the {NAME} input maps")
     augment = ImageTransform(ws, cfg.image_size, train=True, map_name=plain.map_name) if cfg.finetune_image else None
-    return Branch(encoder, encoder.dim, read=_Images(frame.iloc[:, 0].tolist(), plain, augment), backbone=True,
-                  pretrained=encoder.pretrained, frozen=not cfg.finetune_image, embed_batch=4, title="image backbone",
-                  notes=[encoder.note])
+    return Branch(
+        encoder,
+        encoder.dim,
+        read=_Images(frame.iloc[:, 0].tolist(), plain, augment),
+        backbone=True,
+        pretrained=encoder.pretrained,
+        frozen=not cfg.finetune_image,
+        embed_batch=4,
+        title="image backbone",
+        notes=[encoder.note],
+    )
 
 
 class _Images:
@@ -147,9 +173,11 @@ class ImageEmbedder(nn.Module):
 def _backbone(name: str, pretrained: bool) -> tuple[nn.Module, str]:
     try:
         import timm
+
         model = timm.create_model(name, pretrained=False, num_classes=0)
     except (ImportError, RuntimeError) as exc:  # an unknown name or a broken timm: torchvision's resnets
         from torchvision import models
+
         arch = name if name.startswith("resnet") and name in models.list_models() else "resnet18"
         model = models.get_model(arch, weights=None)
         model.num_features, model.fc = model.fc.in_features, nn.Identity()
@@ -161,9 +189,12 @@ def _backbone(name: str, pretrained: bool) -> tuple[nn.Module, str]:
     if cached is None and not _reachable():
         return model, f"{name}: random initialisation (no pretrained weights offline)"
     try:
-        return (timm.create_model(name, pretrained=True, num_classes=0,
-                                  pretrained_cfg_overlay={"file": cached} if cached else None),
-                f"{name}: pretrained weights{' (cached)' if cached else ''}")
+        return (
+            timm.create_model(
+                name, pretrained=True, num_classes=0, pretrained_cfg_overlay={"file": cached} if cached else None
+            ),
+            f"{name}: pretrained weights{' (cached)' if cached else ''}",
+        )
     except Exception as exc:  # noqa: BLE001 - whatever went wrong, training goes on without the weights
         return model, f"{name}: random initialisation (pretrained weights failed: {str(exc)[:120]})"
 
@@ -171,6 +202,7 @@ def _backbone(name: str, pretrained: bool) -> tuple[nn.Module, str]:
 def _cached_weights(cfg: dict) -> str | None:
     """A local copy of the weights timm would download: the Hugging Face cache, then the torch hub cache."""
     from huggingface_hub import try_to_load_from_cache
+
     hub_id = cfg.get("hf_hub_id")
     for filename in [cfg.get("hf_hub_filename"), "model.safetensors", "pytorch_model.bin"] if hub_id else []:
         path = filename and try_to_load_from_cache(hub_id, filename)
@@ -184,6 +216,7 @@ def _cached_weights(cfg: dict) -> str | None:
 def _reachable(timeout: float = 3.0) -> bool:
     """Can the Hugging Face hub (or the mirror HF_ENDPOINT names) be reached?"""
     from huggingface_hub import constants
+
     if os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy"):
         return True  # only the proxy knows: let the download try
     try:

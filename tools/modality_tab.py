@@ -4,6 +4,7 @@ numbers and categories with an MLP. The modality interface is described in tools
 
 This module imports without torch, because a tab-only map dataset must not pay for it: the network pieces
 import torch when they are called."""
+
 from __future__ import annotations
 
 import functools
@@ -29,6 +30,7 @@ LOW_CARDINALITY = 10  # integer columns with at most this many levels are also e
 
 # --------------------------------------------------------------------------- map dataset
 
+
 def check_map(frame: pd.DataFrame, name: str) -> None:
     """Any columns will do: even none (an id-only map) is a valid table."""
 
@@ -39,10 +41,12 @@ def dataset_transform(ws: Path, map_name: str, options: dict) -> None:
 
 # --------------------------------------------------------------------------- light net
 
+
 def light_branch(parts: list[tuple[MapDataset, np.ndarray]], width: int) -> tuple[list[torch.Tensor], nn.Module, int]:
     """The encoded columns standardised on the first part (the fit rows), one layer."""
     import torch
     from torch import nn
+
     matrices, _ = encode([ds.inputs[NAME].iloc[idx].reset_index(drop=True) for ds, idx in parts])
     fit = matrices[0]
     mean = np.nan_to_num(np.nanmean(fit, axis=0)) if len(fit) else 0.0
@@ -57,13 +61,18 @@ def light_branch(parts: list[tuple[MapDataset, np.ndarray]], width: int) -> tupl
 
 # --------------------------------------------------------------------------- fusion net
 
+
 def fusion_branch(frame: pd.DataFrame, ws: Path, cfg: FusionConfig, fit: np.ndarray) -> Branch:
     """Numeric features and category codes, embedded by an MLP trained with the rest."""
     from tools.fusion import Branch
+
     num, cat, cards = tab_features(frame, fit)
-    return Branch(_embedder()(num.shape[1], cards, cfg.tab_hidden, cfg.dropout), cfg.tab_hidden,
-                  inputs={"num": num, "cat": cat},
-                  notes=[f"{NAME}: {num.shape[1]} numeric features, {len(cards)} categorical"])
+    return Branch(
+        _embedder()(num.shape[1], cards, cfg.tab_hidden, cfg.dropout),
+        cfg.tab_hidden,
+        inputs={"num": num, "cat": cat},
+        notes=[f"{NAME}: {num.shape[1]} numeric features, {len(cards)} categorical"],
+    )
 
 
 def tab_features(frame: pd.DataFrame, fit_rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
@@ -71,6 +80,7 @@ def tab_features(frame: pd.DataFrame, fit_rows: np.ndarray) -> tuple[torch.Tenso
     Numbers are median-imputed, standardised on the fit rows and get missing indicators; text, booleans and
     integer columns with few levels become codes (0: missing or unseen in the fit rows)."""
     import torch
+
     (matrix,), columns = encode([frame.reset_index(drop=True)])
     numeric, codes, cards = [], [], []
     for j, column in enumerate(columns):
@@ -108,8 +118,9 @@ def _embedder() -> type:
             super().__init__()
             self.embeddings = nn.ModuleList(nn.Embedding(k, min(16, 1 + k // 2)) for k in cards)
             width = n_numeric + sum(e.embedding_dim for e in self.embeddings)
-            self.mlp = nn.Sequential(nn.Linear(width, hidden), nn.ReLU(), nn.Dropout(dropout),
-                                     nn.Linear(hidden, hidden), nn.ReLU())
+            self.mlp = nn.Sequential(
+                nn.Linear(width, hidden), nn.ReLU(), nn.Dropout(dropout), nn.Linear(hidden, hidden), nn.ReLU()
+            )
 
         def forward(self, x: dict) -> torch.Tensor:
             parts = [x["num"]] + [e(x["cat"][:, j]) for j, e in enumerate(self.embeddings)]

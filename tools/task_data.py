@@ -5,6 +5,7 @@ and the competition's metric on predictions in model space.
 Model space: an array (rows, sum of widths) with, per output, P(class 1) for binary, n_classes probabilities
 for multiclass, the transformed value for regression. `transform.inverse_transform` turns it into the
 submission's columns."""
+
 from __future__ import annotations
 
 from functools import cached_property
@@ -25,12 +26,15 @@ class TaskData:
     def __init__(self, ws: Path):
         self.ws = Path(ws).resolve()
         self.workspace = Workspace(self.ws)
-        needed = [*(self.workspace.code(s) for s in (TARGET_TRANSFORM, METRIC, SUBMISSION_FORMAT)),
-                  self.workspace.target_map]
+        needed = [
+            *(self.workspace.code(s) for s in (TARGET_TRANSFORM, METRIC, SUBMISSION_FORMAT)),
+            self.workspace.target_map,
+        ]
         missing = [p.name for p in needed if not p.exists()]
         if missing:
-            raise FileNotFoundError(f"{self.ws} is not a finished setup (missing {', '.join(missing)}): "
-                                    "run `agentk setup` first")
+            raise FileNotFoundError(
+                f"{self.ws} is not a finished setup (missing {', '.join(missing)}): run `agentk setup` first"
+            )
         self.transform = self.workspace.load(TARGET_TRANSFORM)
         self.metric_module = self.workspace.load(METRIC)
         self.outputs: list[dict] = list(self.transform.OUTPUTS)
@@ -91,11 +95,11 @@ def _stratified_split(y: np.ndarray, outputs: list[dict], fraction: float, seed:
     strata = next((y[:, j] for j, o in enumerate(outputs) if o["kind"] != "regression"), None)
     val = []
     if strata is None:
-        val = rng.permutation(n)[:max(1, int(round(fraction * n)))].tolist()
+        val = rng.permutation(n)[: max(1, int(round(fraction * n)))].tolist()
     else:
         for value in np.unique(strata):
             rows = rng.permutation(np.flatnonzero(strata == value))
-            val += rows[:int(round(fraction * len(rows)))].tolist()  # a class with one row stays in fit
+            val += rows[: int(round(fraction * len(rows)))].tolist()  # a class with one row stays in fit
     val = np.sort(np.asarray(val, dtype=int))
     fit = np.setdiff1d(np.arange(n), val)
     return fit, val

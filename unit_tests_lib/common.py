@@ -1,5 +1,6 @@
 """What the checks read from the workspace, through agentk.workspace; errors become the check's failure, a
 message that names the file and what to do."""
+
 from __future__ import annotations
 
 from contextlib import contextmanager

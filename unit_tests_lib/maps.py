@@ -1,4 +1,5 @@
 """Unit tests of input and target maps (paper A.1.3): ids, rows, columns, leaks."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -33,8 +34,10 @@ def check_rows_match_source(ws: Path, name: str, role: str) -> None:
         return  # the samples are a folder's files: the map dataset compares ids with the target map
     n = len(raw_table(ws, role))
     if len(df) > n or len(df) < 0.5 * n:
-        fail(f"{name} has {len(df)} rows but the raw {role} table has {n}: keep one row per sample "
-             "(drop only rows without a target)")
+        fail(
+            f"{name} has {len(df)} rows but the raw {role} table has {n}: keep one row per sample "
+            "(drop only rows without a target)"
+        )
 
 
 def check_no_train_only_columns(ws: Path, name: str) -> None:
@@ -63,5 +66,7 @@ def check_target_map(ws: Path) -> None:
     covered = set(targets.columns) | {str(v) for c in targets.columns for v in targets[c].unique()}
     uncovered = [c for c in sample.columns[1:] if c not in covered]
     if uncovered:
-        fail(f"{name} has columns {list(targets.columns)[:10]}, which do not give the submission columns "
-             f"{uncovered[:5]}: map one column per target (or a label column whose classes are the submission columns)")
+        fail(
+            f"{name} has columns {list(targets.columns)[:10]}, which do not give the submission columns "
+            f"{uncovered[:5]}: map one column per target (or a label column whose classes are the submission columns)"
+        )

@@ -1,4 +1,5 @@
 """Unit tests of image and text input maps (paper A.1.3): paths exist and open, texts are real text."""
+
 from __future__ import annotations
 
 import os
@@ -23,15 +24,19 @@ def check_image_map(ws: Path, name: str, n_open: int = 8) -> None:
     paths = paths.astype(str)
     bad_ext = paths[~paths.str.lower().str.endswith(IMAGE.extensions)]
     if len(bad_ext):
-        fail(f"{name}: {len(bad_ext)} paths do not end in an image extension {IMAGE.extensions} (e.g. {bad_ext.iloc[0]!r}); "
-             "add the file extension to the ids")
+        fail(
+            f"{name}: {len(bad_ext)} paths do not end in an image extension {IMAGE.extensions} (e.g. {bad_ext.iloc[0]!r}); "
+            "add the file extension to the ids"
+        )
     full = [p if os.path.isabs(p) else str(ws / p) for p in paths]
     with ThreadPoolExecutor(16) as pool:  # network file systems answer stat() slowly: ask in parallel
         exists = list(pool.map(os.path.isfile, full))
     missing = [p for p, ok in zip(paths, exists) if not ok]
     if missing:
-        fail(f"{name}: {len(missing)} of {len(paths)} image paths do not exist (e.g. {missing[0]!r}); paths are "
-             "relative to the workspace, e.g. raw/train/<file>")
+        fail(
+            f"{name}: {len(missing)} of {len(paths)} image paths do not exist (e.g. {missing[0]!r}); paths are "
+            "relative to the workspace, e.g. raw/train/<file>"
+        )
     from PIL import Image
 
     for p in random.Random(0).sample(full, min(n_open, len(full))):
@@ -54,12 +59,16 @@ def check_text_map(ws: Path, name: str) -> None:
         if len(vals) and vals.str.match(r"^b['\"]").mean() > 0.5:
             fail(f"{name}: column {c!r} holds byte-string reprs like {vals.iloc[0][:30]!r}; decode the bytes to text")
         if len(vals) and vals.str.contains("\ufffd").mean() > 0.01:
-            fail(f"{name}: column {c!r} has undecodable characters (U+FFFD) in {int(vals.str.contains(chr(0xFFFD)).sum())} "
-                 "rows; read the files with their real encoding (e.g. latin-1)")
+            fail(
+                f"{name}: column {c!r} has undecodable characters (U+FFFD) in {int(vals.str.contains(chr(0xFFFD)).sum())} "
+                "rows; read the files with their real encoding (e.g. latin-1)"
+            )
         if len(vals) and vals.str.lower().str.endswith((".txt", ".text")).mean() > 0.5:
             fail(f"{name}: column {c!r} holds file names like {vals.iloc[0]!r}, not text; read the files' content")
     text = df.iloc[:, 1:].fillna("").astype(str).agg("".join, axis=1).str.strip()
     empty = df["id"][text == ""]
     if len(empty) > 0.05 * len(df):
-        fail(f"{name}: {len(empty)} of {len(df)} rows have no text (e.g. id {empty.iloc[0]!r}); map the text columns "
-             "or files that hold the samples' text")
+        fail(
+            f"{name}: {len(empty)} of {len(df)} rows have no text (e.g. id {empty.iloc[0]!r}); map the text columns "
+            "or files that hold the samples' text"
+        )

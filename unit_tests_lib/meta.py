@@ -1,5 +1,6 @@
 """Meta-unit tests (paper A.1.3): they check several stages together and send the episode back to the
 first stage they cover when they fail."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -40,16 +41,20 @@ def check_test_maps(ws: Path) -> None:
         train, test = read_map(ws, train_path.name), read_map(ws, name)
         if list(train.columns) != list(test.columns):
             extra, missing = set(test.columns) - set(train.columns), set(train.columns) - set(test.columns)
-            fail(f"{name} columns differ from {train_path.name}: missing {sorted(missing)[:5]}, extra {sorted(extra)[:5]}; "
-                 "build both maps the same way")
+            fail(
+                f"{name} columns differ from {train_path.name}: missing {sorted(missing)[:5]}, extra {sorted(extra)[:5]}; "
+                "build both maps the same way"
+            )
         for c in train.columns[1:]:
             a, b = type_family(train[c]), type_family(test[c])
             if a != b and "empty" not in (a, b):
                 fail(f"column {c!r} is {a} in {train_path.name} but {b} in {name}: convert both the same way")
         ids, want = set(test["id"]), set(sample_submission(ws).iloc[:, 0].astype(str))
         if ids != want:
-            fail(f"{name} ids differ from the sample submission's: {len(want - ids)} missing "
-                 f"(e.g. {sorted(want - ids)[:2]}), {len(ids - want)} unknown (e.g. {sorted(ids - want)[:2]})")
+            fail(
+                f"{name} ids differ from the sample submission's: {len(want - ids)} missing "
+                f"(e.g. {sorted(want - ids)[:2]}), {len(ids - want)} unknown (e.g. {sorted(ids - want)[:2]})"
+            )
     with failing_on(ValueError):
         next(MapDataset(ws, "test").batches(32))
 
@@ -58,6 +63,7 @@ def check_light_solve(ws: Path) -> None:
     """Final test: a light solve on a subsample gives a finite validation metric and a valid submission."""
     import sklearn.ensemble  # noqa: F401 - load OpenMP first: threadpoolctl limits only loaded libraries
     from threadpoolctl import threadpool_limits
+
     with threadpool_limits(1), failing_on(SubmissionMismatch):  # a light check: setups side by side share cores
         result = light_solve(ws)
     if not np.isfinite(result["score"]):

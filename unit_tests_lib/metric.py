@@ -1,4 +1,5 @@
 """Unit test of the metric stage's code: self-contained, finite, and it ranks the truth above shuffled targets."""
+
 from __future__ import annotations
 
 import re
@@ -31,5 +32,7 @@ def check_metric(ws: Path) -> None:
     if y.drop_duplicates().shape[0] > 1:
         better = perfect > shuffled if mod.HIGHER_IS_BETTER else perfect < shuffled
         if not better:
-            fail(f"metric scores perfect predictions {perfect:.6g} and shuffled ones {shuffled:.6g} with "
-                 f"HIGHER_IS_BETTER={mod.HIGHER_IS_BETTER}: fix the direction or the column alignment")
+            fail(
+                f"metric scores perfect predictions {perfect:.6g} and shuffled ones {shuffled:.6g} with "
+                f"HIGHER_IS_BETTER={mod.HIGHER_IS_BETTER}: fix the direction or the column alignment"
+            )

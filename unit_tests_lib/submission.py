@@ -1,5 +1,6 @@
 """Unit test of a submission formatter: inverse-transformed training targets must come out in the exact
 format of the sample submission (columns, id set, dtypes, no gaps)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,8 +32,10 @@ def check_submission_format(ws: Path, stage: str) -> None:
     by_id = dict(zip(sub.iloc[:, 0].astype(str), sub[first]))
     wrong = [i for i, v in zip(ids.astype(str), preds[first]) if not _same(by_id.get(i), v)]
     if wrong:
-        fail(f"{module}.format_submission puts predictions on the wrong ids ({len(wrong)} rows, e.g. id {wrong[0]!r}): "
-             "row i of predictions belongs to test_ids[i]")
+        fail(
+            f"{module}.format_submission puts predictions on the wrong ids ({len(wrong)} rows, e.g. id {wrong[0]!r}): "
+            "row i of predictions belongs to test_ids[i]"
+        )
 
 
 def _same(a, b) -> bool:

@@ -1,4 +1,5 @@
 """Unit tests of the target transform: numeric, finite, invertible into the submission's columns."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,7 +24,9 @@ def check_transform(ws: Path) -> None:
     if t.shape[0] != len(y):
         fail(f"transform returned {t.shape[0]} rows for {len(y)} targets: keep one row per sample")
     if not np.isfinite(t).all():
-        fail(f"transform returned {int((~np.isfinite(t)).sum())} NaN/inf values: every target must encode to a finite number")
+        fail(
+            f"transform returned {int((~np.isfinite(t)).sum())} NaN/inf values: every target must encode to a finite number"
+        )
     outputs = mod.OUTPUTS
     if len(outputs) != t.shape[1]:
         fail(f"OUTPUTS lists {len(outputs)} heads but transform returns {t.shape[1]} columns: one per target")
@@ -35,13 +38,17 @@ def check_transform(ws: Path) -> None:
         if o["kind"] == "multiclass":
             n = int(o.get("n_classes", 0))
             if n < 2 or t[:, j].min() < 0 or t[:, j].max() >= n or np.any(t[:, j] % 1):
-                fail(f"multiclass output {o['name']!r} must hold integer codes 0..{n - 1}, found {np.unique(t[:, j])[:5]}")
+                fail(
+                    f"multiclass output {o['name']!r} must hold integer codes 0..{n - 1}, found {np.unique(t[:, j])[:5]}"
+                )
     inv = mod.inverse_transform(t)
     if not isinstance(inv, pd.DataFrame):
         fail(f"inverse_transform must return a DataFrame, got {type(inv).__name__}")
     expected = list(sample_submission(ws).columns[1:])
     if list(inv.columns) != expected:
-        fail(f"inverse_transform columns {list(inv.columns)[:8]} must be the submission's prediction columns {expected[:8]}")
+        fail(
+            f"inverse_transform columns {list(inv.columns)[:8]} must be the submission's prediction columns {expected[:8]}"
+        )
     if len(inv) != len(y) or inv.isna().any().any():
         fail("inverse_transform must return one complete row per input row (no NaN)")
     for c in y.columns:  # a label column submitted as per-class probabilities: the top class must be the label
@@ -50,17 +57,24 @@ def check_transform(ws: Path) -> None:
             top = inv[sorted(set(labels))].idxmax(axis=1).to_numpy()
             wrong = int((top != labels.to_numpy()).sum())
             if wrong:
-                fail(f"inverse_transform(transform(y)) gives the highest probability to another class than {c!r} in "
-                     f"{wrong} of {len(y)} rows: the two must be inverses (keep rows and class order)")
+                fail(
+                    f"inverse_transform(transform(y)) gives the highest probability to another class than {c!r} in "
+                    f"{wrong} of {len(y)} rows: the two must be inverses (keep rows and class order)"
+                )
     for c in set(inv.columns) & set(y.columns):
         a, b = inv[c].to_numpy(), y[c].to_numpy()
         if _numeric(a) != _numeric(b):
             continue  # a probability of a label: checked by the metric's perfect-score test
-        same = np.allclose(a.astype(float), b.astype(float), rtol=1e-6, atol=1e-9) if _numeric(a) else \
-            (pd.Series(a).astype(str).to_numpy() == pd.Series(b).astype(str).to_numpy()).all()
+        same = (
+            np.allclose(a.astype(float), b.astype(float), rtol=1e-6, atol=1e-9)
+            if _numeric(a)
+            else (pd.Series(a).astype(str).to_numpy() == pd.Series(b).astype(str).to_numpy()).all()
+        )
         if not same:
-            fail(f"inverse_transform(transform(y)) changes column {c!r} (e.g. {b[:3].tolist()} -> {a[:3].tolist()}): "
-                 "the two must be inverses")
+            fail(
+                f"inverse_transform(transform(y)) changes column {c!r} (e.g. {b[:3].tolist()} -> {a[:3].tolist()}): "
+                "the two must be inverses"
+            )
 
 
 def _numeric(a) -> bool:

@@ -1,4 +1,5 @@
 """Unit tests of the task-understanding stages: fetch, summarise, modalities."""
+
 from __future__ import annotations
 
 import json
@@ -31,13 +32,17 @@ def check_summary(ws: Path) -> None:
     path = Workspace(ws).summary
     text = path.read_text() if path.exists() else ""
     if len(text.strip()) < 100:
-        fail(f"{path.name} has {len(text.strip())} characters: summarise the goal, the evaluation metric, "
-             "the files and the submission format")
+        fail(
+            f"{path.name} has {len(text.strip())} characters: summarise the goal, the evaluation metric, "
+            "the files and the submission format"
+        )
     if "metric" not in text.lower() and "evaluat" not in text.lower():
         fail(f"{path.name} does not say how submissions are evaluated: add the metric")
     sample = sample_submission(ws)
     if sample.columns[0] not in text:
-        fail(f"{path.name} does not name the submission's id column {sample.columns[0]!r}: describe the submission format")
+        fail(
+            f"{path.name} does not name the submission's id column {sample.columns[0]!r}: describe the submission format"
+        )
 
 
 def check_modalities(ws: Path) -> None:

@@ -2,6 +2,7 @@
 
 `extract_all` unpacks a downloaded folder in place; `unpack_beside` extracts the archives of a user's
 folder into the workspace without touching the originals."""
+
 from __future__ import annotations
 
 import gzip
@@ -60,7 +61,9 @@ def members(archive: Path) -> list[str]:
                 return t.getnames()
     except (zipfile.BadZipFile, tarfile.TarError, EOFError) as exc:
         raise BadInput(f"{archive.name} is a broken archive ({exc}): re-download the competition data") from None
-    return [archive.name[:-3] if name.endswith(".gz") else _STEM.sub("", archive.name)]  # .gz: one file; .7z: one folder
+    return [
+        archive.name[:-3] if name.endswith(".gz") else _STEM.sub("", archive.name)
+    ]  # .gz: one file; .7z: one folder
 
 
 def _tops(archive: Path) -> set[str]:

@@ -4,6 +4,7 @@ Finding the train/test/sample-submission files and reading tables live here; rea
 BadInput with a one-line reason. The prompt views (data_view, task_view) serve the LLM policy's code
 prompts and the text stages' own prompts alike.
 """
+
 from __future__ import annotations
 
 import re
@@ -92,11 +93,13 @@ def file_tree(root: Path, max_lines: int = 40, per_folder: int = 6) -> str:
         for f in files[:per_folder]:
             lines.append(f"{indent}{f.name} ({_size(f)})")
         if len(files) > per_folder:
-            exts = sorted({''.join(f.suffixes[-1:]).lower() for f in files})
+            exts = sorted({"".join(f.suffixes[-1:]).lower() for f in files})
             lines.append(f"{indent}... {len(files) - per_folder} more files ({', '.join(exts)})")
 
     visit(root, "")
-    return "\n".join(lines[:max_lines] + ([f"... ({len(lines) - max_lines} more lines)"] if len(lines) > max_lines else []))
+    return "\n".join(
+        lines[:max_lines] + ([f"... ({len(lines) - max_lines} more lines)"] if len(lines) > max_lines else [])
+    )
 
 
 def _size(path: Path) -> str:
@@ -112,15 +115,19 @@ def table_view(path: Path, rows: int = 5) -> str:
     """Head, dtypes and missing counts of a table, for prompts and the expert's log."""
     df = read_table(path)
     info = pd.DataFrame({"dtype": df.dtypes.astype(str), "missing": df.isna().sum(), "unique": df.nunique()})
-    return (f"{path.name}: {len(df)} rows x {df.shape[1]} columns\n{df.head(rows).to_string(max_colwidth=40)}\n\n"
-            f"{info.to_string()}")
+    return (
+        f"{path.name}: {len(df)} rows x {df.shape[1]} columns\n{df.head(rows).to_string(max_colwidth=40)}\n\n"
+        f"{info.to_string()}"
+    )
 
 
 def role_of(path: Path) -> str | None:
     """train / test / sample, read off a file or folder name (train.csv, train_images/, test.zip...)."""
     name = path.name.lower()
     if re.search(r"sample|submission", name):
-        return "sample" if re.search(r"sample|example|submission_format", name) or name.startswith("submission") else None
+        return (
+            "sample" if re.search(r"sample|example|submission_format", name) or name.startswith("submission") else None
+        )
     if re.search(r"(^|[^a-z])(train|training)([^a-z]|$)", name) or name.startswith("train"):
         return "train"
     if re.search(r"(^|[^a-z])test([^a-z]|$)", name) or name.startswith("test"):
@@ -145,8 +152,14 @@ def find_tables(raw: Path) -> dict[str, Path]:
 
 def split_folders(root: Path, role: str) -> list[Path]:
     """Top-level folders or archives of one split (train/, train_images/, test.zip)."""
-    return [p for p in sorted(Path(root).iterdir()) if not p.name.startswith(".") and not is_table(p)
-            and (p.is_dir() or p.name.lower().endswith((".zip", ".tar", ".tar.gz", ".tgz", ".7z"))) and role_of(p) == role]
+    return [
+        p
+        for p in sorted(Path(root).iterdir())
+        if not p.name.startswith(".")
+        and not is_table(p)
+        and (p.is_dir() or p.name.lower().endswith((".zip", ".tar", ".tar.gz", ".tgz", ".7z")))
+        and role_of(p) == role
+    ]
 
 
 def competition_name(folder: Path) -> str:

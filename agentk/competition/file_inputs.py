@@ -4,6 +4,7 @@ them or a folder listing labels them. The expert's image and text map stages wri
 Kaggle's layouts: class sub-folders (train/<class>/x.jpg), the label in the file name (cat.123.jpg), a
 CSV of ids or paths beside an image folder (ids with or without extension, relative or nested paths),
 ids shared with a tabular CSV (images/<id>.jpg), unlabelled test folders named by the sample's ids."""
+
 from __future__ import annotations
 
 import posixpath
@@ -17,17 +18,19 @@ import pandas as pd
 from agentk.competition.dataview import role_of, walk
 from agentk.modalities import MODALITIES, file_extensions
 
-NAME_LABEL = re.compile(r"([^\d]*?[A-Za-z][^\d]*?)[._\- ]*\d+")  # cat.123 -> cat; golden_retriever_7 -> golden_retriever
+NAME_LABEL = re.compile(
+    r"([^\d]*?[A-Za-z][^\d]*?)[._\- ]*\d+"
+)  # cat.123 -> cat; golden_retriever_7 -> golden_retriever
 MIN_FILES = 10
 
 
 @dataclass
 class FileSource:
-    modality: str               # a modality of agentk.modalities whose samples are files
-    folder: str                 # workspace-relative folder holding the files
-    column: str | None = None   # table column naming each sample's file; None: the folder's files are the samples
-    ext: str = ""               # appended to the column's values ("" when they carry it)
-    label: str | None = None    # listing: "folder" (class sub-folders) or "name" (label prefix of the file name)
+    modality: str  # a modality of agentk.modalities whose samples are files
+    folder: str  # workspace-relative folder holding the files
+    column: str | None = None  # table column naming each sample's file; None: the folder's files are the samples
+    ext: str = ""  # appended to the column's values ("" when they carry it)
+    label: str | None = None  # listing: "folder" (class sub-folders) or "name" (label prefix of the file name)
 
 
 def modality_files(raw: Path) -> dict[str, set[str]]:
@@ -56,12 +59,16 @@ def resolve_column(values: pd.Series, files: set[str], split: str) -> tuple[str,
     vals = values.dropna().astype(str).str.replace("\\", "/", regex=False).tolist()
     if not vals or len(vals) < len(values):
         return None
-    probe = list(dict.fromkeys(vals[:30] + vals[::max(1, len(vals) // 30)]))
+    probe = list(dict.fromkeys(vals[:30] + vals[:: max(1, len(vals) // 30)]))
     folders = {posixpath.dirname(f) for f in files}
     folders |= {a for f in folders for a in _ancestors(f)}
     exts = [""] + sorted({posixpath.splitext(f)[1] for f in files})
-    hits = [(folder, ext) for folder in folders for ext in exts
-            if all(posixpath.normpath(f"{folder}/{v}{ext}") in files for v in probe)]
+    hits = [
+        (folder, ext)
+        for folder in folders
+        for ext in exts
+        if all(posixpath.normpath(f"{folder}/{v}{ext}") in files for v in probe)
+    ]
     hits.sort(key=lambda fe: (-_split_score(fe[0], split), -fe[0].count("/"), fe[1]))
     for folder, ext in hits:
         if all(posixpath.normpath(f"{folder}/{v}{ext}") in files for v in vals):
@@ -75,7 +82,9 @@ def _ancestors(folder: str):
         yield folder
 
 
-def column_source(modality: str, table: pd.DataFrame, first: list[str], files: set[str], split: str) -> FileSource | None:
+def column_source(
+    modality: str, table: pd.DataFrame, first: list[str], files: set[str], split: str
+) -> FileSource | None:
     """The first column of `table` (those in `first` tried first) whose values name the split's files."""
     order = [c for c in first if c in table.columns] + [c for c in table.columns if c not in first]
     for c in order:
@@ -96,7 +105,7 @@ def listing_source(modality: str, files: set[str]) -> FileSource | None:
             if _split_score(folder, "train") == 2 and role_of(PurePosixPath(folder)) == "train":
                 by_folder[folder] += 1
     for folder, _ in sorted(by_folder.items(), key=lambda kv: (kv[0].count("/"), -kv[1])):
-        rel = [f[len(folder) + 1:].split("/") for f in files if f.startswith(folder + "/")]
+        rel = [f[len(folder) + 1 :].split("/") for f in files if f.startswith(folder + "/")]
         depths = {len(parts) for parts in rel}
         if depths == {2} and len({parts[0] for parts in rel}) >= 2:
             return FileSource(modality, folder, label="folder")

@@ -1,4 +1,5 @@
 """Free text versus categories, and which tasks agentk cannot do (exit 2)."""
+
 from __future__ import annotations
 
 import re
@@ -30,17 +31,23 @@ def unsupported_reason(raw: Path, train: pd.DataFrame | None, sample: pd.DataFra
     audio = [p for p in files if p.suffix.lower() in AUDIO_EXT and p.suffix.lower() not in handled]
     if len(audio) >= 5:
         titles = [m.title for m in MODALITIES.values()]
-        return (f"unsupported task: audio inputs ({len(audio)} {audio[0].suffix} files); "
-                f"agentk handles {', '.join(titles[:-1])} and {titles[-1]} competitions")
+        return (
+            f"unsupported task: audio inputs ({len(audio)} {audio[0].suffix} files); "
+            f"agentk handles {', '.join(titles[:-1])} and {titles[-1]} competitions"
+        )
     image_dirs = Counter(p.parent for p in files if p.suffix.lower() in IMAGE.extensions)
     target_dirs = [d for d, n in image_dirs.items() if n >= 5 and TARGET_DIR.search(d.name)]
     if target_dirs:
-        return (f"unsupported task: image-to-image (target images in {target_dirs[0].name}/); "
-                "agentk predicts labels or values, not images")
+        return (
+            f"unsupported task: image-to-image (target images in {target_dirs[0].name}/); "
+            "agentk predicts labels or values, not images"
+        )
     for c in sample.columns[1:]:
         if train is not None and c in train.columns and _free_text_target(train[c]):
-            return (f"unsupported task: sequence-to-sequence (the submission column {c!r} holds free text); "
-                    "agentk predicts labels or values, not text")
+            return (
+                f"unsupported task: sequence-to-sequence (the submission column {c!r} holds free text); "
+                "agentk predicts labels or values, not text"
+            )
     return None
 
 

@@ -1,6 +1,7 @@
 """Unit tests as data: a `Check` names a plain function `fn(ws, **kwargs)` that raises with an
 actionable message. Checks run in the sandbox (they import generated code), all of a stage's
 checks in one subprocess; the first failure is reported."""
+
 from __future__ import annotations
 
 import importlib
@@ -9,9 +10,10 @@ import json
 import runpy
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from agentk.core.sandbox import RunResult, run_python, truncate
 
@@ -23,45 +25,57 @@ STARTED = "@@agentk-started@@ "  # "code" or a check's index: names what hung or
 class Check:
     fn: Callable[..., None]
     kwargs: dict[str, Any] = field(default_factory=dict)
-    label: str = ""            # tells apart two uses of one function (e.g. train and test maps)
+    label: str = ""  # tells apart two uses of one function (e.g. train and test maps)
 
     @property
     def name(self) -> str:
         return f"{self.fn.__name__}[{self.label}]" if self.label else self.fn.__name__
 
     def spec(self) -> dict:
-        return {"module": self.fn.__module__, "file": sys.modules[self.fn.__module__].__file__,
-                "name": self.fn.__qualname__, "kwargs": self.kwargs}
+        return {
+            "module": self.fn.__module__,
+            "file": sys.modules[self.fn.__module__].__file__,
+            "name": self.fn.__qualname__,
+            "kwargs": self.kwargs,
+        }
 
 
 @dataclass
 class CheckReport:
     passed: bool
-    index: int = -1             # position of the first failing check (-1: the code itself failed)
-    failed: str | None = None   # its name
+    index: int = -1  # position of the first failing check (-1: the code itself failed)
+    failed: str | None = None  # its name
     error: str = ""
-    output: str = ""            # what the stage's code printed
+    output: str = ""  # what the stage's code printed
 
 
-def run_checks(checks: list[Check], ws: Path, timeout: float = 600, memory_gb: float = 16,
-               code: str | None = None, output: str | None = None) -> CheckReport:
+def run_checks(
+    checks: list[Check],
+    ws: Path,
+    timeout: float = 600,
+    memory_gb: float = 16,
+    code: str | None = None,
+    output: str | None = None,
+) -> CheckReport:
     """Run the stage's code (if any) and then its checks, in one sandboxed subprocess."""
     if not checks and code is None:
         return CheckReport(True)
     payload = json.dumps({"code": code, "output": output, "checks": [c.spec() for c in checks]})
     res: RunResult = run_python(["-m", "agentk.core.checks", payload], cwd=ws, timeout=timeout, memory_gb=memory_gb)
     printed = [ln for ln in res.stdout.splitlines() if not ln.startswith((MARK, STARTED))]
-    results = [ln[len(MARK):] for ln in res.stdout.splitlines() if ln.startswith(MARK)]
+    results = [ln[len(MARK) :] for ln in res.stdout.splitlines() if ln.startswith(MARK)]
     shown = truncate("\n".join(printed), 2000)
     if res.ok and results:
         report = CheckReport(**json.loads(results[-1]), output=shown)
         if not report.passed and report.index >= 0:
             report.failed = checks[report.index].name
         return report
-    started = [ln[len(STARTED):] for ln in res.stdout.splitlines() if ln.startswith(STARTED)]
+    started = [ln[len(STARTED) :] for ln in res.stdout.splitlines() if ln.startswith(STARTED)]
     if started and started[-1] != "code":
         i = int(started[-1])
-        return CheckReport(False, i, checks[i].name, f"The unit test {checks[i].name} did not finish: {res.error()}", shown)
+        return CheckReport(
+            False, i, checks[i].name, f"The unit test {checks[i].name} did not finish: {res.error()}", shown
+        )
     return CheckReport(False, -1, "execution", f"Running {code} did not finish: {res.error() or shown[-2000:]}", shown)
 
 

@@ -8,18 +8,28 @@ Stages and meta-unit tests are data. Transitions:
 Every step goes to the trajectory with a reward, and the state (agentk.core.state) to the state file after each
 step, so a killed run resumes where it stopped (the files' names: agentk.workspace).
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal, Protocol
+from typing import Literal, Protocol
 
 from agentk.core.checks import Check, run_checks
 from agentk.core.errors import AgentFailed, BadInput
 from agentk.core.fileio import write_text
 from agentk.core.memory import WorkingMemory
-from agentk.core.state import EpisodeState, Fix, TrajectoryRecord, append_record, load_state, read_trajectory, save_state
+from agentk.core.state import (
+    EpisodeState,
+    Fix,
+    TrajectoryRecord,
+    append_record,
+    load_state,
+    read_trajectory,
+    save_state,
+)
 from agentk.workspace import Workspace, code_file
 
 HOLE = "# <<FILL-IN-THE-MIDDLE>>"
@@ -48,9 +58,9 @@ class Stage:
     checks: list[Check] = field(default_factory=list)
     tool: Callable[[Path], None] | None = None
     timeout: float = 600
-    expert: Callable[..., "Action"] | None = None  # the built-in expert's action: expert(analysis, ctx)
-    hints: str = ""            # prompt pieces: what a good answer to this stage looks like
-    role: str = ""             # what the stage does (agentk.workspace ROLE_*): meta-tests select their stages by it
+    expert: Callable[..., Action] | None = None  # the built-in expert's action: expert(analysis, ctx)
+    hints: str = ""  # prompt pieces: what a good answer to this stage looks like
+    role: str = ""  # what the stage does (agentk.workspace ROLE_*): meta-tests select their stages by it
     # A text stage's own LLM request: prompt(ws) is its body, parse(answer) its output text (ValueError: ask
     # again, the error shown); intrinsic names the request on the wire ([agentk:<intrinsic>]), the stage's name if "".
     prompt: Callable[[Path], str] | None = None
@@ -65,30 +75,30 @@ class Stage:
 @dataclass
 class MetaTest:
     name: str
-    covers: list[str]          # stage names in pipeline order; runs after the last one passes
+    covers: list[str]  # stage names in pipeline order; runs after the last one passes
     checks: list[Check]
 
 
 @dataclass
 class Action:
-    code: str | None = None    # the whole program (template with its hole filled)
+    code: str | None = None  # the whole program (template with its hole filled)
     text: str | None = None
-    keep: bool = False         # credit assignment: this stage's previous output was not at fault
+    keep: bool = False  # credit assignment: this stage's previous output was not at fault
     thought: str | None = None
     tokens: int = 0
     calls: int = 0
     notes: list[tuple[str, str]] = field(default_factory=list)  # extra working-memory entries (kind, text)
-    llm: list[dict] = field(default_factory=list)               # one record per LLM call: purpose, tokens, seconds, cached
+    llm: list[dict] = field(default_factory=list)  # one record per LLM call: purpose, tokens, seconds, cached
 
 
 @dataclass
 class Context:
     ws: Path
     mode: Literal["first", "retry", "credit_assignment"]
-    attempt: int               # attempts of this stage so far
+    attempt: int  # attempts of this stage so far
     memory: WorkingMemory
     previous_code: str | None  # the code this stage last ran, if any
-    error: str | None          # the last unit-test error (retry) or meta-test error (credit assignment)
+    error: str | None  # the last unit-test error (retry) or meta-test error (credit assignment)
     covered: list[str] = field(default_factory=list)  # credit assignment: the stages the failed meta-test covers
 
 
@@ -100,9 +110,9 @@ class Policy(Protocol):
 
 @dataclass
 class Budget:
-    stage_attempts: int = 4    # tries per stage, the first included
-    backtracks: int = 3        # meta-test failures tolerated per episode
-    gamma: float = 0.95        # reward discount
+    stage_attempts: int = 4  # tries per stage, the first included
+    backtracks: int = 3  # meta-test failures tolerated per episode
+    gamma: float = 0.95  # reward discount
     memory_gb: float = 16
 
 
@@ -112,16 +122,24 @@ Pipeline = Callable[[Path], tuple[list[Stage], list[MetaTest]]]
 class Engine:
     """Runs a pipeline (a function of the workspace, so a stage such as "plan" can shape what follows)."""
 
-    def __init__(self, ws: Path, pipeline: Pipeline, policy: Policy, budget: Budget | None = None,
-                 state_file: str = Workspace.SETUP_STATE, on_event: Callable[[str, dict], None] | None = None,
-                 info: dict | None = None, on_fix: Callable[[str, str, str, str], None] | None = None):
+    def __init__(
+        self,
+        ws: Path,
+        pipeline: Pipeline,
+        policy: Policy,
+        budget: Budget | None = None,
+        state_file: str = Workspace.SETUP_STATE,
+        on_event: Callable[[str, dict], None] | None = None,
+        info: dict | None = None,
+        on_fix: Callable[[str, str, str, str], None] | None = None,
+    ):
         self.ws, self.pipeline, self.policy = Path(ws), pipeline, policy
         self.budget = budget or Budget()
         self.state_path = self.ws / state_file
         self.trajectory = self.ws / Workspace.TRAJECTORY
         self.on_event = on_event or (lambda kind, info: None)
         self.info = info or {}  # recorded in the state file (e.g. the source, so --resume needs nothing else)
-        self.on_fix = on_fix    # on_fix(stage, failing code, its error, passing code): for long-term memory (rag/)
+        self.on_fix = on_fix  # on_fix(stage, failing code, its error, passing code): for long-term memory (rag/)
 
     def _save(self) -> None:
         save_state(self.state_path, self.state)
@@ -171,8 +189,11 @@ class Engine:
                 state.ca_fixes = []  # rewrites after which a meta-test still fails fixed nothing
                 state.backtracks += 1
                 if state.backtracks > self.budget.backtracks:
-                    self._fail(failed_meta.covers[0], f"meta-test {failed_meta.name} still failing after "
-                               f"{self.budget.backtracks} backtracks: {state.meta_tests[failed_meta.name].error}")
+                    self._fail(
+                        failed_meta.covers[0],
+                        f"meta-test {failed_meta.name} still failing after "
+                        f"{self.budget.backtracks} backtracks: {state.meta_tests[failed_meta.name].error}",
+                    )
                 names = [s.name for s in stages]
                 state.cursor, state.mode = names.index(failed_meta.covers[0]), "credit_assignment"
                 state.ca_meta = failed_meta.name
@@ -189,7 +210,9 @@ class Engine:
         previous = code_path.read_text() if stage.kind == "code" and code_path.exists() else None
         ca_state = self.state.meta_tests.get(self.state.ca_meta or "")
         error = st.error if mode == "retry" else (ca_state.error if ca_state else None)
-        covered = next((m.covers for m in metas if m.name == self.state.ca_meta), []) if mode == "credit_assignment" else []
+        covered = (
+            next((m.covers for m in metas if m.name == self.state.ca_meta), []) if mode == "credit_assignment" else []
+        )
         ctx = Context(self.ws, mode, st.attempts, self.memory, previous, error, covered)
         error_ca = error if mode == "credit_assignment" else None
         self.on_event("stage", {"stage": stage.name, "mode": mode, "attempt": st.attempts + 1})
@@ -200,8 +223,14 @@ class Engine:
         if not output_error:
             if run_code and stage.output:
                 (self.ws / stage.output).unlink(missing_ok=True)  # a stale output must not pass for a new one
-            report = run_checks(stage.checks, self.ws, timeout=stage.timeout, memory_gb=self.budget.memory_gb,
-                                code=stage.code_file if run_code else None, output=stage.output)
+            report = run_checks(
+                stage.checks,
+                self.ws,
+                timeout=stage.timeout,
+                memory_gb=self.budget.memory_gb,
+                code=stage.code_file if run_code else None,
+                output=stage.output,
+            )
         output = report.output if report else ""
         passed = output_error is None and report.passed
         error = output_error or (report.error if not passed else None)
@@ -218,10 +247,22 @@ class Engine:
         first_failed = len(stage.checks) if passed else (report.index if report else -1)
         for i, c in enumerate(stage.checks):
             st.tests[c.name] = "passed" if i < first_failed else "failed" if i == first_failed else "not run"
-        self._log(TrajectoryRecord(
-            stage.name, mode, kind, [c.name for c in stage.checks], passed, failed_test, error,
-            time.monotonic() - t0, self.memory.record(stage.name, mode, kind, action, output, error),
-            action.tokens, action.calls, action.llm))
+        self._log(
+            TrajectoryRecord(
+                stage.name,
+                mode,
+                kind,
+                [c.name for c in stage.checks],
+                passed,
+                failed_test,
+                error,
+                time.monotonic() - t0,
+                self.memory.record(stage.name, mode, kind, action, output, error),
+                action.tokens,
+                action.calls,
+                action.llm,
+            )
+        )
         self.on_event("result", {"stage": stage.name, "passed": passed, "error": error, "attempt": st.attempts})
         if not passed and st.attempts >= self.budget.stage_attempts:
             self._fail(stage.name, error)
@@ -271,8 +312,19 @@ class Engine:
             ms.status, ms.runs = "passed" if report.passed else "failed", ms.runs + 1
             ms.error = None if report.passed else f"{report.failed}: {report.error}"
             entries = [] if report.passed else [self.memory.add("META-ERROR", meta.covers[0], ms.error)]
-            self._log(TrajectoryRecord(meta.name, "meta", "meta-test", [c.name for c in meta.checks], report.passed,
-                                       report.failed, ms.error, time.monotonic() - t0, entries))
+            self._log(
+                TrajectoryRecord(
+                    meta.name,
+                    "meta",
+                    "meta-test",
+                    [c.name for c in meta.checks],
+                    report.passed,
+                    report.failed,
+                    ms.error,
+                    time.monotonic() - t0,
+                    entries,
+                )
+            )
             self.on_event("meta", {"meta": meta.name, "passed": report.passed, "error": ms.error})
             if not report.passed:
                 return meta
@@ -282,12 +334,13 @@ class Engine:
         """Number the step, add its discounted reward and its costs to the episode, append it to the trajectory."""
         state = self.state
         record.step, record.time = state.step, time.time()
-        state.discounted_return += self.budget.gamma ** state.step * record.reward
+        state.discounted_return += self.budget.gamma**state.step * record.reward
         state.step += 1
         state.tokens += record.tokens
         state.llm_calls += record.llm_calls
-        state.llm_seconds = round((state.llm_seconds or 0.0) + sum(
-            c["seconds"] for c in record.llm if not c.get("cached")), 3)
+        state.llm_seconds = round(
+            (state.llm_seconds or 0.0) + sum(c["seconds"] for c in record.llm if not c.get("cached")), 3
+        )
         state.seconds += record.seconds
         append_record(self.trajectory, record)
 

@@ -1,4 +1,5 @@
 """Small file helpers: atomic writes so a killed run never leaves a half-written file looking done."""
+
 from __future__ import annotations
 
 import json

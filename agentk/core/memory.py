@@ -3,6 +3,7 @@
 Kinds: PLAN, CODE, CODE-OUTPUT, ERROR (a unit test's), REFLECTION, META-ERROR, META-ERROR-THOUGHT,
 CA-THOUGHT, KEEP, TEXT.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -34,7 +35,9 @@ class WorkingMemory:
         """Entries for one attempt of a stage; returned so the trajectory line shows them."""
         added = [self.add(kind_, stage, text) for kind_, text in (action.notes if action is not None else [])]
         if action is not None and action.thought:
-            thought_kind = "CA-THOUGHT" if mode == "credit_assignment" else ("REFLECTION" if mode == "retry" else "PLAN")
+            thought_kind = (
+                "CA-THOUGHT" if mode == "credit_assignment" else ("REFLECTION" if mode == "retry" else "PLAN")
+            )
             added.append(self.add(thought_kind, stage, action.thought))
         if kind == "keep":
             added.append(self.add("KEEP", stage, "kept the previous output"))
@@ -58,5 +61,5 @@ class WorkingMemory:
         return None
 
     @classmethod
-    def from_trajectory(cls, records: list["TrajectoryRecord"]) -> "WorkingMemory":
+    def from_trajectory(cls, records: list[TrajectoryRecord]) -> WorkingMemory:
         return cls([e for r in records for e in r.memory])

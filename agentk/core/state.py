@@ -4,6 +4,7 @@ state per stage and per meta-test, and one trajectory record per step (Workspace
 to_json/from_json keep the files' keys and values as they have always been: tests, the curriculum and users
 read them, and a resume reads a state file that an earlier version wrote.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
@@ -16,17 +17,17 @@ from agentk.core.memory import Entry
 
 @dataclass
 class StageState:
-    status: str = "pending"    # pending, passed, failed, or revisit (a meta-test sent the episode back)
+    status: str = "pending"  # pending, passed, failed, or revisit (a meta-test sent the episode back)
     attempts: int = 0
     tests: dict[str, str] = field(default_factory=dict)  # check name -> passed, failed or not run
-    error: str | None = None   # the last attempt's
+    error: str | None = None  # the last attempt's
 
 
 @dataclass
 class MetaTestState:
     status: str = "pending"
     runs: int = 0
-    error: str | None = None   # "<check>: <error>" of the last failing run
+    error: str | None = None  # "<check>: <error>" of the last failing run
 
 
 @dataclass
@@ -35,18 +36,18 @@ class Fix:
 
     stage: str
     failing_code: str
-    error: str                 # the meta-test's error that prompted the rewrite
+    error: str  # the meta-test's error that prompted the rewrite
     fixed_code: str
 
 
 @dataclass
 class EpisodeState:
-    policy: str = ""           # the name of the policy that acts
-    status: str = "running"    # running, done, failed or bad_input
-    cursor: int = 0            # index of the stage under way
-    mode: str = "first"        # first, retry or credit_assignment
+    policy: str = ""  # the name of the policy that acts
+    status: str = "running"  # running, done, failed or bad_input
+    cursor: int = 0  # index of the stage under way
+    mode: str = "first"  # first, retry or credit_assignment
     ca_meta: str | None = None  # the meta-test that sent the episode back, until its stages pass again
-    step: int = 0              # steps logged so far
+    step: int = 0  # steps logged so far
     discounted_return: float = 0.0  # sum of gamma^step * reward ("return" in the file)
     backtracks: int = 0
     tokens: int = 0
@@ -67,12 +68,24 @@ class EpisodeState:
         return self.meta_tests.setdefault(name, MetaTestState())
 
     def to_json(self) -> dict:
-        out = {"status": self.status, "policy": self.policy, "cursor": self.cursor, "mode": self.mode,
-               "ca_meta": self.ca_meta, "step": self.step, "return": self.discounted_return,
-               "backtracks": self.backtracks, "tokens": self.tokens, "llm_calls": self.llm_calls,
-               "seconds": self.seconds, "stages": {k: asdict(v) for k, v in self.stages.items()},
-               "meta_tests": {k: asdict(v) for k, v in self.meta_tests.items()},
-               "failed_stage": self.failed_stage, "reason": self.reason, **self.info}
+        out = {
+            "status": self.status,
+            "policy": self.policy,
+            "cursor": self.cursor,
+            "mode": self.mode,
+            "ca_meta": self.ca_meta,
+            "step": self.step,
+            "return": self.discounted_return,
+            "backtracks": self.backtracks,
+            "tokens": self.tokens,
+            "llm_calls": self.llm_calls,
+            "seconds": self.seconds,
+            "stages": {k: asdict(v) for k, v in self.stages.items()},
+            "meta_tests": {k: asdict(v) for k, v in self.meta_tests.items()},
+            "failed_stage": self.failed_stage,
+            "reason": self.reason,
+            **self.info,
+        }
         if self.llm_seconds is not None:
             out["llm_seconds"] = self.llm_seconds
         if self.ca_fixes:
@@ -80,11 +93,13 @@ class EpisodeState:
         return out
 
     @classmethod
-    def from_json(cls, data: dict) -> "EpisodeState":
+    def from_json(cls, data: dict) -> EpisodeState:
         rest = dict(data)
-        typed = {"stages": {k: StageState(**v) for k, v in rest.pop("stages", {}).items()},
-                 "meta_tests": {k: MetaTestState(**v) for k, v in rest.pop("meta_tests", {}).items()},
-                 "ca_fixes": [Fix(**f) for f in rest.pop("ca_fixes", [])]}
+        typed = {
+            "stages": {k: StageState(**v) for k, v in rest.pop("stages", {}).items()},
+            "meta_tests": {k: MetaTestState(**v) for k, v in rest.pop("meta_tests", {}).items()},
+            "ca_fixes": [Fix(**f) for f in rest.pop("ca_fixes", [])],
+        }
         if "return" in rest:
             typed["discounted_return"] = rest.pop("return")
         scalars = {f.name for f in fields(cls)} - set(typed) - {"info"}
@@ -105,10 +120,10 @@ def save_state(path: Path, state: EpisodeState) -> None:
 class TrajectoryRecord:
     """One step: an attempt of a stage, or a run of a meta-test (mode "meta")."""
 
-    stage: str                 # the stage's or the meta-test's name
-    mode: str                  # first, retry, credit_assignment or meta
-    action: str                # code, text, keep, tool or meta-test
-    test: list[str]            # the checks it ran
+    stage: str  # the stage's or the meta-test's name
+    mode: str  # first, retry, credit_assignment or meta
+    action: str  # code, text, keep, tool or meta-test
+    test: list[str]  # the checks it ran
     passed: bool
     failed_test: str | None
     error: str | None
@@ -117,7 +132,7 @@ class TrajectoryRecord:
     tokens: int = 0
     llm_calls: int = 0
     llm: list[dict] = field(default_factory=list)  # one per LLM call (purpose, tokens, seconds, cached)
-    step: int = 0              # numbered, and timed, by the engine as it logs the record
+    step: int = 0  # numbered, and timed, by the engine as it logs the record
     time: float = 0.0
 
     @property
@@ -125,14 +140,26 @@ class TrajectoryRecord:
         return 1.0 if self.passed else -1.0
 
     def to_json(self) -> dict:
-        return {"step": self.step, "time": self.time, "stage": self.stage, "mode": self.mode, "action": self.action,
-                "test": self.test, "passed": self.passed, "failed_test": self.failed_test, "error": self.error,
-                "reward": self.reward, "tokens": self.tokens, "llm_calls": self.llm_calls,
-                "seconds": round(self.seconds, 3), "memory": [asdict(e) for e in self.memory],
-                **({"llm": self.llm} if self.llm else {})}
+        return {
+            "step": self.step,
+            "time": self.time,
+            "stage": self.stage,
+            "mode": self.mode,
+            "action": self.action,
+            "test": self.test,
+            "passed": self.passed,
+            "failed_test": self.failed_test,
+            "error": self.error,
+            "reward": self.reward,
+            "tokens": self.tokens,
+            "llm_calls": self.llm_calls,
+            "seconds": round(self.seconds, 3),
+            "memory": [asdict(e) for e in self.memory],
+            **({"llm": self.llm} if self.llm else {}),
+        }
 
     @classmethod
-    def from_json(cls, row: dict) -> "TrajectoryRecord":
+    def from_json(cls, row: dict) -> TrajectoryRecord:
         names = {f.name for f in fields(cls)}
         kept = {k: v for k, v in row.items() if k in names}
         return cls(**{**kept, "memory": [Entry(**e) for e in row.get("memory", [])]})

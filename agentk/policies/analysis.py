@@ -4,6 +4,7 @@ Deterministic inspection of raw/ and task/: which files, which id column, which 
 are submitted (labels, probabilities, per-class probability columns, values), which metric the
 evaluation text names, and the task type. Each stage's expert writes its code from this.
 """
+
 from __future__ import annotations
 
 import re
@@ -34,14 +35,14 @@ class CannotAnalyse(Exception):
 
 @dataclass
 class Target:
-    column: str                 # column of the target map (the submission's name when it has one)
-    kind: str                   # binary | multiclass | regression
-    submit: str                 # label | proba | proba_columns | value
-    columns: list[str]          # submission columns this target fills
+    column: str  # column of the target map (the submission's name when it has one)
+    kind: str  # binary | multiclass | regression
+    submit: str  # label | proba | proba_columns | value
+    columns: list[str]  # submission columns this target fills
     classes: list = field(default_factory=list)  # sorted classes (classification)
-    positive: object = None     # binary: the class submitted as 1 / whose probability is submitted
-    log: bool = False           # regression scored on a log scale: model log1p(y)
-    source: str = ""            # column of the train table it comes from (defaults to `column`)
+    positive: object = None  # binary: the class submitted as 1 / whose probability is submitted
+    log: bool = False  # regression scored on a log scale: model log1p(y)
+    source: str = ""  # column of the train table it comes from (defaults to `column`)
 
     def __post_init__(self):
         self.source = self.source or self.column
@@ -49,22 +50,22 @@ class Target:
 
 @dataclass
 class Analysis:
-    train: str | None           # paths relative to the workspace; train None: the samples are files[train_*]'s listing
-    test: str | None            # None: no test table, the sample submission lists the test samples
+    train: str | None  # paths relative to the workspace; train None: the samples are files[train_*]'s listing
+    test: str | None  # None: no test table, the sample submission lists the test samples
     sample: str
-    id_col: str                 # the sample submission's id column
-    train_id: str | None        # id column of train (None: row numbers)
-    test_id: str | None         # id column of test (None: the sample's ids, by position)
-    features: list[str]         # tabular inputs
+    id_col: str  # the sample submission's id column
+    train_id: str | None  # id column of train (None: row numbers)
+    test_id: str | None  # id column of test (None: the sample's ids, by position)
+    features: list[str]  # tabular inputs
     bool_features: list[str]
     targets: list[Target]
     metric: str
-    metric_from: str            # "description" or "fallback"
+    metric_from: str  # "description" or "fallback"
     task_type: str
     n_train: int
     n_test: int
-    text_columns: list[str] = field(default_factory=list)          # long free-text inputs of the tables
-    files: dict[str, FileSource] = field(default_factory=dict)     # source_key(split, modality): per-sample files
+    text_columns: list[str] = field(default_factory=list)  # long free-text inputs of the tables
+    files: dict[str, FileSource] = field(default_factory=dict)  # source_key(split, modality): per-sample files
 
     @property
     def submission_columns(self) -> list[str]:
@@ -117,8 +118,9 @@ def _classification(metric: Metric | None, s: pd.Series, sample_col: pd.Series |
         return True
     vals = s.dropna()
     integer = bool(np.all(np.mod(vals, 1) == 0))
-    return vals.nunique() <= 2 or (integer and vals.nunique() <= 20 and sample_col is not None
-                                   and pd.api.types.is_integer_dtype(sample_col))
+    return vals.nunique() <= 2 or (
+        integer and vals.nunique() <= 20 and sample_col is not None and pd.api.types.is_integer_dtype(sample_col)
+    )
 
 
 def _submit_kind(metric: Metric | None, sample_col: pd.Series) -> str:
@@ -134,9 +136,16 @@ def _positive(classes: list, column: str, text: str = ""):
     the image is a dog"); else the later one."""
     for c in classes:
         name = re.escape(str(c))
-        if len(str(c)) > 1 and not str(c).isdigit() and re.search(
+        if (
+            len(str(c)) > 1
+            and not str(c).isdigit()
+            and re.search(
                 rf"(\b1\s*(=|:|means|for|if)\s*(an?\s+|the\s+)?{name}\b|probability\s+(that\s+)?[\w\s]{{0,30}}?"
-                rf"\b(is|being|contains|of)\s+(an?\s+|the\s+)?{name}\b)", text, re.I):
+                rf"\b(is|being|contains|of)\s+(an?\s+|the\s+)?{name}\b)",
+                text,
+                re.I,
+            )
+        ):
             return c
     for c in classes:
         if str(c).lower() in column.lower() and len(str(c)) > 1:
@@ -159,13 +168,16 @@ def analyse(ws: Path) -> Analysis:
     else:  # image/text folders: the files are the samples, labelled by folder or file name
         listing = next((src for m in files if (src := listing_source(m, files[m]))), None)
         if listing is None:
-            raise CannotAnalyse("no train table, and no train folder whose files are labelled by class sub-folder "
-                                "or file-name prefix")
+            raise CannotAnalyse(
+                "no train table, and no train folder whose files are labelled by class sub-folder or file-name prefix"
+            )
         sources[source_key("train", listing.modality)] = listing
         train = listing_frame(ws, listing, sub_cols[0] if len(sub_cols) == 1 else "label")
     test = read_table(tables["test"]) if "test" in tables else sample[[id_col]]
     test_id = _find_test_id(test, sample, id_col)
-    train_id = "id" if "train" not in tables else test_id if test_id in train.columns and train[test_id].is_unique else None
+    train_id = (
+        "id" if "train" not in tables else test_id if test_id in train.columns and train[test_id].is_unique else None
+    )
     metric = find_metric(evaluation_text(ws))
     metric_from = "description" if metric else "fallback"
 
@@ -179,13 +191,16 @@ def analyse(ws: Path) -> Analysis:
         if label is not None:
             classes = sorted(_py(v) for v in train[label].dropna().unique())
             by_name = {str(v): v for v in classes}
-            targets.append(Target(label, "multiclass", "proba_columns",
-                                  sub_cols, [by_name[c] for c in sub_cols if c in by_name]))
+            targets.append(
+                Target(label, "multiclass", "proba_columns", sub_cols, [by_name[c] for c in sub_cols if c in by_name])
+            )
         elif len(sub_cols) == 1:
             only = [c for c in train.columns if c not in test.columns and c not in (id_col, train_id)]
             if len(only) != 1:
-                raise CannotAnalyse(f"submission column {sub_cols[0]!r} is not in the train table and no single "
-                                    f"train-only column stands in for it (candidates: {only})")
+                raise CannotAnalyse(
+                    f"submission column {sub_cols[0]!r} is not in the train table and no single "
+                    f"train-only column stands in for it (candidates: {only})"
+                )
             target = _target(train[only[0]], sub_cols[0], sub_cols, metric, sample[sub_cols[0]], evaluation_text(ws))
             target.source = only[0]
             targets.append(target)
@@ -199,12 +214,17 @@ def analyse(ws: Path) -> Analysis:
         test_src = _table_sources({m: files[m]}, test, [c for c in (test_id, id_col) if c], "test", exclude=set())
         if source_key("test", m) not in test_src:
             folder = sources[source_key("train", m)].folder
-            raise CannotAnalyse(f"the train samples' {m} files are under {folder}/ but no column of "
-                                f"the test table or sample submission names the test samples' files")
+            raise CannotAnalyse(
+                f"the train samples' {m} files are under {folder}/ but no column of "
+                f"the test table or sample submission names the test samples' files"
+            )
         sources.update(test_src)
     file_cols = {src.column for src in sources.values()}
-    features = [c for c in train.columns if c in test.columns and c not in target_cols
-                and c not in (id_col, train_id, test_id) and c not in file_cols]
+    features = [
+        c
+        for c in train.columns
+        if c in test.columns and c not in target_cols and c not in (id_col, train_id, test_id) and c not in file_cols
+    ]
     both = pd.concat([train[features], test[features]], ignore_index=True)
     text_columns = [c for c in features if is_long_text(both[c])]
     features = [c for c in features if c not in text_columns]
@@ -213,12 +233,29 @@ def analyse(ws: Path) -> Analysis:
     for t in targets:
         t.log = t.kind == "regression" and "rmsle" in metric_name
     rel = lambda role: str(tables[role].relative_to(ws)) if role in tables else None  # noqa: E731
-    return Analysis(rel("train"), rel("test"), rel("sample"), id_col, train_id, test_id, features, bool_features,
-                    targets, metric_name, metric_from, _task_type(targets), len(train), len(test), text_columns, sources)
+    return Analysis(
+        rel("train"),
+        rel("test"),
+        rel("sample"),
+        id_col,
+        train_id,
+        test_id,
+        features,
+        bool_features,
+        targets,
+        metric_name,
+        metric_from,
+        _task_type(targets),
+        len(train),
+        len(test),
+        text_columns,
+        sources,
+    )
 
 
-def _table_sources(files: dict[str, set[str]], table: pd.DataFrame, first: list[str], split: str,
-                   exclude: set[str]) -> dict[str, FileSource]:
+def _table_sources(
+    files: dict[str, set[str]], table: pd.DataFrame, first: list[str], split: str, exclude: set[str]
+) -> dict[str, FileSource]:
     """Per modality, the column of a split's table that names each sample's file."""
     out = {}
     for m, paths in files.items():
@@ -228,8 +265,9 @@ def _table_sources(files: dict[str, set[str]], table: pd.DataFrame, first: list[
     return out
 
 
-def _target(s: pd.Series, column: str, sub_cols: list[str], metric: Metric | None, sample_col: pd.Series,
-            text: str = "") -> Target:
+def _target(
+    s: pd.Series, column: str, sub_cols: list[str], metric: Metric | None, sample_col: pd.Series, text: str = ""
+) -> Target:
     if not _classification(metric, s, sample_col):
         return Target(column, "regression", "value", sub_cols)
     if _is_boolish(s) and s.dtype != bool:
@@ -238,7 +276,9 @@ def _target(s: pd.Series, column: str, sub_cols: list[str], metric: Metric | Non
     submit = _submit_kind(metric, sample_col)
     if len(classes) <= 2:
         return Target(column, "binary", submit, sub_cols, classes, _positive(classes, column, text))
-    return Target(column, "multiclass", "label" if submit == "proba" and len(sub_cols) == 1 else submit, sub_cols, classes)
+    return Target(
+        column, "multiclass", "label" if submit == "proba" and len(sub_cols) == 1 else submit, sub_cols, classes
+    )
 
 
 def _label_column(train: pd.DataFrame, test: pd.DataFrame, sub_cols: set[str], id_col: str) -> str | None:
@@ -275,4 +315,3 @@ def _task_type(targets: list[Target]) -> str:
         return {"binary": "BinCls", "multiclass": "MultiCls", "regression": "Reg"}[targets[0].kind]
     cls = sum(t.kind != "regression" for t in targets)
     return "MultiTgtCls" if cls * 2 >= len(targets) else "MultiTgtReg"
-

@@ -1,11 +1,12 @@
 """The built-in expert policy: inspects the raw data once (agentk.policies.analysis) and writes each stage's
 code from its template. Deterministic and free; the offline default."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
-from agentk.policies.analysis import Analysis, CannotAnalyse, analyse
 from agentk.core.engine import Action, Context, Stage
+from agentk.policies.analysis import Analysis, CannotAnalyse, analyse
 
 
 class ExpertPolicy:
@@ -27,8 +28,11 @@ class ExpertPolicy:
             action = stage.expert(self.analysis(ctx.ws), ctx)
         except CannotAnalyse as exc:
             reason = f"The expert cannot write this stage: {exc}"
-            return Action(code=f"raise SystemExit({reason!r})\n", thought=reason) if stage.kind == "code" else \
-                Action(text="", thought=reason)
+            return (
+                Action(code=f"raise SystemExit({reason!r})\n", thought=reason)
+                if stage.kind == "code"
+                else Action(text="", thought=reason)
+            )
         if ctx.mode == "credit_assignment" and stage.kind == "code" and action.code == ctx.previous_code:
             return Action(keep=True, thought="The expert would write the same code again: keep it.")
         if self.tips and ctx.mode == "retry" and stage.kind == "code" and action.code and ctx.error:
@@ -44,10 +48,15 @@ class ExpertPolicy:
             self._memory = self._memory or Memory()
             fixes = self._memory.similar_fixes(stage.name, ctx.error, k=3)
         except Exception as exc:  # noqa: BLE001 - an unreadable memory costs the tip, never the setup
-            return Action(code=action.code, thought=f"{action.thought or ''} (no tips: long-term memory unreadable: {exc})")
+            return Action(
+                code=action.code, thought=f"{action.thought or ''} (no tips: long-term memory unreadable: {exc})"
+            )
         for fix in fixes:
             code = apply_fix(fix["failing_code"], fix["fixed_code"], action.code)
             if code and code != ctx.previous_code:
-                return Action(code=code, thought=f"A stored fix of a similar error (from {fix['competition']}, "
-                                                 f"distance {fix['distance']:.2f}) applies to the expert's code: using it.")
+                return Action(
+                    code=code,
+                    thought=f"A stored fix of a similar error (from {fix['competition']}, "
+                    f"distance {fix['distance']:.2f}) applies to the expert's code: using it.",
+                )
         return action

@@ -2,6 +2,7 @@
 reasoning step, each with its prompt and its parser. Text stages bring their own prompt and parser
 (Stage.prompt, Stage.parse), asked through the one text_answer. The last user message of every request
 starts with `[agentk:<intrinsic>] stage=<stage>` so logs, caches and scripted servers can tell the calls apart."""
+
 from __future__ import annotations
 
 import ast
@@ -13,9 +14,11 @@ from agentk.core.engine import HOLE, Stage, fill
 from agentk.policies.llm import LLMClient, Reply
 from agentk.workspace import Workspace, code_file
 
-SYSTEM = ("You are Agent K, a Kaggle grandmaster who sets competitions up for automated machine learning. "
-          "You write correct, complete, runnable Python 3.11 (pandas, numpy, scikit-learn). Programs run with the "
-          f"workspace as the current directory; the competition's raw files are under {Workspace.RAW}/.")
+SYSTEM = (
+    "You are Agent K, a Kaggle grandmaster who sets competitions up for automated machine learning. "
+    "You write correct, complete, runnable Python 3.11 (pandas, numpy, scikit-learn). Programs run with the "
+    f"workspace as the current directory; the competition's raw files are under {Workspace.RAW}/."
+)
 
 
 class Calls:
@@ -25,11 +28,14 @@ class Calls:
         self.llm, self.log = llm, []
 
     def ask(self, intrinsic: str, stage: str, body: str) -> str:
-        messages = [{"role": "system", "content": SYSTEM},
-                    {"role": "user", "content": f"[agentk:{intrinsic}] stage={stage}\n\n{body.strip()}"}]
+        messages = [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": f"[agentk:{intrinsic}] stage={stage}\n\n{body.strip()}"},
+        ]
         reply: Reply = self.llm.chat(messages, purpose=f"{intrinsic}:{stage}")
-        self.log.append({"purpose": intrinsic, "tokens": reply.tokens, "seconds": round(reply.seconds, 3),
-                         "cached": reply.cached})
+        self.log.append(
+            {"purpose": intrinsic, "tokens": reply.tokens, "seconds": round(reply.seconds, 3), "cached": reply.cached}
+        )
         return reply.text or ""
 
     @property
@@ -93,20 +99,25 @@ def text_answer(calls: Calls, ws: Path, stage: Stage, tries: int = 3) -> str:
         try:
             return stage.parse(answer)
         except ValueError as exc:
-            complaint = (f"\n\nYour previous answer was invalid ({first_sentence(str(exc))}). "
-                         "Answer in the asked format only.")
+            complaint = (
+                f"\n\nYour previous answer was invalid ({first_sentence(str(exc))}). Answer in the asked format only."
+            )
     return ""
 
 
 def plan(calls: Calls, ws: Path, stage: Stage) -> str:
-    answer = calls.ask("plan", stage.name, f"""
+    answer = calls.ask(
+        "plan",
+        stage.name,
+        f"""
 Goal of this stage: {stage.goal}
 {stage.hints}
 Write a plan of at most 3 short numbered steps for the code. No code yet.
 
 {task_view(ws)}
 
-{data_view(ws)}""")
+{data_view(ws)}""",
+    )
     steps = [l.strip() for l in answer.splitlines() if re.match(r"^\s*(\d+[.)]|[-*])\s+", l)][:3]
     return "\n".join(steps) or first_sentence(answer)
 
@@ -114,39 +125,55 @@ Write a plan of at most 3 short numbered steps for the code. No code yet.
 def fix_example(fix: dict) -> str:
     """A fix retrieved from long-term memory (rag/), shown on a retry as in the paper's Appendix D.2."""
     return f"""
-An example of a similar error being fixed (stage {fix['stage']}, from an earlier setup):
+An example of a similar error being fixed (stage {fix["stage"]}, from an earlier setup):
 Failing code:
 ```python
-{cut(fix['failing_code'], 2000)}
+{cut(fix["failing_code"], 2000)}
 ```
 Its error:
-{cut(fix['error'], 1000)}
+{cut(fix["error"], 1000)}
 Fixed code (passed its unit tests):
 ```python
-{cut(fix['fixed_code'], 2000)}
+{cut(fix["fixed_code"], 2000)}
 ```
 """
 
 
-def write_code(calls: Calls, ws: Path, stage: Stage, plan_text: str, previous: str | None = None,
-               output: str = "", error: str = "", reflection: str = "", tries: int = 3,
-               example: str = "") -> str | None:
+def write_code(
+    calls: Calls,
+    ws: Path,
+    stage: Stage,
+    plan_text: str,
+    previous: str | None = None,
+    output: str = "",
+    error: str = "",
+    reflection: str = "",
+    tries: int = 3,
+    example: str = "",
+) -> str | None:
     """Code that fills the template's hole; asked again (never executed) when the answer has no valid code.
     `example`: a retrieved fix of a similar error (fix_example), put after the error."""
-    last = f"""
+    last = (
+        f"""
 Your previous attempt:
 ```python
-{cut(previous or '', 6000)}
+{cut(previous or "", 6000)}
 ```
 Its output:
-{cut(output, 1500) or '(none)'}
+{cut(output, 1500) or "(none)"}
 The error:
 {cut(error, 3000)}
 Reflection: {reflection}
-{example}""" if error else ""
+{example}"""
+        if error
+        else ""
+    )
     nudge = ""
     for _ in range(tries):
-        answer = calls.ask("code", stage.name, f"""
+        answer = calls.ask(
+            "code",
+            stage.name,
+            f"""
 Goal of this stage: {stage.goal}
 {stage.hints}
 Plan:
@@ -162,7 +189,8 @@ Fill the hole `{HOLE}` of this template and answer with the complete program in 
 {data_view(ws)}
 
 Code of earlier stages (already passing their tests):
-{earlier_code(ws, stage)}""")
+{earlier_code(ws, stage)}""",
+        )
         code = extract_code(answer, stage.template)
         if code is not None:
             return code
@@ -171,35 +199,49 @@ Code of earlier stages (already passing their tests):
 
 
 def reflect(calls: Calls, stage: Stage, code: str | None, error: str) -> str:
-    return first_sentence(calls.ask("reflect", stage.name, f"""
+    return first_sentence(
+        calls.ask(
+            "reflect",
+            stage.name,
+            f"""
 The code of stage {stage.name} failed its unit test. In one sentence, say what went wrong and how to fix it.
 Code:
 ```python
-{cut(code or '(none)', 5000)}
+{cut(code or "(none)", 5000)}
 ```
 Error:
-{cut(error, 3000)}"""))
+{cut(error, 3000)}""",
+        )
+    )
 
 
 def meta_error_thought(calls: Calls, stage: Stage, error: str, covered: list[str]) -> str:
-    return calls.ask("meta_error_thought", stage.name, f"""
+    return calls.ask(
+        "meta_error_thought",
+        stage.name,
+        f"""
 META-ERROR: a meta-unit test covering the stages {covered} failed after each of them passed its own tests:
 {cut(error, 3000)}
-In a few sentences, reason about which stage's code most likely causes this and why.""").strip()
+In a few sentences, reason about which stage's code most likely causes this and why.""",
+    ).strip()
 
 
-def ca_thought(calls: Calls, ws: Path, stage: Stage, previous: str | None, error: str, meta_thought: str,
-               example: str = "") -> tuple[bool, str, str | None]:
+def ca_thought(
+    calls: Calls, ws: Path, stage: Stage, previous: str | None, error: str, meta_thought: str, example: str = ""
+) -> tuple[bool, str, str | None]:
     """Credit assignment for one covered stage: (keep the previous code?, the thought, the new code).
     `example`: a retrieved fix of a similar meta-test error in this stage (fix_example)."""
-    answer = calls.ask("ca_thought", stage.name, f"""
+    answer = calls.ask(
+        "ca_thought",
+        stage.name,
+        f"""
 A meta-unit test failed:
 {cut(error, 2500)}
 META-ERROR-THOUGHT: {meta_thought}
 {example}
 Is the code of stage {stage.name} at fault? Its goal: {stage.goal}
 ```python
-{cut(previous or '(none)', 6000)}
+{cut(previous or "(none)", 6000)}
 ```
 Answer with "CA-THOUGHT: <one sentence>" then "DECISION: KEEP" or "DECISION: REWRITE"; when you rewrite, add the
 complete corrected program (the template below, hole filled) in one ```python block.
@@ -207,7 +249,8 @@ complete corrected program (the template below, hole filled) in one ```python bl
 {stage.template}
 ```
 Code of the other stages:
-{earlier_code(ws, stage)}""")
+{earlier_code(ws, stage)}""",
+    )
     m = re.search(r"CA-THOUGHT:\s*(.+)", answer)
     thought = first_sentence(m.group(1)) if m else first_sentence(answer)
     keep = not re.search(r"DECISION:\s*\**\s*REWRITE", answer, re.I)
@@ -219,11 +262,15 @@ def first_task(calls: Calls, trees: list[tuple[str, str]]) -> str | None:
     """The curriculum's first pick while long-term memory is empty (paper 3.3): the task whose data looks easiest
     to set up, named by the LLM; None when the answer names no task of the pool."""
     listing = "\n\n".join(f"Task {name}:\n{cut(tree or '(not downloaded yet)', 1500)}" for name, tree in trees)
-    answer = calls.ask("first_task", "curriculum", f"""
+    answer = calls.ask(
+        "first_task",
+        "curriculum",
+        f"""
 These competitions are waiting to be set up. Which one looks easiest to start with (few, simple files; one table
 before many; tables before images, audio or text)? End your answer with a line "TASK: <name>".
 
-{listing}""")
+{listing}""",
+    )
     names = [name for name, _ in trees]
     m = re.search(r"TASK:\s*`?([^\s`]+)", answer)
     if m and m.group(1) in names:

@@ -1,4 +1,5 @@
 """One small client over the OpenAI-compatible chat API: config, retries, an on-disk cache, token accounting."""
+
 from __future__ import annotations
 
 import hashlib
@@ -8,7 +9,7 @@ import threading
 import time
 import tomllib
 from dataclasses import dataclass, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import openai
@@ -17,8 +18,10 @@ from agentk.core.errors import BadInput
 from agentk.core.fileio import append_jsonl, write_json
 
 DEFAULT_CONFIG = Path.home() / ".config" / "agentk" / "config.toml"
-NOT_CONFIGURED = ("no LLM endpoint configured: set AGENTK_LLM_BASE_URL and AGENTK_LLM_MODEL (and AGENTK_LLM_API_KEY "
-                  "if the server needs one), or OPENAI_* likewise, or [llm] in ~/.config/agentk/config.toml")
+NOT_CONFIGURED = (
+    "no LLM endpoint configured: set AGENTK_LLM_BASE_URL and AGENTK_LLM_MODEL (and AGENTK_LLM_API_KEY "
+    "if the server needs one), or OPENAI_* likewise, or [llm] in ~/.config/agentk/config.toml"
+)
 
 
 def _one_line(text: object) -> str:
@@ -42,7 +45,7 @@ class LLMConfig:
     backoff: float = 0.5  # first retry's wait in seconds; doubles each retry (tests set it tiny)
 
     @classmethod
-    def load(cls, path: Path | None = None) -> "LLMConfig":
+    def load(cls, path: Path | None = None) -> LLMConfig:
         """Per key: AGENTK_LLM_* env, then OPENAI_* env, then the [llm] table of the config file."""
         explicit = path or os.environ.get("AGENTK_CONFIG")
         file = Path(explicit).expanduser() if explicit else DEFAULT_CONFIG
@@ -108,8 +111,13 @@ class LLMClient:
         self.config, self.log_path = config, log_path
         self.calls, self.tokens, self.seconds = 0, 0, 0.0
         self._lock = threading.Lock()  # policies may call from several threads
-        self._client = openai.OpenAI(base_url=config.base_url, api_key=config.api_key or "not-needed",
-                                     timeout=config.timeout, max_retries=0) if config.configured else None
+        self._client = (
+            openai.OpenAI(
+                base_url=config.base_url, api_key=config.api_key or "not-needed", timeout=config.timeout, max_retries=0
+            )
+            if config.configured
+            else None
+        )
         self.url = str(self._client.base_url).rstrip("/") if self._client else (config.base_url or "")
 
     def _unreachable(self, e: Exception) -> LLMError:
@@ -119,8 +127,9 @@ class LLMClient:
             while e.__cause__ is not None:
                 e = e.__cause__
             reason = _one_line(e) or type(e).__name__
-        return LLMError(f"LLM endpoint {self.url} is unreachable ({reason}): "
-                        "start the server or fix AGENTK_LLM_BASE_URL")
+        return LLMError(
+            f"LLM endpoint {self.url} is unreachable ({reason}): start the server or fix AGENTK_LLM_BASE_URL"
+        )
 
     def _call(self, fn, skip: tuple[int, ...] = ()):
         """fn() with retries on transient failures; a final failure becomes a one-line LLMError, a status in
@@ -137,7 +146,7 @@ class LLMClient:
                 transient = isinstance(e, openai.APIConnectionError) or status == 429 or (status or 0) >= 500
                 if not transient or attempt == self.config.max_retries:
                     raise self._error(e) from None
-                wait = min(self.config.backoff * 2 ** attempt, 8.0)
+                wait = min(self.config.backoff * 2**attempt, 8.0)
                 try:  # servers that rate-limit often say how long to wait
                     wait = min(float(e.response.headers["retry-after"]), 30.0)
                 except (AttributeError, KeyError, TypeError, ValueError):
@@ -163,44 +172,78 @@ class LLMClient:
         if served is None:
             return  # this server has no /models: the first chat call will tell
         if served and self.config.model not in served:
-            raise LLMError(f"model {self.config.model} is not served by {self.url} "
-                           f"(it serves: {', '.join(served)}): set AGENTK_LLM_MODEL")
+            raise LLMError(
+                f"model {self.config.model} is not served by {self.url} "
+                f"(it serves: {', '.join(served)}): set AGENTK_LLM_MODEL"
+            )
 
     def chat(self, messages: list[dict], purpose: str = "") -> Reply:
         c = self.config
-        key = hashlib.sha256(json.dumps([c.model, messages, c.temperature], sort_keys=True,
-                                        default=str).encode()).hexdigest()
+        key = hashlib.sha256(
+            json.dumps([c.model, messages, c.temperature], sort_keys=True, default=str).encode()
+        ).hexdigest()
         path = c.cache_dir / key[:2] / f"{key}.json" if c.cache_dir else None
         start = time.monotonic()
         reply = None
         if path is not None and path.exists():
             try:
                 hit = json.loads(path.read_text())
-                reply = Reply(hit["text"], hit["prompt_tokens"], hit["completion_tokens"],
-                              time.monotonic() - start, True)
+                reply = Reply(
+                    hit["text"], hit["prompt_tokens"], hit["completion_tokens"], time.monotonic() - start, True
+                )
             except (OSError, ValueError, KeyError, TypeError):
                 reply = None  # a damaged entry is a miss; it is rewritten below
         if reply is None:
-            response = self._call(lambda: self._client.chat.completions.create(
-                model=c.model, messages=messages, temperature=c.temperature))
+            response = self._call(
+                lambda: self._client.chat.completions.create(
+                    model=c.model, messages=messages, temperature=c.temperature
+                )
+            )
             choices = response.choices or []
             text = (choices[0].message.content if choices and choices[0].message else None) or ""
             usage = response.usage
-            reply = Reply(text, (usage.prompt_tokens or 0) if usage else 0,
-                          (usage.completion_tokens or 0) if usage else 0, time.monotonic() - start, False)
+            reply = Reply(
+                text,
+                (usage.prompt_tokens or 0) if usage else 0,
+                (usage.completion_tokens or 0) if usage else 0,
+                time.monotonic() - start,
+                False,
+            )
             if path is not None:
-                write_json(path, {"model": c.model, "text": reply.text, "prompt_tokens": reply.prompt_tokens,
-                                  "completion_tokens": reply.completion_tokens, "seconds": reply.seconds})
+                write_json(
+                    path,
+                    {
+                        "model": c.model,
+                        "text": reply.text,
+                        "prompt_tokens": reply.prompt_tokens,
+                        "completion_tokens": reply.completion_tokens,
+                        "seconds": reply.seconds,
+                    },
+                )
         with self._lock:
             if not reply.cached:
-                self.calls, self.tokens, self.seconds = self.calls + 1, self.tokens + reply.tokens, \
-                    self.seconds + reply.seconds
+                self.calls, self.tokens, self.seconds = (
+                    self.calls + 1,
+                    self.tokens + reply.tokens,
+                    self.seconds + reply.seconds,
+                )
             if self.log_path is not None:
                 Path(self.log_path).parent.mkdir(parents=True, exist_ok=True)
-                append_jsonl(self.log_path, {
-                    "time": datetime.now(timezone.utc).isoformat(timespec="seconds"), "purpose": purpose,
-                    "model": c.model, "messages": messages, "answer": reply.text,
-                    "tokens": {"prompt": reply.prompt_tokens, "completion": reply.completion_tokens,
-                               "total": reply.tokens},
-                    "seconds": round(reply.seconds, 3), "cached": reply.cached})
+                append_jsonl(
+                    self.log_path,
+                    {
+                        "time": datetime.now(UTC).isoformat(timespec="seconds"),
+                        "purpose": purpose,
+                        "model": c.model,
+                        "messages": messages,
+                        "answer": reply.text,
+                        "tokens": {
+                            "prompt": reply.prompt_tokens,
+                            "completion": reply.completion_tokens,
+                            "total": reply.tokens,
+                        },
+                        "seconds": round(reply.seconds, 3),
+                        "cached": reply.cached,
+                    },
+                )
         return reply

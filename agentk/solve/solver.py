@@ -7,6 +7,7 @@ resumes. Predictions are kept in model space (see tools/task_data.py), which is 
 
 This module runs in a child process of `agentk solve` (cwd the workspace, no credentials): it executes the
 setup's generated code (transform, metric, formatters)."""
+
 from __future__ import annotations
 
 import argparse
@@ -24,7 +25,8 @@ import numpy as np
 from agentk.core.fileio import append_jsonl, read_json, read_jsonl, write_json, write_text
 from agentk.modalities import IMAGE, TABULAR, TEXT
 from agentk.solve.budgets import FIELD_INPUT, PRESETS, SolveBudget
-from agentk.workspace import Solution as SolutionFiles, Workspace
+from agentk.workspace import Solution as SolutionFiles
+from agentk.workspace import Workspace
 from tools.submission import format_with_fallback
 from tools.task_data import TaskData
 
@@ -32,7 +34,7 @@ from tools.task_data import TaskData
 @dataclass
 class Solution:
     id: str
-    kind: str                 # autogluon | network | blend
+    kind: str  # autogluon | network | blend
     plan: str
     val_score: float
     val_pred: np.ndarray
@@ -70,8 +72,10 @@ class Solver:
 
     def run(self) -> dict:
         fit, val = self.task.split
-        self.log(f"{len(fit)} rows to fit, {len(val)} to validate; metric {self.task.metric_name} "
-                 f"({'higher' if self.task.higher_is_better else 'lower'} is better); inputs {self.task.modalities}")
+        self.log(
+            f"{len(fit)} rows to fit, {len(val)} to validate; metric {self.task.metric_name} "
+            f"({'higher' if self.task.higher_is_better else 'lower'} is better); inputs {self.task.modalities}"
+        )
         solutions = []
         plans = self.plans()
         overall = self._bar_task("solutions", len(plans))
@@ -103,15 +107,28 @@ class Solver:
     def autogluon(self, sid: str) -> Solution:
         from tools.autogluon_tool import fit_autogluon
 
-        self.log(f"{sid}: AutoGluon ({self.budget.autogluon_presets}, {self.budget.autogluon_time:.0f} s) "
-                 f"optimising {self.task.metric_name}")
+        self.log(
+            f"{sid}: AutoGluon ({self.budget.autogluon_presets}, {self.budget.autogluon_time:.0f} s) "
+            f"optimising {self.task.metric_name}"
+        )
         t0 = time.monotonic()
-        out = fit_autogluon(self.task, time_limit=self.budget.autogluon_time, presets=self.budget.autogluon_presets,
-                            out_dir=self.workspace.solution(sid).models)
-        return Solution(sid, "autogluon", f"AutoGluon TabularPredictor ({self.budget.autogluon_presets}) on the {TABULAR.name} "
-                        f"inputs, one predictor per output, scored with the competition's metric",
-                        out["val_score"], out["val_pred"], out["test_pred"], time.monotonic() - t0,
-                        {"models": out.get("models")})
+        out = fit_autogluon(
+            self.task,
+            time_limit=self.budget.autogluon_time,
+            presets=self.budget.autogluon_presets,
+            out_dir=self.workspace.solution(sid).models,
+        )
+        return Solution(
+            sid,
+            "autogluon",
+            f"AutoGluon TabularPredictor ({self.budget.autogluon_presets}) on the {TABULAR.name} "
+            f"inputs, one predictor per output, scored with the competition's metric",
+            out["val_score"],
+            out["val_pred"],
+            out["test_pred"],
+            time.monotonic() - t0,
+            {"models": out.get("models")},
+        )
 
     def network(self, sid: str, overrides: dict) -> Solution:
         """A late-fusion network, its training tuned by HEBO (lr, optimizer); the default configuration is the
@@ -123,34 +140,69 @@ class Solver:
         from tools.hebo_tuner import tune
 
         b = self.budget
-        base = replace(FusionConfig(), **{"max_epochs": b.max_epochs, "max_time": b.max_time, "batch_size": b.batch_size,
-                                          "image_size": b.image_size, "finetune_text": b.finetune_text,
-                                          "finetune_image": b.finetune_image, **overrides})
+        base = replace(
+            FusionConfig(),
+            **{
+                "max_epochs": b.max_epochs,
+                "max_time": b.max_time,
+                "batch_size": b.batch_size,
+                "image_size": b.image_size,
+                "finetune_text": b.finetune_text,
+                "finetune_image": b.finetune_image,
+                **overrides,
+            },
+        )
         files = self.workspace.solution(sid)
         files.folder.mkdir(parents=True, exist_ok=True)
         history = trial_history(files.trials)
         t0 = time.monotonic()
         trials_bar = self._bar_task(f"{sid}: HEBO trials", b.n_trials)
         default = {"lr": base.lr, "optimizer": base.optimizer}
-        observed = [{"params": h["params"], "loss": h["loss"] if h["ok"] else float("nan"), "ok": h["ok"],
-                     "seconds": h.get("seconds", 0.0)} for h in history]
+        observed = [
+            {
+                "params": h["params"],
+                "loss": h["loss"] if h["ok"] else float("nan"),
+                "ok": h["ok"],
+                "seconds": h.get("seconds", 0.0),
+            }
+            for h in history
+        ]
         if self.map_fn is None:
-            tuned = tune(self._local_trials(sid, base, files, len(history), trials_bar), n_trials=b.n_trials,
-                         seed=base.seed, initial=[default], history=observed)
+            tuned = tune(
+                self._local_trials(sid, base, files, len(history), trials_bar),
+                n_trials=b.n_trials,
+                seed=base.seed,
+                initial=[default],
+                history=observed,
+            )
         else:
             _ = self.task.split  # saved to the workspace before the workers read it
-            tuned = tune(partial(_trial_in_worker, str(self.ws), sid, asdict(base)), n_trials=b.n_trials,
-                         seed=base.seed, initial=[default], history=observed, parallel=self.parallel_trials,
-                         map_fn=self._mapped_trials(sid, files, trials_bar), indexed=True)
+            tuned = tune(
+                partial(_trial_in_worker, str(self.ws), sid, asdict(base)),
+                n_trials=b.n_trials,
+                seed=base.seed,
+                initial=[default],
+                history=observed,
+                parallel=self.parallel_trials,
+                map_fn=self._mapped_trials(sid, files, trials_bar),
+                indexed=True,
+            )
         records = read_jsonl(files.trials)
         best = min((r for r in records if r["ok"]), key=lambda r: r["loss"])
         preds = np.load(files.trial(best["trial"]))
         config = replace(base, lr=float(best["params"]["lr"]), optimizer=str(best["params"]["optimizer"]))
         modal = "+".join(self.task.modalities)
-        return Solution(sid, "network", f"late-fusion network over {modal} ({_describe(config, self.task.modalities)}); "
-                        f"HEBO over lr and optimizer, {len(records)} trials, best by validation {self.task.metric_name}",
-                        float(best["val_score"]), preds["val_pred"], preds["test_pred"], time.monotonic() - t0,
-                        {"config": asdict(config), "best_trial": best, "tuner_best": tuned.best, "notes": best.get("notes", [])})
+        return Solution(
+            sid,
+            "network",
+            f"late-fusion network over {modal} ({_describe(config, self.task.modalities)}); "
+            f"HEBO over lr and optimizer, {len(records)} trials, best by validation {self.task.metric_name}",
+            float(best["val_score"]),
+            preds["val_pred"],
+            preds["test_pred"],
+            time.monotonic() - t0,
+            {"config": asdict(config), "best_trial": best, "tuner_best": tuned.best, "notes": best.get("notes", [])},
+        )
 
     def _local_trials(self, sid: str, base, files: SolutionFiles, done: int, trials_bar):
         """The objective of the trials run here: trial k (numbered in call order after the `done` ones) appends
@@ -165,8 +217,12 @@ class Solver:
             try:
                 record = _train_trial(self.task, base, params, files, k, self.log)
             except Exception as exc:  # a diverging or crashing trial is HEBO's observation, not the end of the solve
-                self._trial_done(sid, files, _failed_record(params, k, f"{type(exc).__name__}: {exc}",
-                                                             time.monotonic() - t_trial), trials_bar)
+                self._trial_done(
+                    sid,
+                    files,
+                    _failed_record(params, k, f"{type(exc).__name__}: {exc}", time.monotonic() - t_trial),
+                    trials_bar,
+                )
                 raise
             self._trial_done(sid, files, record, trials_bar)
             return float(record["loss"])
@@ -176,6 +232,7 @@ class Solver:
     def _mapped_trials(self, sid: str, files: SolutionFiles, trials_bar):
         """tune's map_fn for trials run elsewhere: this process stays the only writer of the trials file, appending
         a batch's records in trial order once self.map_fn returns them."""
+
         def run_batch(run_one, items):
             for k, params in items:
                 self._log_start(sid, k, params)
@@ -197,26 +254,47 @@ class Solver:
             self.log(f"{sid} trial {k + 1} failed: {record['error']}")
             return
         self._advance(trials_bar)
-        self.log(f"{sid} trial {k + 1}: validation {self.task.metric_name} {record['val_score']:.5g} (training loss "
-                 f"{record['train_loss']:.4g}; {record['epochs']} epochs, {record['seconds']:.0f} s)")
+        self.log(
+            f"{sid} trial {k + 1}: validation {self.task.metric_name} {record['val_score']:.5g} (training loss "
+            f"{record['train_loss']:.4g}; {record['epochs']} epochs, {record['seconds']:.0f} s)"
+        )
 
     def blend(self, solutions: list[Solution]) -> Solution | None:
         from tools.blender import blend
 
         fit, val = self.task.split
         t0 = time.monotonic()
-        res = blend([s.val_pred for s in solutions], self.task.y[val], self.task.outputs, self.task.score,
-                    self.task.higher_is_better, val, [s.test_pred for s in solutions])
+        res = blend(
+            [s.val_pred for s in solutions],
+            self.task.y[val],
+            self.task.outputs,
+            self.task.score,
+            self.task.higher_is_better,
+            val,
+            [s.test_pred for s in solutions],
+        )
         verdict = "kept" if res.kept else "not kept"
-        self.log(f"blend of {len(solutions)} solutions: cross-validated {self.task.metric_name} {res.cv_score:.5g} vs best "
-                 f"single {res.best_single_score:.5g} ({solutions[res.best_single_index].id}): {verdict}")
+        self.log(
+            f"blend of {len(solutions)} solutions: cross-validated {self.task.metric_name} {res.cv_score:.5g} vs best "
+            f"single {res.best_single_score:.5g} ({solutions[res.best_single_index].id}): {verdict}"
+        )
         if not res.kept:
-            write_json(self.workspace.solution("blend").skipped, {"cv_score": res.cv_score, "best_single": res.best_single_score,
-                                                             "inputs": [s.id for s in solutions]})
+            write_json(
+                self.workspace.solution("blend").skipped,
+                {"cv_score": res.cv_score, "best_single": res.best_single_score, "inputs": [s.id for s in solutions]},
+            )
             return None
-        return Solution("blend", "blend", f"MLP blender over the validation predictions of {[s.id for s in solutions]}; "
-                        "score from cross-validation on the validation rows", float(res.cv_score), res.val_pred,
-                        res.test_pred, time.monotonic() - t0, {"inputs": [s.id for s in solutions]})
+        return Solution(
+            "blend",
+            "blend",
+            f"MLP blender over the validation predictions of {[s.id for s in solutions]}; "
+            "score from cross-validation on the validation rows",
+            float(res.cv_score),
+            res.val_pred,
+            res.test_pred,
+            time.monotonic() - t0,
+            {"inputs": [s.id for s in solutions]},
+        )
 
     # -- files ----------------------------------------------------------------------------------
     def save(self, s: Solution) -> None:
@@ -224,12 +302,22 @@ class Solver:
         files.folder.mkdir(parents=True, exist_ok=True)
         np.save(files.val_pred, s.val_pred)
         np.save(files.test_pred, s.test_pred)
-        formatter, sub = format_with_fallback(self.ws, self.task.test.ids, self.task.transform.inverse_transform(s.test_pred))
+        formatter, sub = format_with_fallback(
+            self.ws, self.task.test.ids, self.task.transform.inverse_transform(s.test_pred)
+        )
         sub.to_csv(files.submission, index=False)
         write_json(files.plan, {"id": s.id, "kind": s.kind, "plan": s.plan, **_jsonable(s.details)})
-        write_json(files.score, {"val_score": s.val_score, "metric": self.task.metric_name,
-                                           "higher_is_better": self.task.higher_is_better, "seconds": s.seconds,
-                                           "formatter": formatter, "kind": s.kind})  # last: marks the solution done
+        write_json(
+            files.score,
+            {
+                "val_score": s.val_score,
+                "metric": self.task.metric_name,
+                "higher_is_better": self.task.higher_is_better,
+                "seconds": s.seconds,
+                "formatter": formatter,
+                "kind": s.kind,
+            },
+        )  # last: marks the solution done
 
     def load(self, sid: str) -> Solution | None:
         files = self.workspace.solution(sid)
@@ -237,8 +325,15 @@ class Solver:
         if score is None:
             return None
         plan = read_json(files.plan)
-        return Solution(sid, score["kind"], plan["plan"], score["val_score"], np.load(files.val_pred),
-                        np.load(files.test_pred), score["seconds"])
+        return Solution(
+            sid,
+            score["kind"],
+            plan["plan"],
+            score["val_score"],
+            np.load(files.val_pred),
+            np.load(files.test_pred),
+            score["seconds"],
+        )
 
     def finish(self, solutions: list[Solution]) -> dict:
         best = solutions[0]
@@ -246,11 +341,21 @@ class Solver:
             if self.task.better(s.val_score, best.val_score):
                 best = s
         shutil.copyfile(self.workspace.solution(best.id).submission, self.workspace.submission)
-        summary = {"status": "done", "budget": self.budget.name, "metric": self.task.metric_name, "higher_is_better": self.task.higher_is_better,
-                   "best": best.id, "solutions": [{"id": s.id, "kind": s.kind, "val_score": s.val_score, "seconds": round(s.seconds, 1),
-                                                   "plan": s.plan} for s in solutions]}
+        summary = {
+            "status": "done",
+            "budget": self.budget.name,
+            "metric": self.task.metric_name,
+            "higher_is_better": self.task.higher_is_better,
+            "best": best.id,
+            "solutions": [
+                {"id": s.id, "kind": s.kind, "val_score": s.val_score, "seconds": round(s.seconds, 1), "plan": s.plan}
+                for s in solutions
+            ],
+        }
         write_json(self.workspace.solve_summary, summary)
-        self.log(f"best: {best.id} (validation {self.task.metric_name} {best.val_score:.5g}) -> {self.workspace.submission}")
+        self.log(
+            f"best: {best.id} (validation {self.task.metric_name} {best.val_score:.5g}) -> {self.workspace.submission}"
+        )
         return summary
 
 
@@ -264,9 +369,18 @@ def _train_trial(task: TaskData, base, params: dict, files: SolutionFiles, k: in
     result = train_fusion(task, config, log=lambda m: log(f"  {m}"), progress=True)
     np.savez(files.trial(k), val_pred=result.val_pred, test_pred=result.test_pred)
     loss = -result.val_score if task.higher_is_better else result.val_score
-    return {"params": params, "trial": k, "ok": bool(np.isfinite(loss)), "loss": float(loss),
-            "train_loss": float(result.val_loss), "val_score": float(result.val_score), "epochs": result.epochs_run,
-            "best_epoch": result.best_epoch, "seconds": result.seconds, "notes": list(result.notes)}
+    return {
+        "params": params,
+        "trial": k,
+        "ok": bool(np.isfinite(loss)),
+        "loss": float(loss),
+        "train_loss": float(result.val_loss),
+        "val_score": float(result.val_score),
+        "epochs": result.epochs_run,
+        "best_epoch": result.best_epoch,
+        "seconds": result.seconds,
+        "notes": list(result.notes),
+    }
 
 
 def _trial_in_worker(ws: str, sid: str, base: dict, params: dict, k: int) -> dict:
@@ -276,8 +390,14 @@ def _trial_in_worker(ws: str, sid: str, base: dict, params: dict, k: int) -> dic
     from tools.fusion import FusionConfig
 
     with contextlib.chdir(ws):
-        return _train_trial(TaskData(Path(ws)), FusionConfig(**base), params, Workspace(ws).solution(sid), k,
-                            log=lambda m: print(f"{sid} trial {k + 1}: {m.strip()}", flush=True))
+        return _train_trial(
+            TaskData(Path(ws)),
+            FusionConfig(**base),
+            params,
+            Workspace(ws).solution(sid),
+            k,
+            log=lambda m: print(f"{sid} trial {k + 1}: {m.strip()}", flush=True),
+        )
 
 
 def _failed_record(params: dict, k: int, error: str, seconds: float) -> dict:
@@ -296,7 +416,9 @@ def trial_history(path: Path) -> list[dict]:
 def _describe(config, modalities: list[str]) -> str:
     parts = []
     if IMAGE.name in modalities:
-        parts.append(f"{config.image_backbone} at {config.image_size}px, {'fine-tuned' if config.finetune_image else 'frozen'}")
+        parts.append(
+            f"{config.image_backbone} at {config.image_size}px, {'fine-tuned' if config.finetune_image else 'frozen'}"
+        )
     if TEXT.name in modalities:
         parts.append(f"MiniLM text encoder, {'fine-tuned' if config.finetune_text else 'frozen'}")
     if TABULAR.name in modalities:
@@ -309,15 +431,26 @@ def _jsonable(obj):
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description="Build, tune and blend solutions in a finished setup (run by `agentk solve`).")
+    p = argparse.ArgumentParser(
+        description="Build, tune and blend solutions in a finished setup (run by `agentk solve`)."
+    )
     p.add_argument("workspace", type=Path)
     p.add_argument("--budget", choices=sorted(PRESETS), default="quick")
-    p.add_argument("--ray", metavar="ADDRESS", default=None,
-                   help="run the HEBO trials as Ray tasks: local (a Ray on this machine), auto or ray://host:port "
-                        "(a running cluster whose nodes share the workspace's filesystem) [default: $AGENTK_RAY_ADDRESS, "
-                        "else no Ray]")
-    p.add_argument("--parallel-trials", type=int, default=None, metavar="K",
-                   help="with Ray, a network's HEBO trials run K at a time [default: the cluster's GPUs, else 2]")
+    p.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        default=None,
+        help="run the HEBO trials as Ray tasks: local (a Ray on this machine), auto or ray://host:port "
+        "(a running cluster whose nodes share the workspace's filesystem) [default: $AGENTK_RAY_ADDRESS, "
+        "else no Ray]",
+    )
+    p.add_argument(
+        "--parallel-trials",
+        type=int,
+        default=None,
+        metavar="K",
+        help="with Ray, a network's HEBO trials run K at a time [default: the cluster's GPUs, else 2]",
+    )
     args = p.parse_args(argv)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -333,16 +466,20 @@ def main(argv: list[str] | None = None) -> int:
 
         address = requested_address(args.ray)
         parallel = _ray_trials(address, args.parallel_trials, log) if address else {}
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=console) as bar:
+        with Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+        ) as bar:
             Solver(args.workspace, PRESETS[args.budget], log=log, bar=bar, **parallel).run()
     except Exception as exc:  # the parent reads the reason from the solve summary; the traceback goes to stderr
-        write_json(Workspace(args.workspace).solve_summary, {"status": "failed", "budget": args.budget,
-                                                         "error": f"{type(exc).__name__}: {exc}"})
+        write_json(
+            Workspace(args.workspace).solve_summary,
+            {"status": "failed", "budget": args.budget, "error": f"{type(exc).__name__}: {exc}"},
+        )
         raise
     finally:
         if address:
             from agentk.ray_backend import shutdown
+
             shutdown()
     return 0
 
@@ -355,8 +492,10 @@ def _ray_trials(address: str, parallel: int | None, log) -> dict:
     connect(address)
     parallel = max(1, parallel or cluster_gpus() or 2)
     share = cluster_share(parallel)
-    log(f"Ray ({address}): HEBO trials {parallel} at a time, each on {share['num_cpus']} CPUs and "
-        f"{share['num_gpus']:g} GPUs")
+    log(
+        f"Ray ({address}): HEBO trials {parallel} at a time, each on {share['num_cpus']} CPUs and "
+        f"{share['num_gpus']:g} GPUs"
+    )
     return {"parallel_trials": parallel, "map_fn": partial(map_tasks, **share)}
 
 

@@ -25,18 +25,19 @@ A submission is PENDING on its first poll (ListSubmissions/GetSubmission; pendin
 COMPLETE (or ERROR when its CSV does not fit the answers). Knobs: credentials (username/key for Basic auth, token for Bearer;
 require_auth), rules_not_accepted -> 403, unknown slug -> 404, daily_limit -> the 400 Kaggle sends once
 the day's submissions are used, fail_first=N -> the first N requests answer fail_status (503)."""
+
 from __future__ import annotations
 
 import base64
 import csv
-import io
 import fcntl
+import io
 import json
 import tempfile
 import threading
 import uuid
 import zipfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -49,7 +50,7 @@ DEFAULT_LIMIT = 10
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 class _Error(Exception):
@@ -59,11 +60,24 @@ class _Error(Exception):
 
 
 class FakeKaggle:
-    def __init__(self, competitions: dict[str, Path], port: int = 7777, *, username: str = "agentk-test",
-                 key: str = "fake-key", token: str = "fake-token", require_auth: bool = True,
-                 rules_not_accepted: tuple[str, ...] | list[str] = (), daily_limit: int | None = None,
-                 fail_first: int = 0, fail_status: int = 503, answers: dict[str, Path] | None = None,
-                 score: float = 0.5, info: dict[str, dict] | None = None, pending_polls: int = 1):
+    def __init__(
+        self,
+        competitions: dict[str, Path],
+        port: int = 7777,
+        *,
+        username: str = "agentk-test",
+        key: str = "fake-key",
+        token: str = "fake-token",
+        require_auth: bool = True,
+        rules_not_accepted: tuple[str, ...] | list[str] = (),
+        daily_limit: int | None = None,
+        fail_first: int = 0,
+        fail_status: int = 503,
+        answers: dict[str, Path] | None = None,
+        score: float = 0.5,
+        info: dict[str, dict] | None = None,
+        pending_polls: int = 1,
+    ):
         self.competitions = {slug: Path(p) for slug, p in competitions.items()}
         self.port, self.username, self.key, self.token = port, username, key, token
         self.require_auth, self.rules_not_accepted = require_auth, set(rules_not_accepted)
@@ -84,7 +98,7 @@ class FakeKaggle:
 
     # -- lifecycle -------------------------------------------------------------------------------
 
-    def __enter__(self) -> "FakeKaggle":
+    def __enter__(self) -> FakeKaggle:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -188,18 +202,31 @@ class FakeKaggle:
         if (folder / "description.md").exists():
             paragraphs = [p.strip() for p in (folder / "description.md").read_text().split("\n\n")]
             description = next((p for p in paragraphs if p and not p.startswith("#")), "")[:300]
-        return {"id": 1000 + sorted(self.competitions).index(slug), "ref": f"https://www.kaggle.com/competitions/{slug}",
-                "title": slug.replace("-", " ").title(), "url": f"https://www.kaggle.com/competitions/{slug}",
-                "description": description, "category": "Getting Started", "reward": "Knowledge",
-                "deadline": "2030-12-31T23:59:00Z", "enabledDate": "2024-01-01T00:00:00Z", "teamCount": 3,
-                "maxDailySubmissions": self.daily_limit if self.daily_limit is not None else DEFAULT_LIMIT,
-                "maxTeamSize": 5, "evaluationMetric": meta.get("metric", ""), "userHasEntered": True,
-                **self.info.get(slug, {})}
+        return {
+            "id": 1000 + sorted(self.competitions).index(slug),
+            "ref": f"https://www.kaggle.com/competitions/{slug}",
+            "title": slug.replace("-", " ").title(),
+            "url": f"https://www.kaggle.com/competitions/{slug}",
+            "description": description,
+            "category": "Getting Started",
+            "reward": "Knowledge",
+            "deadline": "2030-12-31T23:59:00Z",
+            "enabledDate": "2024-01-01T00:00:00Z",
+            "teamCount": 3,
+            "maxDailySubmissions": self.daily_limit if self.daily_limit is not None else DEFAULT_LIMIT,
+            "maxTeamSize": 5,
+            "evaluationMetric": meta.get("metric", ""),
+            "userHasEntered": True,
+            **self.info.get(slug, {}),
+        }
 
     def _api_ListCompetitions(self, h, request):
         search = request.get("search", "").lower()
-        found = [self.competition(s) for s in sorted(self.competitions)
-                 if search in s.lower() or search in self.competition(s)["title"].lower()]
+        found = [
+            self.competition(s)
+            for s in sorted(self.competitions)
+            if search in s.lower() or search in self.competition(s)["title"].lower()
+        ]
         return {"competitions": found[: request.get("pageSize", 20)], "nextPageToken": ""}
 
     def _api_GetCompetition(self, h, request):
@@ -214,8 +241,15 @@ class FakeKaggle:
     def _api_ListDataFiles(self, h, request):
         slug = self._slug(request, rules=True)
         folder = self.competitions[slug]
-        files = [{"ref": str(p.relative_to(folder)), "name": str(p.relative_to(folder)), "totalBytes": p.stat().st_size,
-                  "creationDate": "2024-01-01T00:00:00Z"} for p in self._files(slug)]
+        files = [
+            {
+                "ref": str(p.relative_to(folder)),
+                "name": str(p.relative_to(folder)),
+                "totalBytes": p.stat().st_size,
+                "creationDate": "2024-01-01T00:00:00Z",
+            }
+            for p in self._files(slug)
+        ]
         return {"files": files, "nextPageToken": ""}
 
     def _api_DownloadDataFiles(self, h, request):
@@ -267,12 +301,23 @@ class FakeKaggle:
             limit = self.daily_limit if self.daily_limit is not None else DEFAULT_LIMIT
             today = [s for s in self.submissions[slug] if s["date"][:10] == _now()[:10]]
             if len(today) >= limit:
-                raise _Error(400, f"Submission not allowed: Your team has used its daily Submission allowance "
-                                  f"({limit}) today, please try again tomorrow UTC (in {_hours_to_midnight():.1f} hours).")
+                raise _Error(
+                    400,
+                    f"Submission not allowed: Your team has used its daily Submission allowance "
+                    f"({limit}) today, please try again tomorrow UTC (in {_hours_to_midnight():.1f} hours).",
+                )
             ref = 50_000_000 + sum(len(v) for v in self.submissions.values()) + 1
-            sub = {"ref": ref, "date": _now(), "description": request.get("submissionDescription", ""),
-                   "fileName": Workspace.SUBMISSION, "totalBytes": len(self.uploads[token]), "submittedBy": self.username,
-                   "teamName": self.username, "polls": 0, "data": self.uploads.pop(token)}
+            sub = {
+                "ref": ref,
+                "date": _now(),
+                "description": request.get("submissionDescription", ""),
+                "fileName": Workspace.SUBMISSION,
+                "totalBytes": len(self.uploads[token]),
+                "submittedBy": self.username,
+                "teamName": self.username,
+                "polls": 0,
+                "data": self.uploads.pop(token),
+            }
             sub.update(self._grade(slug, sub["data"]))
             self.submissions[slug].insert(0, sub)
         return {"message": f"Successfully submitted to {self.competition(slug)['title']}", "ref": ref}
@@ -299,8 +344,10 @@ class FakeKaggle:
     def _api_ListSubmissions(self, h, request):
         slug = self._slug(request, rules=True)
         with self._lock:
-            return {"submissions": [self._view(s) for s in self.submissions[slug][: request.get("pageSize", 20)]],
-                    "nextPageToken": ""}
+            return {
+                "submissions": [self._view(s) for s in self.submissions[slug][: request.get("pageSize", 20)]],
+                "nextPageToken": "",
+            }
 
     def _api_GetSubmission(self, h, request):
         with self._lock:
@@ -319,8 +366,11 @@ class FakeKaggle:
     # -- leaderboard -----------------------------------------------------------------------------
 
     def leaderboard_rows(self, slug: str) -> list[dict]:
-        rows = [{"TeamId": 1, "TeamName": "Alpha Centauri", "Score": 0.82}, {"TeamId": 2, "TeamName": "Cryo", "Score": 0.79},
-                {"TeamId": 3, "TeamName": "Baseline", "Score": 0.5}]
+        rows = [
+            {"TeamId": 1, "TeamName": "Alpha Centauri", "Score": 0.82},
+            {"TeamId": 2, "TeamName": "Cryo", "Score": 0.79},
+            {"TeamId": 3, "TeamName": "Baseline", "Score": 0.5},
+        ]
         scored = [float(s["publicScore"]) for s in self.submissions[slug] if "publicScore" in s]
         if scored:
             rows.append({"TeamId": 4, "TeamName": self.username, "Score": max(scored)})
@@ -341,11 +391,21 @@ class FakeKaggle:
 
     def _api_GetLeaderboard(self, h, request):
         slug = self._slug(request)
-        return {"submissions": [{"teamId": r["TeamId"], "teamName": r["TeamName"], "submissionDate": "2024-06-01T12:00:00Z",
-                                 "score": f"{r['Score']:.5f}"} for r in self.leaderboard_rows(slug)]}
+        return {
+            "submissions": [
+                {
+                    "teamId": r["TeamId"],
+                    "teamName": r["TeamName"],
+                    "submissionDate": "2024-06-01T12:00:00Z",
+                    "score": f"{r['Score']:.5f}",
+                }
+                for r in self.leaderboard_rows(slug)
+            ]
+        }
 
 
 # -- helpers -------------------------------------------------------------------------------------
+
 
 def _read_body(h: BaseHTTPRequestHandler) -> bytes:
     if h.headers.get("Transfer-Encoding", "").lower() == "chunked":
@@ -381,7 +441,7 @@ def _redirect(h: BaseHTTPRequestHandler, location: str) -> None:
 
 
 def _hours_to_midnight() -> float:
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     return 24 - now.hour - now.minute / 60
 
 

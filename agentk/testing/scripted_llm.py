@@ -1,5 +1,6 @@
 """A scripted OpenAI-compatible HTTP server on 127.0.0.1, so tests and benchmarks exercise the real client
 over real HTTP (never a mock object inside the process)."""
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,14 @@ def _words(text: str) -> int:  # a stand-in for a tokenizer: whitespace-split wo
 
 
 class ScriptedLLM:
-    def __init__(self, rules=(), handler: Callable[[list[dict]], str] | None = None, model: str = "scripted-model",
-                 failures=(), delay: float = 0.0):
+    def __init__(
+        self,
+        rules=(),
+        handler: Callable[[list[dict]], str] | None = None,
+        model: str = "scripted-model",
+        failures=(),
+        delay: float = 0.0,
+    ):
         # lists are copied: each rule consumes its own answers in order, the last one repeating
         self.rules = [(re.compile(p, re.S | re.I), list(a) if isinstance(a, (list, tuple)) else a) for p, a in rules]
         self.handler, self.model, self.delay = handler, model, delay
@@ -49,7 +56,7 @@ class ScriptedLLM:
                 return answer
         return self.handler(messages) if self.handler else None
 
-    def start(self) -> "ScriptedLLM":
+    def start(self) -> ScriptedLLM:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
         self._server.daemon_threads = True
         self._server.block_on_close = False  # a delayed answer must not hold stop() up
@@ -63,7 +70,7 @@ class ScriptedLLM:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "ScriptedLLM":
+    def __enter__(self) -> ScriptedLLM:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -88,14 +95,25 @@ def _make_handler(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
             except OSError:
                 pass  # the client gave up (timeout tests): nothing to answer
 
-        def _error(self, status: int, message: str, kind: str = "server_error", code: str | None = None,
-                   headers: dict | None = None) -> None:
+        def _error(
+            self,
+            status: int,
+            message: str,
+            kind: str = "server_error",
+            code: str | None = None,
+            headers: dict | None = None,
+        ) -> None:
             self._send(status, {"error": {"message": message, "type": kind, "code": code}}, headers)
 
         def do_GET(self) -> None:
             if self.path.rstrip("/").endswith("/models"):
-                self._send(200, {"object": "list", "data": [{"id": llm.model, "object": "model",
-                                                             "created": 0, "owned_by": "scripted"}]})
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [{"id": llm.model, "object": "model", "created": 0, "owned_by": "scripted"}],
+                    },
+                )
             else:
                 self._error(404, f"no route {self.path}", "invalid_request_error")
 
@@ -115,8 +133,9 @@ def _make_handler(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
                 headers = {"Retry-After": "0"} if failure == 429 else None
                 return self._error(failure, f"scripted failure {failure}", headers=headers)
             if body.get("model") != llm.model:
-                return self._error(404, f"The model `{body.get('model')}` does not exist",
-                                   "invalid_request_error", "model_not_found")
+                return self._error(
+                    404, f"The model `{body.get('model')}` does not exist", "invalid_request_error", "model_not_found"
+                )
             messages = body.get("messages") or []
             try:
                 text = llm.answer(messages)
@@ -126,11 +145,22 @@ def _make_handler(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
                 return self._error(500, f"no scripted answer for: {_last_user_text(messages)[:200]}")
             prompt = sum(_words(_text(m.get("content"))) for m in messages)
             completion = _words(text)
-            self._send(200, {
-                "id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "created": int(time.time()),
-                "model": llm.model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                          "total_tokens": prompt + completion}})
+            self._send(
+                200,
+                {
+                    "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": llm.model,
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                    ],
+                    "usage": {
+                        "prompt_tokens": prompt,
+                        "completion_tokens": completion,
+                        "total_tokens": prompt + completion,
+                    },
+                },
+            )
 
     return Handler

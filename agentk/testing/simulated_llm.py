@@ -3,14 +3,15 @@
 It speaks the policy's protocol (the `[agentk:<intrinsic>] stage=<stage>` header and the answer formats
 of agentk.policies.intrinsics), so tests and the fault-injection benchmark can serve it from a ScriptedLLM and
 layer faults on top of it."""
+
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
 from agentk.core.engine import Context, Stage
-from agentk.policies.expert import ExpertPolicy
 from agentk.core.memory import WorkingMemory
+from agentk.policies.expert import ExpertPolicy
 
 HEADER = re.compile(r"^\[agentk:(\w+)\] stage=(\S+)")
 
@@ -31,6 +32,7 @@ def fenced(code: str) -> str:
 class ExpertAnswers:
     def __init__(self, source: Path, ws: Path):
         from agentk.setup_pipeline import setup_pipeline
+
         self.pipeline, self.ws, self.expert = setup_pipeline(Path(source)), Path(ws), ExpertPolicy()
 
     def stage(self, name: str) -> Stage:
