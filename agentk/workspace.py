@@ -112,12 +112,13 @@ class Workspace:
 
     # maps and generated code
     def input_map(self, split: str, modality: str) -> Path:
-        return self.root / f"{input_map_stage(split, modality)}.csv"
+        return self.root / map_file(input_map_stage(split, modality))
 
     def input_maps(self, split: str) -> dict[str, Path]:
         """The split's input maps on disk, by modality (sorted by file name)."""
-        found = sorted(self.root.glob(f"{input_map_stage(split, '*')}.csv"))
-        return {p.name[len(split) + 1 : -len("_input_map.csv")]: p for p in found}
+        prefix, suffix = map_file(input_map_stage(split, "*")).split("*")
+        found = sorted(self.root.glob(f"{prefix}*{suffix}"))
+        return {p.name[len(prefix) : -len(suffix)]: p for p in found}
 
     @property
     def target_map(self) -> Path:
@@ -196,7 +197,7 @@ class Solution:
 
     @property
     def plan(self) -> Path:
-        return self.folder / "plan.json"
+        return self.folder / Workspace.PLAN
 
     @property
     def score(self) -> Path:

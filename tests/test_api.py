@@ -50,10 +50,7 @@ def test_a_finished_setup_is_resumed_as_it_is_and_not_redone_without_force(iris)
 
 @pytest.mark.parametrize(
     "source, policy, message",
-    [
-        ("missing-folder", "expert", "missing-folder"),
-        (EXAMPLES / "iris-species", "clever", "unknown policy 'clever'"),
-    ],
+    [("missing-folder", "expert", "missing-folder"), (EXAMPLES / "iris-species", "clever", "unknown policy 'clever'")],
 )
 def test_bad_input_raises_before_anything_is_written(tmp_path, source, policy, message):
     events = []

@@ -116,11 +116,7 @@ def test_a_file_instead_of_a_folder(tmp_path):
 
 @pytest.mark.parametrize(
     "missing, keyword",
-    [
-        ("train.csv", "no training data"),
-        ("test.csv", "no test data"),
-        ("sample_submission.csv", "sample submission"),
-    ],
+    [("train.csv", "no training data"), ("test.csv", "no test data"), ("sample_submission.csv", "sample submission")],
 )
 def test_missing_table(comp, tmp_path, missing, keyword):
     (comp / missing).unlink()
