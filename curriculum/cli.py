@@ -73,13 +73,14 @@ def curriculum_command(
     ray: str | None = None,
 ) -> dict:
     """Run (or resume, when <out>/curriculum.json exists) `rounds` rounds in all over the pool."""
+    from agentk.solve.budgets import PRESETS
     from curriculum.runner import SELECTIONS, Curriculum
     from rag.memory import Memory
 
     if rounds < 1 or r < 1:
         raise BadInput("--rounds and -r must be at least 1")
-    if budget not in ("quick", "standard", "paper"):  # agentk.solve.solver's PRESETS, without importing torch here
-        raise BadInput(f"unknown budget {budget!r}: use quick, standard or paper")
+    if budget not in PRESETS:
+        raise BadInput(f"unknown budget {budget!r}: use {', '.join(PRESETS)}")
     if policy is not None and policy not in POLICIES:
         raise BadInput(f"unknown policy {policy!r}: use expert, llm or hybrid")
     if selection not in SELECTIONS:

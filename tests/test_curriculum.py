@@ -314,9 +314,14 @@ def _run_and_kill(cmd: list[str], out: Path, ready) -> None:
 
 
 def test_killed_during_setup_resumes_the_same_round(tmp_path):
-    broken = tmp_path / "broken"  # setup fails with exit 2 after a few seconds: a cheap round
+    # setup fails with exit 2 (a one-column sample submission) once it has read a 10-million-row train.csv: a
+    # cheap round that lasts a couple of seconds, so the kill lands mid-setup now that setup runs in-process
+    broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "description.md").write_text("# Broken\nPredict y from x.\n")
+    (broken / "train.csv").write_bytes(b"id,x,y\n" + b"1,2,3\n" * 10_000_000)
+    (broken / "test.csv").write_text("id,x\n1,2\n")
+    (broken / "sample_submission.csv").write_text("id\n1\n")
     (tmp_path / "pool.txt").write_text("broken\n")
     out, mem = tmp_path / "out", tmp_path / "memory"
     cmd = [
