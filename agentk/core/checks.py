@@ -1,6 +1,7 @@
 """Unit tests as data: a `Check` names a plain function `fn(ws, **kwargs)` that raises with an
-actionable message. Checks run in the sandbox (they import generated code), all of a stage's
-checks in one subprocess; the first failure is reported."""
+actionable message. The stage's program runs in one sandboxed subprocess, then all of the stage's checks
+in another (they read what the program wrote; nothing the program did to its own interpreter reaches
+them); the first failure is reported."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import importlib.util
 import json
 import runpy
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,11 +59,28 @@ def run_checks(
     code: str | None = None,
     output: str | None = None,
 ) -> CheckReport:
-    """Run the stage's code (if any) and then its checks, in one sandboxed subprocess."""
+    """Run the stage's code (if any) in one sandboxed subprocess, then its checks in another."""
     if not checks and code is None:
         return CheckReport(True)
-    payload = json.dumps({"code": code, "output": output, "checks": [c.spec() for c in checks]})
-    res: RunResult = run_python(["-m", "agentk.core.checks", payload], cwd=ws, timeout=timeout, memory_gb=memory_gb)
+    start = time.monotonic()
+    printed = ""
+    if code is not None:
+        report, printed = _run_job({"code": code, "output": output, "checks": []}, checks, ws, timeout, memory_gb)
+        if not report.passed or not checks:
+            return report
+    left = max(1.0, timeout - (time.monotonic() - start))
+    report, _ = _run_job(
+        {"code": None, "output": None, "checks": [c.spec() for c in checks]}, checks, ws, left, memory_gb
+    )
+    report.output = truncate("\n".join(filter(None, [printed, report.output])), 2000)
+    return report
+
+
+def _run_job(job: dict, checks: list[Check], ws: Path, timeout: float, memory_gb: float) -> tuple[CheckReport, str]:
+    """One subprocess: the program, or the checks. -P: the workspace (the cwd) is not put first on sys.path, so a
+    file the program wrote (unit_tests_lib/, agentk/) cannot stand in for the checks' own modules."""
+    args = ["-P", "-m", "agentk.core.checks", json.dumps(job)]
+    res: RunResult = run_python(args, cwd=ws, timeout=timeout, memory_gb=memory_gb)
     printed = [ln for ln in res.stdout.splitlines() if not ln.startswith((MARK, STARTED))]
     results = [ln[len(MARK) :] for ln in res.stdout.splitlines() if ln.startswith(MARK)]
     shown = truncate("\n".join(printed), 2000)
@@ -69,14 +88,15 @@ def run_checks(
         report = CheckReport(**json.loads(results[-1]), output=shown)
         if not report.passed and report.index >= 0:
             report.failed = checks[report.index].name
-        return report
+        return report, shown
     started = [ln[len(STARTED) :] for ln in res.stdout.splitlines() if ln.startswith(STARTED)]
     if started and started[-1] != "code":
         i = int(started[-1])
-        return CheckReport(
-            False, i, checks[i].name, f"The unit test {checks[i].name} did not finish: {res.error()}", shown
-        )
-    return CheckReport(False, -1, "execution", f"Running {code} did not finish: {res.error() or shown[-2000:]}", shown)
+        error = f"The unit test {checks[i].name} did not finish: {res.error()}"
+        return CheckReport(False, i, checks[i].name, error, shown), shown
+    what = f"Running {job['code']}" if job["code"] else "The unit tests"
+    error = f"{what} did not finish: {res.error() or shown[-2000:]}"
+    return CheckReport(False, -1, "execution", error, shown), shown
 
 
 def _load(spec: dict) -> Callable:
@@ -121,18 +141,26 @@ def _run_code(code: str, output: str | None) -> str | None:
 
 
 def _main(payload: str) -> None:
-    sys.path.insert(0, ".")  # generated modules live in the workspace (the cwd)
     ws = Path(".").resolve()
     job = json.loads(payload)
     if job["code"]:
+        sys.path.insert(0, ".")  # generated modules live in the workspace (the cwd) and import each other
         print(STARTED + "code", flush=True)
         error = _run_code(job["code"], job["output"])
-        if error:
-            return _report(passed=False, index=-1, failed="execution", error=error)
-    for i, spec in enumerate(job["checks"]):
+        return _report(passed=False, index=-1, failed="execution", error=error) if error else _report(passed=True)
+    fns = []  # the checks' modules are imported before the workspace is on the path
+    for spec in job["checks"]:
+        try:
+            fns.append(_load(spec))
+        except BaseException as exc:  # noqa: BLE001 - reported as that check's failure
+            fns.append(exc)
+    sys.path.append(".")  # after the installed packages: checks import generated modules, which shadow nothing
+    for i, (fn, spec) in enumerate(zip(fns, job["checks"], strict=True)):
         print(STARTED + str(i), flush=True)
         try:
-            _load(spec)(ws, **spec["kwargs"])
+            if isinstance(fn, BaseException):
+                raise fn
+            fn(ws, **spec["kwargs"])
         except BaseException as exc:  # noqa: BLE001 - everything is an observation
             return _report(passed=False, index=i, failed=spec["name"], error=_describe(exc)[:6000])
     _report(passed=True)

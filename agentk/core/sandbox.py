@@ -1,4 +1,6 @@
-"""Run generated code in a subprocess: cwd the workspace, a timeout, a memory limit, no credentials.
+"""Run generated code in a subprocess: cwd the workspace, a timeout, a memory limit, an allow-list environment,
+and, where bubblewrap (`bwrap`) runs, a sandbox: the filesystem read-only but for the workspace, `raw/` and the
+user's files it links to read-only, an empty HOME and /tmp, no network, its own PID namespace (nothing outlives it).
 
 Whatever the code does (crash, hang, allocate too much) comes back as a `RunResult` to observe;
 it never raises into agentk.
@@ -7,9 +9,12 @@ it never raises into agentk.
 from __future__ import annotations
 
 import ctypes
+import functools
+import glob
 import os
-import re
+import pwd
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,18 +23,116 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-# Environment variables that could leak credentials to generated code.
-_SECRET = re.compile(
-    r"^(KAGGLE_|OPENAI_|AWS_|AZURE_)|((^|_)(API_?KEY|KEY|TOKEN|SECRET)|PASSWORD|PASSWD|CREDENTIALS?)$", re.IGNORECASE
+from agentk.core.errors import BadInput
+from agentk.workspace import Workspace
+
+SANDBOX_ENV = "AGENTK_SANDBOX"  # "off" forces the unsandboxed fallback (tests of it)
+MAX_PROCESSES = (
+    4096  # RLIMIT_NPROC: a fork bomb stops here (root is exempt: there the PID namespace and timeout end it)
 )
+
+# The environment generated code gets: what Python, numpy/torch and the locale need, nothing else (no secret passes
+# whatever its name). HOME stays a path, but inside the sandbox it is an empty tmpfs.
+_ALLOWED = {
+    "PATH", "HOME", "LANG", "LANGUAGE", "TZ",
+    "PYTHONPATH", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING",
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "NUMEXPR_MAX_THREADS",
+    "VECLIB_MAXIMUM_THREADS", "TOKENIZERS_PARALLELISM",
+    "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "NVIDIA_VISIBLE_DEVICES",
+    "NVIDIA_DRIVER_CAPABILITIES", "PYTORCH_CUDA_ALLOC_CONF", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE",
+}  # fmt: skip
 
 
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """os.environ without credentials, plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if not _SECRET.search(k)}
+    """The allow-listed part of os.environ (LC_* included), plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if k in _ALLOWED or k.startswith("LC_")}
     env["PYTHONUNBUFFERED"] = "1"
     env.update(extra or {})
     return env
+
+
+_warned = False
+
+
+@functools.lru_cache(maxsize=4)
+def _probe(bwrap: str) -> str | None:
+    """Why bwrap cannot run here (no user namespaces, a container that forbids mounts), or None when it can."""
+    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    args += ["--unshare-net", "--unshare-pid", "--die-with-parent", "true"]
+    try:
+        res = subprocess.run(args, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap failed to start: {exc}"
+    return None if res.returncode == 0 else f"bwrap failed: {res.stderr.strip()[:200] or res.returncode}"
+
+
+def sandbox_available() -> tuple[bool, str]:
+    """(True, "bwrap") when generated code runs under bubblewrap, else (False, why not)."""
+    if os.environ.get(SANDBOX_ENV, "").lower() in ("off", "0", "no", "false"):
+        return False, f"{SANDBOX_ENV}={os.environ[SANDBOX_ENV]}"
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return False, "bwrap (Debian/Ubuntu package bubblewrap) is not on PATH"
+    reason = _probe(bwrap)
+    return (False, reason) if reason else (True, "bwrap")
+
+
+def require_sandbox(unsafe: bool = False) -> None:
+    """For the policies whose code nobody has read (LLM, hybrid): BadInput unless the sandbox runs or the user
+    passed --unsafe-sandbox (`unsafe`)."""
+    ok, why = sandbox_available()
+    if not ok and not unsafe:
+        raise BadInput(
+            f"no sandbox for LLM-written code ({why}): install bubblewrap, use --policy expert, "
+            "or pass --unsafe-sandbox to run it unsandboxed"
+        )
+
+
+def _bwrap() -> str | None:
+    """The bwrap to wrap a run in, or None (warned once per process) to run unsandboxed."""
+    global _warned
+    ok, why = sandbox_available()
+    if ok:
+        return shutil.which("bwrap")
+    if not _warned:
+        _warned = True
+        print(f"agentk: warning: generated code runs without a sandbox ({why})", file=sys.stderr, flush=True)
+    return None
+
+
+def _under(path: Path, roots: list[Path]) -> bool:
+    return any(path == r or r in path.parents for r in roots)
+
+
+def _sandboxed(bwrap: str, cwd: Path, argv: list[str]) -> list[str]:
+    """The bwrap command line for `argv` run in `cwd`. Mount order matters: later mounts cover earlier ones."""
+    ws = cwd.resolve()
+    homes = {Path(os.path.expanduser("~")).resolve(), Path(pwd.getpwuid(os.getuid()).pw_dir).resolve()}
+    hidden = [Path("/tmp"), *sorted(h for h in homes if h != Path("/"))]
+    cmd = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for d in sorted(glob.glob("/dev/nvidia*")):  # the GPU, when there is one
+        cmd += ["--dev-bind", d, d]
+    for h in hidden:
+        cmd += ["--tmpfs", str(h)]
+    # what Python needs that lives in a hidden folder (an interpreter under ~/.pyenv or ~/.local/share/uv, the
+    # project's .venv under HOME), and the model caches (public weights; not ~/.cache/huggingface/token)
+    home = Path(os.path.expanduser("~"))
+    needed = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *sys.path]
+    needed += [os.path.realpath(sys.executable), home / ".cache/huggingface/hub", home / ".cache/torch/hub"]
+    keep = {Path(p).resolve() for p in needed if p and os.path.exists(p)}
+    keep = {p for p in keep if _under(p, hidden) and not _under(p, [ws])}
+    for p in sorted(keep):
+        if not any(q in p.parents for q in keep):
+            cmd += ["--ro-bind", str(p), str(p)]
+    cmd += ["--bind", str(ws), str(ws)]
+    raw = Workspace(ws).raw
+    if raw.is_dir():  # read-only, and so are the user's files its links point to (those only, not their folder)
+        cmd += ["--ro-bind", str(raw), str(raw)]
+        targets = {Path(os.path.realpath(e.path)) for e in os.scandir(raw) if e.is_symlink()}
+        for t in sorted(t for t in targets if t.exists() and not _under(t, [raw])):
+            cmd += ["--ro-bind", str(t), str(t)]
+    cmd += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
+    return [*cmd, "--chdir", str(ws), "--", *argv]
 
 
 def truncate(text: str, limit: int = 4000) -> str:
@@ -73,6 +176,10 @@ def _limit_memory(max_bytes: int | None):
     def apply():
         if max_bytes is not None:
             resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
+        soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+        cap = MAX_PROCESSES if hard == resource.RLIM_INFINITY else min(MAX_PROCESSES, hard)
+        if soft == resource.RLIM_INFINITY or soft > cap:
+            resource.setrlimit(resource.RLIMIT_NPROC, (cap, hard))
         try:  # die with agentk: a killed run leaves no generated code running (Linux only)
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         except OSError:
@@ -84,10 +191,12 @@ def _limit_memory(max_bytes: int | None):
 def run_python(
     args: list[str], cwd: Path, timeout: float = 600, memory_gb: float = 16, env: dict[str, str] | None = None
 ) -> RunResult:
-    """Run `python <args>` in `cwd` under the limits and return what happened."""
+    """Run `python <args>` in `cwd` under the limits (and in the sandbox where bwrap runs); what happened."""
     start = time.monotonic()
+    bwrap = _bwrap()
+    argv = [sys.executable, *args]
     proc = subprocess.Popen(
-        [sys.executable, *args],
+        _sandboxed(bwrap, Path(cwd), argv) if bwrap else argv,
         cwd=cwd,
         env=clean_env(env),
         stdin=subprocess.DEVNULL,
