@@ -172,8 +172,51 @@ class RunResult:
         return ""
 
 
-def _limit_memory(max_bytes: int | None):
+def _pids_cgroup() -> Path | None:
+    """A fresh cgroup allowing at most MAX_PROCESSES tasks, where this process may make one (root on a cgroup v1
+    pids hierarchy, or v2 with pids delegated), else None. RLIMIT_NPROC does not bind root; this does."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, rel = line.split(":", 2)
+        if "pids" in controllers.split(","):
+            base = Path("/sys/fs/cgroup/pids") / rel.lstrip("/")
+        elif controllers == "" and Path("/sys/fs/cgroup/cgroup.controllers").exists():
+            base = Path("/sys/fs/cgroup") / rel.lstrip("/")
+        else:
+            continue
+        group = base / f"agentk-{os.getpid()}-{time.monotonic_ns()}"
+        try:
+            group.mkdir()
+        except OSError:
+            continue
+        try:
+            (group / "pids.max").write_text(str(MAX_PROCESSES))
+            return group
+        except OSError:
+            group.rmdir()
+    return None
+
+
+def _remove_cgroup(group: Path | None) -> None:
+    """rmdir once its last task is gone (the PID namespace's tasks die as its init exits)."""
+    for _ in range(100 if group else 0):
+        try:
+            group.rmdir()
+            return
+        except OSError:
+            time.sleep(0.05)
+
+
+def _limit_memory(max_bytes: int | None, cgroup: Path | None = None):
     def apply():
+        if cgroup is not None:
+            try:
+                (cgroup / "cgroup.procs").write_text(str(os.getpid()))
+            except OSError:
+                pass
         if max_bytes is not None:
             resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
         soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
@@ -192,11 +235,19 @@ def run_python(
     args: list[str], cwd: Path, timeout: float = 600, memory_gb: float = 16, env: dict[str, str] | None = None
 ) -> RunResult:
     """Run `python <args>` in `cwd` under the limits (and in the sandbox where bwrap runs); what happened."""
-    start = time.monotonic()
     bwrap = _bwrap()
     argv = [sys.executable, *args]
+    cgroup = _pids_cgroup()
+    try:
+        return _run(_sandboxed(bwrap, Path(cwd), argv) if bwrap else argv, cwd, timeout, memory_gb, env, cgroup)
+    finally:
+        _remove_cgroup(cgroup)
+
+
+def _run(argv, cwd, timeout, memory_gb, env, cgroup) -> RunResult:
+    start = time.monotonic()
     proc = subprocess.Popen(
-        _sandboxed(bwrap, Path(cwd), argv) if bwrap else argv,
+        argv,
         cwd=cwd,
         env=clean_env(env),
         stdin=subprocess.DEVNULL,
@@ -205,7 +256,7 @@ def run_python(
         text=True,
         errors="replace",
         start_new_session=True,  # own process group: a timeout kills the children too
-        preexec_fn=_limit_memory(int(memory_gb * 2**30)),
+        preexec_fn=_limit_memory(int(memory_gb * 2**30), cgroup),
     )
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -225,7 +276,7 @@ def run_python(
         not timed_out
         and rc != 0
         and (
-            rc == -signal.SIGKILL
+            rc in (-signal.SIGKILL, 128 + signal.SIGKILL)  # bwrap exits 128+n for a child killed by signal n
             or "MemoryError" in err
             or "Cannot allocate memory" in err
             or "Unable to allocate" in err
