@@ -220,7 +220,7 @@ def run_solve(
         + (["--ray", ray] if ray else [])
         + (["--parallel-trials", str(parallel_trials)] if parallel_trials else [])
     )
-    rc = run_python_live(args, cwd=ws.root, output=output)
+    rc = run_python_live(args, cwd=ws.root, output=output, network=bool(ray))
     summary = read_json(ws.solve_summary) or {}
     if rc != 0 or summary.get("status") != "done":
         raise AgentFailed(

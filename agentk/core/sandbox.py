@@ -40,6 +40,7 @@ _ALLOWED = {
     "VECLIB_MAXIMUM_THREADS", "TOKENIZERS_PARALLELISM",
     "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "NVIDIA_VISIBLE_DEVICES",
     "NVIDIA_DRIVER_CAPABILITIES", "PYTORCH_CUDA_ALLOC_CONF", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE",
+    "XDG_CACHE_HOME", "HF_HOME", "HF_HUB_CACHE", "TORCH_HOME",
 }  # fmt: skip
 
 
@@ -116,9 +117,11 @@ def _sandboxed(bwrap: str, cwd: Path, argv: list[str]) -> list[str]:
         cmd += ["--tmpfs", str(h)]
     # what Python needs that lives in a hidden folder (an interpreter under ~/.pyenv or ~/.local/share/uv, the
     # project's .venv under HOME), and the model caches (public weights; not ~/.cache/huggingface/token)
-    home = Path(os.path.expanduser("~"))
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path(os.path.expanduser("~")) / ".cache")
+    hf_hub = os.environ.get("HF_HUB_CACHE") or Path(os.environ.get("HF_HOME") or cache / "huggingface") / "hub"
+    torch_hub = Path(os.environ.get("TORCH_HOME") or cache / "torch") / "hub"
     needed = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *sys.path]
-    needed += [os.path.realpath(sys.executable), home / ".cache/huggingface/hub", home / ".cache/torch/hub"]
+    needed += [os.path.realpath(sys.executable), hf_hub, torch_hub]
     keep = {Path(p).resolve() for p in needed if p and os.path.exists(p)}
     keep = {p for p in keep if _under(p, hidden) and not _under(p, [ws])}
     for p in sorted(keep):
@@ -210,7 +213,7 @@ def _remove_cgroup(group: Path | None) -> None:
             time.sleep(0.05)
 
 
-def _limit_memory(max_bytes: int | None, cgroup: Path | None = None):
+def _limit_memory(max_bytes: int | None, cgroup: Path | None = None, nproc: bool = True):
     def apply():
         if cgroup is not None:
             try:
@@ -221,7 +224,7 @@ def _limit_memory(max_bytes: int | None, cgroup: Path | None = None):
             resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
         soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
         cap = MAX_PROCESSES if hard == resource.RLIM_INFINITY else min(MAX_PROCESSES, hard)
-        if soft == resource.RLIM_INFINITY or soft > cap:
+        if nproc and (soft == resource.RLIM_INFINITY or soft > cap):
             resource.setrlimit(resource.RLIMIT_NPROC, (cap, hard))
         try:  # die with agentk: a killed run leaves no generated code running (Linux only)
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
@@ -290,22 +293,29 @@ def _text(data) -> str:
 
 
 def run_python_live(
-    args: list[str], cwd: Path, timeout: float | None = None, output: TextIO | None = None
+    args: list[str], cwd: Path, timeout: float | None = None, output: TextIO | None = None, network: bool = False
 ) -> int | None:
-    """Run `python <args>` in `cwd` without credentials, its output going as it comes to `output` (a file),
-    else straight to the terminal (long jobs show their progress). No memory limit: it would break CUDA, which
-    reserves huge address ranges. Returns the exit code, None on timeout."""
+    """Run `python <args>` in `cwd` in the sandbox (the network kept only when `network`: a remote Ray cluster),
+    its output going as it comes to `output` (a file), else straight to the terminal (long jobs show their
+    progress). No memory limit: it would break CUDA, which reserves huge address ranges. Returns the exit code,
+    None on timeout."""
     if output is not None:
         output.flush()  # what was written to it so far comes before the child's output
+    bwrap = _bwrap()
+    argv = [sys.executable, *args]
+    if bwrap:
+        argv = _sandboxed(bwrap, Path(cwd), argv)
+        if network:
+            argv.remove("--unshare-net")
     proc = subprocess.Popen(
-        [sys.executable, *args],
+        argv,
         cwd=cwd,
         env=clean_env(),
         stdin=subprocess.DEVNULL,
         stdout=output,
         stderr=subprocess.STDOUT if output is not None else None,
         start_new_session=True,
-        preexec_fn=_limit_memory(None),
+        preexec_fn=_limit_memory(None, nproc=False),  # torch and AutoGluon threads count as processes
     )
     try:
         return proc.wait(timeout=timeout)
