@@ -27,9 +27,8 @@ from agentk.core.errors import BadInput
 from agentk.workspace import Workspace
 
 SANDBOX_ENV = "AGENTK_SANDBOX"  # "off" forces the unsandboxed fallback (tests of it)
-MAX_PROCESSES = (
-    4096  # RLIMIT_NPROC: a fork bomb stops here (root is exempt: there the PID namespace and timeout end it)
-)
+# a fork bomb stops here: a pids cgroup where one can be made, else RLIMIT_NPROC (which does not bind root)
+MAX_PROCESSES = 4096
 
 # The environment generated code gets: what Python, numpy/torch and the locale need, nothing else (no secret passes
 # whatever its name). HOME stays a path, but inside the sandbox it is an empty tmpfs.
