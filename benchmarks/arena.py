@@ -101,7 +101,9 @@ def run_one(arena: Path, out: Path, name: str, timeout: float) -> Result:
     ws = Workspace(out / name)
     res = Result(name, meta, source=str(arena / name / "public"), workspace=str(ws.root))
     # a child process per setup: it is timed, killed at the time limit with its sandboxes, and --jobs run at once
-    run = setup_isolated(res.source, ws.root, timeout, env={**os.environ, "COLUMNS": "1000", "NO_COLOR": "1"})
+    # its own long-term memory too: the user's stays untouched, and no result depends on which ran first
+    env = {**os.environ, "COLUMNS": "1000", "NO_COLOR": "1", "AGENTK_MEMORY": str(out / "memory" / name)}
+    run = setup_isolated(res.source, ws.root, timeout, env=env)
     res.rc, res.seconds = run.rc, run.seconds
     res.stderr = run.stderr + (f"\nagentk: timed out after {timeout:.0f} s" if run.rc is None else "")
     if res.rc == 2:  # bad input / unsupported: the setup wrote nothing, so anything in ws is stale

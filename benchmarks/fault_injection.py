@@ -10,7 +10,8 @@ probability p, the expert's code corrupted by one fault operator (wrong path, wr
 wrong id type, flipped metric direction, reversed rows, typo'd column name); shown the error (a retry, or
 credit assignment after a meta-test failed) it repairs the fault with probability q. Each
 (competition, p, regime, seed) is one setup with the LLM policy, in a child process of its own
-(benchmarks/isolated.py: the run's LLM endpoint is in its environment), under three regimes:
+(benchmarks/isolated.py: the run's LLM endpoint is in its environment, and a long-term memory of its own next
+to its workspace), under three regimes:
     (a) no retries                                --stage-attempts 1 --backtracks 0
     (b) unit-test retries                         --stage-attempts 4 --backtracks 0
     (c) retries + meta-test credit assignment     --stage-attempts 4 --backtracks 3
@@ -462,6 +463,9 @@ def run_one(comp: str, source: Path, p: float, regime: str, seed: int, q: float,
             "AGENTK_LLM_MODEL": MODEL,
             "AGENTK_LLM_API_KEY": "x",
             "AGENTK_LLM_CACHE": "off",
+            # a long-term memory of the run's own: its simulated fixes stay out of the user's, and no run's retry
+            # prompts show another run's fixes (the regimes' comparison would depend on the runs' order)
+            "AGENTK_MEMORY": str(ws.with_name(f"{ws.name}-memory")),
             "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
         }
         env.pop("AGENTK_CONFIG", None)

@@ -35,6 +35,7 @@ from agentk.modalities import TABULAR  # noqa: E402
 from agentk.workspace import Workspace  # noqa: E402
 from benchmarks.arena import ARENA_METRICS  # noqa: E402
 from benchmarks.arena import grade as grade_arena  # noqa: E402
+from rag.memory import Memory  # noqa: E402
 from tools.metrics import METRICS  # noqa: E402
 
 COLUMNS = (
@@ -129,7 +130,8 @@ def run(c: Competition, out: Path, budget: str, fresh: bool) -> dict:
     state = load_state(ws.setup_state)
     try:
         if not (state and state.status == "done"):
-            api.run_setup(c.source, ws.root, force=True)
+            # a long-term memory of its own, never the user's
+            api.run_setup(c.source, ws.root, force=True, memory=Memory(out / "memory" / c.name))
     except (BadInput, AgentFailed) as exc:
         return {"competition": c.name, "error": f"setup exit {exc.exit_code}: {api.one_line(exc)}"}
     if fresh:

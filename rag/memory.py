@@ -6,7 +6,14 @@
   the embedding of their description.
 
 Embeddings come from the packaged MiniLM (chromadb's default function downloads a model: fails offline).
-PersistentClient is thread-safe but not process-safe, so every write holds a file lock on <path>/.lock.
+
+Several processes share one store (a curriculum's setups, a benchmark's --jobs, `agentk memory`), and chromadb's
+PersistentClient is thread-safe but not process-safe: its Rust core loads a collection's HNSW index once and
+keeps it, so after another process's write its metadata filter (read from sqlite every time) yields ids the
+stale index lacks and a query fails with "InternalError: Error finding id"; a write through a stale index
+would also persist it over the other's. So every access holds a file lock on <path>/.lock (shared to read,
+exclusive to write), every write leaves a new token in <path>/.generation, and an access that finds a token
+other than the one its client has seen closes the client and opens it again, from what is on disk.
 """
 
 from __future__ import annotations
@@ -16,7 +23,9 @@ import hashlib
 import json
 import os
 import sys
+import threading
 import time
+import uuid
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -29,6 +38,10 @@ FIXES, POS, NEG = "fixes", "experiences_pos", "experiences_neg"
 # cosine distance between "stage + error" texts below which two errors count as similar (benchmarks/fix_retrieval.py)
 SIMILAR_ERROR = 0.15
 KINDS = {"fixes": FIXES, "pos": POS, "neg": NEG}
+# this process's open client of each store and the .generation token it is current with: one per store, since
+# chromadb shares one System (and its cached indexes) among all clients of a path in a process
+_CLIENTS: dict[Path, tuple[object, str]] = {}
+_THREADS = threading.RLock()  # flock does not order this process's threads: they share _CLIENTS
 
 
 @lru_cache(maxsize=1)
@@ -80,33 +93,59 @@ def default_path() -> Path:
     return Path(os.environ.get("AGENTK_MEMORY") or Path.home() / ".agentk" / "memory")
 
 
+def _open(path: Path):
+    import chromadb
+    from chromadb.config import Settings
+
+    return chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
+
+
 def _id(*parts: str) -> str:
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:32]
 
 
 class Memory:
     def __init__(self, path: Path | None = None):
-        import chromadb
-        from chromadb.config import Settings
-
         self.path = Path(path) if path is not None else default_path()
         self.path.mkdir(parents=True, exist_ok=True)
-        self._client = chromadb.PersistentClient(path=str(self.path), settings=Settings(anonymized_telemetry=False))
         self._ef = _MiniLM()
-
-    def _collection(self, name: str):
-        return self._client.get_or_create_collection(
-            name, embedding_function=self._ef, metadata={"hnsw:space": "cosine"}
-        )
+        with self._store(write=True) as client:  # the collections exist before any shared-lock read
+            for name in KINDS.values():
+                client.get_or_create_collection(name, embedding_function=self._ef, metadata={"hnsw:space": "cosine"})
 
     @contextmanager
-    def _lock(self):
-        with open(self.path / ".lock", "a") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
+    def _store(self, write: bool = False):
+        """This store's chromadb client, current with every process's writes, under the store's lock."""
+        with _THREADS, open(self.path / ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
             try:
-                yield
+                token = self._generation()
+                client, seen = _CLIENTS.get(self.path, (None, None))
+                if client is None or seen != token:
+                    if client is not None:
+                        client.close()  # the last client of the path: chromadb drops its System and indexes
+                    client = _open(self.path)
+                    _CLIENTS[self.path] = (client, token)
+                if not write:
+                    yield client
+                    return
+                token = uuid.uuid4().hex
+                try:
+                    yield client
+                finally:  # even a failed write may have changed the store: the others reopen
+                    (self.path / ".generation").write_text(token)
+                _CLIENTS[self.path] = (client, token)  # this client made the change: it is current
             finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _generation(self) -> str:
+        try:
+            return (self.path / ".generation").read_text()
+        except FileNotFoundError:
+            return ""
+
+    def _collection(self, client, name: str):
+        return client.get_collection(name, embedding_function=self._ef)
 
     @staticmethod
     def embed(texts: list[str]) -> np.ndarray:
@@ -124,8 +163,10 @@ class Memory:
             "fixed_code": fixed_code,
             "time": time.time(),
         }
-        with self._lock():
-            self._collection(FIXES).upsert(ids=[fid], documents=[f"stage: {stage}\nerror: {error}"], metadatas=[meta])
+        with self._store(write=True) as client:
+            self._collection(client, FIXES).upsert(
+                ids=[fid], documents=[f"stage: {stage}\nerror: {error}"], metadatas=[meta]
+            )
         return fid
 
     def similar_fixes(
@@ -139,21 +180,22 @@ class Memory:
         """The k stored fixes of this stage whose error is most like `error`, nearest first, each with its cosine
         distance (0: same direction, 2: opposite); fixes farther than max_distance are left out (None: keep all),
         since an unrelated fix in the prompt misleads more than no example."""
-        col = self._collection(FIXES)
         where = (
             {"stage": stage}
             if exclude_competition is None
             else {"$and": [{"stage": stage}, {"competition": {"$ne": exclude_competition}}]}
         )
-        n = len(col.get(where=where, include=[])["ids"])  # chromadb rejects n_results above the matches
-        if n == 0:
-            return []
-        res = col.query(
-            query_texts=[f"stage: {stage}\nerror: {error}"],
-            n_results=min(k, n),
-            where=where,
-            include=["metadatas", "distances"],
-        )
+        with self._store() as client:
+            col = self._collection(client, FIXES)
+            n = len(col.get(where=where, include=[])["ids"])  # chromadb rejects n_results above the matches
+            if n == 0:
+                return []
+            res = col.query(
+                query_texts=[f"stage: {stage}\nerror: {error}"],
+                n_results=min(k, n),
+                where=where,
+                include=["metadatas", "distances"],
+            )
         return [
             {**m, "id": i, "distance": d}
             for i, m, d in zip(res["ids"][0], res["metadatas"][0], res["distances"][0])
@@ -164,14 +206,14 @@ class Memory:
     def add_experience(self, positive: bool, task: str, description: str, tree: str, outcome: str, scores: dict) -> str:
         eid = _id(task, str(time.time_ns()))
         meta = {"task": task, "tree": tree, "outcome": outcome, "scores": json.dumps(scores), "time": time.time()}
-        with self._lock():
-            self._collection(POS if positive else NEG).add(ids=[eid], documents=[description], metadatas=[meta])
+        with self._store(write=True) as client:
+            self._collection(client, POS if positive else NEG).add(ids=[eid], documents=[description], metadatas=[meta])
         return eid
 
     def remove_negatives(self, task: str) -> int:
         """A later success wipes the task's failures from RAG-; returns how many went."""
-        with self._lock():
-            col = self._collection(NEG)
+        with self._store(write=True) as client:
+            col = self._collection(client, NEG)
             ids = col.get(where={"task": task}, include=[])["ids"]
             if ids:
                 col.delete(ids=ids)
@@ -179,7 +221,10 @@ class Memory:
 
     def experiences(self, positive: bool) -> list[dict]:
         """Oldest first; "embedding" is the description's (384,) unit vector."""
-        got = self._collection(POS if positive else NEG).get(include=["documents", "metadatas", "embeddings"])
+        with self._store() as client:
+            got = self._collection(client, POS if positive else NEG).get(
+                include=["documents", "metadatas", "embeddings"]
+            )
         rows = sorted(zip(got["documents"], got["metadatas"], got["embeddings"]), key=lambda r: r[1]["time"])
         return [
             {
@@ -195,16 +240,18 @@ class Memory:
 
     # ---- for the CLI -----------------------------------------------------------------------------
     def list(self, kind: str) -> list[dict]:
-        got = self._collection(KINDS[kind]).get(include=["documents", "metadatas"])
+        with self._store() as client:
+            got = self._collection(client, KINDS[kind]).get(include=["documents", "metadatas"])
         rows = [{"id": i, "document": d, **m} for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])]
         return sorted(rows, key=lambda r: r.get("time", 0))
 
     def search(self, kind: str, query: str, k: int = 5) -> list[dict]:
-        col = self._collection(KINDS[kind])
-        n = col.count()
-        if n == 0:
-            return []
-        res = col.query(query_texts=[query], n_results=min(k, n), include=["documents", "metadatas", "distances"])
+        with self._store() as client:
+            col = self._collection(client, KINDS[kind])
+            n = col.count()
+            if n == 0:
+                return []
+            res = col.query(query_texts=[query], n_results=min(k, n), include=["documents", "metadatas", "distances"])
         return [
             {"id": i, "document": d, "distance": dist, **m}
             for i, d, m, dist in zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])
@@ -213,9 +260,9 @@ class Memory:
     def clear(self, kind: str | None = None) -> int:
         """Delete one kind's entries (all kinds when None); returns how many went."""
         gone = 0
-        with self._lock():
+        with self._store(write=True) as client:
             for name in [KINDS[kind]] if kind else list(KINDS.values()):
-                col = self._collection(name)
+                col = self._collection(client, name)
                 ids = col.get(include=[])["ids"]
                 if ids:
                     col.delete(ids=ids)

@@ -260,3 +260,41 @@ def test_expert_retry_uses_a_stored_fix_that_applies_and_ignores_one_that_does_n
     assert policy.act(stage, first).code == FAILING  # tips only on retries
     unrelated = Context(tmp_path, "retry", 1, WorkingMemory(), FAILING, "SyntaxError: invalid syntax in line 3")
     assert policy.act(stage, unrelated).code == FAILING  # the stored error is too far from this one
+
+
+# one writer-and-reader process of the concurrency test: each iteration stores a fix of its own (a new error
+# text, so a new embedding) and reads the store back through both query paths, as a setup and `agentk memory
+# search` would at the same time; every read must also find the writes this process made before it.
+WORKER = """import sys
+from rag.memory import Memory
+path, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+m = Memory(path)
+for i in range(n):
+    m.add_fix("metric", who, "bad", f"KeyError: column {who}-{i} not found", f"fixed {who} {i}")
+    near = m.similar_fixes("metric", f"KeyError: column {who}-{i} not found", k=3, max_distance=None)
+    assert f"fixed {who} {i}" in [f["fixed_code"] for f in near], (i, near)
+    assert m.search("fixes", f"column {who}-{i}", k=2)
+    assert len(m.list("fixes")) >= i + 1
+"""
+
+
+def test_memory_shared_by_processes_writing_and_reading_at_once(tmp_path):
+    """Several processes (setups of a curriculum, a benchmark's --jobs, `agentk memory`) use one store: each one's
+    reads see the others' writes without chromadb's "Error finding id", and no write is lost."""
+    path, n, writers = tmp_path / "mem", 12, ["p0", "p1", "p2"]
+    Memory(path).add_fix("metric", "seed", "bad", "ValueError: seed", "fixed seed")  # the store exists up front
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(path), who, str(n)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for who in writers
+    ]
+    results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
+    for rc, err in results:
+        assert rc == 0, err[-3000:]
+    stored = {f["fixed_code"] for f in Memory(path).list("fixes")}
+    assert stored == {"fixed seed"} | {f"fixed {who} {i}" for who in writers for i in range(n)}
