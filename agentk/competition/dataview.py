@@ -51,8 +51,14 @@ def text_encoding(path: Path, limit: int | None = HEAD) -> str | None:
             return None
         except UnicodeDecodeError:
             pass  # `chunk` holds bytes that are not UTF-8: they tell the encoding
-    best = charset_normalizer.from_bytes(chunk).best()
-    return best.encoding if best else None
+    found = charset_normalizer.from_bytes(chunk)
+    best = found.best()
+    if best is None:
+        return None
+    # short text often ties several code pages: among the tied, the most widespread one (Windows-1252, latin-1's
+    # superset) decodes what Western spreadsheets write
+    tied = [m for m in found if (m.chaos, m.coherence) == (best.chaos, best.coherence)]
+    return next((m.encoding for m in tied if "cp1252" in m.could_be_from_charset), best.encoding)
 
 
 def read_table(path: Path, nrows: int | None = None, **kwargs) -> pd.DataFrame:

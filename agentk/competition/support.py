@@ -80,7 +80,7 @@ def hopeless_reason(
         targets = [c for c in sample_df.columns[1:] if c in df.columns]
         if targets and all(df[c].nunique() < 2 for c in targets):  # one constant target of several can be predicted
             values = ", ".join(
-                f"{c!r} is always {df[c].dropna().iloc[0]!r}" if df[c].notna().any() else f"{c!r} is empty"
+                f"{c!r} is always {df[c].dropna().iloc[0]}" if df[c].notna().any() else f"{c!r} is empty"
                 for c in targets
             )
             return f"nothing to learn in {name}: the target {values}; a model needs at least two classes or values"
