@@ -65,7 +65,7 @@ MIN_TRAIN_ROWS = 10  # fewer cannot be split into a fit part and a validation pa
 
 
 def hopeless_reason(
-    train: tuple[str, pd.DataFrame] | None, test: tuple[str, pd.DataFrame] | None, sample
+    train: tuple[str, pd.DataFrame] | None, test: tuple[str, pd.DataFrame] | None, sample: tuple[str, pd.DataFrame]
 ) -> str | None:
     """Why no model can be fitted, validated or submitted on these tables, or None. Each argument is
     (file name, table); the sample's first column is its id, the columns after it the targets."""
