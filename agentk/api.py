@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from rich.markup import escape
+
 from agentk.core.engine import Budget, Engine
 from agentk.core.errors import AgentFailed, BadInput
 from agentk.core.fileio import read_json
@@ -58,6 +60,8 @@ def one_line(exc: BaseException) -> str:
 
 def describe_event(kind: str, info: dict) -> str | None:
     """An engine event as one line of rich markup (a rich Console writing to a file prints it plain)."""
+    if kind == "warning":
+        return f"[yellow]agentk: warning:[/yellow] {escape(' '.join(info['message'].split()))}"
     if kind == "stage":
         tag = {"first": "", "retry": " (retry)", "credit_assignment": " (credit assignment)"}[info["mode"]]
         return f"[dim]…[/dim] {info['stage']}{tag} attempt {info['attempt']}"
@@ -91,7 +95,7 @@ def run_setup(
     expert). memory: a rag.memory.Memory for stored fixes (default: $AGENTK_MEMORY or ~/.agentk/memory).
     Bad input raises BadInput before anything is written."""
     from agentk.competition.dataview import competition_name
-    from agentk.policies.llm import LLMClient, LLMConfig
+    from agentk.policies.llm import LLMConfig
     from agentk.setup_pipeline import setup_pipeline
     from rag.memory import fix_recorder
     from stages.fetch import check_source
@@ -102,8 +106,6 @@ def run_setup(
     policy = policy or ("hybrid" if config.configured else "expert")
     if policy not in POLICIES:
         raise BadInput(f"unknown policy {policy!r}: use expert, llm or hybrid")
-    if policy != "expert":
-        LLMClient(config).check()  # unreachable endpoint or unknown model: stop before anything is written
     source = None if source is None else str(source)
     if source is None and not resume:
         raise BadInput("give a competition folder, or --resume with --workspace")
@@ -125,7 +127,8 @@ def run_setup(
         tool.metadata(slug)
         tool.files(slug)
     else:
-        check_source(Path(source))
+        check_source(source)
+    policy = _usable_policy(policy, config, on_event)  # after the source: bad input stays one line
     _prepare_workspace(ws, resume, force)
     if policy != "expert" and memory is None:  # LLM policies learn from fixes stored in long-term memory (rag/)
         from rag.memory import Memory
@@ -164,6 +167,24 @@ def _prepare_workspace(ws: Workspace, resume: bool, force: bool) -> None:
             raise BadInput(f"{ws.root} is not empty and is not an agentk workspace: choose another --workspace")
         shutil.rmtree(ws.root)
     ws.root.mkdir(parents=True, exist_ok=True)
+
+
+def _usable_policy(policy: str, config, on_event: Progress) -> str:
+    """The policy to run, its endpoint checked before anything is written (down, bad key, unknown model:
+    BadInput). An unreachable endpoint leaves hybrid, which starts with the expert anyway, to the expert
+    alone, after a warning."""
+    from agentk.policies.llm import LLMClient, Unreachable
+
+    if policy == "expert":
+        return policy
+    try:
+        LLMClient(config).check()
+    except Unreachable as exc:
+        if policy != "hybrid":
+            raise
+        on_event("warning", {"message": f"{exc}; going on with the expert policy alone"})
+        return "expert"
+    return policy
 
 
 def _policy(name: str, config, ws: Workspace, memory):

@@ -41,7 +41,7 @@ def _group() -> None:
 def _progress(kind: str, info: dict) -> None:
     line = api.describe_event(kind, info)
     if line:
-        console.print(line, highlight=False)
+        console.print(line, highlight=False, soft_wrap=True)  # one event, one line, whatever the terminal width
     elif kind == "setup_end" and info["state"] and info["state"].stages and info["state"].status != "bad_input":
         _summary(Workspace(info["workspace"]), info["state"])
 

@@ -4,13 +4,22 @@ task/description.md, evaluation.md and data.md. Bad input is caught here, before
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from agentk.competition.archives import is_archive, members, unpack_beside
-from agentk.competition.dataview import competition_name, find_description, find_tables, read_table, split_folders, walk
+from agentk.competition.dataview import (
+    competition_name,
+    find_description,
+    find_tables,
+    read_table,
+    split_folders,
+    text_encoding,
+    walk,
+)
 from agentk.competition.file_inputs import listing_source, modality_files
-from agentk.competition.support import unsupported_reason
+from agentk.competition.support import hopeless_reason, unsupported_reason
 from agentk.core.checks import Check
 from agentk.core.engine import Stage
 from agentk.core.errors import BadInput
@@ -24,10 +33,15 @@ GOAL = (
 )
 
 
-def check_source(source: Path) -> None:
+def check_source(source: str | Path) -> None:
     """Raise BadInput (one line: what is wrong, what to do) for folders agentk cannot set up."""
-    source = Path(source)
+    given, source = str(source), Path(source)
     if not source.exists():
+        if re.match(r"[a-z][a-z0-9+.-]*:/", given, re.I):  # a URL (a Path keeps one slash of "://")
+            raise BadInput(
+                f"{given} is not a Kaggle competition URL: give https://www.kaggle.com/competitions/<name> "
+                "or a local competition folder"
+            )
         raise BadInput(f"no such folder: {source}")
     if not source.is_dir():
         raise BadInput(f"{source} is not a folder: unzip the competition download and point agentk at the folder")
@@ -54,14 +68,17 @@ def check_source(source: Path) -> None:
     for archive in (p for p in source.iterdir() if is_archive(p)):
         members(archive)  # a broken archive is bad input now, not a failed stage later
     train = read_table(tables["train"]) if "train" in tables else None
-    if "test" in tables:
-        read_table(tables["test"])
+    test = read_table(tables["test"]) if "test" in tables else None
     sample = read_table(tables["sample"], dtype=str)
     if sample.shape[1] < 2:
         raise BadInput(
             f"{tables['sample'].name} has one column: a submission needs an id column and a prediction column"
         )
-    reason = unsupported_reason(source, train, sample)
+    reason = unsupported_reason(source, train, sample) or hopeless_reason(
+        None if train is None else (tables["train"].name, train),
+        None if test is None else (tables["test"].name, test),
+        (tables["sample"].name, sample),
+    )
     if reason:
         raise BadInput(reason)
 
@@ -96,6 +113,21 @@ def write_pages(w: Workspace, description: str, evaluation: str, data: str, meta
     write_text(w.description, description)
 
 
+def utf8_copy(table: Path, dest: Path) -> bool:
+    """Write a CSV/TSV that is not UTF-8 (UTF-16, latin-1...) to dest as UTF-8, so that every program reading
+    raw/ (generated ones too) reads it with pandas' default; False (nothing written) for UTF-8 and other files."""
+    if not table.is_file() or not table.name.lower().endswith((".csv", ".tsv")):
+        return False
+    encoding = text_encoding(table, None)
+    if encoding is None:
+        return False
+    tmp = dest.with_name(f".{dest.name}.utf8")
+    with open(table, encoding=encoding, newline="") as src, open(tmp, "w", encoding="utf-8", newline="") as out:
+        shutil.copyfileobj(src, out)
+    tmp.replace(dest)
+    return True
+
+
 def fetch_local(source: Path, ws: Path) -> None:
     check_source(source)
     w = Workspace(ws)
@@ -103,7 +135,7 @@ def fetch_local(source: Path, ws: Path) -> None:
     raw.mkdir(parents=True, exist_ok=True)
     for child in sorted(Path(source).resolve().iterdir()):
         link = raw / child.name
-        if not child.name.startswith(".") and not link.exists():
+        if not child.name.startswith(".") and not link.exists() and not utf8_copy(child, link):
             link.symlink_to(child)
     unpack_beside(Path(source).resolve(), raw)  # train.zip -> raw/train/; the user's folder stays untouched
     desc = find_description(raw)
@@ -134,6 +166,8 @@ def fetch_kaggle(url: str, ws: Path) -> None:
     tool = KaggleTool()
     meta = tool.metadata(slug)
     tool.download(slug, w.raw)
+    for table in [p for p in w.raw.iterdir() if p.is_file()]:
+        utf8_copy(table, table)
     check_source(w.raw)
     parts = urlsplit(url)
     try:

@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -41,8 +43,8 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16  # a few bytes with a PNG signature
 WAV = b"RIFF\x24\x00\x00\x00WAVEfmt " + b"\x00" * 16
 
 
-def agentk(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = {**os.environ, "COLUMNS": "80"}  # a fixed, ordinary terminal width
+def agentk(*args: str | Path, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
+    env = {**(os.environ if env is None else env), "COLUMNS": "80"}  # a fixed, ordinary terminal width
     return subprocess.run(
         [sys.executable, "-m", "agentk.cli", *map(str, args)],
         cwd=ROOT,
@@ -54,8 +56,10 @@ def agentk(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProce
     )
 
 
-def setup(src: Path, ws: Path, *extra: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return agentk("setup", src, "--workspace", ws, *extra, timeout=timeout)
+def setup(
+    src: Path, ws: Path, *extra: str, timeout: float = 120, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    return agentk("setup", src, "--workspace", ws, *extra, timeout=timeout, env=env)
 
 
 def make_base(folder: Path, n_train: int = 40, n_test: int = 10) -> Path:
@@ -162,6 +166,111 @@ def test_sample_submission_with_one_column(comp, tmp_path):
     pd.DataFrame({"id": range(40, 50)}).to_csv(comp / "sample_submission.csv", index=False)
     ws = tmp_path / "ws"
     assert_bad_input(setup(comp, ws), "one column", ws)
+
+
+def test_a_url_that_is_not_a_kaggle_competition(tmp_path):
+    ws = tmp_path / "ws"
+    line = assert_bad_input(setup("https://example.com/foo", ws), "not a Kaggle competition URL", ws)
+    assert "https://example.com/foo" in line
+
+
+# ---- hopeless input: refused in seconds, before the MDP --------------------------------------
+def refused_quickly(comp: Path, tmp_path: Path, keyword: str) -> str:
+    ws = tmp_path / "ws"
+    start = time.monotonic()
+    line = assert_bad_input(setup(comp, ws), keyword, ws)
+    assert time.monotonic() - start < 60, "bad input must be refused before the MDP, not after retries"
+    return line
+
+
+def test_too_few_training_rows(comp, tmp_path):
+    pd.read_csv(comp / "train.csv").head(1).to_csv(comp / "train.csv", index=False)
+    line = refused_quickly(comp, tmp_path, "train.csv has 1 row:")
+    assert "at least 10" in line
+
+
+def test_a_single_class_target(comp, tmp_path):
+    train = pd.read_csv(comp / "train.csv").assign(y=1)
+    train.to_csv(comp / "train.csv", index=False)
+    line = refused_quickly(comp, tmp_path, "nothing to learn in train.csv")
+    assert "'y' is always 1" in line
+
+
+def test_sample_ids_match_neither_test_ids_nor_row_count(comp, tmp_path):
+    pd.DataFrame({"id": range(1000, 1005), "y": 0}).to_csv(comp / "sample_submission.csv", index=False)
+    line = refused_quickly(comp, tmp_path, "sample_submission.csv matches test.csv neither by id")
+    assert "(5 against 10)" in line
+
+
+def test_what_is_not_hopeless(comp):
+    """Sample ids of their own with the test's row count, one constant target of two, exactly 10 rows: set up."""
+    from stages.fetch import check_source
+
+    pd.DataFrame({"id": [f"row{i}" for i in range(10)], "y": 0}).to_csv(comp / "sample_submission.csv", index=False)
+    check_source(comp)
+    train = pd.read_csv(comp / "train.csv").head(10).assign(z=3)
+    train.to_csv(comp / "train.csv", index=False)
+    pd.DataFrame({"id": range(40, 50), "y": 0, "z": 0}).to_csv(comp / "sample_submission.csv", index=False)
+    check_source(comp)
+
+
+# ---- text encodings: read, not "corrupt" -----------------------------------------------------
+ENCODINGS = {  # how a spreadsheet or an old system saves a CSV
+    "utf-8-bom": ("utf-8-sig", b""),
+    "utf-16-le-bom": ("utf-16-le", b"\xff\xfe"),
+    "utf-16-be-bom": ("utf-16-be", b"\xfe\xff"),
+    "latin-1": ("latin-1", b""),
+}
+
+
+def write_encoded(frame: pd.DataFrame, path: Path, encoding: str) -> None:
+    codec, bom = ENCODINGS[encoding]
+    path.write_bytes(bom + frame.to_csv(index=False).encode(codec))
+
+
+@pytest.mark.parametrize("encoding", list(ENCODINGS))
+def test_tables_in_other_encodings_are_read(comp, tmp_path, encoding):
+    from agentk.competition.dataview import read_table
+    from stages.fetch import fetch_local
+
+    train = pd.read_csv(comp / "train.csv")
+    train["cat"] = train["cat"].map({"a": "café", "b": "crème brûlée", "c": "Ærø"})
+    write_encoded(train, comp / "train.csv", encoding)
+    pd.testing.assert_frame_equal(read_table(comp / "train.csv"), train)
+
+    ws = tmp_path / "ws"
+    fetch_local(comp, ws)  # raw/ holds what every program reads: UTF-8 that pandas reads with its defaults
+    pd.testing.assert_frame_equal(pd.read_csv(ws / "raw" / "train.csv"), train)
+    assert (comp / "train.csv").read_bytes().startswith(ENCODINGS[encoding][1]), "the user's file is left as it was"
+
+
+def test_a_setup_with_utf16_train_and_latin1_test(comp, tmp_path):
+    train, test = pd.read_csv(comp / "train.csv"), pd.read_csv(comp / "test.csv")
+    for frame in (train, test):
+        frame["cat"] = frame["cat"].map({"a": "café", "b": "crème", "c": "Ærø"})
+    write_encoded(train, comp / "train.csv", "utf-16-le-bom")
+    write_encoded(test, comp / "test.csv", "latin-1")
+    ws = tmp_path / "ws"
+    proc = setup(comp, ws, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads((ws / "setup.json").read_text())["status"] == "done"
+    assert set(pd.read_csv(ws / "train_tab_input_map.csv")["cat"]) == {"café", "crème", "Ærø"}
+
+
+# ---- an LLM endpoint configured but down ------------------------------------------------------
+def test_hybrid_goes_on_with_the_expert_when_the_endpoint_is_down(base, tmp_path):
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTK_", "OPENAI_")) or k == "AGENTK_MEMORY"}
+    env.update(AGENTK_LLM_BASE_URL=f"http://127.0.0.1:{port}/v1", AGENTK_LLM_MODEL="m", AGENTK_LLM_CACHE="off")
+    ws = tmp_path / "ws"
+    proc = setup(base, ws, env=env, timeout=300)  # no --policy: hybrid, since an endpoint is configured
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    warnings = [l for l in proc.stderr.splitlines() if "warning" in l]
+    assert len(warnings) == 1, proc.stderr
+    assert str(port) in warnings[0] and "unreachable" in warnings[0] and "expert" in warnings[0]
+    assert json.loads((ws / "setup.json").read_text())["status"] == "done"
 
 
 # ---- unsupported tasks ------------------------------------------------------------------------

@@ -7,10 +7,13 @@ prompts and the text stages' own prompts alike.
 
 from __future__ import annotations
 
+import codecs
+import gzip
 import re
 import zlib
 from pathlib import Path
 
+import charset_normalizer
 import pandas as pd
 
 from agentk.core.errors import BadInput
@@ -20,21 +23,58 @@ TABLE_EXT = (".csv", ".tsv", ".json", ".jsonl", ".parquet", ".csv.gz", ".tsv.gz"
 AUDIO_EXT = (".wav", ".mp3", ".flac", ".ogg", ".aif", ".aiff", ".m4a")
 TEXT_DOC_EXT = (".md", ".txt", ".html", ".htm")
 MAX_VIEW = 3000  # characters of one table's view in a prompt
+HEAD = 1 << 20  # bytes of a text table that tell its encoding in the common case
+CHUNK = 16 << 20  # bytes per read when a whole table is checked
 
 
 def is_table(path: Path) -> bool:
     return path.is_file() and path.name.lower().endswith(TABLE_EXT)
 
 
+def text_encoding(path: Path, limit: int | None = HEAD) -> str | None:
+    """The codec of a CSV/TSV that is not UTF-8 (UTF-16, latin-1...) as charset-normalizer tells it; None for
+    UTF-8 (BOM or not) and ASCII, which pandas reads as they are, and for bytes that are no text at all.
+    Looks at the first `limit` bytes (None: the whole file, in chunks)."""
+    path = Path(path)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with (gzip.open if path.name.lower().endswith(".gz") else open)(path, "rb") as f:
+        chunk = f.read(HEAD)
+        try:
+            seen = 0
+            while chunk:
+                decoder.decode(chunk)
+                seen += len(chunk)
+                if limit is not None and seen >= limit:
+                    return None
+                chunk = f.read(CHUNK)
+            decoder.decode(b"", final=True)
+            return None
+        except UnicodeDecodeError:
+            pass  # `chunk` holds bytes that are not UTF-8: they tell the encoding
+    found = charset_normalizer.from_bytes(chunk)
+    best = found.best()
+    if best is None:
+        return None
+    # short text often ties several code pages: among the tied, the most widespread one (Windows-1252, latin-1's
+    # superset) decodes what Western spreadsheets write
+    tied = [m for m in found if (m.chaos, m.coherence) == (best.chaos, best.coherence)]
+    return next((m.encoding for m in tied if "cp1252" in m.could_be_from_charset), best.encoding)
+
+
 def read_table(path: Path, nrows: int | None = None, **kwargs) -> pd.DataFrame:
-    """Read a CSV/TSV/JSON/parquet table; an empty or corrupt file is BadInput."""
+    """Read a CSV/TSV/JSON/parquet table, in whatever text encoding; an empty or corrupt file is BadInput."""
     path = Path(path)
     name = path.name.lower()
     try:
-        if name.endswith((".tsv", ".tsv.gz")):
-            df = pd.read_csv(path, sep="\t", nrows=nrows, **kwargs)
-        elif name.endswith((".csv", ".csv.gz")):
-            df = pd.read_csv(path, nrows=nrows, **kwargs)
+        if name.endswith((".tsv", ".tsv.gz", ".csv", ".csv.gz")):
+            sep = "\t" if name.endswith((".tsv", ".tsv.gz")) else ","
+            if "encoding" in kwargs:
+                df = pd.read_csv(path, sep=sep, nrows=nrows, **kwargs)
+            else:
+                try:
+                    df = pd.read_csv(path, sep=sep, nrows=nrows, encoding=text_encoding(path), **kwargs)
+                except UnicodeDecodeError:  # a byte past the head is not UTF-8: the whole file tells
+                    df = pd.read_csv(path, sep=sep, nrows=nrows, encoding=text_encoding(path, None), **kwargs)
         elif name.endswith(".jsonl"):
             df = pd.read_json(path, lines=True, nrows=nrows, **kwargs)
         elif name.endswith(".json"):
@@ -47,7 +87,7 @@ def read_table(path: Path, nrows: int | None = None, **kwargs) -> pd.DataFrame:
         raise BadInput(f"{path.name} is empty: re-download the competition data") from None
     except ImportError as exc:
         raise BadInput(f"{path.name} needs a library that is missing ({exc.name or exc}): install it") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError, EOFError, zlib.error) as exc:
+    except (pd.errors.ParserError, UnicodeError, ValueError, OSError, EOFError, zlib.error) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise BadInput(f"{path.name} is not a readable table ({first}): re-download or repair it") from None
     if df.shape[1] == 0 or (nrows is None and len(df) == 0):

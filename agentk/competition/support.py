@@ -59,3 +59,38 @@ def _free_text_target(s: pd.Series) -> bool:
         return False
     vals = s.dropna().astype(str)
     return len(vals) >= 20 and vals.nunique() > 0.5 * len(vals) and vals.str.split().str.len().mean() >= 2
+
+
+MIN_TRAIN_ROWS = 10  # fewer cannot be split into a fit part and a validation part worth a score
+
+
+def hopeless_reason(
+    train: tuple[str, pd.DataFrame] | None, test: tuple[str, pd.DataFrame] | None, sample: tuple[str, pd.DataFrame]
+) -> str | None:
+    """Why no model can be fitted, validated or submitted on these tables, or None. Each argument is
+    (file name, table); the sample's first column is its id, the columns after it the targets."""
+    sample_name, sample_df = sample
+    if train is not None:
+        name, df = train
+        if len(df) < MIN_TRAIN_ROWS:
+            return (
+                f"{name} has {len(df)} row{'s' * (len(df) != 1)}: agentk needs at least {MIN_TRAIN_ROWS} labelled "
+                "rows to fit and validate a model; use the full training data"
+            )
+        targets = [c for c in sample_df.columns[1:] if c in df.columns]
+        if targets and all(df[c].nunique() < 2 for c in targets):  # one constant target of several can be predicted
+            values = ", ".join(
+                f"{c!r} is always {df[c].dropna().iloc[0]}" if df[c].notna().any() else f"{c!r} is empty"
+                for c in targets
+            )
+            return f"nothing to learn in {name}: the target {values}; a model needs at least two classes or values"
+    id_col = sample_df.columns[0]
+    if test is not None and id_col in test[1].columns:
+        name, df = test
+        ids = set(df[id_col].astype(str).str.strip())
+        if not ids & set(sample_df[id_col].astype(str).str.strip()) and len(sample_df) != len(df):
+            return (
+                f"{sample_name} matches {name} neither by id (no {id_col!r} of one is in the other) nor by row count "
+                f"({len(sample_df)} against {len(df)}): the two files come from different competitions or versions"
+            )
+    return None

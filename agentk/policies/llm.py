@@ -106,6 +106,10 @@ class LLMError(BadInput):
     """The LLM endpoint cannot be used (unreachable, unknown model, bad key): exit 2 with one line."""
 
 
+class Unreachable(LLMError):
+    """No answer from the endpoint at all (the hybrid policy goes on with the expert)."""
+
+
 class LLMClient:
     def __init__(self, config: LLMConfig, log_path: Path | None = None):
         self.config, self.log_path = config, log_path
@@ -120,14 +124,14 @@ class LLMClient:
         )
         self.url = str(self._client.base_url).rstrip("/") if self._client else (config.base_url or "")
 
-    def _unreachable(self, e: Exception) -> LLMError:
+    def _unreachable(self, e: Exception) -> Unreachable:
         if isinstance(e, openai.APITimeoutError):
             reason = f"no answer within {self.config.timeout:g} s"
         else:  # the SDK says only "Connection error."; the root cause says why
             while e.__cause__ is not None:
                 e = e.__cause__
             reason = _one_line(e) or type(e).__name__
-        return LLMError(
+        return Unreachable(
             f"LLM endpoint {self.url} is unreachable ({reason}): start the server or fix AGENTK_LLM_BASE_URL"
         )
 
