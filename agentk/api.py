@@ -19,7 +19,7 @@ from typing import TextIO
 from agentk.core.engine import Budget, Engine
 from agentk.core.errors import AgentFailed, BadInput
 from agentk.core.fileio import read_json
-from agentk.core.lock import FolderLock, hold
+from agentk.core.lock import FolderLock, check_free, hold
 from agentk.core.state import EpisodeState, load_state
 from agentk.workspace import Workspace
 
@@ -114,6 +114,7 @@ def run_setup(
             raise BadInput("--resume needs --workspace")
         workspace = WORKSPACES / (parse_competition_url(source) or competition_name(Path(source)))
     ws = Workspace(Path(workspace).resolve())
+    check_free(ws.lock)  # another run holds it: say so now, not after reading the competition
     if resume:
         state = load_state(ws.setup_state)
         source = source or (state.info.get(SOURCE) if state else None)
@@ -170,14 +171,8 @@ def _prepare_workspace(ws: Workspace, resume: bool, force: bool) -> FolderLock:
             raise BadInput(
                 f"{ws.root} already holds a setup ({state.status}): use --resume to continue or --force to start over"
             )
-        else:  # --force, or what a run killed before its first state left: start over, keeping the held lock
-            for path in ws.root.iterdir():
-                if path.name == Workspace.LOCK:
-                    continue
-                if path.is_dir() and not path.is_symlink():
-                    shutil.rmtree(path)
-                else:
-                    path.unlink()
+        else:  # --force, or what a run killed before its first state left: start over
+            lock.empty_folder()
     except BaseException:
         lock.release()
         raise

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import traceback
 import uuid
@@ -185,11 +184,10 @@ class Curriculum:
         step = rec["step"]
         if step == "picked":
             if ws.root.exists():  # an earlier, failed attempt: this round starts over
-                shutil.rmtree(ws.root)
+                with hold(ws.lock) as lock:  # not under a run someone started in it by hand
+                    lock.empty_folder()
             rec["step"] = "setup"
         elif step == "setup":
-            if not ws.setup_state.exists() and ws.root.exists():  # killed before the setup wrote its state
-                shutil.rmtree(ws.root)
             rec["setup_rc"] = self._step(rec, "setup")
             rec["setup_passed"] = rec["setup_rc"] == 0
             setup = load_state(ws.setup_state)

@@ -40,10 +40,11 @@ def start_setup(ws: Path) -> subprocess.Popen:
     return proc
 
 
-def assert_refused(proc: subprocess.CompletedProcess, pid: int) -> None:
+def assert_refused(proc: subprocess.CompletedProcess, pid: int, progress: bool = False) -> None:
+    """Exit 2 and one line naming the holder (after the progress a curriculum shows before a round's step)."""
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and f"is in use by pid {pid} (" in lines[0], proc.stderr
+    assert (progress or len(lines) == 1) and f"is in use by pid {pid} (" in lines[-1], proc.stderr
 
 
 def test_a_second_setup_on_a_running_workspace_exits_2_and_the_first_finishes_alone(tmp_path):
@@ -110,3 +111,15 @@ def test_a_second_curriculum_on_an_out_folder_exits_2(tmp_path):
         proc = agentk("curriculum", tmp_path / "pool.txt", "--out", out, "--rounds", "1", "--setup-only")
     assert_refused(proc, os.getpid())
     assert sorted(p.name for p in out.iterdir()) == [Workspace.LOCK]  # no round was started
+
+
+def test_the_curriculum_does_not_clear_a_task_workspace_another_run_holds(tmp_path):
+    out = tmp_path / "out"
+    ws = Workspace(out / IRIS.name)
+    ws.root.mkdir(parents=True)
+    (ws.root / "notes.txt").write_text("a run started by hand")
+    (tmp_path / "pool.txt").write_text(f"{IRIS}\n")
+    with hold(ws.lock):
+        proc = agentk("curriculum", tmp_path / "pool.txt", "--out", out, "--rounds", "1", "--setup-only")
+    assert_refused(proc, os.getpid(), progress=True)
+    assert (ws.root / "notes.txt").read_text() == "a run started by hand"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shlex
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -22,6 +23,17 @@ class FolderLock:
 
     def __init__(self, path: Path, fd: int):
         self.path, self._fd = path, fd
+
+    def empty_folder(self) -> None:
+        """Deletes everything in the lock's folder but the lock file, which must stay: a run that opened it is
+        refused by this lock, while one on a new file of the same name would not be."""
+        for path in self.path.parent.iterdir():
+            if path == self.path:
+                continue
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)  # removes the links in raw/, never what they point to
+            else:
+                path.unlink()
 
     def release(self) -> None:
         if self._fd is not None:
@@ -54,6 +66,13 @@ def hold(path: Path) -> FolderLock:
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()} {_command()}\n".encode(), 0)
     return FolderLock(path, fd)
+
+
+def check_free(path: Path) -> None:
+    """BadInput naming the holder when another process holds the lock file `path`; writes nothing. A run calls
+    it before slow checks of its input, so that a second command is refused at once."""
+    if Path(path).exists():
+        hold(path).release()
 
 
 def _command() -> str:
