@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -20,6 +21,8 @@ from rich.markup import escape
 from agentk.core.engine import Budget, Engine
 from agentk.core.errors import AgentFailed, BadInput
 from agentk.core.fileio import read_json
+from agentk.core.lock import FolderLock, check_free, hold
+from agentk.core.sandbox import require_sandbox, run_python_live
 from agentk.core.state import EpisodeState, load_state
 from agentk.workspace import Workspace
 
@@ -86,6 +89,7 @@ def run_setup(
     stage_attempts: int = 4,
     backtracks: int = 3,
     memory=None,
+    unsafe_sandbox: bool = False,
     on_event: Progress | None = None,
 ) -> SetupResult:
     """Set a competition up (a Kaggle competition URL or a local folder in Kaggle layout) in `workspace`
@@ -93,6 +97,7 @@ def run_setup(
     target transform, submission formatters and metric, and finish with a light solve whose submission becomes
     the workspace's. policy: expert, llm or hybrid (default: hybrid when an LLM endpoint is configured, else
     expert). memory: a rag.memory.Memory for stored fixes (default: $AGENTK_MEMORY or ~/.agentk/memory).
+    The LLM and hybrid policies need the bubblewrap sandbox for the code they write, unless unsafe_sandbox.
     Bad input raises BadInput before anything is written."""
     from agentk.competition.dataview import competition_name
     from agentk.policies.llm import LLMConfig
@@ -114,6 +119,7 @@ def run_setup(
             raise BadInput("--resume needs --workspace")
         workspace = WORKSPACES / (parse_competition_url(source) or competition_name(Path(source)))
     ws = Workspace(Path(workspace).resolve())
+    check_free(ws.lock)  # another run holds it: say so now, not after reading the competition
     if resume:
         state = load_state(ws.setup_state)
         source = source or (state.info.get(SOURCE) if state else None)
@@ -129,44 +135,56 @@ def run_setup(
     else:
         check_source(source)
     policy = _usable_policy(policy, config, on_event)  # after the source: bad input stays one line
-    _prepare_workspace(ws, resume, force)
-    if policy != "expert" and memory is None:  # LLM policies learn from fixes stored in long-term memory (rag/)
-        from rag.memory import Memory
+    if policy != "expert":  # code nobody has read runs only in the sandbox, unless the user says otherwise
+        require_sandbox(unsafe_sandbox)
+    with _prepare_workspace(ws, resume, force):  # held until the setup ends, however it ends
+        if policy != "expert" and memory is None:  # LLM policies learn from fixes stored in long-term memory (rag/)
+            from rag.memory import Memory
 
-        memory = Memory()
-    engine = Engine(
-        ws.root,
-        setup_pipeline(source if slug else Path(source)),
-        _policy(policy, config, ws, memory),
-        Budget(stage_attempts=stage_attempts, backtracks=backtracks),
-        on_event=on_event,
-        on_fix=fix_recorder(memory, ws.root) if policy != "expert" else None,
-        info={SOURCE: source if slug else str(Path(source).resolve())},
-    )
-    try:
-        state = engine.run(resume=resume)
-    finally:
-        on_event("setup_end", {"workspace": ws.root, "state": load_state(ws.setup_state)})
-    if ws.light.submission.exists():
-        shutil.copyfile(ws.light.submission, ws.submission)
+            memory = Memory()
+        engine = Engine(
+            ws.root,
+            setup_pipeline(source if slug else Path(source)),
+            _policy(policy, config, ws, memory),
+            Budget(stage_attempts=stage_attempts, backtracks=backtracks),
+            on_event=on_event,
+            on_fix=fix_recorder(memory, ws.root) if policy != "expert" else None,
+            info={SOURCE: source if slug else str(Path(source).resolve())},
+        )
+        try:
+            state = engine.run(resume=resume)
+        finally:
+            on_event("setup_end", {"workspace": ws.root, "state": load_state(ws.setup_state)})
+        if ws.light.submission.exists():
+            shutil.copyfile(ws.light.submission, ws.submission)
     return SetupResult(ws.root, state)
 
 
-def _prepare_workspace(ws: Workspace, resume: bool, force: bool) -> None:
-    state = load_state(ws.setup_state)
-    if resume:
-        if state is None:
+def _prepare_workspace(ws: Workspace, resume: bool, force: bool) -> FolderLock:
+    """Takes the workspace's lock (held by another run: BadInput naming it), then checks and, for a new setup,
+    empties the workspace under it, so that --force never deletes what another run is writing."""
+    if not ws.lock.exists() and load_state(ws.setup_state) is None:  # nothing of agentk's: refuse, write nothing
+        if resume:
             raise BadInput(f"nothing to resume in {ws.root}: run `agentk setup <competition>` first")
-        return
-    if state is not None and not force:
-        raise BadInput(
-            f"{ws.root} already holds a setup ({state.status}): use --resume to continue or --force to start over"
-        )
-    if ws.root.exists() and any(ws.root.iterdir()):
-        if state is None:
+        if ws.root.exists() and any(ws.root.iterdir()):
             raise BadInput(f"{ws.root} is not empty and is not an agentk workspace: choose another --workspace")
-        shutil.rmtree(ws.root)
     ws.root.mkdir(parents=True, exist_ok=True)
+    lock = hold(ws.lock)
+    try:
+        state = load_state(ws.setup_state)
+        if resume:
+            if state is None:
+                raise BadInput(f"nothing to resume in {ws.root}: run `agentk setup <competition>` first")
+        elif state is not None and not force:
+            raise BadInput(
+                f"{ws.root} already holds a setup ({state.status}): use --resume to continue or --force to start over"
+            )
+        else:  # --force, or what a run killed before its first state left: start over
+            lock.empty_folder()
+    except BaseException:
+        lock.release()
+        raise
+    return lock
 
 
 def _usable_policy(policy: str, config, on_event: Progress) -> str:
@@ -218,30 +236,30 @@ def run_solve(
     validation score the workspace's submission. The solver runs in a child process without credentials;
     its output goes to `output` (default: the terminal). Finished solutions are kept, so a rerun resumes.
     ray: run HEBO trials as Ray tasks (local, auto or ray://host:port)."""
-    from agentk.core.sandbox import run_python_live
-    from agentk.solve.solver import PRESETS
+    from agentk.solve.budgets import PRESETS
 
     if budget not in PRESETS:
         raise BadInput(f"unknown budget {budget!r}: use {', '.join(PRESETS)}")
     ws = Workspace(Path(workspace or newest_workspace()).resolve())
-    state = load_state(ws.setup_state)
-    if state is None:
+    if load_state(ws.setup_state) is None:
         raise BadInput(f"{ws.root} holds no setup: run `agentk setup <competition> --workspace {ws.root}` first")
-    if state.status != "done":
-        raise BadInput(
-            f"the setup in {ws.root} is not finished ({state.status}): run "
-            f"`agentk setup --resume --workspace {ws.root}`"
-        )
-    if ray:
-        from agentk.ray_backend import import_ray
+    with hold(ws.lock):  # held for the solver child's lifetime: one run per workspace
+        state = load_state(ws.setup_state)
+        if state.status != "done":
+            raise BadInput(
+                f"the setup in {ws.root} is not finished ({state.status}): run "
+                f"`agentk setup --resume --workspace {ws.root}`"
+            )
+        if ray:
+            from agentk.ray_backend import import_ray
 
-        import_ray()  # no ray installed: stop before any work
-    args = (
-        ["-m", "agentk.solve.solver", str(ws.root), "--budget", budget]
-        + (["--ray", ray] if ray else [])
-        + (["--parallel-trials", str(parallel_trials)] if parallel_trials else [])
-    )
-    rc = run_python_live(args, cwd=ws.root, output=output, network=bool(ray))
+            import_ray()  # no ray installed: stop before any work
+        args = (
+            ["-m", "agentk.solve.solver", str(ws.root), "--budget", budget]
+            + (["--ray", ray] if ray else [])
+            + (["--parallel-trials", str(parallel_trials)] if parallel_trials else [])
+        )
+        rc = run_python_live(args, cwd=ws.root, output=output, network=bool(ray))
     summary = read_json(ws.solve_summary) or {}
     if rc != 0 or summary.get("status") != "done":
         raise AgentFailed(
@@ -263,7 +281,10 @@ def run_submit(
     from agentk.submit import submit_workspace
 
     ws = Path(workspace or newest_workspace()).resolve()
-    record, pick = submit_workspace(ws, message, solution, timeout)
+    paths = Workspace(ws)
+    # not while a setup or solve rewrites the submission; no workspace: submit_workspace says so, no lock written
+    with hold(paths.lock) if paths.setup_state.exists() else nullcontext():
+        record, pick = submit_workspace(ws, message, solution, timeout)
     (on_event or _quiet)("submit_end", {"workspace": ws, "record": record, "pick": pick})
     if record["status"] != "complete":
         raise AgentFailed(f"Kaggle did not score the submission: {record.get('error') or record['status']}")

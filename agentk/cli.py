@@ -87,6 +87,12 @@ def setup(
     ),
     stage_attempts: int = typer.Option(4, help="Tries per stage before the setup fails."),
     backtracks: int = typer.Option(3, help="Meta-test failures tolerated before the setup fails."),
+    unsafe_sandbox: bool = typer.Option(
+        False,
+        "--unsafe-sandbox",
+        help="Run LLM-written code even where bubblewrap cannot sandbox it (it then runs with your files, "
+        "network and home directory in reach).",
+    ),
 ) -> None:
     """Set a competition up: fetch, summarise, detect modalities, plan, then build and unit-test the
     input/target maps, target transform, submission formatters and metric; finish with a light solve."""
@@ -98,6 +104,7 @@ def setup(
         force=force,
         stage_attempts=stage_attempts,
         backtracks=backtracks,
+        unsafe_sandbox=unsafe_sandbox,
         on_event=_progress,
     )
     state = result.state

@@ -10,6 +10,7 @@ stage is named here and nowhere else, and generated modules and maps are loaded 
     <ws>/setup.json, trajectory.jsonl, llm_log.jsonl                 the setup's state, steps and LLM calls
     <ws>/solutions/split.json, solutions/<id>/...                    the solve (Solution files below)
     <ws>/solve.json, submission.csv, submissions.json, final_pick.json
+    <ws>/.agentk.lock                                                 one run at a time (agentk.core.lock)
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ class Workspace:
     SOLUTIONS, SPLIT, SOLVE_SUMMARY = "solutions", "split.json", "solve.json"
     SUBMISSION, SUBMISSIONS, FINAL_PICK = "submission.csv", "submissions.json", "final_pick.json"
     LIGHT = "light"  # the solution id of the setup's final light solve
+    LOCK = ".agentk.lock"  # held by the run using the folder (agentk.core.lock); the curriculum's out folder too
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
@@ -140,6 +142,10 @@ class Workspace:
         return module
 
     # the setup's record
+    @property
+    def lock(self) -> Path:
+        return self.root / self.LOCK
+
     @property
     def setup_state(self) -> Path:
         return self.root / self.SETUP_STATE

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import traceback
 import uuid
@@ -27,6 +26,7 @@ from rich.text import Text
 from agentk import api
 from agentk.core.errors import AgentFailed, BadInput
 from agentk.core.fileio import read_json, write_json
+from agentk.core.lock import hold
 from agentk.core.state import load_state
 from agentk.workspace import Workspace
 from curriculum import selection
@@ -89,16 +89,17 @@ class Curriculum:
     # ---- the loop ------------------------------------------------------------------------------------
     def run(self) -> dict:
         self.out.mkdir(parents=True, exist_ok=True)
-        rounds = self.state["rounds"]
-        while True:
-            if rounds and rounds[-1]["step"] != "done":
-                self._play(rounds[-1])  # a round a killed run left unfinished
-                continue
-            pool = [t for t in self.tasks if t.name not in self.state["solved"]]
-            if len(rounds) >= self.rounds or not pool:
-                break
-            rounds.append(self._pick(pool, len(rounds)))
-            self._save()
+        with hold(Workspace(self.out).lock):  # one curriculum per out folder: another one exits 2 naming this one
+            rounds = self.state["rounds"]
+            while True:
+                if rounds and rounds[-1]["step"] != "done":
+                    self._play(rounds[-1])  # a round a killed run left unfinished
+                    continue
+                pool = [t for t in self.tasks if t.name not in self.state["solved"]]
+                if len(rounds) >= self.rounds or not pool:
+                    break
+                rounds.append(self._pick(pool, len(rounds)))
+                self._save()
         return self.state
 
     def _save(self) -> None:
@@ -183,11 +184,10 @@ class Curriculum:
         step = rec["step"]
         if step == "picked":
             if ws.root.exists():  # an earlier, failed attempt: this round starts over
-                shutil.rmtree(ws.root)
+                with hold(ws.lock) as lock:  # not under a run someone started in it by hand
+                    lock.empty_folder()
             rec["step"] = "setup"
         elif step == "setup":
-            if not ws.setup_state.exists() and ws.root.exists():  # killed before the setup wrote its state
-                shutil.rmtree(ws.root)
             rec["setup_rc"] = self._step(rec, "setup")
             rec["setup_passed"] = rec["setup_rc"] == 0
             setup = load_state(ws.setup_state)

@@ -399,3 +399,36 @@ def test_undecidable_target_fails_with_exit_1(comp, tmp_path):
     assert said[0] == lines[-1], f"the agentk: line must be the whole last line of stderr:\n{proc.stderr}"
     assert state["failed_stage"] in said[0]
     assert "setup.json" in said[0]
+
+
+# ---- LLM-written code needs the sandbox ---------------------------------------------------------------
+def test_llm_policy_without_a_sandbox_is_refused_unless_unsafe(base, tmp_path):
+    """With no sandbox (AGENTK_SANDBOX=off stands for a machine without bubblewrap) the LLM policy exits 2 before
+    anything is written; --unsafe-sandbox lets it start (the scripted endpoint then answers nothing useful, so the
+    setup goes on past the check and ends however it ends, not with the sandbox refusal)."""
+    from agentk.testing.scripted_llm import ScriptedLLM
+
+    with ScriptedLLM(rules=[(r".", "no code here")]) as llm:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTK_", "OPENAI_")) or k == "AGENTK_MEMORY"}
+        env.update(
+            AGENTK_LLM_BASE_URL=llm.url, AGENTK_LLM_MODEL=llm.model, AGENTK_LLM_CACHE="off", AGENTK_SANDBOX="off"
+        )
+        ws = tmp_path / "ws"
+        proc = agentk("setup", base, "--workspace", ws, "--policy", "llm", "--stage-attempts", "1", env=env)
+        assert_bad_input(proc, "no sandbox for LLM-written code", ws)
+        assert "--unsafe-sandbox" in proc.stderr
+        proc = agentk(
+            "setup",
+            base,
+            "--workspace",
+            ws,
+            "--policy",
+            "llm",
+            "--stage-attempts",
+            "1",
+            "--unsafe-sandbox",
+            env=env,
+            timeout=300,
+        )
+        assert "no sandbox for LLM-written code" not in proc.stderr
+        assert (ws / "setup.json").exists(), proc.stderr[-2000:]
