@@ -194,6 +194,9 @@ def curriculum(
         help="Run each round's steps as Ray tasks: 'local', 'auto' or "
         "ray://host:port (workspaces on a filesystem the nodes share) \\[default: one process].",
     ),
+    unsafe_sandbox: bool = typer.Option(
+        False, "--unsafe-sandbox", help="Let the setups run LLM-written code where bubblewrap cannot sandbox it."
+    ),
 ) -> None:
     """Run the curriculum (paper 3.3) over a pool: each round picks the task maximising eq. 7, then
     setup -> solve -> (submit) -> memory update (RAG+ on success, which clears the task's RAG-)."""
@@ -214,6 +217,7 @@ def curriculum(
         selection=selection,
         seed=seed,
         ray=ray,
+        unsafe_sandbox=unsafe_sandbox,
     )
 
 

@@ -71,8 +71,11 @@ def curriculum_command(
     selection: str = "eq7",
     seed: int = 0,
     ray: str | None = None,
+    unsafe_sandbox: bool = False,
 ) -> dict:
     """Run (or resume, when <out>/curriculum.json exists) `rounds` rounds in all over the pool."""
+    from agentk.core.sandbox import require_sandbox
+    from agentk.policies.llm import LLMConfig
     from agentk.solve.budgets import PRESETS
     from curriculum.runner import SELECTIONS, Curriculum
     from rag.memory import Memory
@@ -87,6 +90,8 @@ def curriculum_command(
         raise BadInput(f"unknown selection {selection!r}: use {', '.join(SELECTIONS)}")
     if submit and setup_only:
         raise BadInput("--submit needs a solve: drop --setup-only")
+    if policy != "expert" and (policy is not None or LLMConfig.load().configured):
+        require_sandbox(unsafe_sandbox)  # before any round, not once per round
     if ray:
         from agentk import ray_backend
 
@@ -105,6 +110,7 @@ def curriculum_command(
         selection=selection,
         seed=seed,
         ray=ray,
+        unsafe_sandbox=unsafe_sandbox,
         first_pick=_llm_first_pick(policy, out),
         memory=None,  # opened below, once the pool file is known to be good
         on_round=lambda rec: console.print(round_table(rec)),

@@ -55,6 +55,7 @@ class Curriculum:
         selection: str = "eq7",
         seed: int = 0,
         ray: str | None = None,
+        unsafe_sandbox: bool = False,
         first_pick: Callable[[list[tuple[str, str]]], str] | None = None,
         on_round: Callable[[dict], None] | None = None,
         log: Callable[[str], None] = lambda m: None,
@@ -72,6 +73,7 @@ class Curriculum:
         self.pool_file, self.out = Path(pool_file), Path(out_dir).resolve()
         self.rounds, self.submit, self.budget = rounds, submit, budget
         self.policy, self.setup_only, self.selection, self.ray = policy, setup_only, selection, ray
+        self.unsafe_sandbox = unsafe_sandbox
         self.alpha, self.beta, self.r = alpha, beta, r
         self.memory, self.first_pick, self.on_round, self.log = memory, first_pick, on_round, log
         self.state_path = self.out / "curriculum.json"
@@ -221,7 +223,9 @@ class Curriculum:
         self.log(f"  {step} {rec['task']}…")
         path = logs / f"round-{rec['round'] + 1}-{rec['task']}-{step}.log"
         ws = Workspace(self.out / rec["task"])
-        job = Step(step, rec["source"], str(ws.root), ws.setup_state.exists(), self.policy, self.budget)
+        job = Step(
+            step, rec["source"], str(ws.root), ws.setup_state.exists(), self.policy, self.unsafe_sandbox, self.budget
+        )
         if self.ray:
             # a Ray task runs the step in a child process of its own: the driver's settings (LLM endpoint, the
             # curriculum's memory) go with it in its environment, all its output goes to the log, and the
@@ -292,6 +296,7 @@ class Step:
     workspace: str
     resume: bool = False  # setup: continue the workspace's half-finished setup
     policy: str | None = None  # setup: None is run_setup's default
+    unsafe_sandbox: bool = False  # setup: LLM-written code may run without the sandbox
     budget: str = "quick"  # solve
 
 
@@ -308,7 +313,15 @@ def run_step(step: Step, out: TextIO, memory=None) -> int:
     ws = Path(step.workspace)
     try:
         if step.name == "setup":
-            api.run_setup(step.source, ws, step.policy, resume=step.resume, memory=memory, on_event=progress)
+            api.run_setup(
+                step.source,
+                ws,
+                step.policy,
+                resume=step.resume,
+                memory=memory,
+                unsafe_sandbox=step.unsafe_sandbox,
+                on_event=progress,
+            )
         elif step.name == "solve":
             api.run_solve(ws, step.budget, output=out)
         else:

@@ -432,3 +432,11 @@ def test_llm_policy_without_a_sandbox_is_refused_unless_unsafe(base, tmp_path):
         )
         assert "no sandbox for LLM-written code" not in proc.stderr
         assert (ws / "setup.json").exists(), proc.stderr[-2000:]
+
+
+def test_curriculum_with_the_llm_policy_and_no_sandbox_is_refused_before_any_round(base, tmp_path):
+    (tmp_path / "pool.txt").write_text(f"{base}\n")
+    env = {**os.environ, "AGENTK_SANDBOX": "off"}
+    out = tmp_path / "run"
+    proc = agentk("curriculum", tmp_path / "pool.txt", "--out", out, "--policy", "llm", "--setup-only", env=env)
+    assert_bad_input(proc, "no sandbox for LLM-written code", out)

@@ -67,6 +67,10 @@ def test_a_second_setup_on_a_running_workspace_exits_2_and_the_first_finishes_al
 def test_the_lock_ends_with_its_holder_even_when_killed(tmp_path):
     ws = tmp_path / "ws"
     first = start_setup(ws)
+    deadline = time.time() + 120
+    while not Workspace(ws).setup_state.exists():  # killed once it has a state to resume (not just the lock)
+        assert first.poll() is None and time.time() < deadline, "the setup never saved its state"
+        time.sleep(0.05)
     os.kill(first.pid, signal.SIGKILL)
     first.communicate(timeout=60)
     with hold(Workspace(ws).lock):  # free at once: the OS dropped it with the process
