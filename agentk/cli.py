@@ -200,25 +200,10 @@ def curriculum(
 ) -> None:
     """Run the curriculum (paper 3.3) over a pool: each round picks the task maximising eq. 7, then
     setup -> solve -> (submit) -> memory update (RAG+ on success, which clears the task's RAG-)."""
+    options = dict(locals())  # the parsed options, first thing: Curriculum's keywords, checked by curriculum_command
     from curriculum.cli import curriculum_command
 
-    curriculum_command(
-        pool,
-        rounds,
-        submit,
-        out,
-        alpha,
-        beta,
-        r,
-        memory,
-        budget,
-        policy=policy,
-        setup_only=setup_only,
-        selection=selection,
-        seed=seed,
-        ray=ray,
-        unsafe_sandbox=unsafe_sandbox,
-    )
+    curriculum_command(options.pop("pool"), options.pop("out"), options.pop("memory"), **options)
 
 
 @app.command()

@@ -72,7 +72,6 @@ class Dispatcher:
 def run_on_endpoint(pool_file: Path, out: Path, selection: str, seed: int, rounds: int) -> None:
     """The rounds' setups call the configured LLM endpoint; the calls are the setups' own count."""
     from curriculum.runner import Curriculum
-    from rag.memory import Memory
 
     class EndpointCurriculum(Curriculum):
         def _step(self, rec, step):
@@ -83,7 +82,14 @@ def run_on_endpoint(pool_file: Path, out: Path, selection: str, seed: int, round
             return rc
 
     os.environ.update({"AGENTK_LLM_CACHE": "off", "COLUMNS": "200", "NO_COLOR": "1"})
-    EndpointCurriculum(
+    _setup_only_run(EndpointCurriculum, pool_file, out, selection, seed, rounds)
+
+
+def _setup_only_run(cls, pool_file: Path, out: Path, selection: str, seed: int, rounds: int) -> None:
+    """A curriculum of LLM-policy setups (no solve), with its own long-term memory under `out`."""
+    from rag.memory import Memory
+
+    cls(
         pool_file,
         out,
         rounds,
@@ -108,7 +114,6 @@ def run_curriculum(
 ) -> None:
     from agentk.testing.scripted_llm import ScriptedLLM
     from curriculum.runner import Curriculum
-    from rag.memory import Memory
 
     dispatcher = Dispatcher()
 
@@ -139,18 +144,7 @@ def run_curriculum(
             }
         )
         os.environ.pop("AGENTK_CONFIG", None)
-        cur = SimulatedCurriculum(
-            pool_file,
-            out,
-            rounds,
-            memory=Memory(out / "memory"),
-            policy="llm",
-            setup_only=True,
-            selection=selection,
-            seed=seed,
-            log=lambda m: print(f"[{selection} s{seed}] {m}", flush=True),
-        )
-        cur.run()
+        _setup_only_run(SimulatedCurriculum, pool_file, out, selection, seed, rounds)
 
 
 # ---- the driver ----------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 from rich.console import Console
 from rich.markup import escape
@@ -56,62 +57,38 @@ def _llm_first_pick(policy: str | None, out: Path):
     return pick
 
 
-def curriculum_command(
-    pool: Path,
-    rounds: int,
-    submit: bool,
-    out: Path,
-    alpha: float = 1.0,
-    beta: float = 1.0,
-    r: int = 3,
-    memory: Path | None = None,
-    budget: str = "quick",
-    policy: str | None = None,
-    setup_only: bool = False,
-    selection: str = "eq7",
-    seed: int = 0,
-    ray: str | None = None,
-    unsafe_sandbox: bool = False,
-) -> dict:
-    """Run (or resume, when <out>/curriculum.json exists) `rounds` rounds in all over the pool."""
+def curriculum_command(pool: Path, out: Path, memory: Path | None, **options) -> dict:
+    """Run (or resume, when <out>/curriculum.json exists) the rounds over the pool. `options` are Curriculum's
+    (rounds, submit, alpha, beta, r, budget, policy, setup_only, selection, seed, ray, unsafe_sandbox), each
+    given: `agentk curriculum` passes its parsed options, checked here before any round."""
     from agentk.core.sandbox import require_sandbox
     from agentk.policies.llm import LLMConfig
     from agentk.solve.budgets import PRESETS
     from curriculum.runner import SELECTIONS, Curriculum
     from rag.memory import Memory
 
-    if rounds < 1 or r < 1:
+    o = SimpleNamespace(**options)
+    if o.rounds < 1 or o.r < 1:
         raise BadInput("--rounds and -r must be at least 1")
-    if budget not in PRESETS:
-        raise BadInput(f"unknown budget {budget!r}: use {', '.join(PRESETS)}")
-    if policy is not None and policy not in POLICIES:
-        raise BadInput(f"unknown policy {policy!r}: use expert, llm or hybrid")
-    if selection not in SELECTIONS:
-        raise BadInput(f"unknown selection {selection!r}: use {', '.join(SELECTIONS)}")
-    if submit and setup_only:
+    if o.budget not in PRESETS:
+        raise BadInput(f"unknown budget {o.budget!r}: use {', '.join(PRESETS)}")
+    if o.policy is not None and o.policy not in POLICIES:
+        raise BadInput(f"unknown policy {o.policy!r}: use expert, llm or hybrid")
+    if o.selection not in SELECTIONS:
+        raise BadInput(f"unknown selection {o.selection!r}: use {', '.join(SELECTIONS)}")
+    if o.submit and o.setup_only:
         raise BadInput("--submit needs a solve: drop --setup-only")
-    if policy != "expert" and (policy is not None or LLMConfig.load().configured):
-        require_sandbox(unsafe_sandbox)  # before any round, not once per round
-    if ray:
+    if o.policy != "expert" and (o.policy is not None or LLMConfig.load().configured):
+        require_sandbox(o.unsafe_sandbox)  # before any round, not once per round
+    if o.ray:
         from agentk import ray_backend
 
-        ray_backend.connect(ray)  # no Ray installed, or no cluster at that address: exit 2 before any round
+        ray_backend.connect(o.ray)  # no Ray installed, or no cluster at that address: exit 2 before any round
     cur = Curriculum(
         pool,
         out,
-        rounds,
-        submit=submit,
-        alpha=alpha,
-        beta=beta,
-        r=r,
-        budget=budget,
-        policy=policy,
-        setup_only=setup_only,
-        selection=selection,
-        seed=seed,
-        ray=ray,
-        unsafe_sandbox=unsafe_sandbox,
-        first_pick=_llm_first_pick(policy, out),
+        **options,
+        first_pick=_llm_first_pick(o.policy, out),
         memory=None,  # opened below, once the pool file is known to be good
         on_round=lambda rec: console.print(round_table(rec)),
         log=lambda m: console.print(f"[dim]…[/dim] {escape(m)}", highlight=False),

@@ -24,7 +24,10 @@ from agentk.workspace import Workspace
 from unit_tests_lib.maps import check_id_map
 
 SANDBOXED, WHY = sandbox_available()
-needs_bwrap = pytest.mark.skipif(not SANDBOXED, reason=f"no sandbox here: {WHY}")
+# these attacks are blocked by bubblewrap: without it they would do harm, so they do not run (.ci/run installs it)
+needs_bwrap = pytest.mark.skipif(
+    not SANDBOXED, reason=f"bubblewrap cannot run here ({WHY}): `apt-get install bubblewrap` to run the sandbox tests"
+)
 SECRETS = {
     "DATABASE_URL": "postgres://admin:hunter2@db/prod",
     "SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/T0/B0/secret-hook",

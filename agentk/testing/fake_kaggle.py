@@ -1,7 +1,7 @@
 """A fake Kaggle API on 127.0.0.1:7777 for tests and demos, speaking the wire protocol of the official
 client (kagglesdk: POST /api/v1/<service>/<method> with a JSON body, errors as {"code", "message"}).
 
-    with FakeKaggle({"spaceship-titanic": Path(".../public")}, answers={...}) as fake:
+    with FakeKaggle({"<slug>": Path("<competition>/public")}, answers={...}) as fake:
         os.environ["KAGGLE_API_ENVIRONMENT"] = "TEST"   # kagglesdk's http://localhost:7777
         ...
 
