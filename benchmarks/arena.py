@@ -8,7 +8,8 @@ compares the metric the agent picked (its metric code) with the competition's,
 grades the light-solve submission against the hidden answers, and prints a table (also written to
 <out>/arena_setup.md), with the competition's input modalities (meta.json).
 
-Exit status 0 when every competition set up (exit 0, setup state "done"); 1 otherwise; 2 on bad arguments.
+Exit status 0 when every competition set up (exit 0, setup state "done"), or, where meta.json says "supported":
+false, was refused with exit 2 and "unsupported task"; 1 otherwise; 2 on bad arguments.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ ARENA_METRICS = {
 }
 COLUMNS = (
     "competition",
+    "family",
+    "quirk",
     "inputs",
     "task",
     "exit",
@@ -83,6 +86,9 @@ class Result:
 
     @property
     def ok(self) -> bool:
+        """Set up; or, for a task meta.json marks unsupported, refused as such (exit 2, "unsupported task")."""
+        if self.meta.get("supported", True) is False:
+            return self.rc == 2 and "unsupported task" in _reason(self.stderr)
         return self.rc == 0 and bool(self.state) and self.state.get("status") == "done"
 
 
@@ -189,6 +195,8 @@ def cells(r: Result) -> dict:
     have = bool(st)
     return {
         "competition": r.name,
+        "family": r.meta.get("family", "-"),
+        "quirk": r.meta.get("quirk", "-"),
         "inputs": "+".join(r.meta.get("modalities", {}).get("inputs", [])) or "-",
         "task": r.meta.get("task_type", "-"),
         "exit": status,
@@ -222,8 +230,13 @@ def markdown_table(rows: list[dict]) -> str:
 
 def summary(results: list[Result]) -> str:
     done = [r for r in results if r.ok]
-    match = [r for r in results if r.picked == r.comp_metric]
-    return f"{len(done)}/{len(results)} set up, {len(match)}/{len(results)} metrics matching"
+    supported = [r for r in results if r.meta.get("supported", True) is not False]
+    match = [r for r in supported if r.picked == r.comp_metric]
+    refused = len(results) - len(supported)
+    return (
+        f"{len(done)}/{len(results)} as expected ({refused} of them unsupported tasks that must be refused), "
+        f"{len(match)}/{len(supported)} metrics matching"
+    )
 
 
 # ----------------------------------------------------------------------------- main
