@@ -1,9 +1,9 @@
-"""agentk's API: set a competition up, solve it, submit it. The CLI (agentk/cli.py), the curriculum and the
+"""agentk's API: set a competition up, solve it, submit it, report on it. The CLI (agentk/cli.py), the curriculum and the
 benchmarks all call these functions.
 
 Progress goes to an `on_event(kind, info)` callback: the engine's events ("stage", "result", "meta", "done";
 `describe_event` words them in one line) and each call's last word ("setup_end", "submit_end"), sent even when
-the call fails so that a caller can show what was done. Failures raise BadInput (bad input or an unsupported
+the call fails so that a caller can show what was done. Every event also goes to <ws>/logs/setup.log. Failures raise BadInput (bad input or an unsupported
 task: nothing was written; exit code 2) or AgentFailed (the agent tried and failed; exit code 1).
 """
 
@@ -142,22 +142,53 @@ def run_setup(
             from rag.memory import Memory
 
             memory = Memory()
-        engine = Engine(
-            ws.root,
-            setup_pipeline(source if slug else Path(source)),
-            _policy(policy, config, ws, memory),
-            Budget(stage_attempts=stage_attempts, backtracks=backtracks),
-            on_event=on_event,
-            on_fix=fix_recorder(memory, ws.root) if policy != "expert" else None,
-            info={SOURCE: source if slug else str(Path(source).resolve())},
-        )
-        try:
-            state = engine.run(resume=resume)
-        finally:
-            on_event("setup_end", {"workspace": ws.root, "state": load_state(ws.setup_state)})
+        ws.logs.mkdir(exist_ok=True)
+        with open(ws.setup_log, "a") as log:
+            engine = Engine(
+                ws.root,
+                setup_pipeline(source if slug else Path(source)),
+                _policy(policy, config, ws, memory),
+                Budget(stage_attempts=stage_attempts, backtracks=backtracks),
+                on_event=_logged(on_event, log),
+                on_fix=fix_recorder(memory, ws.root) if policy != "expert" else None,
+                info={SOURCE: source if slug else str(Path(source).resolve())},
+            )
+            try:
+                state = engine.run(resume=resume)
+            finally:
+                final = load_state(ws.setup_state)
+                if final is not None:
+                    log.write(setup_summary(final) + "\n")
+                on_event("setup_end", {"workspace": ws.root, "state": final})
         if ws.light.submission.exists():
             shutil.copyfile(ws.light.submission, ws.submission)
     return SetupResult(ws.root, state)
+
+
+def _logged(on_event: Progress, log: TextIO) -> Progress:
+    """on_event, each event's line also written to the setup's log."""
+    from rich.text import Text
+
+    def both(kind: str, info: dict) -> None:
+        line = describe_event(kind, info)
+        if line:
+            log.write(Text.from_markup(line).plain + "\n")
+            log.flush()
+        on_event(kind, info)
+
+    return both
+
+
+def setup_summary(state: EpisodeState) -> str:
+    """What a setup did, in one line: stages passed, retries, backtracks, time, LLM use."""
+    retries = sum(max(st.attempts - 1, 0) for st in state.stages.values())
+    passed = sum(st.status == "passed" for st in state.stages.values())
+    meta = sum(mt.status == "passed" for mt in state.meta_tests.values())
+    llm = f", {state.llm_calls} LLM calls, {state.tokens} tokens" if state.llm_calls else ""
+    return (
+        f"setup {state.status} in {state.seconds:.1f}s: {passed}/{len(state.stages)} stages and {meta}/"
+        f"{len(state.meta_tests)} meta-tests passed, {retries} retries, {state.backtracks} backtracks{llm}"
+    )
 
 
 def _prepare_workspace(ws: Workspace, resume: bool, force: bool) -> FolderLock:
@@ -231,10 +262,12 @@ def run_solve(
     ray: str | None = None,
     parallel_trials: int | None = None,
     output: TextIO | None = None,
+    verbose: bool = False,
 ) -> SolveResult:
     """Build solutions on a finished setup (default: the newest under workspaces/) and make the best by
     validation score the workspace's submission. The solver runs in a child process without credentials;
-    its output goes to `output` (default: the terminal). Finished solutions are kept, so a rerun resumes.
+    every detail goes to <ws>/logs/solve.log, its progress bars and one line per solution to `output` (default:
+    the terminal; verbose: the whole log as it comes). Finished solutions are kept, so a rerun resumes.
     ray: run HEBO trials as Ray tasks (local, auto or ray://host:port)."""
     from agentk.solve.budgets import PRESETS
 
@@ -258,13 +291,14 @@ def run_solve(
             ["-m", "agentk.solve.solver", str(ws.root), "--budget", budget]
             + (["--ray", ray] if ray else [])
             + (["--parallel-trials", str(parallel_trials)] if parallel_trials else [])
+            + (["--verbose"] if verbose else [])
         )
         rc = run_python_live(args, cwd=ws.root, output=output, network=bool(ray))
     summary = read_json(ws.solve_summary) or {}
     if rc != 0 or summary.get("status") != "done":
         raise AgentFailed(
-            f"solve failed: {summary.get('error') or f'exit code {rc}'} (finished solutions are "
-            "kept; run again to resume)"
+            f"solve failed: {summary.get('error') or f'exit code {rc}'} (details in {ws.solve_log}; finished "
+            "solutions are kept; run again to resume)"
         )
     return SolveResult(ws.root, summary)
 
@@ -275,17 +309,29 @@ def run_submit(
     solution: str | None = None,
     timeout: float = 900,
     on_event: Progress | None = None,
+    light: bool = False,
 ) -> SubmitResult:
-    """Submit the workspace's submission (or solutions/<solution>/'s) to its Kaggle competition, wait for the
-    score and record it; AgentFailed when Kaggle did not score it."""
+    """Submit the workspace's submission (or solutions/<solution>/'s; light: the setup's light solution) to its
+    Kaggle competition, wait for the score and record it. The workspace's submission is sent only once a solve
+    finished (BadInput otherwise); AgentFailed when Kaggle did not score it."""
     from agentk.submit import submit_workspace
 
+    if light and solution:
+        raise BadInput("--light submits the setup's light solution: drop --solution, or --light")
     ws = Path(workspace or newest_workspace()).resolve()
     paths = Workspace(ws)
     # not while a setup or solve rewrites the submission; no workspace: submit_workspace says so, no lock written
     with hold(paths.lock) if paths.setup_state.exists() else nullcontext():
-        record, pick = submit_workspace(ws, message, solution, timeout)
+        record, pick = submit_workspace(ws, message, Workspace.LIGHT if light else solution, timeout)
     (on_event or _quiet)("submit_end", {"workspace": ws, "record": record, "pick": pick})
     if record["status"] != "complete":
         raise AgentFailed(f"Kaggle did not score the submission: {record.get('error') or record['status']}")
     return SubmitResult(ws, record, pick)
+
+
+def run_report(workspace: Path | None = None) -> Path:
+    """Write a workspace's report.html (default: the newest under workspaces/), self-contained, and return its path.
+    A curriculum's report is curriculum.report's."""
+    from agentk.report import write_report
+
+    return write_report(Path(workspace or newest_workspace()).resolve())

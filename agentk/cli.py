@@ -1,4 +1,6 @@
-"""agentk's command line. Exit codes: 0 success, 1 the agent tried and failed, 2 bad input."""
+"""agentk's command line. Exit codes: 0 success, 1 the agent tried and failed, 2 bad input (one line on stderr),
+130 interrupted. Consoles stay short: a spinner or progress bars and a summary; every detail goes to <ws>/logs/
+(--verbose shows it as it comes), and `agentk report` draws what happened."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from agentk import api
@@ -33,17 +36,54 @@ def _mount_memory() -> None:
 _mount_memory()
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"agentk {version('agentk')}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _group() -> None:
-    """agentk: set up and solve Kaggle competitions with a staged, unit-tested agent (Agent K v1.0)."""
+def _group(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    """agentk: set up and solve Kaggle competitions with a staged, unit-tested agent (Agent K v1.0).
+    Exit codes: 0 done, 1 the agent tried and failed, 2 bad input (one line on stderr), 130 interrupted."""
 
 
-def _progress(kind: str, info: dict) -> None:
-    line = api.describe_event(kind, info)
-    if line:
-        console.print(line, highlight=False, soft_wrap=True)  # one event, one line, whatever the terminal width
-    elif kind == "setup_end" and info["state"] and info["state"].stages and info["state"].status != "bad_input":
-        _summary(Workspace(info["workspace"]), info["state"])
+class _SetupConsole:
+    """The setup's console: a spinner naming the stage under way (on a terminal) and a line for each failure or
+    warning; with verbose, every event and the table of stages. Every event goes to <ws>/logs/setup.log anyway."""
+
+    def __init__(self, verbose: bool):
+        self.verbose, self.passed, self.bar, self.task = verbose, 0, None, None
+
+    def __call__(self, kind: str, info: dict) -> None:
+        line = api.describe_event(kind, info)
+        if kind == "stage" and not self.verbose and console.is_terminal:
+            if self.bar is None:  # started on the first stage: bad input before it leaves nothing running
+                self.bar = Progress(
+                    SpinnerColumn(),
+                    TextColumn("{task.description}"),
+                    TimeElapsedColumn(),
+                    console=console,
+                    transient=True,
+                )
+                self.task = self.bar.add_task("setup", total=None)
+                self.bar.start()
+            self.bar.update(self.task, description=f"setup: {line} ({self.passed} stages passed)")
+        if kind == "result" and info["passed"]:
+            self.passed += 1
+        failed = kind in ("result", "meta") and not info["passed"]
+        if line and (self.verbose or failed or kind == "warning"):
+            console.print(line, highlight=False, soft_wrap=True)  # one event, one line, whatever the terminal width
+        if kind == "setup_end":
+            if self.bar is not None:
+                self.bar.stop()
+            state = info["state"]
+            if self.verbose and state and state.stages and state.status != "bad_input":
+                _summary(Workspace(info["workspace"]), state)
 
 
 def _summary(ws: Workspace, state: EpisodeState) -> None:
@@ -56,14 +96,6 @@ def _summary(ws: Workspace, state: EpisodeState) -> None:
     for name, mt in state.meta_tests.items():
         table.add_row(escape(f"[meta] {name}"), mt.status, str(mt.runs), "")
     console.print(table)
-    light = read_json(ws.light.score)
-    if light:
-        console.print(
-            f"light-solve validation score: {light['score']:.5g} "
-            f"({'higher' if light['higher_is_better'] else 'lower'} is better); "
-            f"submission in {ws.submission}",
-            highlight=False,
-        )
 
 
 @app.command()
@@ -93,9 +125,12 @@ def setup(
         help="Run LLM-written code even where bubblewrap cannot sandbox it (it then runs with your files, "
         "network and home directory in reach).",
     ),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show every step and the table of stages."),
 ) -> None:
     """Set a competition up: fetch, summarise, detect modalities, plan, then build and unit-test the
-    input/target maps, target transform, submission formatters and metric; finish with a light solve."""
+    input/target maps, target transform, submission formatters and metric; finish with a light solve.
+    Exit codes: 0 done; 1 the agent ran out of tries (setup.json says which stage and why; --resume continues);
+    2 bad input or an unsupported task (one line, nothing written)."""
     result = api.run_setup(
         source,
         workspace,
@@ -105,11 +140,20 @@ def setup(
         stage_attempts=stage_attempts,
         backtracks=backtracks,
         unsafe_sandbox=unsafe_sandbox,
-        on_event=_progress,
+        on_event=_SetupConsole(verbose),
     )
-    state = result.state
-    llm = f", {state.llm_calls} LLM calls, {state.tokens} tokens" if state.llm_calls else ""
-    console.print(f"[green]setup done[/green] in {state.seconds:.1f}s{llm}: {result.workspace}", highlight=False)
+    ws = Workspace(result.workspace)
+    console.print(
+        api.setup_summary(result.state).replace("setup done", "[green]setup done[/green]", 1), highlight=False
+    )
+    light = read_json(ws.light.score)
+    if light:
+        console.print(
+            f"light solution: validation score {light['score']:.5g} "
+            f"({'higher' if light['higher_is_better'] else 'lower'} is better) in {ws.submission}",
+            highlight=False,
+        )
+    console.print(f"workspace {ws.root}; log {ws.setup_log}", highlight=False)
 
 
 @app.command()
@@ -137,17 +181,21 @@ def solve(
         min=1,
         help="With --ray: a network's HEBO trials run K at a time \\[default: the cluster's GPUs, else 2].",
     ),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the whole log (epochs, trials, AutoGluon)."),
 ) -> None:
     """Build solutions on a finished setup: AutoGluon for tabular inputs, late-fusion networks (image, text and
     tabular embedders) tuned by HEBO, an MLP blend; the best by validation score becomes <ws>/submission.csv.
-    Finished solutions are kept in <ws>/solutions/<id>/, so running it again resumes."""
-    result = api.run_solve(workspace, budget, ray=ray, parallel_trials=parallel_trials)
+    Finished solutions are kept in <ws>/solutions/<id>/, so running it again resumes. Writes <ws>/report.html.
+    Exit codes: 0 done; 1 the solve failed (the reason, and <ws>/logs/solve.log for details); 2 bad input
+    (no finished setup, unknown budget, the workspace in use)."""
+    result = api.run_solve(workspace, budget, ray=ray, parallel_trials=parallel_trials, verbose=verbose)
     summary = result.summary
+    ws = Workspace(result.workspace)
     table = Table(
-        title=f"solutions of {result.workspace.name} ({summary['metric']}, "
+        title=f"solutions of {ws.root.name} (validation {summary['metric']}, "
         f"{'higher' if summary['higher_is_better'] else 'lower'} is better)"
     )
-    for col in ("solution", "kind", "validation", "seconds", "plan"):
+    for col in ("solution", "kind", "validation", "seconds"):
         table.add_column(col)
     for s in summary["solutions"]:
         table.add_row(
@@ -155,12 +203,10 @@ def solve(
             s["kind"],
             f"{s['val_score']:.5g}",
             f"{s['seconds']:.0f}",
-            escape(s["plan"][:90]),
         )
     console.print(table)
-    console.print(
-        f"[green]solve done[/green]: {Workspace(result.workspace).submission} from {summary['best']}", highlight=False
-    )
+    console.print(f"[green]solve done[/green]: {ws.submission} from {summary['best']}", highlight=False)
+    console.print(f"report {api.run_report(ws.root)}; log {ws.solve_log}", highlight=False)
 
 
 @app.command()
@@ -199,7 +245,9 @@ def curriculum(
     ),
 ) -> None:
     """Run the curriculum (paper 3.3) over a pool: each round picks the task maximising eq. 7, then
-    setup -> solve -> (submit) -> memory update (RAG+ on success, which clears the task's RAG-)."""
+    setup -> solve -> (submit) -> memory update (RAG+ on success, which clears the task's RAG-). Each step's output
+    goes to <out>/logs/; writes <out>/report.html at the end. Exit codes: 0 the rounds ran (a failed task is an
+    outcome, in the table and the report); 2 bad input (pool file, options, the out folder in use)."""
     options = dict(locals())  # the parsed options, first thing: Curriculum's keywords, checked by curriculum_command
     from curriculum.cli import curriculum_command
 
@@ -216,10 +264,44 @@ def submit(
         None, "--solution", help="Submit solutions/<id>/submission.csv instead of the best."
     ),
     timeout: float = typer.Option(900, help="Seconds to wait for the score."),
+    light: bool = typer.Option(
+        False, "--light", help="Submit the setup's light solution (solutions/light/), with or without a solve."
+    ),
 ) -> None:
     """Submit the workspace's submission to its Kaggle competition, wait for the score and record it;
-    the final pick is the submission with the best public score (paper A.4)."""
-    api.run_submit(workspace, message, solution, timeout, on_event=_submissions)
+    the final pick is the submission with the best public score (paper A.4). The workspace's submission goes only
+    after a finished solve (--light sends the setup's light solution instead). Exit codes: 0 scored; 1 Kaggle did
+    not score it; 2 bad input (a local workspace, an unfinished solve, a file unlike the sample, no credentials)."""
+    api.run_submit(workspace, message, solution, timeout, on_event=_submissions, light=light)
+
+
+@app.command()
+def report(
+    workspace: Path | None = typer.Option(
+        None, "--workspace", "-w", help="The workspace \\[default: the newest under workspaces/]."
+    ),
+    curriculum: Path | None = typer.Option(
+        None, "--curriculum", "-c", help="A curriculum's out folder (holding curriculum.json) instead of a workspace."
+    ),
+    open_it: bool = typer.Option(False, "--open", help="Open the report in the browser."),
+) -> None:
+    """Write report.html into the workspace (or the curriculum's folder): the task, the setup's trajectory, the
+    solutions with their learning curves and HEBO trials, the blend, the submission checked against the sample;
+    for a curriculum its rounds, pass@k, successes over time and scores per task. One file, plots inside, no
+    network. Exit codes: 0 written; 2 bad input (no such workspace or curriculum)."""
+    if curriculum is not None:
+        if workspace is not None:
+            raise BadInput("give --workspace or --curriculum, not both")
+        from curriculum.report import write_curriculum_report
+
+        path = write_curriculum_report(curriculum.resolve())
+    else:
+        path = api.run_report(workspace)
+    print(path)
+    if open_it:
+        import webbrowser
+
+        webbrowser.open(path.as_uri())
 
 
 def _submissions(kind: str, info: dict) -> None:

@@ -20,6 +20,18 @@ def higher_is_better(ws: Path) -> bool:
     return m is None or m.group(1) == "True"
 
 
+def solve_status(ws: Path) -> str:
+    """The state of the workspace's solve in words: never run, running or killed, failed (why), done."""
+    summary = read_json(Workspace(ws).solve_summary)
+    if summary is None:
+        return "no solve was run"
+    if summary.get("status") == "running":
+        return "a solve is running or was killed"
+    if summary.get("status") == "failed":
+        return f"the solve failed: {summary.get('error')}"
+    return str(summary.get("status"))
+
+
 def final_pick(records: list[dict], higher: bool) -> dict | None:
     scored = [r for r in records if r.get("status") == "complete" and r.get("public_score") is not None]
     if not scored:
@@ -42,6 +54,14 @@ def submit_workspace(ws: Path, message: str, solution: str | None, timeout: floa
             "(grade it locally, e.g. examples/grade.py)"
         )
     file = paths.solution(solution).submission if solution else paths.submission
+    if solution and read_json(paths.solution(solution).score) is None:
+        raise BadInput(f"solution {solution!r} of {ws} is not finished (no {paths.solution(solution).score.name})")
+    if not solution and (read_json(paths.solve_summary) or {}).get("status") != "done":
+        raise BadInput(
+            f"the solve in {ws} did not finish ({solve_status(ws)}), so {paths.submission.name} may be the setup's "
+            f"light solution or a stale one: run `agentk solve --workspace {ws}`, or pass --light to submit the light "
+            "solution"
+        )
     if not file.exists():
         raise BadInput(f"{file} does not exist: run `agentk setup` (and `agentk solve`) first")
     import pandas as pd

@@ -10,6 +10,8 @@ stage is named here and nowhere else, and generated modules and maps are loaded 
     <ws>/setup.json, trajectory.jsonl, llm_log.jsonl                 the setup's state, steps and LLM calls
     <ws>/solutions/split.json, solutions/<id>/...                    the solve (Solution files below)
     <ws>/solve.json, submission.csv, submissions.json, final_pick.json
+    <ws>/logs/setup.log, logs/solve.log                               every detail the consoles leave out
+    <ws>/report.html                                                  `agentk report`: what happened, self-contained
     <ws>/.agentk.lock                                                 one run at a time (agentk.core.lock)
 """
 
@@ -70,6 +72,9 @@ class Workspace:
     SUBMISSION, SUBMISSIONS, FINAL_PICK = "submission.csv", "submissions.json", "final_pick.json"
     LIGHT = "light"  # the solution id of the setup's final light solve
     LOCK = ".agentk.lock"  # held by the run using the folder (agentk.core.lock); the curriculum's out folder too
+    LOGS, SETUP_LOG, SOLVE_LOG = "logs", "setup.log", "solve.log"
+    REPORT = "report.html"
+    CURRICULUM_STATE = "curriculum.json"  # a curriculum's out folder: its rounds (curriculum/runner.py)
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
@@ -189,6 +194,27 @@ class Workspace:
     @property
     def final_pick(self) -> Path:
         return self.root / self.FINAL_PICK
+
+    # what a person reads
+    @property
+    def logs(self) -> Path:
+        return self.root / self.LOGS
+
+    @property
+    def setup_log(self) -> Path:
+        return self.logs / self.SETUP_LOG
+
+    @property
+    def solve_log(self) -> Path:
+        return self.logs / self.SOLVE_LOG
+
+    @property
+    def report(self) -> Path:
+        return self.root / self.REPORT
+
+    @property
+    def curriculum_state(self) -> Path:
+        return self.root / self.CURRICULUM_STATE
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,7 @@ class Curriculum:
         self.unsafe_sandbox = unsafe_sandbox
         self.alpha, self.beta, self.r = alpha, beta, r
         self.memory, self.first_pick, self.on_round, self.log = memory, first_pick, on_round, log
-        self.state_path = self.out / "curriculum.json"
+        self.state_path = Workspace(self.out).curriculum_state
         self.tasks = read_pool(self.pool_file)  # bad pool: BadInput before anything is written
         self.state = read_json(self.state_path) or {
             "run_id": uuid.uuid4().hex[:12],
@@ -218,7 +218,7 @@ class Curriculum:
         it to watch the step (benchmarks/learning_curve.py)."""
         rec["runs"][step] = rec["runs"].get(step, 0) + 1
         self._save()  # the run count is on disk before the run: a resume shows it was retried
-        logs = self.out / "logs"
+        logs = Workspace(self.out).logs
         logs.mkdir(exist_ok=True)
         self.log(f"  {step} {rec['task']}…")
         path = logs / f"round-{rec['round'] + 1}-{rec['task']}-{step}.log"

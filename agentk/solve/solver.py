@@ -6,17 +6,24 @@ predictions, submission, the trials of tuned networks); a finished one is loaded
 resumes. Predictions are kept in model space (see tools/task_data.py), which is what the blender learns from.
 
 This module runs in a child process of `agentk solve` (cwd the workspace, no credentials): it executes the
-setup's generated code (transform, metric, formatters)."""
+setup's generated code (transform, metric, formatters). Everything it and its libraries write goes to
+<ws>/logs/solve.log; the console gets progress bars and one line per solution (all of it with --verbose).
+solve.json says "running" from the start and "done" only once the best submission is in place: that is the
+marker `agentk submit` trusts."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import json
+import os
 import shutil
 import sys
+import threading
 import time
+import traceback
 from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
@@ -44,10 +51,13 @@ class Solution:
 
 
 class Solver:
-    def __init__(self, ws: Path, budget: SolveBudget, log=print, bar=None, parallel_trials: int = 1, map_fn=None):
+    def __init__(
+        self, ws: Path, budget: SolveBudget, log=print, bar=None, parallel_trials: int = 1, map_fn=None, say=None
+    ):
         self.ws = Path(ws).resolve()
         self.budget = budget
-        self.log = log
+        self.log = log  # every detail (the log file)
+        self.say = say or log  # the few lines a person watching the console wants: one per solution, the verdict
         self.bar = bar  # a rich Progress: one bar for the solutions, one for a network's HEBO trials
         # map_fn(fn, items), e.g. agentk.ray_backend.map_tasks: a network's HEBO trials run through it,
         # parallel_trials at a time, in other processes; None: one after another in this one
@@ -71,10 +81,13 @@ class Solver:
         return plans
 
     def run(self) -> dict:
+        # an earlier "done" no longer describes the workspace: until finish() the solve is unfinished
+        write_json(self.workspace.solve_summary, {"status": "running", "budget": self.budget.name})
         fit, val = self.task.split
-        self.log(
+        self.say(
             f"{len(fit)} rows to fit, {len(val)} to validate; metric {self.task.metric_name} "
-            f"({'higher' if self.task.higher_is_better else 'lower'} is better); inputs {self.task.modalities}"
+            f"({'higher' if self.task.higher_is_better else 'lower'} is better); inputs "
+            f"{', '.join(self.task.modalities)}; budget {self.budget.name}"
         )
         solutions = []
         plans = self.plans()
@@ -82,10 +95,11 @@ class Solver:
         for sid, kind, config in plans:
             done = self.load(sid)
             if done is not None:
-                self.log(f"{sid}: already done (validation {done.val_score:.5g})")
+                self.say(f"{sid}: already done (validation {self.task.metric_name} {done.val_score:.5g})")
             else:
                 done = self.autogluon(sid) if kind == "autogluon" else self.network(sid, config)
                 self.save(done)
+                self.say(f"{sid}: validation {self.task.metric_name} {done.val_score:.5g} ({done.seconds:.0f} s)")
             solutions.append(done)
             self._advance(overall)
         if len(solutions) >= self.budget.blend_after:
@@ -110,6 +124,10 @@ class Solver:
         self.log(
             f"{sid}: AutoGluon ({self.budget.autogluon_presets}, {self.budget.autogluon_time:.0f} s) "
             f"optimising {self.task.metric_name}"
+        )
+        self.log(
+            "  AutoGluon skips the model families whose optional packages are not installed (fastai, xgboost...): "
+            "its 'ImportError ... pip install autogluon.tabular[...]' lines below are notes, not failures"
         )
         t0 = time.monotonic()
         out = fit_autogluon(
@@ -255,8 +273,9 @@ class Solver:
             return
         self._advance(trials_bar)
         self.log(
-            f"{sid} trial {k + 1}: validation {self.task.metric_name} {record['val_score']:.5g} (training loss "
-            f"{record['train_loss']:.4g}; {record['epochs']} epochs, {record['seconds']:.0f} s)"
+            f"{sid} trial {k + 1}: validation {self.task.metric_name} {record['val_score']:.5g} (validation loss "
+            f"{record['val_loss']:.4g} at the best epoch, {record['best_epoch']}; {record['epochs']} epochs run, "
+            f"{record['seconds']:.0f} s)"
         )
 
     def blend(self, solutions: list[Solution]) -> Solution | None:
@@ -273,15 +292,22 @@ class Solver:
             val,
             [s.test_pred for s in solutions],
         )
+        # both figures are scored on the same validation rows: the blender's out of fold (it is trained on those
+        # rows, so only its cross-validated predictions are a fair score), the single solution's as it predicted them
         verdict = "kept" if res.kept else "not kept"
-        self.log(
-            f"blend of {len(solutions)} solutions: cross-validated {self.task.metric_name} {res.cv_score:.5g} vs best "
-            f"single {res.best_single_score:.5g} ({solutions[res.best_single_index].id}): {verdict}"
+        verdict_record = {
+            "cv_score": res.cv_score,  # out of fold, on the validation rows
+            "best_single": res.best_single_score,  # on the same rows
+            "best_single_id": solutions[res.best_single_index].id,
+        }
+        self.say(
+            f"blend of {len(solutions)} solutions: {verdict}: out-of-fold {self.task.metric_name} {res.cv_score:.5g} "
+            f"(the blender cross-validated on the validation rows) vs {res.best_single_score:.5g} for "
+            f"{solutions[res.best_single_index].id} on the same rows"
         )
         if not res.kept:
             write_json(
-                self.workspace.solution("blend").skipped,
-                {"cv_score": res.cv_score, "best_single": res.best_single_score, "inputs": [s.id for s in solutions]},
+                self.workspace.solution("blend").skipped, {**verdict_record, "inputs": [s.id for s in solutions]}
             )
             return None
         return Solution(
@@ -293,7 +319,7 @@ class Solver:
             res.val_pred,
             res.test_pred,
             time.monotonic() - t0,
-            {"inputs": [s.id for s in solutions]},
+            {**verdict_record, "inputs": [s.id for s in solutions]},
         )
 
     # -- files ----------------------------------------------------------------------------------
@@ -353,7 +379,7 @@ class Solver:
             ],
         }
         write_json(self.workspace.solve_summary, summary)
-        self.log(
+        self.say(
             f"best: {best.id} (validation {self.task.metric_name} {best.val_score:.5g}) -> {self.workspace.submission}"
         )
         return summary
@@ -374,12 +400,13 @@ def _train_trial(task: TaskData, base, params: dict, files: SolutionFiles, k: in
         "trial": k,
         "ok": bool(np.isfinite(loss)),
         "loss": float(loss),
-        "train_loss": float(result.val_loss),
+        "val_loss": float(result.val_loss),  # the training objective on the validation rows, at the best epoch
         "val_score": float(result.val_score),
         "epochs": result.epochs_run,
         "best_epoch": result.best_epoch,
         "seconds": result.seconds,
         "notes": list(result.notes),
+        "history": _jsonable(result.history),  # per epoch: the learning curve the report draws
     }
 
 
@@ -451,37 +478,95 @@ def main(argv: list[str] | None = None) -> int:
         metavar="K",
         help="with Ray, a network's HEBO trials run K at a time [default: the cluster's GPUs, else 2]",
     )
+    p.add_argument("--verbose", action="store_true", help="show everything the log gets as it comes")
     args = p.parse_args(argv)
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    console = Console(highlight=False, soft_wrap=True)  # log lines stay whole when piped
+    ws = Workspace(args.workspace)
+    with _output(ws.solve_log, args.verbose) as (console, log, say):
+        log(f"---- agentk solve --budget {args.budget}, {datetime.now(UTC).isoformat(timespec='seconds')}")
+        address = None
+        try:
+            from agentk.ray_backend import requested_address
+
+            address = requested_address(args.ray)
+            parallel = _ray_trials(address, args.parallel_trials, say) if address else {}
+            bars = console is not None and console.is_terminal  # a file or a pipe gets the lines alone
+            with (
+                Progress(
+                    TextColumn("{task.description}"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TimeElapsedColumn(),
+                    console=console,
+                    transient=True,
+                )
+                if bars
+                else contextlib.nullcontext()
+            ) as bar:
+                Solver(args.workspace, PRESETS[args.budget], log=log, bar=bar, say=say, **parallel).run()
+        except Exception as exc:  # the parent reads the reason from the solve summary; the traceback goes to the log
+            traceback.print_exc()
+            write_json(
+                ws.solve_summary, {"status": "failed", "budget": args.budget, "error": f"{type(exc).__name__}: {exc}"}
+            )
+            return 1
+        finally:
+            if address:
+                from agentk.ray_backend import shutdown
+
+                shutdown()
+    return 0
+
+
+@contextlib.contextmanager
+def _output(path: Path, verbose: bool):
+    """Sends everything this process writes to fds 1 and 2 (its log lines, AutoGluon's and torch's output, warnings,
+    tracebacks) to the log file `path`, through a pipe copied by a thread; yields (console, log, say): the console
+    (a rich Console on the original stdout, None when verbose), log(line) for the file alone and say(line) for the
+    file and the console. With verbose, the console gets everything the file gets, as it comes."""
+    from rich.console import Console
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    read, write = os.pipe()
+    file = open(path, "ab", buffering=0)  # closed below, once the copying thread has ended
+
+    def copy() -> None:
+        while chunk := os.read(read, 65536):
+            file.write(chunk)
+            if verbose:
+                os.write(saved[0], chunk)
+
+    thread = threading.Thread(target=copy, daemon=True)
+    thread.start()
+    os.dup2(write, 1)
+    os.dup2(write, 2)
+    os.close(write)
+    console = None if verbose else Console(file=open(saved[0], "w", closefd=False), highlight=False, soft_wrap=True)
 
     def log(message: str) -> None:
-        console.print(message, markup=False)
+        print(message, flush=True)
 
-    address = None
+    def say(message: str) -> None:
+        log(message)
+        if console is not None:
+            console.print(message, markup=False)
+
     try:
-        from agentk.ray_backend import requested_address
-
-        address = requested_address(args.ray)
-        parallel = _ray_trials(address, args.parallel_trials, log) if address else {}
-        with Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
-        ) as bar:
-            Solver(args.workspace, PRESETS[args.budget], log=log, bar=bar, **parallel).run()
-    except Exception as exc:  # the parent reads the reason from the solve summary; the traceback goes to stderr
-        write_json(
-            Workspace(args.workspace).solve_summary,
-            {"status": "failed", "budget": args.budget, "error": f"{type(exc).__name__}: {exc}"},
-        )
-        raise
+        yield console, log, say
     finally:
-        if address:
-            from agentk.ray_backend import shutdown
-
-            shutdown()
-    return 0
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)  # the pipe's last writers gone, the thread reads to its end
+        os.dup2(saved[1], 2)
+        thread.join(timeout=10)
+        os.close(read)
+        os.close(saved[0])
+        os.close(saved[1])
+        file.close()
 
 
 def _ray_trials(address: str, parallel: int | None, log) -> dict:
