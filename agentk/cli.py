@@ -152,8 +152,9 @@ def setup(
             f"light solution: validation score {light['score']:.5g} "
             f"({'higher' if light['higher_is_better'] else 'lower'} is better) in {ws.submission}",
             highlight=False,
+            soft_wrap=True,
         )
-    console.print(f"workspace {ws.root}; log {ws.setup_log}", highlight=False)
+    console.print(f"workspace {ws.root}; log {ws.setup_log}", highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -205,8 +206,8 @@ def solve(
             f"{s['seconds']:.0f}",
         )
     console.print(table)
-    console.print(f"[green]solve done[/green]: {ws.submission} from {summary['best']}", highlight=False)
-    console.print(f"report {api.run_report(ws.root)}; log {ws.solve_log}", highlight=False)
+    console.print(f"[green]solve done[/green]: {ws.submission} from {summary['best']}", highlight=False, soft_wrap=True)
+    console.print(f"report {api.run_report(ws.root)}; log {ws.solve_log}", highlight=False, soft_wrap=True)
 
 
 @app.command()

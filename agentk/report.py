@@ -354,7 +354,7 @@ def _network(sid: str, trials: list[dict], metric: str) -> str:
     ok = [r for r in trials if r.get("ok")]
     charts = []
     if ok:
-        fig, ax = plt.subplots(figsize=(5, 3.2))
+        fig, ax = plt.subplots(figsize=(6, 3.2))
         for optimizer in sorted({r["params"]["optimizer"] for r in ok}):
             mine = [r for r in ok if r["params"]["optimizer"] == optimizer]
             ax.scatter([float(r["params"]["lr"]) for r in mine], [r["val_score"] for r in mine], label=optimizer, s=36)
@@ -388,15 +388,14 @@ def _network(sid: str, trials: list[dict], metric: str) -> str:
             if r.get("best_epoch") in epochs:
                 best = r["history"][epochs.index(r["best_epoch"])]
                 score_ax.plot([best["epoch"]], [best["val_score"]], "o", color=line.get_color())
-        loss_ax.set_title("loss: dashed on the training rows, solid on the validation rows")
+        loss_ax.set_title("training objective (dashed: fit rows; solid: validation rows)", fontsize=10)
         loss_ax.set_xlabel("epoch")
-        score_ax.set_title(f"validation {metric} (dot: the epoch kept)")
+        score_ax.set_title(f"validation {metric} (dot: the epoch kept)", fontsize=10)
+        fig.tight_layout()
         score_ax.set_xlabel("epoch")
         loss_ax.legend(fontsize=8)
         charts.append(figure(fig, f"{sid} learning curves"))
-    if charts:
-        out += "<div class=row>" + "".join(f"<div>{c}</div>" for c in charts) + "</div>"
-    return out
+    return out + "".join(f"<div>{c}</div>" for c in charts)
 
 
 def _leaderboard(sid: str, model: dict, metric: str) -> str:

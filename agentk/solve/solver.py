@@ -500,6 +500,8 @@ def main(argv: list[str] | None = None) -> int:
                     TimeElapsedColumn(),
                     console=console,
                     transient=True,
+                    redirect_stdout=False,  # print() goes to the log, not above the bars
+                    redirect_stderr=False,
                 )
                 if bars
                 else contextlib.nullcontext()
