@@ -96,9 +96,12 @@ def curriculum_command(pool: Path, out: Path, memory: Path | None, **options) ->
     cur.memory = Memory(memory)  # None: AGENTK_MEMORY or ~/.agentk/memory, shared with setup's fixes
     state = cur.run()
     done = [r_ for r_ in state["rounds"] if r_["step"] == "done"]
+    from curriculum.report import write_curriculum_report
+
     console.print(
         f"[green]curriculum[/green]: {len(done)} rounds, solved {len(state['solved'])}/{len(cur.tasks)}"
-        f" ({', '.join(state['solved']) or 'none'}); state in {cur.state_path}",
+        f" ({', '.join(state['solved']) or 'none'}); state in {cur.state_path}; report {write_curriculum_report(cur.out)}",
         highlight=False,
+        soft_wrap=True,
     )
     return state

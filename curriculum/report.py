@@ -113,12 +113,13 @@ def _successes(rounds: list[dict]) -> str:
         calls.append(total)
     with_llm = total > 0
     fig, axes = plt.subplots(1, 2 if with_llm else 1, figsize=(10 if with_llm else 5, 3), squeeze=False)
-    axes[0][0].step(range(1, len(rounds) + 1), solved, where="post", color="#ef6c00")
+    axes[0][0].step(range(1, len(rounds) + 1), solved, where="post", color="#ef6c00", marker="o")
+    axes[0][0].set_xticks(range(1, len(rounds) + 1))
     axes[0][0].set_xlabel("round")
     axes[0][0].set_ylabel("tasks solved so far")
     axes[0][0].set_title("successes over rounds")
     if with_llm:  # the paper's Figure 14: what the successes cost
-        axes[0][1].step(calls, solved, where="post", color="#6a1b9a")
+        axes[0][1].step(calls, solved, where="post", color="#6a1b9a", marker="o")
         axes[0][1].set_xlabel("LLM calls so far")
         axes[0][1].set_title("successes over LLM calls")
     axes[0][0].yaxis.get_major_locator().set_params(integer=True)

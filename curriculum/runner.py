@@ -324,6 +324,7 @@ def run_step(step: Step, out: TextIO, memory=None) -> int:
             )
         elif step.name == "solve":
             api.run_solve(ws, step.budget, output=out)
+            print(f"report {api.run_report(ws)}", file=out, flush=True)
         else:
             api.run_submit(ws)
     except (BadInput, AgentFailed) as exc:

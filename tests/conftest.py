@@ -51,3 +51,36 @@ def example_ws(tmp_path_factory):
         return done[name]
 
     return get
+
+
+def render(html_path, screenshot):
+    """Opens the page in chromium; returns what it shows: each image's alt and decoded width, the tables' header
+    rows, section ids, the page's text, and every URL it asked for."""
+    from playwright.sync_api import sync_playwright
+
+    from tools.scraper import CHROMIUM_ARGS, find_chromium
+
+    exe = find_chromium()
+    assert exe, "no chromium found: install it (tests/run does: apt-get install chromium) or set AGENTK_CHROMIUM"
+    requests = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(html_path.as_uri(), wait_until="load")
+            shown = page.evaluate(
+                """() => ({
+                    images: [...document.images].map(i => [i.alt, i.complete ? i.naturalWidth : 0]),
+                    tables: [...document.querySelectorAll('table')].map(t =>
+                        [...t.querySelectorAll('th')].map(h => h.textContent)),
+                    rows: [...document.querySelectorAll('table')].map(t => t.querySelectorAll('tbody tr').length),
+                    sections: [...document.querySelectorAll('section')].map(s => s.id),
+                    text: document.body.innerText,
+                })"""
+            )
+            page.screenshot(path=str(screenshot), full_page=True)
+        finally:
+            browser.close()
+    shown["requests"] = requests
+    return shown

@@ -402,6 +402,8 @@ def test_killed_run_resumes_mid_round_without_redoing_it(tmp_path):
     assert memory["neg"] == [], "a success wipes the task's earlier failures"
     assert [(t, s["round"]) for t, _, s in memory["pos"]] == [("iris-species", 0)]
     assert "round 1: iris-species" in done.stderr
+    assert (out / "report.html").exists() and (out / "iris-species" / "report.html").exists()  # both reports
+    assert f"report {out / 'report.html'}" in done.stderr
 
 
 def test_setup_only_rounds_with_the_llm_policy_store_fixes_in_the_curriculum_memory(tmp_path, monkeypatch):

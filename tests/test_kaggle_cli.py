@@ -52,7 +52,7 @@ def test_setup_from_a_url_then_submit(tmp_path, env, base_url):  # noqa: F811
         assert "METRIC = 'accuracy'" in (ws / "code_metric.py").read_text()
         assert json.loads((ws / "setup.json").read_text())["status"] == "done"
 
-        proc = agentk("submit", "--workspace", ws, "--message", "light solve", env=env)
+        proc = agentk("submit", "--light", "--workspace", ws, "--message", "light solve", env=env)
         assert proc.returncode == 0, proc.stderr[-3000:]
         records = json.loads((ws / "submissions.json").read_text())
         assert len(records) == 1 and records[0]["status"] == "complete" and records[0]["message"] == "light solve"
@@ -63,7 +63,7 @@ def test_setup_from_a_url_then_submit(tmp_path, env, base_url):  # noqa: F811
         # killed while waiting for the score: the rerun waits for that submission instead of submitting again
         fake.pending_polls = 10**6
         proc = subprocess.Popen(
-            [sys.executable, "-m", "agentk.cli", "submit", "--workspace", str(ws), "-m", "second"],
+            [sys.executable, "-m", "agentk.cli", "submit", "--light", "--workspace", str(ws), "-m", "second"],
             cwd=ROOT,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -79,7 +79,7 @@ def test_setup_from_a_url_then_submit(tmp_path, env, base_url):  # noqa: F811
         pending = json.loads((ws / "submissions.json").read_text())[1]
         assert pending["status"] == "pending" and pending["public_score"] is None
         fake.pending_polls = 0
-        proc = agentk("submit", "--workspace", ws, "-m", "third", env=env)
+        proc = agentk("submit", "--light", "--workspace", ws, "-m", "third", env=env)
         assert proc.returncode == 0, proc.stderr[-3000:]
         records = json.loads((ws / "submissions.json").read_text())
         assert [r["ref"] for r in records][1] == pending["ref"] and len(records) == 2
@@ -113,5 +113,5 @@ def test_no_credentials_is_exit_2_saying_how(tmp_path, env):
 def test_submit_refuses_a_local_workspace(example_ws, env):
     ws, proc = example_ws("iris-species")
     assert proc.returncode == 0
-    line = one_line(agentk("submit", "--workspace", ws, env=env))
+    line = one_line(agentk("submit", "--light", "--workspace", ws, env=env))
     assert "local folder" in line

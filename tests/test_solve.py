@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import EXAMPLES, agentk
+from conftest import EXAMPLES, agentk, render
 
 from agentk.core.errors import BadInput
 from agentk.core.fileio import append_jsonl, read_json, read_jsonl, write_json
@@ -52,6 +52,44 @@ def test_solve_writes_every_solution_and_the_best_submission(solved):
     assert summary["best"] == best["id"]
     assert (ws / "submission.csv").read_text() == (ws / "solutions" / best["id"] / "submission.csv").read_text()
     assert "solutions of" in run.stderr and "solve done" in run.stderr
+
+
+def test_solve_writes_a_report_with_plots_and_tables(solved, tmp_path):
+    """The report `agentk solve` wrote, rendered in headless chromium (a screenshot goes to tmp_path)."""
+    solved, run = solved
+    path = Workspace(solved).report
+    assert f"report {path}" in run.stderr
+    shown = render(path, tmp_path / "report.png")
+    assert (tmp_path / "report.png").stat().st_size > 10_000
+    assert shown["sections"] == ["task", "setup", "solutions", "blend", "submission"]
+    widths = dict(shown["images"])
+    for alt in ("setup trajectory", "validation scores", "network-1 HEBO trials", "network-1 learning curves"):
+        assert widths.get(alt, 0) > 0, f"{alt}: not drawn ({shown['images']})"
+    assert all(w > 0 for w in widths.values()), shown["images"]
+    assert all(u.startswith(("file:", "data:")) for u in shown["requests"]), shown["requests"]  # nothing fetched
+    headers = shown["tables"]
+    stages = headers.index(next(h for h in headers if h[:2] == ["stage", "status"]))
+    assert shown["rows"][stages] >= 10  # every setup stage
+    trials = [i for i, h in enumerate(headers) if "learning rate" in h]
+    assert [shown["rows"][i] for i in trials] == [2]  # the network's two HEBO trials
+    assert any(h[:2] == ["model", "score_val"] for h in headers)  # AutoGluon's leaderboard
+    text = shown["text"]
+    assert "roc_auc (higher is better)" in text
+    assert "matches the sample submission" in text and "the solve's best solution" in text
+    assert "out of fold" in text  # the blend's figure says what it is
+    best = json.loads((solved / "solve.json").read_text())["best"]
+    assert f"{best} ★" in text
+
+
+def test_console_is_short_and_the_log_has_every_detail(solved):
+    ws, run = solved
+    log = (ws / "logs" / "solve.log").read_text()
+    assert "fusion epoch" in log and "network-1 trial 2:" in log and "validation loss" in log
+    assert "fusion epoch" not in run.stderr and "Warning" not in run.stderr
+    assert len(run.stderr.splitlines()) < 25, run.stderr
+    assert "blend of 2 solutions" in run.stderr and "out-of-fold" in run.stderr
+    history = json.loads((ws / "solutions" / "network-1" / "trials.jsonl").read_text().splitlines()[0])["history"]
+    assert history[0]["epoch"] == 1 and {"train_loss", "val_loss", "val_score"} <= set(history[0])
 
 
 def test_best_submission_beats_the_constant_on_hidden_answers(solved):
@@ -141,9 +179,22 @@ def test_solver_saves_with_the_alternative_formatter_when_the_first_is_broken(se
         solver.save(Solution("none", "network", "a constant", 0.5, np.zeros((n_val, 1)), np.zeros((n_test, 1)), 1.0))
 
 
+def test_submit_refuses_a_workspace_whose_solve_did_not_finish(setup_ws):
+    paths = Workspace(setup_ws)
+    write_json(paths.setup_state, {**read_json(paths.setup_state), "source": "https://www.kaggle.com/competitions/x"})
+    with pytest.raises(BadInput, match="did not finish \\(no solve was run\\).*--light"):
+        submit_workspace(setup_ws, "m", None, timeout=1)
+    write_json(paths.solve_summary, {"status": "running", "budget": "quick"})  # killed mid-solve
+    with pytest.raises(BadInput, match="a solve is running or was killed"):
+        submit_workspace(setup_ws, "m", None, timeout=1)
+    with pytest.raises(BadInput, match="solution 'network-1' .* is not finished"):
+        submit_workspace(setup_ws, "m", "network-1", timeout=1)
+
+
 def test_submit_refuses_a_submission_that_does_not_match_the_sample(setup_ws):
     paths = Workspace(setup_ws)
     write_json(paths.setup_state, {**read_json(paths.setup_state), "source": "https://www.kaggle.com/competitions/x"})
+    write_json(paths.solve_summary, {"status": "done"})
     pd.read_csv(paths.light.submission).iloc[1:].to_csv(paths.submission, index=False)  # a row lost
     with pytest.raises(BadInput, match="does not match the sample submission: .* 1 sample ids missing"):
         submit_workspace(setup_ws, "m", None, timeout=1)
