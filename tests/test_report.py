@@ -29,7 +29,8 @@ def test_the_report_says_when_the_submission_is_not_a_finished_solves(set_up, tm
     ws = tmp_path / "ws"
     shutil.copytree(set_up, ws, symlinks=True)
     text = write_report(ws).read_text()
-    assert "not a finished solve" in text and "no solve was run" in text and "No solution yet" in text
+    assert "not a finished solve" in text and "no solve was run" in text
+    assert "light (setup)" in text and "network-1" not in text  # the setup's light solution alone
     write_json(Workspace(ws).solve_summary, {"status": "running", "budget": "quick"})
     assert "a solve is running or was killed" in write_report(ws).read_text()
 
