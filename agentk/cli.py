@@ -144,7 +144,9 @@ def setup(
     )
     ws = Workspace(result.workspace)
     console.print(
-        api.setup_summary(result.state).replace("setup done", "[green]setup done[/green]", 1), highlight=False
+        api.setup_summary(result.state).replace("setup done", "[green]setup done[/green]", 1),
+        highlight=False,
+        soft_wrap=True,
     )
     light = read_json(ws.light.score)
     if light:
