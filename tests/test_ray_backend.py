@@ -196,7 +196,7 @@ def test_solve_cli_with_ray_finishes(iris_setup):
         stdin=subprocess.DEVNULL,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "HEBO trials 2 at a time" in proc.stdout
+    assert "HEBO trials 2 at a time" in proc.stderr  # the solver's console is stderr, as the CLI's
     summary = json.loads((iris_setup / "solve.json").read_text())
     assert summary["status"] == "done"
     folder = iris_setup / "solutions" / "network-1"

@@ -111,9 +111,11 @@ def test_validation_split_is_shared_and_predictions_are_in_model_space(solved):
 def test_second_run_resumes_without_redoing_solutions(solved):
     ws, _ = solved
     stamps = {p: p.stat().st_mtime_ns for p in (ws / "solutions").glob("*/score.json")}
-    again = agentk("solve", "--workspace", ws, timeout=600)
+    again = agentk("solve", "--workspace", ws, "--verbose", timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
-    assert "already done" in again.stdout
+    assert "already done" in again.stderr
+    assert "---- agentk solve --budget quick" in again.stderr  # --verbose: the log as it is written
+    assert (ws / "logs" / "solve.log").read_text().count("---- agentk solve") == 2  # a rerun appends
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
 
 

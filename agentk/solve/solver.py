@@ -525,7 +525,7 @@ def main(argv: list[str] | None = None) -> int:
 def _output(path: Path, verbose: bool):
     """Sends everything this process writes to fds 1 and 2 (its log lines, AutoGluon's and torch's output, warnings,
     tracebacks) to the log file `path`, through a pipe copied by a thread; yields (console, log, say): the console
-    (a rich Console on the original stdout, None when verbose), log(line) for the file alone and say(line) for the
+    (a rich Console on the original stderr, as the CLI's; None when verbose), log(line) for the file alone and say(line) for the
     file and the console. With verbose, the console gets everything the file gets, as it comes."""
     from rich.console import Console
 
@@ -540,14 +540,14 @@ def _output(path: Path, verbose: bool):
         while chunk := os.read(read, 65536):
             file.write(chunk)
             if verbose:
-                os.write(saved[0], chunk)
+                os.write(saved[1], chunk)
 
     thread = threading.Thread(target=copy, daemon=True)
     thread.start()
     os.dup2(write, 1)
     os.dup2(write, 2)
     os.close(write)
-    console = None if verbose else Console(file=open(saved[0], "w", closefd=False), highlight=False, soft_wrap=True)
+    console = None if verbose else Console(file=open(saved[1], "w", closefd=False), highlight=False, soft_wrap=True)
 
     def log(message: str) -> None:
         print(message, flush=True)
