@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -325,6 +326,8 @@ def _submissions(kind: str, info: dict) -> None:
 
 
 def main() -> None:
+    # the packaged MiniLM's "Loading weights" bar (long-term memory, curriculum): a local load, not news
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
         app(standalone_mode=False)
     except (BadInput, AgentFailed) as exc:
