@@ -26,6 +26,8 @@ def read_expr(path: str, id_col: str | None = None) -> str:
         return f"pd.read_json({path!r}, lines=True)"
     if name.endswith(".json"):
         return f"pd.read_json({path!r})"
+    if name.endswith(".feather"):
+        return f"pd.read_feather({path!r})"
     return f"pd.read_parquet({path!r})"
 
 
