@@ -60,6 +60,8 @@ def table_rows(a, split: str) -> list[str]:
     if source is None:  # no test table: the sample submission lists the test samples
         return [f"df = {read_expr(a.sample, a.id_col)}", f"ids = df[{a.id_col!r}].astype(str)"]
     lines = [f"df = {read_expr(source, id_col)}"]
+    for j in (j for j in a.joins if split in j.splits):
+        lines += join_lines(j)
     if id_col:
         lines.append(f"ids = df[{id_col!r}].astype(str)")
     elif split == "test":  # the test table has no id column: the sample submission lists the ids in order
@@ -70,6 +72,27 @@ def table_rows(a, split: str) -> list[str]:
         label_cols = [t.source for t in a.targets]
         lines.append(f"keep = df[{label_cols!r}].notna().all(axis=1).to_numpy()  # rows without a target teach nothing")
         lines.append("df, ids = df[keep].reset_index(drop=True), ids[keep].reset_index(drop=True)")
+    return lines
+
+
+def join_lines(j) -> list[str]:
+    """Lines that join a keyed table (agentk.competition.joins.Join) to `df`, as the analysis joined it."""
+    lines = [f"# {j.describe()}", f"other = {read_expr(j.table)}"]
+    if j.aggregate or not j.columns:
+        lines += [
+            f"grouped = other.groupby(other[{j.key!r}].astype(str))",
+            f"right = pd.DataFrame({{{j.prefix + '_count'!r}: grouped.size()}})",
+            f"for c in {j.aggregate!r}:",
+            f"    right[f'{j.prefix}_{{c}}_mean'] = grouped[c].mean()",
+            "right = right.rename_axis('_key').reset_index()",
+        ]
+    else:
+        lines.append(
+            f"right = other[[{j.key!r}, *{j.columns!r}]].assign(_key=other[{j.key!r}].astype(str)).drop(columns={j.key!r})"
+        )
+    lines.append(
+        f"df = df.assign(_key=df[{j.key!r}].astype(str)).merge(right, on='_key', how='left').drop(columns='_key')"
+    )
     return lines
 
 

@@ -16,7 +16,10 @@ import pandas as pd
 
 from agentk.competition.dataview import find_tables, read_table
 from agentk.competition.file_inputs import FileSource, column_source, listing_frame, listing_source, modality_files
+from agentk.competition.joins import Join, find_joins
+from agentk.competition.joins import apply as join_tables
 from agentk.competition.support import is_long_text
+from agentk.competition.values import numeric_text
 from agentk.modalities import MODALITIES, TABULAR, TEXT
 from agentk.workspace import Workspace
 from tools.metrics import COLUMNWISE, Metric, find_metric
@@ -66,6 +69,8 @@ class Analysis:
     n_test: int
     text_columns: list[str] = field(default_factory=list)  # long free-text inputs of the tables
     files: dict[str, FileSource] = field(default_factory=dict)  # source_key(split, modality): per-sample files
+    joins: list[Join] = field(default_factory=list)  # tables joined to train/test by a key (labels, per-entity)
+    numeric_text: list[str] = field(default_factory=list)  # features written as text that are numbers ("1,234")
 
     @property
     def submission_columns(self) -> list[str]:
@@ -174,6 +179,8 @@ def analyse(ws: Path) -> Analysis:
         sources[source_key("train", listing.modality)] = listing
         train = listing_frame(ws, listing, sub_cols[0] if len(sub_cols) == 1 else "label")
     test = read_table(tables["test"]) if "test" in tables else sample[[id_col]]
+    joins = find_joins(ws, raw, tables, train, test) if "train" in tables and "test" in tables else []
+    train, test = join_tables(ws, joins, train, "train"), join_tables(ws, joins, test, "test")
     test_id = _find_test_id(test, sample, id_col)
     train_id = (
         "id" if "train" not in tables else test_id if test_id in train.columns and train[test_id].is_unique else None
@@ -229,6 +236,7 @@ def analyse(ws: Path) -> Analysis:
     text_columns = [c for c in features if is_long_text(both[c])]
     features = [c for c in features if c not in text_columns]
     bool_features = [c for c in features if _is_boolish(both[c]) and both[c].dtype != bool]
+    numbers_as_text = [c for c in features if c not in bool_features and numeric_text(both[c])]
     metric_name = _adjust_metric(metric, targets)
     for t in targets:
         t.log = t.kind == "regression" and "rmsle" in metric_name
@@ -250,6 +258,8 @@ def analyse(ws: Path) -> Analysis:
         len(test),
         text_columns,
         sources,
+        joins,
+        numbers_as_text,
     )
 
 
