@@ -35,7 +35,7 @@ def expert(a: Analysis, ctx: Context, split: str) -> Action:
             f"for c in {a.numeric_text!r}:  # numbers written as text: thousands separators, 'na' for missing",
             "    text = out[c].astype(str).str.strip()",
             f"    text = text.mask(text.str.lower().isin({MISSING!r}))",
-            "    out[c] = pd.to_numeric(text.str.replace(r'(?<=\\d),(?=\\d{3}\\b)', '', regex=True), errors='coerce')",
+            "    out[c] = pd.to_numeric(text.str.replace(r'(?<=\\d),(?=\\d{3}\\b)', '', regex=True), errors='coerce').astype(float)",
         ]
     lines.append("return out")
     return Action(code=fill(template(split), "\n".join(lines)))
