@@ -64,6 +64,8 @@ def table_rows(a, split: str) -> list[str]:
         lines += join_lines(j)
     if id_col:
         lines.append(f"ids = df[{id_col!r}].astype(str)")
+    elif split == "test" and a.id_col is None:  # the sample has no id: its rows are the test rows in order
+        lines.append("ids = pd.Series([str(i) for i in range(len(df))])")
     elif split == "test":  # the test table has no id column: the sample submission lists the ids in order
         lines.append(f"ids = {read_expr(a.sample, a.id_col)}[{a.id_col!r}].astype(str)")
     else:

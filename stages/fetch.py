@@ -100,7 +100,7 @@ def check_tables(folder: Path, source: Path) -> None:
         raise BadInput(
             f"{tables['sample'].name} has one column: a submission needs an id column and a prediction column"
         )
-    reason = unsupported_reason(folder, train, sample) or hopeless_reason(
+    reason = unsupported_reason(folder, train, sample, test) or hopeless_reason(
         None if train is None else (tables["train"].name, train),
         None if test is None else (tables["test"].name, test),
         (tables["sample"].name, sample),

@@ -237,3 +237,40 @@ def _write_csv(df: pd.DataFrame, dest: Path) -> None:
     tmp = dest.with_name(f".{dest.name}.partial")
     df.to_csv(tmp, index=False)
     tmp.replace(dest)
+
+
+@dataclass
+class SampleColumns:
+    """What the sample submission's columns are: its id (None: it has none, its rows are the test rows in order),
+    the columns to predict, and the columns that echo test inputs (copied from the test table, never predicted)."""
+
+    id: str | None
+    predicted: list[str]
+    echo: list[str]
+
+
+def sample_columns(sample: pd.DataFrame, train: pd.DataFrame | None, test: pd.DataFrame | None) -> SampleColumns:
+    """Read off the tables (heads are enough): a column of the test table that holds values is an input the
+    sample repeats; the first column is the id unless it is a target (a train column the test table lacks)."""
+    cols = [str(c) for c in sample.columns]
+    echo_ok = lambda c: test is not None and c in test.columns and test[c].notna().any()  # noqa: E731
+    idless = (
+        test is not None and train is not None and cols[0] in train.columns and not echo_ok(cols[0]) and len(cols) > 1
+    )
+    rest = cols if idless else cols[1:]
+    echo = [c for c in rest if echo_ok(c)]
+    predicted = [c for c in rest if c not in echo]
+    if not predicted:  # nothing left to predict: the columns are what they look like, id then predictions
+        return SampleColumns(cols[0], cols[1:], [])
+    return SampleColumns(None if idless else cols[0], predicted, echo)
+
+
+def sample_columns_of(root: Path) -> SampleColumns | None:
+    """sample_columns for a competition folder (None without a sample submission)."""
+    from agentk.competition.dataview import read_table
+
+    paths = find(root).paths
+    if "sample" not in paths:
+        return None
+    head = {role: read_table(paths[role], nrows=200) for role in ("train", "test") if role in paths}
+    return sample_columns(read_table(paths["sample"], nrows=5, dtype=str), head.get("train"), head.get("test"))

@@ -19,6 +19,7 @@ from agentk.competition.file_inputs import FileSource, column_source, listing_fr
 from agentk.competition.joins import Join, find_joins
 from agentk.competition.joins import apply as join_tables
 from agentk.competition.support import is_long_text
+from agentk.competition.tables import sample_columns_of
 from agentk.competition.values import numeric_text
 from agentk.modalities import MODALITIES, TABULAR, TEXT
 from agentk.workspace import Workspace
@@ -56,7 +57,7 @@ class Analysis:
     train: str | None  # paths relative to the workspace; train None: the samples are files[train_*]'s listing
     test: str | None  # None: no test table, the sample submission lists the test samples
     sample: str
-    id_col: str  # the sample submission's id column
+    id_col: str | None  # the sample submission's id column (None: it has none, its rows are the test rows in order)
     train_id: str | None  # id column of train (None: row numbers)
     test_id: str | None  # id column of test (None: the sample's ids, by position)
     features: list[str]  # tabular inputs
@@ -71,6 +72,7 @@ class Analysis:
     files: dict[str, FileSource] = field(default_factory=dict)  # source_key(split, modality): per-sample files
     joins: list[Join] = field(default_factory=list)  # tables joined to train/test by a key (labels, per-entity)
     numeric_text: list[str] = field(default_factory=list)  # features written as text that are numbers ("1,234")
+    echo: list[str] = field(default_factory=list)  # sample columns that repeat test inputs: copied, not predicted
 
     @property
     def submission_columns(self) -> list[str]:
@@ -106,7 +108,9 @@ def _is_boolish(s: pd.Series) -> bool:
     return len(vals) > 0 and (s.dtype == bool or set(vals.astype(str).str.lower().unique()) <= BOOL_VALUES)
 
 
-def _find_test_id(test: pd.DataFrame, sample: pd.DataFrame, id_col: str) -> str | None:
+def _find_test_id(test: pd.DataFrame, sample: pd.DataFrame, id_col: str | None) -> str | None:
+    if id_col is None:
+        return None
     if id_col in test.columns:
         return id_col
     ids = set(sample[id_col].astype(str))
@@ -165,7 +169,8 @@ def analyse(ws: Path) -> Analysis:
     if "sample" not in tables:
         raise CannotAnalyse(f"no sample submission found under {raw.name}/")
     sample = read_table(tables["sample"], dtype=str)
-    id_col, sub_cols = sample.columns[0], list(sample.columns[1:])
+    columns = sample_columns_of(raw)
+    id_col, sub_cols = columns.id, columns.predicted  # id None: the sample's rows are the test rows in order
     files = modality_files(raw)
     sources: dict[str, FileSource] = {}
     if "train" in tables:
@@ -260,6 +265,7 @@ def analyse(ws: Path) -> Analysis:
         sources,
         joins,
         numbers_as_text,
+        columns.echo,
     )
 
 

@@ -461,3 +461,62 @@ def pixel_csv(folder, rng):
         )
     )
     return finish(folder, answers, "sample_submission.csv", task_type="MultiCls")
+
+
+# ---- 3. sample columns that echo test inputs ------------------------------------------------------------------
+@fixture("echo columns", "sample id, target, then a test input column repeated (region)")
+def echo_with_id(folder, rng):
+    pub = folder / "public"
+    train, test, answers = tabular(rng)
+    region = np.array(["north", "south", "east", "west"])
+    for df in (train, test):
+        df["region"] = region[rng.integers(0, 4, len(df))]
+    train.to_csv(pub / "train.csv", index=False)
+    test.to_csv(pub / "test.csv", index=False)
+    sample_of(test, "id", "target").assign(region=test["region"]).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict `target` (0 or 1) for each row; the submission repeats each row's region.",
+            ACCURACY,
+            ["train.csv", "test.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, answers.assign(region=test["region"]), "sample_submission.csv", targets=["target"])
+
+
+WORDS = "the a this that comment thread post reply people really think game team news article point view".split()
+RUDE = "idiot moron stupid loser clown fool".split()
+
+
+@fixture("echo columns", "id-less sample Insult,Date,Comment repeating the test's Date and Comment")
+def echo_idless(folder, rng):
+    pub = folder / "public"
+    n = 300
+    insult = (rng.random(n) < 0.4).astype(int)
+    comments = []
+    for y in insult:
+        words = list(rng.choice(WORDS, 12)) + (list(rng.choice(RUDE, 2)) if y else [])
+        rng.shuffle(words)
+        comments.append(" ".join(words).capitalize() + ".")
+    dates = [
+        f"2012{int(m):02d}{int(d):02d}{int(h):02d}0000Z" for m, d, h in rng.integers([1, 1, 0], [13, 29, 24], (n, 3))
+    ]
+    df = pd.DataFrame({"Insult": insult, "Date": dates, "Comment": comments})
+    cut = 240
+    df.iloc[:cut].to_csv(pub / "train.csv", index=False)
+    test = df.iloc[cut:].reset_index(drop=True)
+    test[["Date", "Comment"]].to_csv(pub / "test.csv", index=False)
+    test.assign(Insult=0).to_csv(pub / "sample_submission_null.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict whether each comment is an insult to a participant of the conversation (`Insult`, 0 or 1).",
+            "Submissions are scored on the area under the ROC curve (AUC).",
+            ["train.csv", "test.csv", "sample_submission_null.csv"],
+        )
+    )
+    test.to_csv(folder / "private" / "answers.csv", index=False)
+    return {
+        **finish(folder, test, "sample_submission_null.csv", metric="roc_auc", inputs=("text",)),
+        "by_position": True,
+        "targets": ["Insult"],
+    }
