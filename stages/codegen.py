@@ -119,6 +119,13 @@ def listing_rows(src, labels: bool = False) -> list[str]:
 
 def file_paths(src) -> str:
     """The expression giving each row's file path from a table column."""
+    if src.by_name:  # the files sit in sub-folders: look each one up by its name or stem
+        exts = MODALITIES[src.modality].extensions
+        index = (
+            f"{{k: p.as_posix() for p in Path({src.folder!r}).rglob('*') if p.suffix.lower() in {exts!r} "
+            "for k in (p.name, p.stem)}"
+        )
+        return f"df[{src.column!r}].astype(str).map({index})"
     value = f"df[{src.column!r}].astype(str).str.replace('\\\\', '/')"
     return f"{src.folder + '/'!r} + {value}" + (f" + {src.ext!r}" if src.ext else "")
 

@@ -23,6 +23,7 @@ from agentk.modalities import file_extensions
 LABELS = re.compile(r"label|target|solution|truth|answer", re.I)  # a table of targets, beside the inputs
 MAX_PARTS = 20  # a split folder with more tables than this holds one table per sample, not parts of one
 DEPTH = 2  # folders below the competition folder that are searched for tables
+FOLDER_LABELS = "train_folder_labels.csv"  # written by normalise: the labels that class sub-folders give
 PART = re.compile(r"[_\-. ]?(part|chunk)?[_\-. ]?\d+$", re.I)  # train_1, train-part-2: numbered parts
 
 
@@ -224,6 +225,13 @@ def normalise(root: Path) -> list[str]:
             continue
         _write_csv(pd.concat(frames, ignore_index=True), dest)
         done.append(f"{dest.name}: {len(parts)} parts of the {role} table joined ({', '.join(p.name for p in parts)})")
+    labels = folder_labels(root)
+    if labels is not None:
+        frame, key = labels
+        dest = root / FOLDER_LABELS
+        if not dest.exists():
+            _write_csv(frame, dest)
+            done.append(f"{dest.name}: the class sub-folders of the train files, keyed by the train table's {key!r}")
     sample = find(root).paths.get("sample")
     if sample is not None and not sample.name.lower().endswith(".csv"):
         dest = root / f"{_stem(sample)}.csv"
@@ -274,3 +282,34 @@ def sample_columns_of(root: Path) -> SampleColumns | None:
         return None
     head = {role: read_table(paths[role], nrows=200) for role in ("train", "test") if role in paths}
     return sample_columns(read_table(paths["sample"], nrows=5, dtype=str), head.get("train"), head.get("test"))
+
+
+def folder_labels(root: Path) -> tuple[pd.DataFrame, str] | None:
+    """The train files' labels as a table keyed like the train table, when the train table lacks the one column to
+    predict and the train files sit in class sub-folders (train/<label>/<id>.png beside train.csv of other columns);
+    (table, key column) or None."""
+    from agentk.competition.dataview import read_table
+    from agentk.competition.file_inputs import listing_source, modality_files
+
+    paths, layout = find(root).paths, sample_columns_of(root)
+    if "train" not in paths or "labels" in paths or layout is None or len(layout.predicted) != 1:
+        return None
+    target = layout.predicted[0]
+    train = read_table(paths["train"], dtype=str)
+    if target in train.columns:
+        return None
+    files = modality_files(root)
+    for modality, found in files.items():
+        src = listing_source(modality, found)
+        if src is None or src.label != "folder":
+            continue
+        label = {}
+        for f in found:
+            if f.startswith(src.folder + "/"):
+                name = f.rsplit("/", 1)[1]
+                label[name] = label[name.rsplit(".", 1)[0]] = f.rsplit("/", 2)[1]
+        for key in train.columns:
+            values = train[key].dropna().astype(str)
+            if len(values) == len(train) and values.is_unique and values.isin(label).all():
+                return pd.DataFrame({key: values, target: values.map(label)}), key
+    return None

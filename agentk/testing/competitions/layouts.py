@@ -520,3 +520,57 @@ def echo_idless(folder, rng):
         "by_position": True,
         "targets": ["Insult"],
     }
+
+
+@fixture("images", "train/<label>/<id>.png plus train.csv and test.csv of extra columns without the label")
+def split_label_folders_csv(folder, rng):
+    pub = folder / "public"
+    classes = ["benign", "malignant"]
+    rows = {"train": [], "test": []}
+    for split, n in (("train", 120), ("test", 40)):
+        for i in range(n):
+            k = int(rng.integers(0, 2))
+            name = f"ISIC_{split[:2]}{i:04d}"
+            where = pub / split / classes[k] if split == "train" else pub / split
+            where.mkdir(parents=True, exist_ok=True)
+            picture(rng, k).save(where / f"{name}.png")
+            rows[split].append((name, round(float(rng.normal(50 + 10 * k, 8)), 1), classes[k]))
+    for split in rows:
+        df = pd.DataFrame(rows[split], columns=["image_name", "age", "diagnosis"])
+        df.drop(columns="diagnosis").to_csv(pub / f"{split}.csv", index=False)
+    answers = pd.DataFrame(rows["test"], columns=["image_name", "age", "diagnosis"]).drop(columns="age")
+    answers.assign(diagnosis="benign").to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Diagnose each lesion image (`diagnosis`: benign or malignant); train.csv and test.csv add the age.",
+            ACCURACY,
+            ["train/<diagnosis>/<image_name>.png", "test/<image_name>.png", "train.csv", "test.csv"],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv", inputs=("tabular", "image"))
+
+
+@fixture("images", "multi-frame grayscale TIFF stacks named by id in train.csv")
+def multiframe_tiff(folder, rng):
+    pub = folder / "public"
+    rows = {"train": [], "test": []}
+    for split, n in (("train", 120), ("test", 40)):
+        (pub / f"{split}_images").mkdir()
+        for i in range(n):
+            k = int(rng.integers(0, 2))
+            frames = [picture(rng, k, mode="L") for _ in range(3)]
+            frames[0].save(
+                pub / f"{split}_images" / f"s{split[:2]}{i:04d}.tif", save_all=True, append_images=frames[1:]
+            )
+            rows[split].append((f"s{split[:2]}{i:04d}", k))
+    pd.DataFrame(rows["train"], columns=["id", "label"]).to_csv(pub / "train.csv", index=False)
+    answers = pd.DataFrame(rows["test"], columns=["id", "label"])
+    answers.assign(label=0).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the label (0 or 1) of each TIFF stack.",
+            ACCURACY,
+            ["train_images/<id>.tif", "test_images/<id>.tif", "train.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv", inputs=("image",))
