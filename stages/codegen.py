@@ -58,7 +58,8 @@ def table_rows(a, split: str) -> list[str]:
     the same rows in every train map)."""
     source, id_col = (a.train, a.train_id) if split == "train" else (a.test, a.test_id)
     if source is None:  # no test table: the sample submission lists the test samples
-        return [f"df = {read_expr(a.sample, a.id_col)}", f"ids = df[{a.id_col!r}].astype(str)"]
+        joined = [line for j in a.joins if split in j.splits for line in join_lines(j)]
+        return [f"df = {read_expr(a.sample, a.id_col)}", *joined, f"ids = df[{a.id_col!r}].astype(str)"]
     lines = [f"df = {read_expr(source, id_col)}"]
     for j in (j for j in a.joins if split in j.splits):
         lines += join_lines(j)

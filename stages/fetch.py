@@ -22,7 +22,7 @@ from agentk.competition.dataview import (
 )
 from agentk.competition.file_inputs import listing_source, modality_files
 from agentk.competition.support import hopeless_reason, unsupported_reason
-from agentk.competition.tables import candidates, find, normalise
+from agentk.competition.tables import arrays_as_tables, candidates, find, normalise
 from agentk.core.checks import Check
 from agentk.core.engine import Stage
 from agentk.core.errors import BadInput
@@ -56,6 +56,7 @@ def check_source(source: str | Path) -> None:
         view = Path(tmp)
         link_children(source.resolve(), view)
         unpack_beside(source.resolve(), view, tables_only=True)
+        arrays_as_tables(view)  # X_train.npy, y_train.npy, X_test.npy: the tables fetch will write
         check_tables(view, source)
 
 

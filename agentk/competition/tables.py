@@ -206,10 +206,12 @@ def _id_match(sample: Path, test_keys: set[str]) -> tuple[float, int]:
 
 
 def normalise(root: Path) -> list[str]:
-    """Make a fetched folder's tables readable the one simple way every program reads them: a split that comes
-    in parts (train_1.csv + train_2.csv, train/part-*.csv) is joined into one CSV beside them, and a sample
-    submission that is not a plain CSV (TSV, parquet, gzip) gets a CSV copy, the format a submission has.
-    Writes only new files at the top of `root`; returns what it did, one line each."""
+    """Make a fetched folder's data readable the one simple way every program reads it: a split that comes in
+    parts (train_1.csv + train_2.csv, train/part-*.csv) is joined into one CSV; whole-split arrays become tables;
+    image bands kept as number lists become PNGs; per-sample series or array files are summarised into one table;
+    class sub-folders beside a label-less train table become a labels table; a sample submission that is not a
+    plain CSV (TSV, parquet, gzip) gets a CSV copy, the format a submission has. Writes only new files at the top
+    of `root` (never into the user's folders); returns what it did, one line each."""
     from agentk.competition.dataview import read_table
 
     root = Path(root)
@@ -225,6 +227,10 @@ def normalise(root: Path) -> list[str]:
             continue
         _write_csv(pd.concat(frames, ignore_index=True), dest)
         done.append(f"{dest.name}: {len(parts)} parts of the {role} table joined ({', '.join(p.name for p in parts)})")
+    done += arrays_as_tables(root) + _bands(root)
+    summarised = _summarise_series(root)
+    if summarised:
+        done.append(summarised)
     labels = folder_labels(root)
     if labels is not None:
         frame, key = labels
@@ -313,3 +319,62 @@ def folder_labels(root: Path) -> tuple[pd.DataFrame, str] | None:
             if len(values) == len(train) and values.is_unique and values.isin(label).all():
                 return pd.DataFrame({key: values, target: values.map(label)}), key
     return None
+
+
+def _summarise_series(root: Path) -> str | None:
+    """Write the per-sample files' summary table (agentk.competition.series) if there are such files."""
+    from agentk.competition.dataview import read_table
+    from agentk.competition.series import SUMMARY, summarise_files
+
+    paths = find(root).paths
+    dest = root / SUMMARY
+    if "train" not in paths or dest.exists():
+        return None
+    frames = [read_table(paths[r], dtype=str) for r in ("train", "test", "sample") if r in paths]
+    keys = {c: pd.concat([f[c] for f in frames if c in f.columns]) for c in frames[0].columns}
+    found = summarise_files(root, keys)
+    if found is None:
+        return None
+    table, key = found
+    _write_csv(table, dest)
+    return f"{dest.name}: {len(table)} per-sample files summarised into {table.shape[1] - 1} features, keyed by {key!r}"
+
+
+def arrays_as_tables(root: Path) -> list[str]:
+    """Whole-split arrays (X_train.npy, y_train.npy, X_test.npy) written as train.csv and test.csv
+    (agentk.competition.series), when the folder has no train table; what was written, one line each."""
+    from agentk.competition.dataview import read_table
+    from agentk.competition.series import arrays_to_tables
+
+    paths, done = find(root).paths, []
+    if "sample" not in paths or "train" in paths:
+        return done
+    for role, table in arrays_to_tables(root, read_table(paths["sample"], dtype=str)).items():
+        dest = root / f"{role}.csv"
+        if not dest.exists():
+            _write_csv(table, dest)
+            done.append(f"{dest.name}: the {role} arrays as a table ({table.shape[1]} columns)")
+    return done
+
+
+def _bands(root: Path) -> list[str]:
+    """Tables whose cells hold image bands as number lists: the bands become PNGs, the rest a CSV."""
+    from agentk.competition.dataview import read_table
+    from agentk.competition.series import bands_to_images
+
+    done, paths = [], find(root).paths
+    sample = read_table(paths["sample"], nrows=5, dtype=str) if "sample" in paths else None
+    for role in ("train", "test"):
+        path = find(root).paths.get(role)
+        if path is None or sample is None or not path.name.lower().endswith((".json", ".jsonl", ".parquet")):
+            continue
+        dest = root / f"{_stem(path)}.csv"
+        if dest.exists():
+            continue
+        table = read_table(path)
+        id_col = sample.columns[0] if sample.columns[0] in table.columns else table.columns[0]
+        flat = bands_to_images(table, id_col, root / f"{_stem(path)}_images")
+        if flat is not None:
+            _write_csv(flat, dest)
+            done.append(f"{dest.name}: {path.name} without its image bands, written as {_stem(path)}_images/<id>.png")
+    return done

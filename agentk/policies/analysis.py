@@ -184,7 +184,7 @@ def analyse(ws: Path) -> Analysis:
         sources[source_key("train", listing.modality)] = listing
         train = listing_frame(ws, listing, sub_cols[0] if len(sub_cols) == 1 else "label")
     test = read_table(tables["test"]) if "test" in tables else sample[[id_col]]
-    joins = find_joins(ws, raw, tables, train, test) if "train" in tables and "test" in tables else []
+    joins = find_joins(ws, raw, tables, train, test) if "train" in tables else []
     train, test = join_tables(ws, joins, train, "train"), join_tables(ws, joins, test, "test")
     test_id = _find_test_id(test, sample, id_col)
     train_id = (

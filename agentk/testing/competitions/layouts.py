@@ -574,3 +574,115 @@ def multiframe_tiff(folder, rng):
         )
     )
     return finish(folder, answers, "sample_submission.csv", inputs=("image",))
+
+
+# ---- 5. per-sample files beyond images and text ---------------------------------------------------------------
+@fixture("per-sample files", "one sensor time-series CSV per sample in train/ and test/, labels in train.csv")
+def series_per_sample(folder, rng):
+    pub = folder / "public"
+    ids = [f"s{i:04d}" for i in range(300)]
+    labels = rng.integers(0, 2, len(ids))
+    for split in ("train", "test"):
+        (pub / split).mkdir()
+    for i, (sid, y) in enumerate(zip(ids, labels)):
+        t = np.arange(int(rng.integers(30, 60)))
+        acc = rng.normal(0, 1, len(t)) + (1.5 if y else 0) * np.sin(t / 3)
+        gyro = rng.normal(0.5 * y, 1, len(t))
+        split = "train" if i < 240 else "test"
+        pd.DataFrame({"t": t, "acc": acc.round(4), "gyro": gyro.round(4)}).to_csv(
+            pub / split / f"{sid}.csv", index=False
+        )
+    pd.DataFrame({"series_id": ids[:240], "activity": labels[:240]}).to_csv(pub / "train.csv", index=False)
+    answers = pd.DataFrame({"series_id": ids[240:], "activity": labels[240:]})
+    answers.assign(activity=0).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the activity (0 or 1) recorded in each sensor series.",
+            ACCURACY,
+            ["train/<series_id>.csv", "test/<series_id>.csv", "train.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv")
+
+
+@fixture("per-sample files", "one .npy array per sample in arrays/, a regression target in train.csv")
+def npy_per_sample(folder, rng):
+    pub = folder / "public"
+    (pub / "arrays").mkdir()
+    ids = [f"m{i:04d}" for i in range(300)]
+    values = []
+    for mid in ids:
+        arr = rng.normal(0, 1, (12, 12))
+        arr[:6] += rng.normal(0, 1)
+        values.append(float(arr.mean() * 10 + rng.normal(0, 0.3)))
+        np.save(pub / "arrays" / f"{mid}.npy", arr)
+    pd.DataFrame({"id": ids[:240], "energy": values[:240]}).to_csv(pub / "train.csv", index=False)
+    pd.DataFrame({"id": ids[240:]}).to_csv(pub / "test.csv", index=False)
+    answers = pd.DataFrame({"id": ids[240:], "energy": values[240:]})
+    answers.assign(energy=0.0).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the energy of each sample from its array.",
+            RMSE,
+            ["arrays/<id>.npy", "train.csv", "test.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv", task_type="Reg", metric="rmse", lower=True)
+
+
+@fixture("per-sample files", "features and labels as arrays: X_train.npy, y_train.npy, X_test.npy")
+def npy_arrays(folder, rng):
+    pub = folder / "public"
+    x = rng.normal(size=(300, 8))
+    y = (x[:, 0] - x[:, 3] + rng.normal(scale=0.3, size=300) > 0).astype(int)
+    np.save(pub / "X_train.npy", x[:240])
+    np.save(pub / "y_train.npy", y[:240])
+    np.save(pub / "X_test.npy", x[240:])
+    answers = pd.DataFrame({"Id": np.arange(60), "Category": y[240:]})
+    answers.assign(Category=0).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the category (0 or 1) of each test row.",
+            ACCURACY,
+            ["X_train.npy", "y_train.npy", "X_test.npy", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv")
+
+
+@fixture("per-sample files", "image bands as number lists in train.json/test.json (band_1, band_2, inc_angle)")
+def json_bands(folder, rng):
+    pub = folder / "public"
+    rows = []
+    for i in range(200):
+        y = int(rng.integers(0, 2))
+        img = np.asarray(picture(rng, y, size=12, mode="L"), dtype=float) / 10 - 20
+        rows.append(
+            {
+                "id": f"b{i:04x}",
+                "band_1": img.ravel().round(3).tolist(),
+                "band_2": (img.T.ravel() + rng.normal(0, 0.5, 144)).round(3).tolist(),
+                "inc_angle": round(float(rng.uniform(30, 45)), 2),
+                "is_iceberg": y,
+            }
+        )
+    df = pd.DataFrame(rows)
+    df.iloc[:160].to_json(pub / "train.json", orient="records")
+    test = df.iloc[160:]
+    test.drop(columns="is_iceberg").to_json(pub / "test.json", orient="records")
+    test[["id", "is_iceberg"]].assign(is_iceberg=0.5).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the probability that each radar image shows an iceberg (`is_iceberg`).",
+            "Submissions are evaluated on the log loss between the predicted values and the ground truth.",
+            ["train.json", "test.json", "sample_submission.csv"],
+        )
+    )
+    return finish(
+        folder,
+        test[["id", "is_iceberg"]],
+        "sample_submission.csv",
+        metric="log_loss",
+        lower=True,
+        inputs=("tabular", "image"),
+    )
