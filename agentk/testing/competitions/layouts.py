@@ -686,3 +686,30 @@ def json_bands(folder, rng):
         lower=True,
         inputs=("tabular", "image"),
     )
+
+
+# ---- 6. grouped rows ----------------------------------------------------------------------------------------------
+@fixture("grouped rows", "many time steps per episode_id, a per-row target, test episodes unseen in train")
+def grouped_rows(folder, rng):
+    pub = folder / "public"
+    rows = []
+    for ep in range(30):
+        drift = rng.normal(0, 1)
+        for step in range(10):
+            x = rng.normal(drift, 1)
+            rows.append((f"{ep}_{step}", ep, step, round(x, 4), round(2 * x + 0.3 * step + rng.normal(0, 0.3), 4)))
+    df = pd.DataFrame(rows, columns=["row_id", "episode_id", "step", "sensor", "reading"])
+    train, test = df[df["episode_id"] < 24], df[df["episode_id"] >= 24]
+    train.to_csv(pub / "train.csv", index=False)
+    test.drop(columns="reading").to_csv(pub / "test.csv", index=False)
+    test[["row_id", "reading"]].assign(reading=0.0).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the `reading` at every time step of each episode.",
+            RMSE,
+            ["train.csv", "test.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(
+        folder, test[["row_id", "reading"]], "sample_submission.csv", task_type="Reg", metric="rmse", lower=True
+    )
