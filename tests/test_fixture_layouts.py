@@ -8,18 +8,20 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
 from conftest import agentk
 
-from agentk.competition.tables import find
+from agentk.competition.tables import SampleColumns, find, sample_columns
 from agentk.core.errors import BadInput
 from agentk.modalities import IMAGE
 from agentk.policies.analysis import analyse
 from agentk.testing.competitions import build
 from stages import tab_input_map
 from stages.fetch import check_source, fetch_local
+from tools.task_data import group_column
 
 
 @pytest.fixture(scope="module")
@@ -162,6 +164,70 @@ def test_a_folder_without_a_sample_submission_names_the_tables_it_found(fixtures
     (folder / "predictions_format.csv").write_bytes((public / "sampleSubmission.csv").read_bytes())
     with pytest.raises(BadInput, match=r"no sample submission .*found the tables .*predictions_format.csv"):
         check_source(folder)
+
+
+def test_sample_columns_that_repeat_test_inputs_are_copied_not_predicted(fetched):
+    ws, _ = fetched("echo-with-id")
+    a = analyse(ws)
+    assert (a.id_col, a.submission_columns, a.echo) == ("id", ["target"], ["region"])
+    ws, _ = fetched("echo-idless")  # Insult,Date,Comment: no id column, the free-text Comment is an input
+    a = analyse(ws)
+    assert (a.id_col, a.submission_columns, a.echo) == (None, ["Insult"], ["Date", "Comment"])
+    assert a.text_columns == ["Comment"]
+
+
+def test_sample_columns_read_off_the_tables():
+    train = pd.DataFrame({"Insult": [0, 1], "Date": ["d1", "d2"], "Comment": ["a", "b"]})
+    test = pd.DataFrame({"Date": ["d3"], "Comment": ["c"]})
+    sample = pd.DataFrame({"Insult": [0], "Date": ["d3"], "Comment": ["c"]})
+    assert sample_columns(sample, train, test) == SampleColumns(None, ["Insult"], ["Date", "Comment"])
+    plain = pd.DataFrame({"id": [3], "y": [0]})
+    assert sample_columns(plain, train.assign(id=[1, 2], y=0), test.assign(id=[3])) == SampleColumns("id", ["y"], [])
+    placeholder = test.assign(id=[3], y=[None])  # a test table with an empty target column: still predicted
+    assert sample_columns(plain, train.assign(id=[1, 2], y=0), placeholder).predicted == ["y"]
+
+
+def test_class_folders_beside_a_table_of_other_columns_give_the_labels(fetched):
+    ws, _ = fetched("split-label-folders-csv")
+    a = analyse(ws)
+    assert [t.column for t in a.targets] == ["diagnosis"] and a.targets[0].classes == ["benign", "malignant"]
+    assert a.features == ["age"]
+    src = a.file_source("train", IMAGE.name)
+    assert (src.folder, src.column, src.by_name) == ("raw/train", "image_name", True)
+    labels = pd.read_csv(ws / "raw" / "train_folder_labels.csv").set_index("image_name")["diagnosis"]
+    some = next((ws / "raw" / "train" / "malignant").iterdir())
+    assert labels[some.stem] == "malignant"
+
+
+@pytest.mark.parametrize(
+    "name, features",
+    [
+        ("series-per-sample", {"rows", "acc_mean", "acc_std", "gyro_last"}),  # one series CSV per sample
+        ("npy-per-sample", {"array_mean", "array_q90"}),  # one .npy array per sample
+        ("npy-arrays", {"f0", "f7"}),  # X_train.npy, y_train.npy, X_test.npy
+        ("json-bands", {"inc_angle"}),  # the bands become images
+    ],
+)
+def test_per_sample_files_and_arrays_become_features(fetched, name, features):
+    ws, meta = fetched(name)
+    a = analyse(ws)
+    assert features <= set(a.features)
+    assert a.n_test == len(pd.read_csv(fixtures_answers(ws, meta)))
+    if name == "json-bands":
+        src = a.file_source("train", IMAGE.name)
+        assert (src.folder, src.column, src.ext) == ("raw/train_images", "id", ".png")
+
+
+def fixtures_answers(ws, meta):
+    return Path(json.loads((ws / "task" / "meta.json").read_text())["source"]).parent / meta["answers"]
+
+
+def test_rows_in_groups_the_test_set_does_not_share_are_split_by_group(fixtures):
+    public = fixtures("grouped-rows") / "public"
+    train, test = pd.read_csv(public / "train.csv"), pd.read_csv(public / "test.csv")
+    assert group_column(train, test) == "episode_id"
+    assert group_column(train, train) is None  # shared groups: rows are independent samples
+    assert group_column(train.drop(columns=["episode_id", "row_id"]), test) is None
 
 
 def test_the_titanic_layout_sets_up(fixtures, tmp_path):

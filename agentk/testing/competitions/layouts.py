@@ -222,7 +222,7 @@ def parts_folder(folder, rng):
     train = pd.read_csv(pub / "train.csv")
     (pub / "train.csv").unlink()
     (pub / "train").mkdir()
-    for i, part in enumerate(np.array_split(train, 3)):
+    for i, part in enumerate(train.iloc[rows] for rows in np.array_split(np.arange(len(train)), 3)):
         part.to_csv(pub / "train" / f"part-{i}.csv", index=False)
     return meta
 
@@ -238,7 +238,7 @@ def numbered_parts(folder, rng):
     )
     train = pd.read_csv(pub / "train.csv")
     (pub / "train.csv").unlink()
-    for i, part in enumerate(np.array_split(train, 2), start=1):
+    for i, part in enumerate((train.iloc[rows] for rows in np.array_split(np.arange(len(train)), 2)), start=1):
         part.to_csv(pub / f"train_{i}.csv", index=False)
     return meta
 
