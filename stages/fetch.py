@@ -16,6 +16,7 @@ from agentk.competition.dataview import (
     find_tables,
     is_table,
     read_table,
+    role_of,
     split_folders,
     text_encoding,
     walk,
@@ -79,6 +80,15 @@ def check_tables(folder: Path, source: Path) -> None:
             + ", none named like a sample submission (*sample*, *submission*); agentk needs one to know the "
             "submission format: add it to the folder"
         )
+    for role in ("train", "test"):
+        unreadable = [
+            p.name for p in sorted(folder.iterdir()) if p.is_file() and role_of(p) == role and not is_table(p)
+        ]
+        if role not in tables and not split_folders(folder, role) and unreadable:
+            raise BadInput(
+                f"unsupported task: the {role} data in {source} is {', '.join(unreadable[:3])}, a format agentk does "
+                "not read (it reads CSV, TSV, JSON, parquet, feather, .npy arrays and per-sample files); convert it"
+            )
     if "train" not in tables and not split_folders(folder, "train"):
         raise BadInput(
             f"no training data in {source}: expected train*.csv (or labels.csv), a train/ folder or train.zip"

@@ -230,6 +230,13 @@ def test_rows_in_groups_the_test_set_does_not_share_are_split_by_group(fixtures)
     assert group_column(train.drop(columns=["episode_id", "row_id"]), test) is None
 
 
+def test_a_layout_in_a_format_agentk_cannot_read_is_refused_naming_it(fixtures):
+    with pytest.raises(
+        BadInput, match=r"^unsupported task: the train data in .* is train.h5, a format agentk does not"
+    ):
+        check_source(fixtures("hdf5-only") / "public")
+
+
 def test_the_titanic_layout_sets_up(fixtures, tmp_path):
     folder = fixtures("gender-submission")
     proc = agentk("setup", folder / "public", "--workspace", tmp_path / "ws", "--policy", "expert")

@@ -713,3 +713,17 @@ def grouped_rows(folder, rng):
     return finish(
         folder, test[["row_id", "reading"]], "sample_submission.csv", task_type="Reg", metric="rmse", lower=True
     )
+
+
+# ---- what cannot be supported: refused in one line naming what was found -------------------------------------
+@fixture("unsupported layout", "train and test only as HDF5 files: refused, naming them")
+def hdf5_only(folder, rng):
+    pub = folder / "public"
+    train, test, answers = tabular(rng)
+    (pub / "train.h5").write_bytes(b"\x89HDF\r\n\x1a\n" + train.to_csv(index=False).encode())
+    (pub / "test.h5").write_bytes(b"\x89HDF\r\n\x1a\n" + test.to_csv(index=False).encode())
+    sample_of(test, "id", "target").to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description("Predict `target` for each row.", ACCURACY, ["train.h5", "test.h5", "sample_submission.csv"])
+    )
+    return {**finish(folder, answers, "sample_submission.csv"), "supported": False, "refusal": "layout"}
