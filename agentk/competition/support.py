@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from agentk.competition.dataview import AUDIO_EXT, walk
+from agentk.competition.tables import sample_columns
 from agentk.modalities import IMAGE, MODALITIES, file_extensions
 
 TARGET_DIR = re.compile(r"(clean|mask|target|label|output|gt|ground.?truth)", re.I)
@@ -44,8 +45,6 @@ def unsupported_reason(
             f"unsupported task: image-to-image (target images in {target_dirs[0].name}/); "
             "agentk predicts labels or values, not images"
         )
-    from agentk.competition.tables import sample_columns
-
     for c in sample_columns(sample, train, test).predicted:
         if train is not None and c in train.columns and _free_text_target(train[c]):
             return (

@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from agentk.competition.dataview import TABLE_EXT, is_table, read_table, role_of, walk
+from agentk.competition.file_inputs import listing_source, modality_files
+from agentk.competition.series import SUMMARY, arrays_to_tables, bands_to_images, summarise_files
 from agentk.core.errors import BadInput
 from agentk.modalities import file_extensions
 
@@ -35,23 +38,13 @@ class Tables:
 
 
 def _stem(path: Path) -> str:
-    name = path.name
-    for ext in sorted((e for e in _table_ext()), key=len, reverse=True):
-        if name.lower().endswith(ext):
-            return name[: -len(ext)]
-    return path.stem
-
-
-def _table_ext() -> tuple[str, ...]:
-    from agentk.competition.dataview import TABLE_EXT
-
-    return TABLE_EXT
+    """The name without its table extension (train.csv.gz -> train)."""
+    ext = next((e for e in sorted(TABLE_EXT, key=len, reverse=True) if path.name.lower().endswith(e)), None)
+    return path.name[: -len(ext)] if ext else path.stem
 
 
 def file_role(path: Path, root: Path) -> str | None:
     """train / test / sample / labels of one table, from its name, else from the split folder holding it."""
-    from agentk.competition.dataview import role_of
-
     role = role_of(path)
     if role == "train" and LABELS.search(path.name):
         return "labels"
@@ -65,8 +58,6 @@ def file_role(path: Path, root: Path) -> str | None:
 
 def candidates(root: Path) -> list[Path]:
     """The tables of a competition folder that can be train/test/sample/labels: per-sample folders excluded."""
-    from agentk.competition.dataview import is_table, walk
-
     root = Path(root)
     tables = [p for p in walk(root, DEPTH) if is_table(p)]
     per_folder: dict[Path, int] = {}
@@ -137,8 +128,6 @@ def _pick_split(root: Path, found: list[Path]) -> tuple[Path, list[Path]]:
 
 def _pick_labels(train: Path, found: list[Path], samples: list[Path]) -> tuple[Path, str] | None:
     """The labels table beside a train table: one sharing a key column with it, covering most sample columns."""
-    from agentk.competition.dataview import read_table
-
     train_cols = set(read_table(train, nrows=5).columns)
     want = set()
     for s in samples[:1]:
@@ -179,8 +168,6 @@ def _pick_sample(root: Path, found: list[Path], test: Path | None) -> tuple[Path
 
 def _test_keys(root: Path, test: Path | None) -> set[str]:
     """What a sample submission's ids may match: every value of the test table, else the test files' names."""
-    from agentk.competition.dataview import read_table, role_of, walk
-
     if test is not None:
         df = read_table(test, dtype=str)
         return set(pd.unique(df.to_numpy().ravel().astype(str)))
@@ -194,8 +181,6 @@ def _test_keys(root: Path, test: Path | None) -> set[str]:
 
 def _id_match(sample: Path, test_keys: set[str]) -> tuple[float, int]:
     """(share of the sample's first-column values found among the test keys, the sample's row count)."""
-    from agentk.competition.dataview import read_table
-
     try:
         ids = read_table(sample, dtype=str).iloc[:, 0].astype(str).str.strip()
     except BadInput:
@@ -212,8 +197,6 @@ def normalise(root: Path) -> list[str]:
     class sub-folders beside a label-less train table become a labels table; a sample submission that is not a
     plain CSV (TSV, parquet, gzip) gets a CSV copy, the format a submission has. Writes only new files at the top
     of `root` (never into the user's folders); returns what it did, one line each."""
-    from agentk.competition.dataview import read_table
-
     root = Path(root)
     done = []
     for role, parts in find(root).parts.items():
@@ -281,8 +264,6 @@ def sample_columns(sample: pd.DataFrame, train: pd.DataFrame | None, test: pd.Da
 
 def sample_columns_of(root: Path) -> SampleColumns | None:
     """sample_columns for a competition folder (None without a sample submission)."""
-    from agentk.competition.dataview import read_table
-
     paths = find(root).paths
     if "sample" not in paths:
         return None
@@ -294,9 +275,6 @@ def folder_labels(root: Path) -> tuple[pd.DataFrame, str] | None:
     """The train files' labels as a table keyed like the train table, when the train table lacks the one column to
     predict and the train files sit in class sub-folders (train/<label>/<id>.png beside train.csv of other columns);
     (table, key column) or None."""
-    from agentk.competition.dataview import read_table
-    from agentk.competition.file_inputs import listing_source, modality_files
-
     paths, layout = find(root).paths, sample_columns_of(root)
     if "train" not in paths or "labels" in paths or layout is None or len(layout.predicted) != 1:
         return None
@@ -323,9 +301,6 @@ def folder_labels(root: Path) -> tuple[pd.DataFrame, str] | None:
 
 def _summarise_series(root: Path) -> str | None:
     """Write the per-sample files' summary table (agentk.competition.series) if there are such files."""
-    from agentk.competition.dataview import read_table
-    from agentk.competition.series import SUMMARY, summarise_files
-
     paths = find(root).paths
     dest = root / SUMMARY
     if "train" not in paths or dest.exists():
@@ -343,9 +318,6 @@ def _summarise_series(root: Path) -> str | None:
 def arrays_as_tables(root: Path) -> list[str]:
     """Whole-split arrays (X_train.npy, y_train.npy, X_test.npy) written as train.csv and test.csv
     (agentk.competition.series), when the folder has no train table; what was written, one line each."""
-    from agentk.competition.dataview import read_table
-    from agentk.competition.series import arrays_to_tables
-
     paths, done = find(root).paths, []
     if "sample" not in paths or "train" in paths:
         return done
@@ -359,9 +331,6 @@ def arrays_as_tables(root: Path) -> list[str]:
 
 def _bands(root: Path) -> list[str]:
     """Tables whose cells hold image bands as number lists: the bands become PNGs, the rest a CSV."""
-    from agentk.competition.dataview import read_table
-    from agentk.competition.series import bands_to_images
-
     done, paths = [], find(root).paths
     sample = read_table(paths["sample"], nrows=5, dtype=str) if "sample" in paths else None
     for role in ("train", "test"):
