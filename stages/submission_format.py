@@ -101,7 +101,6 @@ def format_submission(test_ids, predictions) -> pd.DataFrame:
 
 ECHO = """
 
-TEST_PATH = {test!r}
 TEST_ID = {test_id!r}
 ECHO = {echo!r}  # sample columns that repeat test inputs
 _predicted = format_submission
@@ -120,7 +119,6 @@ def format_submission(test_ids, predictions) -> pd.DataFrame:
 IDLESS = (
     COMMON
     + """
-TEST_PATH = {test!r}
 ECHO = {echo!r}  # sample columns that repeat test inputs
 
 
@@ -169,7 +167,6 @@ def _echo_body(a: Analysis, alternative: bool) -> str:
         read=read_expr(a.sample, a.id_col),
         read_typed="pd.read_csv(SAMPLE_PATH)" if a.sample.endswith(".csv") else read_expr(a.sample),
         read_str="pd.read_csv(SAMPLE_PATH, dtype={ID: str})",
-        test=a.test,
         test_id=a.test_id,
         echo=a.echo,
         read_test=read_expr(a.test, a.test_id),
