@@ -123,21 +123,37 @@ def run_one(arena: Path, out: Path, name: str, timeout: float) -> Result:
         res.val_score = json.loads(ws.light.score.read_text()).get("score")
     if ws.submission.is_file():
         try:
-            res.test_score = grade(ws.submission, arena / name / meta["answers"], res.comp_metric)
+            res.test_score = grade(
+                ws.submission,
+                arena / name / meta["answers"],
+                res.comp_metric,
+                targets=meta.get("targets"),
+                by_position=meta.get("by_position", False),
+            )
         except Exception as e:  # noqa: BLE001 - any grading failure is reported in the table
             res.test_score = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:120]
     return res
 
 
 # ----------------------------------------------------------------------------- grading
-def grade(submission: Path, answers: Path, metric_name: str) -> float:
-    """Score a submission against the answers, rows aligned on the submission's first column."""
+def grade(
+    submission: Path, answers: Path, metric_name: str, targets: list[str] | None = None, by_position: bool = False
+) -> float:
+    """Score a submission against the answers, rows aligned on the submission's first column (by_position: row by
+    row, for samples without an id column). targets: the scored columns (default: all but the first); meta.json
+    names them when the sample repeats test inputs."""
     if metric_name not in METRICS:
         raise ValueError(f"metric {metric_name!r} is not in tools.metrics.METRICS")
     metric = METRICS[metric_name]
     sub = pd.read_csv(submission, dtype=str, keep_default_na=False)
     truth = pd.read_csv(answers, dtype=str, keep_default_na=False)
-    id_col, targets = sub.columns[0], list(sub.columns[1:])
+    if by_position:
+        if len(sub) != len(truth):
+            raise ValueError(f"{len(sub)} submission rows for {len(truth)} answers")
+        sub.insert(0, "_row", [str(i) for i in range(len(sub))])
+        truth.insert(0, "_row", [str(i) for i in range(len(truth))])
+    id_col = sub.columns[0]
+    targets = list(targets or sub.columns[1:])
     truth_id = id_col if id_col in truth.columns else truth.columns[0]
     if sub[id_col].duplicated().any():
         raise ValueError(f"duplicate {id_col} {sub[id_col][sub[id_col].duplicated()].iloc[0]!r} in submission")

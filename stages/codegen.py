@@ -26,6 +26,8 @@ def read_expr(path: str, id_col: str | None = None) -> str:
         return f"pd.read_json({path!r}, lines=True)"
     if name.endswith(".json"):
         return f"pd.read_json({path!r})"
+    if name.endswith(".feather"):
+        return f"pd.read_feather({path!r})"
     return f"pd.read_parquet({path!r})"
 
 
@@ -56,10 +58,15 @@ def table_rows(a, split: str) -> list[str]:
     the same rows in every train map)."""
     source, id_col = (a.train, a.train_id) if split == "train" else (a.test, a.test_id)
     if source is None:  # no test table: the sample submission lists the test samples
-        return [f"df = {read_expr(a.sample, a.id_col)}", f"ids = df[{a.id_col!r}].astype(str)"]
+        joined = [line for j in a.joins if split in j.splits for line in join_lines(j)]
+        return [f"df = {read_expr(a.sample, a.id_col)}", *joined, f"ids = df[{a.id_col!r}].astype(str)"]
     lines = [f"df = {read_expr(source, id_col)}"]
+    for j in (j for j in a.joins if split in j.splits):
+        lines += join_lines(j)
     if id_col:
         lines.append(f"ids = df[{id_col!r}].astype(str)")
+    elif split == "test" and a.id_col is None:  # the sample has no id: its rows are the test rows in order
+        lines.append("ids = pd.Series([str(i) for i in range(len(df))])")
     elif split == "test":  # the test table has no id column: the sample submission lists the ids in order
         lines.append(f"ids = {read_expr(a.sample, a.id_col)}[{a.id_col!r}].astype(str)")
     else:
@@ -68,6 +75,27 @@ def table_rows(a, split: str) -> list[str]:
         label_cols = [t.source for t in a.targets]
         lines.append(f"keep = df[{label_cols!r}].notna().all(axis=1).to_numpy()  # rows without a target teach nothing")
         lines.append("df, ids = df[keep].reset_index(drop=True), ids[keep].reset_index(drop=True)")
+    return lines
+
+
+def join_lines(j) -> list[str]:
+    """Lines that join a keyed table (agentk.competition.joins.Join) to `df`, as the analysis joined it."""
+    lines = [f"# {j.describe()}", f"other = {read_expr(j.table)}"]
+    if j.aggregate or not j.columns:
+        lines += [
+            f"grouped = other.groupby(other[{j.key!r}].astype(str))",
+            f"right = pd.DataFrame({{{j.prefix + '_count'!r}: grouped.size()}})",
+            f"for c in {j.aggregate!r}:",
+            f"    right[f'{j.prefix}_{{c}}_mean'] = grouped[c].mean()",
+            "right = right.rename_axis('_key').reset_index()",
+        ]
+    else:
+        lines.append(
+            f"right = other[[{j.key!r}, *{j.columns!r}]].assign(_key=other[{j.key!r}].astype(str)).drop(columns={j.key!r})"
+        )
+    lines.append(
+        f"df = df.assign(_key=df[{j.key!r}].astype(str)).merge(right, on='_key', how='left').drop(columns='_key')"
+    )
     return lines
 
 
@@ -92,6 +120,13 @@ def listing_rows(src, labels: bool = False) -> list[str]:
 
 def file_paths(src) -> str:
     """The expression giving each row's file path from a table column."""
+    if src.by_name:  # the files sit in sub-folders: look each one up by its name or stem
+        exts = MODALITIES[src.modality].extensions
+        index = (
+            f"{{k: p.as_posix() for p in Path({src.folder!r}).rglob('*') if p.suffix.lower() in {exts!r} "
+            "for k in (p.name, p.stem)}"
+        )
+        return f"df[{src.column!r}].astype(str).map({index})"
     value = f"df[{src.column!r}].astype(str).str.replace('\\\\', '/')"
     return f"{src.folder + '/'!r} + {value}" + (f" + {src.ext!r}" if src.ext else "")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -13,13 +14,16 @@ from agentk.competition.dataview import (
     competition_name,
     find_description,
     find_tables,
+    is_table,
     read_table,
+    role_of,
     split_folders,
     text_encoding,
     walk,
 )
 from agentk.competition.file_inputs import listing_source, modality_files
 from agentk.competition.support import hopeless_reason, unsupported_reason
+from agentk.competition.tables import arrays_as_tables, candidates, find, normalise
 from agentk.core.checks import Check
 from agentk.core.engine import Stage
 from agentk.core.errors import BadInput
@@ -34,7 +38,9 @@ GOAL = (
 
 
 def check_source(source: str | Path) -> None:
-    """Raise BadInput (one line: what is wrong, what to do) for folders agentk cannot set up."""
+    """Raise BadInput (one line: what is wrong, what to do) for folders agentk cannot set up. Tables inside
+    archives (en_train.csv.zip, sample_submission.csv.7z, data.zip holding train.csv.zip) are looked at in a
+    temporary folder, so nothing of the workspace is written before the folder is known to be good."""
     given, source = str(source), Path(source)
     if not source.exists():
         if re.match(r"[a-z][a-z0-9+.-]*:/", given, re.I):  # a URL (a Path keeps one slash of "://")
@@ -45,28 +51,59 @@ def check_source(source: str | Path) -> None:
         raise BadInput(f"no such folder: {source}")
     if not source.is_dir():
         raise BadInput(f"{source} is not a folder: unzip the competition download and point agentk at the folder")
-    tables = find_tables(source)
+    for archive in (p for p in source.iterdir() if is_archive(p)):
+        members(archive)  # a broken archive is bad input now, not a failed stage later
+    with tempfile.TemporaryDirectory(prefix="agentk-check-") as tmp:
+        view = Path(tmp)
+        link_children(source.resolve(), view)
+        unpack_beside(source.resolve(), view, tables_only=True)
+        arrays_as_tables(view)  # X_train.npy, y_train.npy, X_test.npy: the tables fetch will write
+        check_tables(view, source)
+
+
+def link_children(source: Path, raw: Path, utf8: bool = False) -> None:
+    """Link the folder's files into raw/ (utf8: tables in other encodings become UTF-8 copies instead)."""
+    for child in sorted(source.iterdir()):
+        link = raw / child.name
+        if not child.name.startswith(".") and not link.exists() and not (utf8 and utf8_copy(child, link)):
+            link.symlink_to(child)
+
+
+def check_tables(folder: Path, source: Path) -> None:
+    """The checks of a competition folder's tables and split folders (`source` names it in messages)."""
+    tables = find_tables(folder)
     if "sample" not in tables:
+        found = [p.relative_to(folder).as_posix() for p in candidates(folder)]
         raise BadInput(
-            f"no sample submission in {source}: agentk needs sample_submission.csv to know the submission format"
+            f"no sample submission in {source}: found "
+            + (f"the tables {', '.join(found[:6])}" if found else "no tables")
+            + ", none named like a sample submission (*sample*, *submission*); agentk needs one to know the "
+            "submission format: add it to the folder"
         )
-    if "train" not in tables and not split_folders(source, "train"):
+    for role in ("train", "test"):
+        unreadable = [
+            p.name for p in sorted(folder.iterdir()) if p.is_file() and role_of(p) == role and not is_table(p)
+        ]
+        if role not in tables and not split_folders(folder, role) and unreadable:
+            raise BadInput(
+                f"unsupported task: the {role} data in {source} is {', '.join(unreadable[:3])}, a format agentk does "
+                "not read (it reads CSV, TSV, JSON, parquet, feather, .npy arrays and per-sample files); convert it"
+            )
+    if "train" not in tables and not split_folders(folder, "train"):
         raise BadInput(
             f"no training data in {source}: expected train*.csv (or labels.csv), a train/ folder or train.zip"
         )
-    if "test" not in tables and not split_folders(source, "test") and not any(p.is_dir() for p in source.iterdir()):
+    if "test" not in tables and not split_folders(folder, "test") and not any(p.is_dir() for p in folder.iterdir()):
         raise BadInput(f"no test data in {source}: expected test*.csv, a test/ folder or test.zip")
     if "train" not in tables and all(
-        p.is_dir() for p in split_folders(source, "train")
+        p.is_dir() for p in split_folders(folder, "train")
     ):  # archives: checked once unpacked
-        files = modality_files(source)
+        files = modality_files(folder)
         if not any(listing_source(m, paths) for m, paths in files.items()):
             raise BadInput(
                 f"the training files in {source} carry no labels: expected class sub-folders "
                 "(train/<class>/...), labels in the file names (cat.1.jpg) or a labels CSV"
             )
-    for archive in (p for p in source.iterdir() if is_archive(p)):
-        members(archive)  # a broken archive is bad input now, not a failed stage later
     train = read_table(tables["train"]) if "train" in tables else None
     test = read_table(tables["test"]) if "test" in tables else None
     sample = read_table(tables["sample"], dtype=str)
@@ -74,7 +111,7 @@ def check_source(source: str | Path) -> None:
         raise BadInput(
             f"{tables['sample'].name} has one column: a submission needs an id column and a prediction column"
         )
-    reason = unsupported_reason(source, train, sample) or hopeless_reason(
+    reason = unsupported_reason(folder, train, sample, test) or hopeless_reason(
         None if train is None else (tables["train"].name, train),
         None if test is None else (tables["test"].name, test),
         (tables["sample"].name, sample),
@@ -133,11 +170,12 @@ def fetch_local(source: Path, ws: Path) -> None:
     w = Workspace(ws)
     raw = w.raw
     raw.mkdir(parents=True, exist_ok=True)
-    for child in sorted(Path(source).resolve().iterdir()):
-        link = raw / child.name
-        if not child.name.startswith(".") and not link.exists() and not utf8_copy(child, link):
-            link.symlink_to(child)
+    link_children(Path(source).resolve(), raw, utf8=True)
     unpack_beside(Path(source).resolve(), raw)  # train.zip -> raw/train/; the user's folder stays untouched
+    for table in (p for p in walk(raw, 3) if is_table(p) and p.resolve().is_relative_to(raw.resolve())):
+        utf8_copy(table, table)  # unpacked tables in other encodings too (never the user's own files)
+    normalised = normalise(raw)
+    found = find(raw)
     desc = find_description(raw)
     text = desc.read_text(errors="replace") if desc else ""
     parts = sections(text)
@@ -151,6 +189,8 @@ def fetch_local(source: Path, ws: Path) -> None:
             "source": str(Path(source).resolve()),
             "description_file": desc.name if desc else None,
             "files": [str(p.relative_to(raw)) for p in walk(raw, 1)][:200],
+            "tables": {role: str(p.relative_to(raw)) for role, p in found.paths.items()},
+            "tables_why": {**found.why, **({"normalised": normalised} if normalised else {})},
         },
     )
 
@@ -166,9 +206,11 @@ def fetch_kaggle(url: str, ws: Path) -> None:
     tool = KaggleTool()
     meta = tool.metadata(slug)
     tool.download(slug, w.raw)
-    for table in [p for p in w.raw.iterdir() if p.is_file()]:
+    for table in [p for p in walk(w.raw, 3) if is_table(p)]:
         utf8_copy(table, table)
     check_source(w.raw)
+    normalised = normalise(w.raw)
+    found = find(w.raw)
     parts = urlsplit(url)
     try:
         tabs = scrape_competition(f"{parts.scheme}://{parts.netloc}", slug, w.task)
@@ -191,6 +233,8 @@ def fetch_kaggle(url: str, ws: Path) -> None:
             "scraped_with": scraped,
             "kaggle": meta,
             "files": [str(p.relative_to(w.raw)) for p in walk(w.raw, 1)][:200],
+            "tables": {role: str(p.relative_to(w.raw)) for role, p in found.paths.items()},
+            "tables_why": {**found.why, **({"normalised": normalised} if normalised else {})},
         },
     )
 

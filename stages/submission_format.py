@@ -99,7 +99,54 @@ def format_submission(test_ids, predictions) -> pd.DataFrame:
 )
 
 
+ECHO = """
+
+TEST_ID = {test_id!r}
+ECHO = {echo!r}  # sample columns that repeat test inputs
+_predicted = format_submission
+
+
+def format_submission(test_ids, predictions) -> pd.DataFrame:
+    \"\"\"The predicted columns, then the ECHO columns copied from the test table (never predicted).\"\"\"
+    sub = _predicted(test_ids, predictions)
+    test = {read_test}
+    rows = test.set_index(test[TEST_ID].astype(str)).loc[sub[ID].astype(str)] if TEST_ID else test
+    for c in ECHO:
+        sub[c] = rows[c].to_numpy()
+    return sub[list({read}.columns)]
+"""
+
+IDLESS = (
+    COMMON
+    + """
+ECHO = {echo!r}  # sample columns that repeat test inputs
+
+
+def format_submission(test_ids, predictions) -> pd.DataFrame:
+    \"\"\"The sample has no id column: its rows are the test rows in order. The predicted columns are filled
+    {how}; the ECHO columns are copied from the test table (never predicted).\"\"\"
+    sample = {read_typed}
+    test = {read_test}
+    preds = predictions if isinstance(predictions, pd.DataFrame) else pd.DataFrame(np.asarray(predictions).reshape(len(test_ids), -1), columns=COLUMNS)
+    if not len(preds) == len(test_ids) == len(sample) == len(test):
+        raise ValueError(f"{{len(preds)}} predictions, {{len(test_ids)}} test ids, {{len(test)}} test rows and {{len(sample)}} sample rows must agree")
+    preds = preds.reset_index(drop=True)
+{body}
+"""
+)
+IDLESS_PRIMARY = """    out = sample.copy()
+    for c in COLUMNS:
+        out[c] = _like(preds[c], sample[c]).to_numpy()
+    for c in ECHO:
+        out[c] = test[c].to_numpy()
+    return out"""
+IDLESS_ALTERNATIVE = """    columns = {c: _like(preds[c], sample[c]).to_numpy() if c in COLUMNS else test[c].to_numpy() for c in sample.columns}
+    return pd.DataFrame(columns)"""
+
+
 def expert(a: Analysis, ctx: Context, alternative: bool) -> Action:
+    if a.id_col is None or a.echo:
+        return Action(code=fill(TEMPLATE, _echo_body(a, alternative)))
     body = (ALTERNATIVE if alternative else PRIMARY).format(
         sample=a.sample,
         id_col=a.id_col,
@@ -109,6 +156,26 @@ def expert(a: Analysis, ctx: Context, alternative: bool) -> Action:
         read_str="pd.read_csv(SAMPLE_PATH, dtype={ID: str})",
     )
     return Action(code=fill(TEMPLATE, body))
+
+
+def _echo_body(a: Analysis, alternative: bool) -> str:
+    """Formatters for samples that repeat test inputs (ECHO) or have no id column."""
+    fields = dict(
+        sample=a.sample,
+        id_col=a.id_col,
+        columns=a.submission_columns,
+        read=read_expr(a.sample, a.id_col),
+        read_typed="pd.read_csv(SAMPLE_PATH)" if a.sample.endswith(".csv") else read_expr(a.sample),
+        read_str="pd.read_csv(SAMPLE_PATH, dtype={ID: str})",
+        test_id=a.test_id,
+        echo=a.echo,
+        read_test=read_expr(a.test, a.test_id),
+    )
+    if a.id_col is None:
+        body = IDLESS_ALTERNATIVE if alternative else IDLESS_PRIMARY
+        how = "column by column into a new frame" if alternative else "into a copy of the sample"
+        return IDLESS.format(**fields, body=body, how=how)
+    return (ALTERNATIVE if alternative else PRIMARY).format(**fields) + ECHO.format(**fields)
 
 
 def make(alternative: bool) -> Stage:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agentk.competition.values import MISSING
 from agentk.core.checks import Check
 from agentk.core.engine import Action, Context, Stage, fill
 from agentk.modalities import TABULAR
@@ -28,6 +29,13 @@ def expert(a: Analysis, ctx: Context, split: str) -> Action:
         lines += [
             f"for c in {a.bool_features!r}:  # True/False with gaps reads as text: make it 1.0/0.0/NaN",
             '    out[c] = out[c].map(lambda v: np.nan if pd.isna(v) else float(str(v).lower() == "true"))',
+        ]
+    if a.numeric_text:
+        lines += [
+            f"for c in {a.numeric_text!r}:  # numbers written as text: thousands separators, 'na' for missing",
+            "    text = out[c].astype(str).str.strip()",
+            f"    text = text.mask(text.str.lower().isin({MISSING!r}))",
+            "    out[c] = pd.to_numeric(text.str.replace(r'(?<=\\d),(?=\\d{3}\\b)', '', regex=True), errors='coerce').astype(float)",
         ]
     lines.append("return out")
     return Action(code=fill(template(split), "\n".join(lines)))

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from agentk.competition.dataview import find_tables
+from agentk.competition.tables import sample_columns_of
 from agentk.workspace import SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, Workspace, code_module
 
 FORMATTERS = (SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT)  # the stages writing format_submission, in fallback order
@@ -42,8 +43,16 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
         raise SubmissionMismatch(
             f"{who}: columns {list(got.columns)[:8]} differ from the sample submission's {list(sample.columns)[:8]}"
         )
-    id_col = sample.columns[0]
-    ids, want = set(got[id_col].astype(str)), set(sample[id_col].astype(str))
+    layout = sample_columns_of(Workspace(ws).raw)
+    id_col = sample.columns[0] if layout is None else layout.id
+    if id_col is None:  # no id column: one row per test row, in order
+        if len(got) != len(sample):
+            raise SubmissionMismatch(
+                f"{who}: {len(got)} rows, the sample submission has {len(sample)}: one per test row"
+            )
+        ids = want = set()
+    else:
+        ids, want = set(got[id_col].astype(str)), set(sample[id_col].astype(str))
     if ids != want or len(got) != len(sample):
         raise SubmissionMismatch(
             f"{who}: {len(got)} rows, {len(want - ids)} sample ids missing, {len(ids - want)} "

@@ -75,9 +75,30 @@ class TaskData:
             pos = {i: k for k, i in enumerate(ids)}
             if set(saved["fit"]) | set(saved["val"]) == set(ids):
                 return np.array([pos[i] for i in saved["fit"]]), np.array([pos[i] for i in saved["val"]])
-        fit, val = _stratified_split(self.y, self.outputs, VAL_FRACTION, SPLIT_SEED)
-        write_json(path, {"fit": ids[fit].tolist(), "val": ids[val].tolist(), "seed": SPLIT_SEED})
+        groups = self.groups
+        if groups is None:
+            fit, val = _stratified_split(self.y, self.outputs, VAL_FRACTION, SPLIT_SEED)
+        else:  # whole groups go to validation, as the test set holds groups the training set has not seen
+            from sklearn.model_selection import GroupShuffleSplit
+
+            splitter = GroupShuffleSplit(n_splits=1, test_size=VAL_FRACTION, random_state=SPLIT_SEED)
+            fit, val = next(splitter.split(ids, groups=groups[1]))
+        record = {"fit": ids[fit].tolist(), "val": ids[val].tolist(), "seed": SPLIT_SEED}
+        write_json(path, record | ({"groups": groups[0]} if groups else {}))
         return fit, val
+
+    @cached_property
+    def groups(self) -> tuple[str, np.ndarray] | None:
+        """(column, each train row's group) when the tabular maps' rows come in groups that the test set does not
+        share (time steps of episodes, readings of patients): validation must hold out whole groups."""
+        maps = {split: self.workspace.input_maps(split).get("tab") for split in ("train", "test")}
+        if maps["train"] is None or maps["test"] is None:
+            return None
+        train, test = read_map(maps["train"]), read_map(maps["test"])
+        column = group_column(train, test)
+        if column is None:
+            return None
+        return column, train.set_index("id").loc[list(self.train.ids), column].astype(str).to_numpy()
 
     def score(self, pred: np.ndarray, rows: np.ndarray) -> float:
         """The competition's metric (the metric stage's code) of model-space predictions for train rows."""
@@ -103,3 +124,21 @@ def _stratified_split(y: np.ndarray, outputs: list[dict], fraction: float, seed:
     val = np.sort(np.asarray(val, dtype=int))
     fit = np.setdiff1d(np.arange(n), val)
     return fit, val
+
+
+MIN_GROUPS = 5
+
+
+def group_column(train: pd.DataFrame, test: pd.DataFrame) -> str | None:
+    """A whole-number or text column of both maps whose values repeat (three rows or more per value on average)
+    and of which the test map shares none with the train map: the rows' groups."""
+    for c in train.columns[1:]:
+        if c not in test.columns or train[c].isna().any():
+            continue
+        values = train[c]
+        if pd.api.types.is_float_dtype(values) and not (values % 1 == 0).all():
+            continue
+        n = values.nunique()
+        if MIN_GROUPS <= n and 3 * n <= len(values) and not set(values.astype(str)) & set(test[c].astype(str)):
+            return c
+    return None

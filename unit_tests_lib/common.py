@@ -10,6 +10,7 @@ import pandas as pd
 
 from agentk import workspace
 from agentk.competition.dataview import find_tables, read_table
+from agentk.competition.tables import sample_columns_of
 from agentk.workspace import Workspace
 
 
@@ -31,6 +32,14 @@ def sample_submission(ws: Path) -> pd.DataFrame:
     if "sample" not in tables:
         fail(f"no sample submission under {Workspace.RAW}/: the fetch stage must link the competition files")
     return read_table(tables["sample"], dtype=str)
+
+
+def prediction_columns(ws: Path) -> list[str]:
+    """The sample submission's columns that are predicted: not its id, not the columns repeating test inputs."""
+    layout = sample_columns_of(Workspace(ws).raw)
+    if layout is None:
+        fail(f"no sample submission under {Workspace.RAW}/: the fetch stage must link the competition files")
+    return layout.predicted
 
 
 def raw_table(ws: Path, role: str) -> pd.DataFrame:

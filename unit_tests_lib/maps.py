@@ -6,7 +6,7 @@ from pathlib import Path
 
 from agentk.competition.dataview import find_tables
 from agentk.workspace import Workspace
-from unit_tests_lib.common import fail, raw_table, read_map, sample_submission
+from unit_tests_lib.common import fail, prediction_columns, raw_table, read_map, sample_submission
 
 
 def check_id_map(ws: Path, name: str) -> None:
@@ -47,7 +47,7 @@ def check_no_train_only_columns(ws: Path, name: str) -> None:
     if "train" not in tables or "test" not in tables:
         return  # no tables to compare: inputs come from files and the sample's ids
     train, test = raw_table(ws, "train"), raw_table(ws, "test")
-    sub_cols = set(sample_submission(ws).columns[1:])
+    sub_cols = set(prediction_columns(ws))
     train_only = set(train.columns) - set(test.columns)
     bad = [c for c in df.columns[1:] if c in train_only or c in sub_cols]
     if bad:
@@ -62,9 +62,8 @@ def check_target_map(ws: Path) -> None:
     missing = targets.columns[targets.isna().any()].tolist()
     if missing:
         fail(f"{name}: targets {missing} have missing values; drop unlabelled rows from both train maps")
-    sample = sample_submission(ws)
     covered = set(targets.columns) | {str(v) for c in targets.columns for v in targets[c].unique()}
-    uncovered = [c for c in sample.columns[1:] if c not in covered]
+    uncovered = [c for c in prediction_columns(ws) if c not in covered]
     if uncovered:
         fail(
             f"{name} has columns {list(targets.columns)[:10]}, which do not give the submission columns "

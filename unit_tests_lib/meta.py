@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from agentk.competition.tables import sample_columns_of
 from agentk.core.fileio import write_json
 from agentk.workspace import TARGET_TRANSFORM, Workspace
 from tools.light_solve import light_solve
@@ -49,7 +50,10 @@ def check_test_maps(ws: Path) -> None:
             a, b = type_family(train[c]), type_family(test[c])
             if a != b and "empty" not in (a, b):
                 fail(f"column {c!r} is {a} in {train_path.name} but {b} in {name}: convert both the same way")
-        ids, want = set(test["id"]), set(sample_submission(ws).iloc[:, 0].astype(str))
+        sample, layout = sample_submission(ws), sample_columns_of(paths.raw)
+        # a sample without an id column lists the test rows in order: their ids are the row numbers
+        want = set(sample[layout.id].astype(str)) if layout.id else {str(i) for i in range(len(sample))}
+        ids = set(test["id"])
         if ids != want:
             fail(
                 f"{name} ids differ from the sample submission's: {len(want - ids)} missing "

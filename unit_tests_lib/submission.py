@@ -8,9 +8,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agentk.workspace import TARGET_TRANSFORM, code_file, code_module
+from agentk.competition.tables import sample_columns_of
+from agentk.workspace import TARGET_TRANSFORM, Workspace, code_file, code_module
 from tools.submission import SubmissionMismatch, compare_with_sample
-from unit_tests_lib.common import fail, failing_on, load, sample_submission, test_ids, train_targets
+from unit_tests_lib.common import fail, failing_on, load, test_ids, train_targets
 
 
 def check_submission_format(ws: Path, stage: str) -> None:
@@ -28,8 +29,10 @@ def check_submission_format(ws: Path, stage: str) -> None:
         fail(f"format_submission must return a DataFrame, got {type(sub).__name__}")
     with failing_on(SubmissionMismatch):
         compare_with_sample(ws, sub, f"{module}.format_submission")
-    first = sample_submission(ws).columns[1]
-    by_id = dict(zip(sub.iloc[:, 0].astype(str), sub[first]))
+    layout = sample_columns_of(Workspace(ws).raw)
+    first = layout.predicted[0]
+    keys = sub[layout.id].astype(str) if layout.id else ids.astype(str)  # no id column: rows in test order
+    by_id = dict(zip(keys, sub[first]))
     wrong = [i for i, v in zip(ids.astype(str), preds[first]) if not _same(by_id.get(i), v)]
     if wrong:
         fail(

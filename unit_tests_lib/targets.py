@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from agentk.workspace import TARGET_TRANSFORM, code_file
-from unit_tests_lib.common import fail, load, sample_submission, train_targets
+from unit_tests_lib.common import fail, load, prediction_columns, train_targets
 
 KINDS = {"binary", "multiclass", "regression"}
 
@@ -44,7 +44,7 @@ def check_transform(ws: Path) -> None:
     inv = mod.inverse_transform(t)
     if not isinstance(inv, pd.DataFrame):
         fail(f"inverse_transform must return a DataFrame, got {type(inv).__name__}")
-    expected = list(sample_submission(ws).columns[1:])
+    expected = prediction_columns(ws)
     if list(inv.columns) != expected:
         fail(
             f"inverse_transform columns {list(inv.columns)[:8]} must be the submission's prediction columns {expected[:8]}"

@@ -8,7 +8,7 @@ from pathlib import Path
 from agentk.competition.dataview import find_tables, split_folders
 from agentk.modalities import MODALITIES
 from agentk.workspace import Workspace
-from unit_tests_lib.common import fail, sample_submission
+from unit_tests_lib.common import fail, prediction_columns, sample_submission
 
 TASK_TYPES = ("BinCls", "MultiCls", "MultiTgtCls", "Reg", "MultiTgtReg")
 
@@ -61,6 +61,6 @@ def check_modalities(ws: Path) -> None:
         fail(f"{path.name} targets {spec['targets']} must be a non-empty subset of {names}")
     if spec["task_type"] not in TASK_TYPES:
         fail(f"{path.name} task_type {spec['task_type']!r} must be one of {sorted(TASK_TYPES)}")
-    n_targets = sample_submission(ws).shape[1] - 1
+    n_targets = len(prediction_columns(ws))
     if spec["task_type"] == "Reg" and n_targets > 1:
         fail(f"task_type Reg but the sample submission has {n_targets} prediction columns: use MultiTgtReg")

@@ -41,8 +41,11 @@ def extract(archive: Path, into: Path, delete: bool = True) -> None:
                 import py7zr
             except ImportError:
                 raise BadInput(f"{archive.name} is a 7z archive: install py7zr (uv add py7zr) to extract it") from None
-            with py7zr.SevenZipFile(archive) as z:
-                z.extractall(into)
+            try:
+                with py7zr.SevenZipFile(archive) as z:
+                    z.extractall(into)
+            except py7zr.exceptions.ArchiveError as exc:
+                raise zipfile.BadZipFile(str(exc)) from None  # one broken-archive message for every format
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, gzip.BadGzipFile) as exc:
         raise BadInput(f"{archive.name} is a broken archive ({exc}): re-download the competition data") from None
     if delete:
@@ -59,11 +62,18 @@ def members(archive: Path) -> list[str]:
         if name.endswith((".tar", ".tar.gz", ".tgz")):
             with tarfile.open(archive) as t:
                 return t.getnames()
+        if name.endswith(".7z"):
+            import py7zr
+
+            with py7zr.SevenZipFile(archive) as z:
+                return z.getnames()
     except (zipfile.BadZipFile, tarfile.TarError, EOFError) as exc:
         raise BadInput(f"{archive.name} is a broken archive ({exc}): re-download the competition data") from None
-    return [
-        archive.name[:-3] if name.endswith(".gz") else _STEM.sub("", archive.name)
-    ]  # .gz: one file; .7z: one folder
+    except Exception as exc:  # noqa: BLE001 - py7zr's own errors
+        if name.endswith(".7z") and type(exc).__module__.startswith("py7zr"):
+            raise BadInput(f"{archive.name} is a broken archive ({exc}): re-download the competition data") from None
+        raise
+    return [archive.name[:-3]]  # .gz: one file
 
 
 def _tops(archive: Path) -> set[str]:
@@ -91,15 +101,25 @@ def extract_all(root: Path, depth: int = 5) -> None:
             extract(archive, into)
 
 
-def unpack_beside(source: Path, raw: Path) -> list[str]:
-    """Extract the top-level archives of `source` into `raw`, skipping those whose content is already
-    there (Kaggle folders often hold both train/ and train.zip). Extraction goes through a partial folder
-    so a killed run leaves nothing that looks complete. Returns the names created."""
+def holds_tables(archive: Path) -> bool:
+    """Whether an archive holds tables or further archives (not only per-sample files such as images)."""
+    from agentk.competition.dataview import TABLE_EXT
+
+    return any(m.lower().endswith(TABLE_EXT + ARCHIVE_EXT) for m in members(archive))
+
+
+def unpack_beside(source: Path, raw: Path, tables_only: bool = False) -> list[str]:
+    """Extract the top-level archives of `source` into `raw`, and the archives nested in them, skipping those
+    whose content is already there (Kaggle folders often hold both train/ and train.zip). Extraction goes
+    through a partial folder so a killed run leaves nothing that looks complete. tables_only: only archives
+    holding tables (what checking a folder needs, without unpacking its images). Returns the names created."""
     created = []
     readable = (".csv.gz", ".tsv.gz")  # tables read compressed: no copy needed
     for archive in sorted(p for p in Path(source).iterdir() if is_archive(p) and not p.name.lower().endswith(readable)):
         name = unpacked_name(archive)
         if name is None or (raw / name).exists() or (Path(source) / name).exists():
+            continue
+        if tables_only and not holds_tables(archive):
             continue
         partial = raw / f".partial-{archive.name}"
         shutil.rmtree(partial, ignore_errors=True)
@@ -108,6 +128,7 @@ def unpack_beside(source: Path, raw: Path) -> list[str]:
             into = partial if len(_tops(archive)) == 1 else partial / name
             into.mkdir(exist_ok=True)
             extract(archive, into, delete=False)
+            extract_all(partial)  # archives inside the archive (data.zip holding train.csv.zip)
             os.replace(partial / name, raw / name)
         finally:
             shutil.rmtree(partial, ignore_errors=True)

@@ -19,7 +19,7 @@ import pandas as pd
 from agentk.core.errors import BadInput
 from agentk.workspace import Workspace
 
-TABLE_EXT = (".csv", ".tsv", ".json", ".jsonl", ".parquet", ".csv.gz", ".tsv.gz")
+TABLE_EXT = (".csv", ".tsv", ".json", ".jsonl", ".parquet", ".feather", ".csv.gz", ".tsv.gz")
 AUDIO_EXT = (".wav", ".mp3", ".flac", ".ogg", ".aif", ".aiff", ".m4a")
 TEXT_DOC_EXT = (".md", ".txt", ".html", ".htm")
 MAX_VIEW = 3000  # characters of one table's view in a prompt
@@ -76,13 +76,19 @@ def read_table(path: Path, nrows: int | None = None, **kwargs) -> pd.DataFrame:
                 except UnicodeDecodeError:  # a byte past the head is not UTF-8: the whole file tells
                     df = pd.read_csv(path, sep=sep, nrows=nrows, encoding=text_encoding(path, None), **kwargs)
         elif name.endswith(".jsonl"):
-            df = pd.read_json(path, lines=True, nrows=nrows, **kwargs)
+            df = pd.read_json(path, lines=True, nrows=nrows)
         elif name.endswith(".json"):
-            df = pd.read_json(path, **kwargs)
+            df = pd.read_json(path)
         elif name.endswith(".parquet"):
             df = pd.read_parquet(path)
+        elif name.endswith(".feather"):
+            df = pd.read_feather(path)
         else:
-            raise BadInput(f"{path.name}: unknown table format; use CSV, TSV, JSON(L) or parquet")
+            raise BadInput(f"{path.name}: unknown table format; use CSV, TSV, JSON(L), parquet or feather")
+        if nrows is not None and name.endswith((".json", ".parquet", ".feather")):
+            df = df.head(nrows)
+        if kwargs.get("dtype") is str and not name.endswith((".tsv", ".tsv.gz", ".csv", ".csv.gz")):
+            df = df.map(lambda v: v if pd.isna(v) else str(v))  # as read_csv(dtype=str) reads a CSV
     except pd.errors.EmptyDataError:
         raise BadInput(f"{path.name} is empty: re-download the competition data") from None
     except ImportError as exc:
@@ -162,32 +168,24 @@ def table_view(path: Path, rows: int = 5) -> str:
 
 
 def role_of(path: Path) -> str | None:
-    """train / test / sample, read off a file or folder name (train.csv, train_images/, test.zip...)."""
+    """train / test / sample, read off a file or folder name (train.csv, en_train.csv.zip, training_set.csv,
+    train_images/, test.zip, gender_submission.csv, sampleSubmission.csv...)."""
     name = path.name.lower()
     if re.search(r"sample|submission", name):
-        return (
-            "sample" if re.search(r"sample|example|submission_format", name) or name.startswith("submission") else None
-        )
+        return "sample"
     if re.search(r"(^|[^a-z])(train|training)([^a-z]|$)", name) or name.startswith("train"):
         return "train"
-    if re.search(r"(^|[^a-z])test([^a-z]|$)", name) or name.startswith("test"):
+    if re.search(r"(^|[^a-z])(test|testing)([^a-z]|$)", name) or name.startswith("test"):
         return "test"
     return None
 
 
 def find_tables(raw: Path) -> dict[str, Path]:
-    """The train, test and sample-submission tables of a competition folder (shallowest match wins)."""
-    found: dict[str, Path] = {}
-    candidates = sorted((p for p in walk(raw, 2) if is_table(p)), key=lambda p: (len(p.relative_to(raw).parts), p.name))
-    for path in candidates:
-        role = role_of(path)
-        if role and role not in found:
-            found[role] = path
-    if "train" not in found:  # image competitions often keep the training labels in labels.csv
-        labels = [p for p in candidates if re.search(r"label", p.name.lower()) and role_of(p) is None]
-        if labels:
-            found["train"] = labels[0]
-    return found
+    """The train, test and sample-submission tables of a competition folder, and a separate train-labels table
+    ("labels") when the targets are not in the train table (agentk.competition.tables says how and why)."""
+    from agentk.competition.tables import find
+
+    return dict(find(raw).paths)
 
 
 def split_folders(root: Path, role: str) -> list[Path]:

@@ -31,6 +31,7 @@ class FileSource:
     column: str | None = None  # table column naming each sample's file; None: the folder's files are the samples
     ext: str = ""  # appended to the column's values ("" when they carry it)
     label: str | None = None  # listing: "folder" (class sub-folders) or "name" (label prefix of the file name)
+    by_name: bool = False  # the column names each file (with or without extension) anywhere under the folder
 
 
 def modality_files(raw: Path) -> dict[str, set[str]]:
@@ -94,6 +95,27 @@ def column_source(
         hit = resolve_column(s, files, split)
         if hit:
             return FileSource(modality, hit[0], column=c, ext=hit[1])
+    for c in order:  # files spread over sub-folders (train/<label>/<id>.png): found by their unique names
+        folder = resolve_by_name(table[c], files, split)
+        if folder:
+            return FileSource(modality, folder, column=c, by_name=True)
+    return None
+
+
+def resolve_by_name(values: pd.Series, files: set[str], split: str) -> str | None:
+    """The split's folder under which every value names exactly one file (by name or by stem), or None."""
+    vals = values.dropna().astype(str)
+    if not len(vals) or len(vals) < len(values) or not vals.is_unique:
+        return None
+    tops = sorted({f.split("/")[0] + "/" + f.split("/")[1] for f in files if f.count("/") >= 2})
+    for folder in sorted(tops, key=lambda t: -_split_score(t, split)):
+        names: Counter[str] = Counter()
+        for f in files:
+            if f.startswith(folder + "/"):
+                name = posixpath.basename(f)
+                names.update({name, posixpath.splitext(name)[0]})
+        if all(names[v] == 1 for v in vals):
+            return folder
     return None
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from agentk.competition.dataview import AUDIO_EXT, walk
+from agentk.competition.tables import sample_columns
 from agentk.modalities import IMAGE, MODALITIES, file_extensions
 
 TARGET_DIR = re.compile(r"(clean|mask|target|label|output|gt|ground.?truth)", re.I)
@@ -24,8 +25,10 @@ def is_long_text(s: pd.Series) -> bool:
     return vals.str.len().mean() > 40 and vals.str.split().str.len().mean() > 6 and vals.nunique() > 0.5 * len(vals)
 
 
-def unsupported_reason(raw: Path, train: pd.DataFrame | None, sample: pd.DataFrame) -> str | None:
-    """Why agentk cannot do this task, or None."""
+def unsupported_reason(
+    raw: Path, train: pd.DataFrame | None, sample: pd.DataFrame, test: pd.DataFrame | None = None
+) -> str | None:
+    """Why agentk cannot do this task, or None. Sample columns that repeat test inputs are not predicted."""
     files = list(walk(raw, 4))
     handled = {ext for exts in file_extensions().values() for ext in exts}  # a registered modality's files
     audio = [p for p in files if p.suffix.lower() in AUDIO_EXT and p.suffix.lower() not in handled]
@@ -42,7 +45,7 @@ def unsupported_reason(raw: Path, train: pd.DataFrame | None, sample: pd.DataFra
             f"unsupported task: image-to-image (target images in {target_dirs[0].name}/); "
             "agentk predicts labels or values, not images"
         )
-    for c in sample.columns[1:]:
+    for c in sample_columns(sample, train, test).predicted:
         if train is not None and c in train.columns and _free_text_target(train[c]):
             return (
                 f"unsupported task: sequence-to-sequence (the submission column {c!r} holds free text); "

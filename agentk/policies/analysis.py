@@ -16,7 +16,11 @@ import pandas as pd
 
 from agentk.competition.dataview import find_tables, read_table
 from agentk.competition.file_inputs import FileSource, column_source, listing_frame, listing_source, modality_files
+from agentk.competition.joins import Join, find_joins
+from agentk.competition.joins import apply as join_tables
 from agentk.competition.support import is_long_text
+from agentk.competition.tables import sample_columns_of
+from agentk.competition.values import numeric_text
 from agentk.modalities import MODALITIES, TABULAR, TEXT
 from agentk.workspace import Workspace
 from tools.metrics import COLUMNWISE, Metric, find_metric
@@ -53,7 +57,7 @@ class Analysis:
     train: str | None  # paths relative to the workspace; train None: the samples are files[train_*]'s listing
     test: str | None  # None: no test table, the sample submission lists the test samples
     sample: str
-    id_col: str  # the sample submission's id column
+    id_col: str | None  # the sample submission's id column (None: it has none, its rows are the test rows in order)
     train_id: str | None  # id column of train (None: row numbers)
     test_id: str | None  # id column of test (None: the sample's ids, by position)
     features: list[str]  # tabular inputs
@@ -66,6 +70,9 @@ class Analysis:
     n_test: int
     text_columns: list[str] = field(default_factory=list)  # long free-text inputs of the tables
     files: dict[str, FileSource] = field(default_factory=dict)  # source_key(split, modality): per-sample files
+    joins: list[Join] = field(default_factory=list)  # tables joined to train/test by a key (labels, per-entity)
+    numeric_text: list[str] = field(default_factory=list)  # features written as text that are numbers ("1,234")
+    echo: list[str] = field(default_factory=list)  # sample columns that repeat test inputs: copied, not predicted
 
     @property
     def submission_columns(self) -> list[str]:
@@ -101,7 +108,9 @@ def _is_boolish(s: pd.Series) -> bool:
     return len(vals) > 0 and (s.dtype == bool or set(vals.astype(str).str.lower().unique()) <= BOOL_VALUES)
 
 
-def _find_test_id(test: pd.DataFrame, sample: pd.DataFrame, id_col: str) -> str | None:
+def _find_test_id(test: pd.DataFrame, sample: pd.DataFrame, id_col: str | None) -> str | None:
+    if id_col is None:
+        return None
     if id_col in test.columns:
         return id_col
     ids = set(sample[id_col].astype(str))
@@ -160,7 +169,8 @@ def analyse(ws: Path) -> Analysis:
     if "sample" not in tables:
         raise CannotAnalyse(f"no sample submission found under {raw.name}/")
     sample = read_table(tables["sample"], dtype=str)
-    id_col, sub_cols = sample.columns[0], list(sample.columns[1:])
+    columns = sample_columns_of(raw)
+    id_col, sub_cols = columns.id, columns.predicted  # id None: the sample's rows are the test rows in order
     files = modality_files(raw)
     sources: dict[str, FileSource] = {}
     if "train" in tables:
@@ -174,6 +184,8 @@ def analyse(ws: Path) -> Analysis:
         sources[source_key("train", listing.modality)] = listing
         train = listing_frame(ws, listing, sub_cols[0] if len(sub_cols) == 1 else "label")
     test = read_table(tables["test"]) if "test" in tables else sample[[id_col]]
+    joins = find_joins(ws, raw, tables, train, test) if "train" in tables else []
+    train, test = join_tables(ws, joins, train, "train"), join_tables(ws, joins, test, "test")
     test_id = _find_test_id(test, sample, id_col)
     train_id = (
         "id" if "train" not in tables else test_id if test_id in train.columns and train[test_id].is_unique else None
@@ -229,6 +241,7 @@ def analyse(ws: Path) -> Analysis:
     text_columns = [c for c in features if is_long_text(both[c])]
     features = [c for c in features if c not in text_columns]
     bool_features = [c for c in features if _is_boolish(both[c]) and both[c].dtype != bool]
+    numbers_as_text = [c for c in features if c not in bool_features and numeric_text(both[c])]
     metric_name = _adjust_metric(metric, targets)
     for t in targets:
         t.log = t.kind == "regression" and "rmsle" in metric_name
@@ -250,6 +263,9 @@ def analyse(ws: Path) -> Analysis:
         len(test),
         text_columns,
         sources,
+        joins,
+        numbers_as_text,
+        columns.echo,
     )
 
 

@@ -1,0 +1,111 @@
+"""Per-sample files that are neither images nor text: one CSV/parquet table per sample (a sensor time series) or
+one .npy array per sample. fetch summarises them into one table, a fixed-length row per sample keyed like the
+train table (row count, then mean, std, min, max, first and last of each numeric column; small arrays as their
+values), which the analysis joins to train and test like any per-entity table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from agentk.competition.dataview import is_table, read_table, walk
+
+SUMMARY = "file_summaries.csv"  # written by fetch: no split or sample word in the name, it is joined to both
+MIN_FILES = 10
+MAX_VALUES = 64  # arrays this small become their values, larger ones their statistics
+STATS = ("mean", "std", "min", "max")
+
+
+def per_sample_folders(root: Path) -> dict[Path, list[Path]]:
+    """Folders holding at least MIN_FILES per-sample tables or .npy arrays."""
+    by_folder: dict[Path, list[Path]] = {}
+    for p in walk(root, 3):
+        if p.parent != root and (is_table(p) or p.suffix.lower() == ".npy"):
+            by_folder.setdefault(p.parent, []).append(p)
+    return {d: files for d, files in by_folder.items() if len(files) >= MIN_FILES}
+
+
+def summarise_files(root: Path, keys: dict[str, pd.Series]) -> tuple[pd.DataFrame, str] | None:
+    """(one row per file, key column) for the per-sample files whose stems are values of a key column (`keys`:
+    column name -> its values in the train, test and sample tables); None when no folder's files are so named."""
+    folders = per_sample_folders(root)
+    rows, key_name = [], None
+    for files in folders.values():
+        stems = {p.stem: p for p in files}
+        for name, values in keys.items():
+            known = set(values.dropna().astype(str))
+            if key_name in (None, name) and pd.Series(list(stems)).isin(known).mean() >= 0.9:
+                key_name = name
+                rows += [{name: stem, **summary(path)} for stem, path in stems.items() if stem in known]
+                break
+    if not rows:
+        return None
+    return pd.DataFrame(rows).drop_duplicates(subset=key_name), key_name
+
+
+def summary(path: Path) -> dict[str, float]:
+    """The fixed-length features of one per-sample file."""
+    if path.suffix.lower() == ".npy":
+        arr = np.asarray(np.load(path, allow_pickle=False), dtype=float).ravel()
+        if arr.size <= MAX_VALUES:
+            return {f"v{i}": v for i, v in enumerate(arr)}
+        return {
+            **{f"array_{s}": getattr(np, s)(arr) for s in STATS},
+            **{f"array_q{q}": np.quantile(arr, q / 100) for q in (10, 50, 90)},
+        }
+    df = read_table(path)
+    out: dict[str, float] = {"rows": float(len(df))}
+    for c in df.select_dtypes("number").columns:
+        s = df[c].astype(float)
+        out.update({f"{c}_{stat}": getattr(s, stat)() for stat in STATS})
+        out[f"{c}_first"], out[f"{c}_last"] = s.iloc[0], s.iloc[-1]
+    return out
+
+
+def arrays_to_tables(root: Path, sample: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Features and labels shipped as whole-split arrays (X_train.npy, y_train.npy, X_test.npy) as the tables
+    train and test: columns f0..f<d>, the train labels under the sample's prediction column, the test rows given
+    the sample's ids in order. {} when the folder has no such arrays."""
+    from agentk.competition.dataview import role_of
+
+    arrays: dict[str, list[np.ndarray]] = {}
+    for p in sorted(root.glob("*.npy")):
+        role = role_of(p)
+        if role in ("train", "test"):
+            arrays.setdefault(role, []).append(np.load(p, allow_pickle=False))
+    x = {r: [a for a in found if a.ndim == 2 and a.shape[1] > 1] for r, found in arrays.items()}
+    y = [a.ravel() for a in arrays.get("train", []) if a.ndim == 1 or (a.ndim == 2 and a.shape[1] == 1)]
+    if len(x.get("train", [])) != 1 or len(x.get("test", [])) != 1 or len(y) != 1 or sample.shape[1] != 2:
+        return {}
+    (xtr,), (xte,), (ytr,) = x["train"], x["test"], y
+    if len(ytr) != len(xtr) or len(xte) != len(sample) or xtr.shape[1] != xte.shape[1]:
+        return {}
+    names = [f"f{i}" for i in range(xtr.shape[1])]
+    train = pd.DataFrame(xtr, columns=names).assign(**{sample.columns[1]: ytr})
+    test = pd.concat([sample[[sample.columns[0]]].reset_index(drop=True), pd.DataFrame(xte, columns=names)], axis=1)
+    return {"train": train, "test": test}
+
+
+def bands_to_images(table: pd.DataFrame, id_col: str, folder: Path) -> pd.DataFrame | None:
+    """Image bands stored as number lists in a table's cells (band_1, band_2 of h*w values each) written as one PNG
+    per row under `folder` (named by the id, the bands as channels, each scaled to 0..255), and the table without
+    them; None when the table holds no such columns."""
+    from PIL import Image
+
+    bands = [
+        c
+        for c in table.columns
+        if table[c].map(lambda v: isinstance(v, list)).all() and len({len(v) for v in table[c]}) == 1
+    ]
+    side = int(round(len(table[bands[0]].iloc[0]) ** 0.5)) if bands else 0
+    if not bands or side * side != len(table[bands[0]].iloc[0]) or side < 4:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    for _, row in table.iterrows():
+        chans = [np.asarray(row[c], dtype=float).reshape(side, side) for c in bands[:3]]
+        chans += [np.mean(chans, axis=0)] * (3 - len(chans))
+        img = np.stack([(c - c.min()) / (np.ptp(c) or 1.0) * 255 for c in chans], axis=-1).astype(np.uint8)
+        Image.fromarray(img).save(folder / f"{row[id_col]}.png")
+    return table.drop(columns=bands)

@@ -1,0 +1,349 @@
+"""Which table is which: the train, test and sample-submission tables of a competition folder, a separate
+train-labels table, and why each was chosen when there was a choice.
+
+Kaggle names them freely (train.csv, en_train.csv, training_set.csv, train_v2.csv, gender_submission.csv,
+sampleSubmission.csv, <prefix>_sample_submission_2.csv, train_labels.csv, trainLabels.csv...). The name says
+the role; a folder named for a split gives its few tables that role (train/part-0.csv). When several files could
+be the sample submission, the one whose ids are the test set's wins. Discovery reads tables, so its answer is
+cached per folder state.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+
+from agentk.competition.dataview import TABLE_EXT, is_table, read_table, role_of, walk
+from agentk.competition.file_inputs import listing_source, modality_files
+from agentk.competition.series import SUMMARY, arrays_to_tables, bands_to_images, summarise_files
+from agentk.core.errors import BadInput
+from agentk.modalities import file_extensions
+
+LABELS = re.compile(r"label|target|solution|truth|answer", re.I)  # a table of targets, beside the inputs
+MAX_PARTS = 20  # a split folder with more tables than this holds one table per sample, not parts of one
+DEPTH = 2  # folders below the competition folder that are searched for tables
+FOLDER_LABELS = "train_folder_labels.csv"  # written by normalise: the labels that class sub-folders give
+PART = re.compile(r"[_\-. ]?(part|chunk)?[_\-. ]?\d+$", re.I)  # train_1, train-part-2: numbered parts
+
+
+@dataclass
+class Tables:
+    paths: dict[str, Path]  # role (train, test, sample, labels) -> table
+    why: dict[str, str] = field(default_factory=dict)  # role -> why this file, where there was a choice
+    parts: dict[str, list[Path]] = field(default_factory=dict)  # role -> the files that are parts of one table
+
+
+def _stem(path: Path) -> str:
+    """The name without its table extension (train.csv.gz -> train)."""
+    ext = next((e for e in sorted(TABLE_EXT, key=len, reverse=True) if path.name.lower().endswith(e)), None)
+    return path.name[: -len(ext)] if ext else path.stem
+
+
+def file_role(path: Path, root: Path) -> str | None:
+    """train / test / sample / labels of one table, from its name, else from the split folder holding it."""
+    role = role_of(path)
+    if role == "train" and LABELS.search(path.name):
+        return "labels"
+    if role is None and LABELS.search(path.name):
+        return "labels"
+    if role is None:
+        for folder in path.relative_to(root).parts[:-1]:
+            role = role_of(Path(folder)) or role
+    return role
+
+
+def candidates(root: Path) -> list[Path]:
+    """The tables of a competition folder that can be train/test/sample/labels: per-sample folders excluded."""
+    root = Path(root)
+    tables = [p for p in walk(root, DEPTH) if is_table(p)]
+    per_folder: dict[Path, int] = {}
+    for p in tables:
+        per_folder[p.parent] = per_folder.get(p.parent, 0) + 1
+    return sorted(
+        (p for p in tables if p.parent == root or per_folder[p.parent] <= MAX_PARTS),
+        key=lambda p: (len(p.relative_to(root).parts), p.name),
+    )
+
+
+def _signature(root: Path) -> tuple:
+    out = []
+    for p in candidates(root):
+        st = p.stat()
+        out.append((str(p), st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+def find(root: Path) -> Tables:
+    root = Path(root)
+    return _find(root, _signature(root))
+
+
+@lru_cache(maxsize=32)
+def _find(root: Path, signature: tuple) -> Tables:
+    by_role: dict[str, list[Path]] = {}
+    for p in candidates(root):
+        role = file_role(p, root)
+        if role:
+            by_role.setdefault(role, []).append(p)
+    out = Tables({})
+    for role in ("train", "test"):
+        if role in by_role:
+            out.paths[role], parts = _pick_split(root, by_role[role])
+            if parts:
+                out.parts[role] = parts
+    if "labels" in by_role:
+        if "train" in out.paths:
+            labels = _pick_labels(out.paths["train"], by_role["labels"], by_role.get("sample", []))
+            if labels is not None:
+                out.paths["labels"], out.why["labels"] = labels
+        else:  # image competitions often keep the training labels in labels.csv / train_labels.csv
+            out.paths["train"] = by_role["labels"][0]
+    if "sample" in by_role:
+        out.paths["sample"], why = _pick_sample(root, by_role["sample"], out.paths.get("test"))
+        if why:
+            out.why["sample"] = why
+    return out
+
+
+def _pick_split(root: Path, found: list[Path]) -> tuple[Path, list[Path]]:
+    """The split's table (shallowest, a whole table before its numbered parts, CSV first), and its parts when
+    the split comes only in parts (train_1.csv + train_2.csv, or train/part-*.csv)."""
+    stems = {_stem(p).lower() for p in found}
+    whole = [p for p in found if PART.sub("", _stem(p)).lower() not in stems - {_stem(p).lower()}]
+    best = min(
+        whole or found,
+        key=lambda p: (len(p.relative_to(root).parts), not p.name.lower().endswith(".csv"), len(p.name), p.name),
+    )
+    depth = len(best.relative_to(root).parts)
+    siblings = [p for p in found if p.parent == best.parent and len(p.relative_to(root).parts) == depth]
+    in_folder = depth > 1 and len(siblings) > 1
+    numbered = [p for p in siblings if PART.search(_stem(p)) and PART.sub("", _stem(p)) == PART.sub("", _stem(best))]
+    parts = siblings if in_folder else numbered if len(numbered) > 1 and best in numbered else []
+    return best, sorted(parts)
+
+
+def _pick_labels(train: Path, found: list[Path], samples: list[Path]) -> tuple[Path, str] | None:
+    """The labels table beside a train table: one sharing a key column with it, covering most sample columns."""
+    train_cols = set(read_table(train, nrows=5).columns)
+    want = set()
+    for s in samples[:1]:
+        want = set(read_table(s, nrows=5).columns[1:])
+    scored = []
+    for p in found:
+        cols = list(read_table(p, nrows=5).columns)
+        if not set(cols) & train_cols or not set(cols) - train_cols:
+            continue
+        scored.append((len(want & set(cols)), -len(p.name), p))
+    if not scored:
+        return None
+    n, _, best = max(scored, key=lambda t: t[:2])
+    return best, f"{best.name}: the targets of {train.name} ({n} of the sample's columns), joined on a shared key"
+
+
+def _pick_sample(root: Path, found: list[Path], test: Path | None) -> tuple[Path, str]:
+    """The sample submission: among several candidates, the one whose ids are the test set's."""
+    if len(found) == 1:
+        return found[0], ""
+    test_ids = _test_keys(root, test)
+    scored = []
+    for p in found:
+        match, n = _id_match(p, test_ids)
+        depth = len(p.relative_to(root).parts)
+        scored.append(((match, n == len(test_ids) if test_ids else 0, -depth, p.name.lower().endswith(".csv")), p))
+    scored.sort(key=lambda t: t[0], reverse=True)
+    best = scored[0][1]
+    share = {p.name: s[0] for s, p in scored}
+    others = ", ".join(f"{name} {v:.0%}" for name, v in share.items() if name != best.name)
+    basis = f"{test.name}" if test is not None else "the test files"
+    return best, (
+        f"{best.name}: {share[best.name]:.0%} of its ids are ids of {basis} (other candidates: {others})"
+        if test_ids
+        else f"{best.name}: shallowest of {len(found)} candidates ({others}); no test ids to compare"
+    )
+
+
+def _test_keys(root: Path, test: Path | None) -> set[str]:
+    """What a sample submission's ids may match: every value of the test table, else the test files' names."""
+    if test is not None:
+        df = read_table(test, dtype=str)
+        return set(pd.unique(df.to_numpy().ravel().astype(str)))
+    exts = {e for es in file_extensions().values() for e in es}
+    keys = set()
+    for p in walk(root, 4):
+        if p.suffix.lower() in exts and any(role_of(Path(f)) == "test" for f in p.relative_to(root).parts[:-1]):
+            keys |= {p.name, p.stem}
+    return keys
+
+
+def _id_match(sample: Path, test_keys: set[str]) -> tuple[float, int]:
+    """(share of the sample's first-column values found among the test keys, the sample's row count)."""
+    try:
+        ids = read_table(sample, dtype=str).iloc[:, 0].astype(str).str.strip()
+    except BadInput:
+        return -1.0, 0
+    if not test_keys or len(ids) == 0:
+        return 0.0, len(ids)
+    return float(ids.isin(test_keys).mean()), len(ids)
+
+
+def normalise(root: Path) -> list[str]:
+    """Make a fetched folder's data readable the one simple way every program reads it: a split that comes in
+    parts (train_1.csv + train_2.csv, train/part-*.csv) is joined into one CSV; whole-split arrays become tables;
+    image bands kept as number lists become PNGs; per-sample series or array files are summarised into one table;
+    class sub-folders beside a label-less train table become a labels table; a sample submission that is not a
+    plain CSV (TSV, parquet, gzip) gets a CSV copy, the format a submission has. Writes only new files at the top
+    of `root` (never into the user's folders); returns what it did, one line each."""
+    root = Path(root)
+    done = []
+    for role, parts in find(root).parts.items():
+        frames = [read_table(p) for p in parts]
+        if any(list(f.columns) != list(frames[0].columns) for f in frames):
+            continue  # not parts of one table
+        first = parts[0]
+        name = first.parent.name if first.parent != root else PART.sub("", _stem(first)) or role
+        dest = root / f"{name}.csv"
+        if dest.exists():
+            continue
+        _write_csv(pd.concat(frames, ignore_index=True), dest)
+        done.append(f"{dest.name}: {len(parts)} parts of the {role} table joined ({', '.join(p.name for p in parts)})")
+    done += arrays_as_tables(root) + _bands(root)
+    summarised = _summarise_series(root)
+    if summarised:
+        done.append(summarised)
+    labels = folder_labels(root)
+    if labels is not None:
+        frame, key = labels
+        dest = root / FOLDER_LABELS
+        if not dest.exists():
+            _write_csv(frame, dest)
+            done.append(f"{dest.name}: the class sub-folders of the train files, keyed by the train table's {key!r}")
+    sample = find(root).paths.get("sample")
+    if sample is not None and not sample.name.lower().endswith(".csv"):
+        dest = root / f"{_stem(sample)}.csv"
+        if not dest.exists():
+            _write_csv(read_table(sample, dtype=str), dest)
+            done.append(f"{dest.name}: a CSV copy of the sample submission {sample.name}")
+    return done
+
+
+def _write_csv(df: pd.DataFrame, dest: Path) -> None:
+    tmp = dest.with_name(f".{dest.name}.partial")
+    df.to_csv(tmp, index=False)
+    tmp.replace(dest)
+
+
+@dataclass
+class SampleColumns:
+    """What the sample submission's columns are: its id (None: it has none, its rows are the test rows in order),
+    the columns to predict, and the columns that echo test inputs (copied from the test table, never predicted)."""
+
+    id: str | None
+    predicted: list[str]
+    echo: list[str]
+
+
+def sample_columns(sample: pd.DataFrame, train: pd.DataFrame | None, test: pd.DataFrame | None) -> SampleColumns:
+    """Read off the tables (heads are enough): a column of the test table that holds values is an input the
+    sample repeats; the first column is the id unless it is a target (a train column the test table lacks)."""
+    cols = [str(c) for c in sample.columns]
+    echo_ok = lambda c: test is not None and c in test.columns and test[c].notna().any()  # noqa: E731
+    idless = (
+        test is not None and train is not None and cols[0] in train.columns and not echo_ok(cols[0]) and len(cols) > 1
+    )
+    rest = cols if idless else cols[1:]
+    echo = [c for c in rest if echo_ok(c)]
+    predicted = [c for c in rest if c not in echo]
+    if not predicted:  # nothing left to predict: the columns are what they look like, id then predictions
+        return SampleColumns(cols[0], cols[1:], [])
+    return SampleColumns(None if idless else cols[0], predicted, echo)
+
+
+def sample_columns_of(root: Path) -> SampleColumns | None:
+    """sample_columns for a competition folder (None without a sample submission)."""
+    paths = find(root).paths
+    if "sample" not in paths:
+        return None
+    head = {role: read_table(paths[role], nrows=200) for role in ("train", "test") if role in paths}
+    return sample_columns(read_table(paths["sample"], nrows=5, dtype=str), head.get("train"), head.get("test"))
+
+
+def folder_labels(root: Path) -> tuple[pd.DataFrame, str] | None:
+    """The train files' labels as a table keyed like the train table, when the train table lacks the one column to
+    predict and the train files sit in class sub-folders (train/<label>/<id>.png beside train.csv of other columns);
+    (table, key column) or None."""
+    paths, layout = find(root).paths, sample_columns_of(root)
+    if "train" not in paths or "labels" in paths or layout is None or len(layout.predicted) != 1:
+        return None
+    target = layout.predicted[0]
+    train = read_table(paths["train"], dtype=str)
+    if target in train.columns:
+        return None
+    files = modality_files(root)
+    for modality, found in files.items():
+        src = listing_source(modality, found)
+        if src is None or src.label != "folder":
+            continue
+        label = {}
+        for f in found:
+            if f.startswith(src.folder + "/"):
+                name = f.rsplit("/", 1)[1]
+                label[name] = label[name.rsplit(".", 1)[0]] = f.rsplit("/", 2)[1]
+        for key in train.columns:
+            values = train[key].dropna().astype(str)
+            if len(values) == len(train) and values.is_unique and values.isin(label).all():
+                return pd.DataFrame({key: values, target: values.map(label)}), key
+    return None
+
+
+def _summarise_series(root: Path) -> str | None:
+    """Write the per-sample files' summary table (agentk.competition.series) if there are such files."""
+    paths = find(root).paths
+    dest = root / SUMMARY
+    if "train" not in paths or dest.exists():
+        return None
+    frames = [read_table(paths[r], dtype=str) for r in ("train", "test", "sample") if r in paths]
+    keys = {c: pd.concat([f[c] for f in frames if c in f.columns]) for c in frames[0].columns}
+    found = summarise_files(root, keys)
+    if found is None:
+        return None
+    table, key = found
+    _write_csv(table, dest)
+    return f"{dest.name}: {len(table)} per-sample files summarised into {table.shape[1] - 1} features, keyed by {key!r}"
+
+
+def arrays_as_tables(root: Path) -> list[str]:
+    """Whole-split arrays (X_train.npy, y_train.npy, X_test.npy) written as train.csv and test.csv
+    (agentk.competition.series), when the folder has no train table; what was written, one line each."""
+    paths, done = find(root).paths, []
+    if "sample" not in paths or "train" in paths:
+        return done
+    for role, table in arrays_to_tables(root, read_table(paths["sample"], dtype=str)).items():
+        dest = root / f"{role}.csv"
+        if not dest.exists():
+            _write_csv(table, dest)
+            done.append(f"{dest.name}: the {role} arrays as a table ({table.shape[1]} columns)")
+    return done
+
+
+def _bands(root: Path) -> list[str]:
+    """Tables whose cells hold image bands as number lists: the bands become PNGs, the rest a CSV."""
+    done, paths = [], find(root).paths
+    sample = read_table(paths["sample"], nrows=5, dtype=str) if "sample" in paths else None
+    for role in ("train", "test"):
+        path = find(root).paths.get(role)
+        if path is None or sample is None or not path.name.lower().endswith((".json", ".jsonl", ".parquet")):
+            continue
+        dest = root / f"{_stem(path)}.csv"
+        if dest.exists():
+            continue
+        table = read_table(path)
+        id_col = sample.columns[0] if sample.columns[0] in table.columns else table.columns[0]
+        flat = bands_to_images(table, id_col, root / f"{_stem(path)}_images")
+        if flat is not None:
+            _write_csv(flat, dest)
+            done.append(f"{dest.name}: {path.name} without its image bands, written as {_stem(path)}_images/<id>.png")
+    return done

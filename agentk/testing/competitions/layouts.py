@@ -1,0 +1,729 @@
+"""Fixture competitions for where a Kaggle competition puts its data (issue 14's layout families): how the sample
+submission, train and test tables are named and packed, targets in a separate file, tables joined by a key, file
+formats and encodings, and image layouts. Each is small (a few hundred rows or files) and has a learnable signal.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from agentk.testing.competitions import fixture
+
+ACCURACY = "Submissions are evaluated on accuracy, the share of rows whose label is predicted correctly."
+RMSE = "Submissions are scored on the root mean squared error (RMSE) between predicted and true values."
+
+
+def description(task: str, evaluation: str, files: list[str]) -> str:
+    listing = "\n".join(f"- {f}" for f in files)
+    return f"# Synthetic competition\n\n## Description\n\n{task}\n\n## Evaluation\n\n{evaluation}\n\n## Data\n\n{listing}\n"
+
+
+def tabular(rng: np.random.Generator, n: int = 300, id_col: str = "id", target: str = "target", start: int = 1):
+    """(train, test inputs, test answers): x1, x2, a category; a binary target learnable from them."""
+    x1, x2 = rng.normal(size=n), rng.normal(size=n)
+    cat = rng.choice(["red", "green", "blue"], size=n)
+    score = 1.5 * x1 - x2 + np.where(cat == "red", 1.0, 0.0) + rng.normal(scale=0.3, size=n)
+    df = pd.DataFrame({id_col: np.arange(start, start + n), "x1": x1.round(4), "x2": x2.round(4), "colour": cat})
+    df[target] = (score > 0.3).astype(int)
+    cut = int(n * 0.8)
+    train, test = df.iloc[:cut].reset_index(drop=True), df.iloc[cut:].reset_index(drop=True)
+    return train, test.drop(columns=[target]), test[[id_col, target]]
+
+
+def finish(
+    folder: Path,
+    answers: pd.DataFrame,
+    sample_rel: str,
+    task_type: str = "BinCls",
+    metric: str = "accuracy",
+    inputs=("tabular",),
+    lower: bool = False,
+    **extra,
+) -> dict:
+    answers.to_csv(folder / "private" / "answers.csv", index=False)
+    return {
+        "modalities": {"inputs": list(inputs), "targets": ["tabular"]},
+        "task_type": task_type,
+        "metric": metric,
+        "lower_is_better": lower,
+        "supported": True,
+        "answers": "private/answers.csv",
+        "sample_submission": f"public/{sample_rel}",
+        **extra,
+    }
+
+
+def sample_of(test: pd.DataFrame, id_col: str, target: str, value=0) -> pd.DataFrame:
+    return pd.DataFrame({id_col: test[id_col], target: value})
+
+
+def write(df: pd.DataFrame, path: Path, **kwargs) -> None:
+    """A table in the format its name says (csv, tsv, parquet, feather, json, jsonl; .gz/.zip compressed)."""
+    name = path.name.lower()
+    for packed in (".zip", ".gz"):
+        if name.endswith(packed):
+            inner = path.name[: -len(packed)]
+            buf = io.BytesIO()
+            write(df, Path(inner), _buffer=buf, **kwargs)
+            if packed == ".gz":
+                path.write_bytes(gzip.compress(buf.getvalue(), mtime=0))
+            else:
+                with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+                    z.writestr(inner, buf.getvalue())
+            return
+    buf = kwargs.pop("_buffer", None)
+    target = buf if buf is not None else path
+    if name.endswith(".tsv"):
+        data = df.to_csv(sep="\t", index=False, **kwargs)
+    elif name.endswith(".csv"):
+        data = df.to_csv(index=False, **kwargs)
+    elif name.endswith(".jsonl"):
+        data = df.to_json(orient="records", lines=True)
+    elif name.endswith(".json"):
+        data = df.to_json(orient="records")
+    elif name.endswith(".parquet"):
+        df.to_parquet(target, index=False)
+        return
+    elif name.endswith(".feather"):
+        df.reset_index(drop=True).to_feather(target)
+        return
+    else:
+        raise ValueError(f"no writer for {path.name}")
+    if buf is not None:
+        buf.write(data.encode(kwargs.get("encoding") or "utf-8"))
+    else:
+        path.write_text(data)
+
+
+def tab_competition(folder: Path, rng, names: dict[str, str], id_col="id", target="target", desc_files=None) -> dict:
+    """The base binary task written under the given file names (role -> name under public/)."""
+    pub = folder / "public"
+    train, test, answers = tabular(rng, id_col=id_col, target=target)
+    write(train, pub / names["train"])
+    write(test, pub / names["test"])
+    write(sample_of(test, id_col, target), pub / names["sample"])
+    (pub / "description.md").write_text(
+        description(
+            f"Predict `{target}` (0 or 1) for each row from x1, x2 and colour.",
+            ACCURACY,
+            desc_files or list(names.values()),
+        )
+    )
+    return finish(folder, answers, names["sample"])
+
+
+# ---- 1. sample submission discovery ---------------------------------------------------------------------------
+@fixture("sample discovery", "sample named gender_submission.csv", fast=True)
+def gender_submission(folder, rng):
+    return tab_competition(
+        folder,
+        rng,
+        {"train": "train.csv", "test": "test.csv", "sample": "gender_submission.csv"},
+        id_col="PassengerId",
+        target="Survived",
+    )
+
+
+@fixture("sample discovery", "camel-case sampleSubmission.csv")
+def camel_sample(folder, rng):
+    return tab_competition(folder, rng, {"train": "train.csv", "test": "test.csv", "sample": "sampleSubmission.csv"})
+
+
+@fixture("sample discovery", "prefixed names, every table zipped (en_sample_submission_2.csv.zip)")
+def prefixed_zipped(folder, rng):
+    return tab_competition(
+        folder,
+        rng,
+        {"train": "en_train.csv.zip", "test": "en_test_2.csv.zip", "sample": "en_sample_submission_2.csv.zip"},
+    )
+
+
+@fixture("sample discovery", "only .7z archives: train.json, test.json and the sample each inside one")
+def sevenzip_only(folder, rng):
+    import py7zr
+
+    pub = folder / "public"
+    train, test, answers = tabular(rng)
+    staging = folder / "staging"
+    staging.mkdir()
+    write(train, staging / "train.json")
+    write(test, staging / "test.json")
+    write(sample_of(test, "id", "target"), staging / "sample_submission.csv")
+    for f in staging.iterdir():
+        with py7zr.SevenZipFile(pub / f"{f.name}.7z", "w") as z:
+            z.write(f, f.name)
+        f.unlink()
+    staging.rmdir()
+    (pub / "description.md").write_text(
+        description(
+            "Predict `target` (0 or 1) for each row.",
+            ACCURACY,
+            ["train.json.7z", "test.json.7z", "sample_submission.csv.7z"],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv.7z")
+
+
+@fixture("sample discovery", "two samples: a stale one whose ids are not the test's, and _v2 whose are")
+def stale_sample(folder, rng):
+    meta = tab_competition(
+        folder, rng, {"train": "train.csv", "test": "test.csv", "sample": "sample_submission_v2.csv"}
+    )
+    stale = pd.read_csv(folder / "public" / "sample_submission_v2.csv")
+    stale["id"] = stale["id"] + 10_000  # an earlier version of the test set
+    stale.to_csv(folder / "public" / "sample_submission.csv", index=False)
+    return meta
+
+
+@fixture("sample discovery", "parquet train, test and sample submission")
+def parquet_tables(folder, rng):
+    return tab_competition(
+        folder, rng, {"train": "train.parquet", "test": "test.parquet", "sample": "sample_submission.parquet"}
+    )
+
+
+@fixture("sample discovery", "TSV tables, the sample gzipped (sample_submission.tsv.gz)")
+def tsv_gz_sample(folder, rng):
+    return tab_competition(
+        folder, rng, {"train": "train.tsv", "test": "test.tsv", "sample": "sample_submission.tsv.gz"}
+    )
+
+
+# ---- 2. train/test discovery ----------------------------------------------------------------------------------
+@fixture("train/test discovery", "training_set.csv and test_set.csv")
+def training_set(folder, rng):
+    return tab_competition(
+        folder, rng, {"train": "training_set.csv", "test": "test_set.csv", "sample": "sample_submission.csv"}
+    )
+
+
+@fixture("train/test discovery", "versioned train_v2.csv, test_v2.csv, sample_submission_v2.csv")
+def versioned_v2(folder, rng):
+    return tab_competition(
+        folder, rng, {"train": "train_v2.csv", "test": "test_v2.csv", "sample": "sample_submission_v2.csv"}
+    )
+
+
+@fixture("train/test discovery", "train/ folder holding the train table in three parts")
+def parts_folder(folder, rng):
+    pub = folder / "public"
+    meta = tab_competition(
+        folder,
+        rng,
+        {"train": "train.csv", "test": "test.csv", "sample": "sample_submission.csv"},
+        desc_files=["train/part-*.csv", "test.csv", "sample_submission.csv"],
+    )
+    train = pd.read_csv(pub / "train.csv")
+    (pub / "train.csv").unlink()
+    (pub / "train").mkdir()
+    for i, part in enumerate(train.iloc[rows] for rows in np.array_split(np.arange(len(train)), 3)):
+        part.to_csv(pub / "train" / f"part-{i}.csv", index=False)
+    return meta
+
+
+@fixture("train/test discovery", "numbered parts train_1.csv, train_2.csv")
+def numbered_parts(folder, rng):
+    pub = folder / "public"
+    meta = tab_competition(
+        folder,
+        rng,
+        {"train": "train.csv", "test": "test.csv", "sample": "sample_submission.csv"},
+        desc_files=["train_1.csv", "train_2.csv", "test.csv", "sample_submission.csv"],
+    )
+    train = pd.read_csv(pub / "train.csv")
+    (pub / "train.csv").unlink()
+    for i, part in enumerate((train.iloc[rows] for rows in np.array_split(np.arange(len(train)), 2)), start=1):
+        part.to_csv(pub / f"train_{i}.csv", index=False)
+    return meta
+
+
+@fixture("train/test discovery", "archive in an archive: data.zip holding train.csv.zip, test.csv.zip, the sample")
+def nested_archive(folder, rng):
+    pub = folder / "public"
+    meta = tab_competition(
+        folder, rng, {"train": "train.csv.zip", "test": "test.csv.zip", "sample": "sample_submission.csv.zip"}
+    )
+    with zipfile.ZipFile(pub / "data.zip", "w") as z:
+        for name in ("train.csv.zip", "test.csv.zip", "sample_submission.csv.zip"):
+            z.write(pub / name, name)
+            (pub / name).unlink()
+    meta["sample_submission"] = "public/data.zip"
+    return meta
+
+
+# ---- 4. targets in a separate file, tables joined by a key ----------------------------------------------------
+@fixture("separate targets", "train_features.csv + train_labels.csv keyed by id; test_features.csv")
+def labels_file(folder, rng):
+    pub = folder / "public"
+    train, test, answers = tabular(rng, id_col="sample_id")
+    train.drop(columns="target").to_csv(pub / "train_features.csv", index=False)
+    train[["sample_id", "target"]].sample(frac=1, random_state=0).to_csv(pub / "train_labels.csv", index=False)
+    test.to_csv(pub / "test_features.csv", index=False)
+    sample_of(test, "sample_id", "target").to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict `target` (0 or 1) for each sample; the training targets are in train_labels.csv.",
+            ACCURACY,
+            ["train_features.csv", "train_labels.csv", "test_features.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv")
+
+
+@fixture("separate targets", "a per-customer table plus transactions.csv, many rows per customer")
+def one_to_many(folder, rng):
+    pub = folder / "public"
+    n = 300
+    customers = pd.DataFrame({"customer_id": [f"C{i:04d}" for i in range(n)], "age": rng.integers(18, 80, n)})
+    counts = rng.integers(1, 8, n)
+    spend = rng.normal(50, 20, n)
+    tx = pd.DataFrame(
+        {
+            "customer_id": np.repeat(customers["customer_id"], counts),
+            "amount": np.concatenate([rng.normal(m, 5, c) for m, c in zip(spend, counts)]).round(2),
+        }
+    )
+    customers["churn"] = ((spend - 50) / 20 + counts / 4 + rng.normal(scale=0.3, size=n) > 1.0).astype(int)
+    cut = 240
+    customers.iloc[:cut].to_csv(pub / "train.csv", index=False)
+    test = customers.iloc[cut:]
+    test.drop(columns="churn").to_csv(pub / "test.csv", index=False)
+    tx.sample(frac=1, random_state=0).to_csv(pub / "transactions.csv", index=False)
+    sample_of(test, "customer_id", "churn").to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict whether each customer churns (`churn`, 0 or 1). transactions.csv lists every customer's purchases.",
+            ACCURACY,
+            ["train.csv", "test.csv", "transactions.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, test[["customer_id", "churn"]], "sample_submission.csv")
+
+
+# ---- 7. file formats and encodings ----------------------------------------------------------------------------
+@fixture("formats", "UTF-16 TSV train and test")
+def utf16_tsv(folder, rng):
+    pub = folder / "public"
+    meta = tab_competition(folder, rng, {"train": "train.tsv", "test": "test.tsv", "sample": "sample_submission.csv"})
+    for name in ("train.tsv", "test.tsv"):
+        text = (pub / name).read_text()
+        (pub / name).write_bytes(text.replace("red", "rouge é").encode("utf-16"))
+    return meta
+
+
+@fixture("formats", "latin-1 CSV with quoted multi-line text, UTF-8 BOM sample")
+def latin1_multiline(folder, rng):
+    pub = folder / "public"
+    train, test, answers = tabular(rng)
+    notes = np.array(["café\nnoté", 'crème, "brûlée"', "naïve", "déjà\nvu"])
+    for df in (train, test):
+        df["note"] = notes[rng.integers(0, len(notes), len(df))]
+    train.to_csv(pub / "train.csv", index=False, encoding="latin-1")
+    test.to_csv(pub / "test.csv", index=False, encoding="latin-1")
+    sample_of(test, "id", "target").to_csv(pub / "sample_submission.csv", index=False, encoding="utf-8-sig")
+    (pub / "description.md").write_text(
+        description(
+            "Predict `target` (0 or 1) for each row.", ACCURACY, ["train.csv", "test.csv", "sample_submission.csv"]
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv")
+
+
+@fixture("formats", "NA, na and empty as missing; numbers with thousands separators")
+def missing_and_thousands(folder, rng):
+    pub = folder / "public"
+    train, test, answers = tabular(rng)
+    for df in (train, test):
+        df["income"] = [f"{v:,}" for v in (df["x1"] * 20000 + 60000).round().astype(int)]
+        df["x2"] = df["x2"].astype(object)
+        holes = rng.random(len(df)) < 0.1
+        df.loc[holes, "x2"] = rng.choice(["NA", "na", ""], size=int(holes.sum()))
+        df.drop(columns="x1", inplace=True)
+    train.to_csv(pub / "train.csv", index=False)
+    test.to_csv(pub / "test.csv", index=False)
+    sample_of(test, "id", "target").to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict `target` (0 or 1) for each row.", ACCURACY, ["train.csv", "test.csv", "sample_submission.csv"]
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv")
+
+
+@fixture("formats", "JSON lines train, feather test")
+def jsonl_feather(folder, rng):
+    return tab_competition(
+        folder, rng, {"train": "train.jsonl", "test": "test.feather", "sample": "sample_submission.csv"}
+    )
+
+
+@fixture("formats", "JSON records train and test")
+def json_records(folder, rng):
+    return tab_competition(folder, rng, {"train": "train.json", "test": "test.json", "sample": "sample_submission.csv"})
+
+
+# ---- 8. image layouts ---------------------------------------------------------------------------------------------
+def picture(rng, label: int, size: int = 16, mode: str = "RGB"):
+    """A small image whose brightness pattern tells its class."""
+    from PIL import Image
+
+    base = rng.normal(0.5, 0.12, (size, size))
+    if label == 1:
+        base[: size // 2] += 0.3
+    elif label == 2:
+        base[:, : size // 2] += 0.3
+    arr = np.clip(base, 0, 1)
+    if mode == "I;16":
+        return Image.fromarray((arr * 65535).astype(np.uint16))
+    grey = Image.fromarray((arr * 255).astype(np.uint8))
+    if mode == "P":
+        return grey.convert("RGB").convert("P", palette=Image.Palette.ADAPTIVE, colors=32)
+    return grey.convert(mode)
+
+
+@fixture("images", "class-named folders whose names have spaces; unlabelled test/ folder", fast=True)
+def class_folders_spaces(folder, rng):
+    pub = folder / "public"
+    classes = ["golden retriever", "house cat", "red fox"]
+    rows = []
+    for k, cls in enumerate(classes):
+        (pub / "train" / cls).mkdir(parents=True)
+        for i in range(40):
+            picture(rng, k).save(pub / "train" / cls / f"img_{k}{i:03d}.png")
+    (pub / "test").mkdir()
+    for i in range(45):
+        k = int(rng.integers(0, 3))
+        name = f"t{i:03d}.png"
+        picture(rng, k).save(pub / "test" / name)
+        rows.append((name, classes[k]))
+    answers = pd.DataFrame(rows, columns=["file", "species"])
+    answers.assign(species=classes[0]).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Name the species in each image.",
+            ACCURACY,
+            ["train/<species>/*.png", "test/*.png", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv", task_type="MultiCls", inputs=("image",))
+
+
+@fixture("images", "trainLabels.csv with ids without extension; 16-bit, palette and grayscale PNGs")
+def png_modes(folder, rng):
+    pub = folder / "public"
+    (pub / "train").mkdir()
+    (pub / "test").mkdir()
+    modes = ["I;16", "P", "L", "RGB"]
+    labels, answers = [], []
+    for split, n, out in (("train", 120, labels), ("test", 40, answers)):
+        for i in range(n):
+            k = int(rng.integers(0, 2))
+            name = f"{split[:2]}{i:04d}"
+            picture(rng, k, mode=modes[i % 4]).save(pub / split / f"{name}.png")
+            out.append((name, k))
+    pd.DataFrame(labels, columns=["id", "label"]).to_csv(pub / "trainLabels.csv", index=False)
+    answers = pd.DataFrame(answers, columns=["id", "label"])
+    answers.assign(label=0).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the label (0 or 1) of each image.",
+            ACCURACY,
+            ["train/*.png", "trainLabels.csv", "test/*.png", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv", inputs=("image",))
+
+
+@fixture("images", "pixel columns in a CSV (digit-recognizer layout), ImageId 1..n in the sample only")
+def pixel_csv(folder, rng):
+    pub = folder / "public"
+    rows, labels = [], []
+    for _ in range(300):
+        k = int(rng.integers(0, 3))
+        rows.append(np.asarray(picture(rng, k, size=8, mode="L")).ravel())
+        labels.append(k)
+    pixels = pd.DataFrame(np.array(rows), columns=[f"pixel{i}" for i in range(64)])
+    train = pd.concat([pd.DataFrame({"label": labels[:240]}), pixels.iloc[:240]], axis=1)
+    test = pixels.iloc[240:].reset_index(drop=True)
+    train.to_csv(pub / "train.csv", index=False)
+    test.to_csv(pub / "test.csv", index=False)
+    answers = pd.DataFrame({"ImageId": np.arange(1, len(test) + 1), "Label": labels[240:]})
+    answers.assign(Label=0).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the digit drawn in each 8x8 image.", ACCURACY, ["train.csv", "test.csv", "sample_submission.csv"]
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv", task_type="MultiCls")
+
+
+# ---- 3. sample columns that echo test inputs ------------------------------------------------------------------
+@fixture("echo columns", "sample id, target, then a test input column repeated (region)")
+def echo_with_id(folder, rng):
+    pub = folder / "public"
+    train, test, answers = tabular(rng)
+    region = np.array(["north", "south", "east", "west"])
+    for df in (train, test):
+        df["region"] = region[rng.integers(0, 4, len(df))]
+    train.to_csv(pub / "train.csv", index=False)
+    test.to_csv(pub / "test.csv", index=False)
+    sample_of(test, "id", "target").assign(region=test["region"]).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict `target` (0 or 1) for each row; the submission repeats each row's region.",
+            ACCURACY,
+            ["train.csv", "test.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, answers.assign(region=test["region"]), "sample_submission.csv", targets=["target"])
+
+
+WORDS = "the a this that comment thread post reply people really think game team news article point view".split()
+RUDE = "idiot moron stupid loser clown fool".split()
+
+
+@fixture("echo columns", "id-less sample Insult,Date,Comment repeating the test's Date and Comment")
+def echo_idless(folder, rng):
+    pub = folder / "public"
+    n = 300
+    insult = (rng.random(n) < 0.4).astype(int)
+    comments = []
+    for y in insult:
+        words = list(rng.choice(WORDS, 12)) + (list(rng.choice(RUDE, 2)) if y else [])
+        rng.shuffle(words)
+        comments.append(" ".join(words).capitalize() + ".")
+    dates = [
+        f"2012{int(m):02d}{int(d):02d}{int(h):02d}0000Z" for m, d, h in rng.integers([1, 1, 0], [13, 29, 24], (n, 3))
+    ]
+    df = pd.DataFrame({"Insult": insult, "Date": dates, "Comment": comments})
+    cut = 240
+    df.iloc[:cut].to_csv(pub / "train.csv", index=False)
+    test = df.iloc[cut:].reset_index(drop=True)
+    test[["Date", "Comment"]].to_csv(pub / "test.csv", index=False)
+    test.assign(Insult=0).to_csv(pub / "sample_submission_null.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict whether each comment is an insult to a participant of the conversation (`Insult`, 0 or 1).",
+            "Submissions are scored on the area under the ROC curve (AUC).",
+            ["train.csv", "test.csv", "sample_submission_null.csv"],
+        )
+    )
+    test.to_csv(folder / "private" / "answers.csv", index=False)
+    return {
+        **finish(folder, test, "sample_submission_null.csv", metric="roc_auc", inputs=("text",)),
+        "by_position": True,
+        "targets": ["Insult"],
+    }
+
+
+@fixture("images", "train/<label>/<id>.png plus train.csv and test.csv of extra columns without the label")
+def split_label_folders_csv(folder, rng):
+    pub = folder / "public"
+    classes = ["benign", "malignant"]
+    rows = {"train": [], "test": []}
+    for split, n in (("train", 120), ("test", 40)):
+        for i in range(n):
+            k = int(rng.integers(0, 2))
+            name = f"ISIC_{split[:2]}{i:04d}"
+            where = pub / split / classes[k] if split == "train" else pub / split
+            where.mkdir(parents=True, exist_ok=True)
+            picture(rng, k).save(where / f"{name}.png")
+            rows[split].append((name, round(float(rng.normal(50 + 10 * k, 8)), 1), classes[k]))
+    for split in rows:
+        df = pd.DataFrame(rows[split], columns=["image_name", "age", "diagnosis"])
+        df.drop(columns="diagnosis").to_csv(pub / f"{split}.csv", index=False)
+    answers = pd.DataFrame(rows["test"], columns=["image_name", "age", "diagnosis"]).drop(columns="age")
+    answers.assign(diagnosis="benign").to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Diagnose each lesion image (`diagnosis`: benign or malignant); train.csv and test.csv add the age.",
+            ACCURACY,
+            ["train/<diagnosis>/<image_name>.png", "test/<image_name>.png", "train.csv", "test.csv"],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv", inputs=("tabular", "image"))
+
+
+@fixture("images", "multi-frame grayscale TIFF stacks named by id in train.csv")
+def multiframe_tiff(folder, rng):
+    pub = folder / "public"
+    rows = {"train": [], "test": []}
+    for split, n in (("train", 120), ("test", 40)):
+        (pub / f"{split}_images").mkdir()
+        for i in range(n):
+            k = int(rng.integers(0, 2))
+            frames = [picture(rng, k, mode="L") for _ in range(3)]
+            frames[0].save(
+                pub / f"{split}_images" / f"s{split[:2]}{i:04d}.tif", save_all=True, append_images=frames[1:]
+            )
+            rows[split].append((f"s{split[:2]}{i:04d}", k))
+    pd.DataFrame(rows["train"], columns=["id", "label"]).to_csv(pub / "train.csv", index=False)
+    answers = pd.DataFrame(rows["test"], columns=["id", "label"])
+    answers.assign(label=0).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the label (0 or 1) of each TIFF stack.",
+            ACCURACY,
+            ["train_images/<id>.tif", "test_images/<id>.tif", "train.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv", inputs=("image",))
+
+
+# ---- 5. per-sample files beyond images and text ---------------------------------------------------------------
+@fixture("per-sample files", "one sensor time-series CSV per sample in train/ and test/, labels in train.csv")
+def series_per_sample(folder, rng):
+    pub = folder / "public"
+    ids = [f"s{i:04d}" for i in range(300)]
+    labels = rng.integers(0, 2, len(ids))
+    for split in ("train", "test"):
+        (pub / split).mkdir()
+    for i, (sid, y) in enumerate(zip(ids, labels)):
+        t = np.arange(int(rng.integers(30, 60)))
+        acc = rng.normal(0, 1, len(t)) + (1.5 if y else 0) * np.sin(t / 3)
+        gyro = rng.normal(0.5 * y, 1, len(t))
+        split = "train" if i < 240 else "test"
+        pd.DataFrame({"t": t, "acc": acc.round(4), "gyro": gyro.round(4)}).to_csv(
+            pub / split / f"{sid}.csv", index=False
+        )
+    pd.DataFrame({"series_id": ids[:240], "activity": labels[:240]}).to_csv(pub / "train.csv", index=False)
+    answers = pd.DataFrame({"series_id": ids[240:], "activity": labels[240:]})
+    answers.assign(activity=0).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the activity (0 or 1) recorded in each sensor series.",
+            ACCURACY,
+            ["train/<series_id>.csv", "test/<series_id>.csv", "train.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv")
+
+
+@fixture("per-sample files", "one .npy array per sample in arrays/, a regression target in train.csv")
+def npy_per_sample(folder, rng):
+    pub = folder / "public"
+    (pub / "arrays").mkdir()
+    ids = [f"m{i:04d}" for i in range(300)]
+    values = []
+    for mid in ids:
+        arr = rng.normal(0, 1, (12, 12))
+        arr[:6] += rng.normal(0, 1)
+        values.append(float(arr.mean() * 10 + rng.normal(0, 0.3)))
+        np.save(pub / "arrays" / f"{mid}.npy", arr)
+    pd.DataFrame({"id": ids[:240], "energy": values[:240]}).to_csv(pub / "train.csv", index=False)
+    pd.DataFrame({"id": ids[240:]}).to_csv(pub / "test.csv", index=False)
+    answers = pd.DataFrame({"id": ids[240:], "energy": values[240:]})
+    answers.assign(energy=0.0).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the energy of each sample from its array.",
+            RMSE,
+            ["arrays/<id>.npy", "train.csv", "test.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv", task_type="Reg", metric="rmse", lower=True)
+
+
+@fixture("per-sample files", "features and labels as arrays: X_train.npy, y_train.npy, X_test.npy")
+def npy_arrays(folder, rng):
+    pub = folder / "public"
+    x = rng.normal(size=(300, 8))
+    y = (x[:, 0] - x[:, 3] + rng.normal(scale=0.3, size=300) > 0).astype(int)
+    np.save(pub / "X_train.npy", x[:240])
+    np.save(pub / "y_train.npy", y[:240])
+    np.save(pub / "X_test.npy", x[240:])
+    answers = pd.DataFrame({"Id": np.arange(60), "Category": y[240:]})
+    answers.assign(Category=0).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the category (0 or 1) of each test row.",
+            ACCURACY,
+            ["X_train.npy", "y_train.npy", "X_test.npy", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv")
+
+
+@fixture("per-sample files", "image bands as number lists in train.json/test.json (band_1, band_2, inc_angle)")
+def json_bands(folder, rng):
+    pub = folder / "public"
+    rows = []
+    for i in range(200):
+        y = int(rng.integers(0, 2))
+        img = np.asarray(picture(rng, y, size=12, mode="L"), dtype=float) / 10 - 20
+        rows.append(
+            {
+                "id": f"b{i:04x}",
+                "band_1": img.ravel().round(3).tolist(),
+                "band_2": (img.T.ravel() + rng.normal(0, 0.5, 144)).round(3).tolist(),
+                "inc_angle": round(float(rng.uniform(30, 45)), 2),
+                "is_iceberg": y,
+            }
+        )
+    df = pd.DataFrame(rows)
+    df.iloc[:160].to_json(pub / "train.json", orient="records")
+    test = df.iloc[160:]
+    test.drop(columns="is_iceberg").to_json(pub / "test.json", orient="records")
+    test[["id", "is_iceberg"]].assign(is_iceberg=0.5).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the probability that each radar image shows an iceberg (`is_iceberg`).",
+            "Submissions are evaluated on the log loss between the predicted values and the ground truth.",
+            ["train.json", "test.json", "sample_submission.csv"],
+        )
+    )
+    return finish(
+        folder,
+        test[["id", "is_iceberg"]],
+        "sample_submission.csv",
+        metric="log_loss",
+        lower=True,
+        inputs=("tabular", "image"),
+    )
+
+
+# ---- 6. grouped rows ----------------------------------------------------------------------------------------------
+@fixture("grouped rows", "many time steps per episode_id, a per-row target, test episodes unseen in train")
+def grouped_rows(folder, rng):
+    pub = folder / "public"
+    rows = []
+    for ep in range(30):
+        drift = rng.normal(0, 1)
+        for step in range(10):
+            x = rng.normal(drift, 1)
+            rows.append((f"{ep}_{step}", ep, step, round(x, 4), round(2 * x + 0.3 * step + rng.normal(0, 0.3), 4)))
+    df = pd.DataFrame(rows, columns=["row_id", "episode_id", "step", "sensor", "reading"])
+    train, test = df[df["episode_id"] < 24], df[df["episode_id"] >= 24]
+    train.to_csv(pub / "train.csv", index=False)
+    test.drop(columns="reading").to_csv(pub / "test.csv", index=False)
+    test[["row_id", "reading"]].assign(reading=0.0).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the `reading` at every time step of each episode.",
+            RMSE,
+            ["train.csv", "test.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(
+        folder, test[["row_id", "reading"]], "sample_submission.csv", task_type="Reg", metric="rmse", lower=True
+    )
+
+
+# ---- what cannot be supported: refused in one line naming what was found -------------------------------------
+@fixture("unsupported layout", "train and test only as HDF5 files: refused, naming them")
+def hdf5_only(folder, rng):
+    pub = folder / "public"
+    train, test, answers = tabular(rng)
+    (pub / "train.h5").write_bytes(b"\x89HDF\r\n\x1a\n" + train.to_csv(index=False).encode())
+    (pub / "test.h5").write_bytes(b"\x89HDF\r\n\x1a\n" + test.to_csv(index=False).encode())
+    sample_of(test, "id", "target").to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description("Predict `target` for each row.", ACCURACY, ["train.h5", "test.h5", "sample_submission.csv"])
+    )
+    return {**finish(folder, answers, "sample_submission.csv"), "supported": False, "refusal": "layout"}

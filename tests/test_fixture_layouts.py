@@ -1,0 +1,247 @@
+"""Where a Kaggle competition puts its data (issue 14): the expert's discovery on the generated layout fixtures
+(agentk/testing/competitions/layouts.py). Unit level: fetch a fixture into a workspace and assert what the
+table discovery and the analysis find; the maps' generated code is run on the joined and numeric-text layouts.
+One full setup (the Titanic layout). The fixtures' full setups are in benchmarks/arena.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import agentk
+
+from agentk.competition.tables import SampleColumns, find, sample_columns
+from agentk.core.errors import BadInput
+from agentk.modalities import IMAGE
+from agentk.policies.analysis import analyse
+from agentk.testing.competitions import build
+from stages import tab_input_map
+from stages.fetch import check_source, fetch_local
+from tools.task_data import group_column
+
+
+@pytest.fixture(scope="module")
+def fixtures(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fixtures")
+    return lambda name: build(name, root) if not (root / name).exists() else root / name
+
+
+@pytest.fixture
+def fetched(fixtures, tmp_path):
+    """(workspace, meta.json of the fixture) with the fixture's public folder fetched into it."""
+
+    def fetch(name):
+        folder = fixtures(name)
+        ws = tmp_path / name
+        ws.mkdir()
+        fetch_local(folder / "public", ws)
+        return ws, json.loads((folder / "meta.json").read_text())
+
+    return fetch
+
+
+@pytest.mark.parametrize(
+    "name, sample",
+    [
+        ("gender-submission", "gender_submission.csv"),
+        ("camel-sample", "sampleSubmission.csv"),
+        ("prefixed-zipped", "en_sample_submission_2.csv"),
+        ("sevenzip-only", "sample_submission.csv"),
+        ("parquet-tables", "sample_submission.csv"),  # the CSV copy of sample_submission.parquet
+        ("tsv-gz-sample", "sample_submission.csv"),
+    ],
+)
+def test_the_sample_submission_is_found_whatever_its_name_and_packing(fetched, name, sample):
+    ws, _ = fetched(name)
+    a = analyse(ws)
+    assert a.sample == f"raw/{sample}"
+    assert (a.n_train, a.n_test) == (240, 60)
+    assert a.test_id == a.id_col and len(a.targets) == 1
+    recorded = json.loads((ws / "task" / "meta.json").read_text())["tables"]
+    assert recorded["sample"] == sample
+
+
+def test_of_two_samples_the_one_whose_ids_are_the_tests_wins_and_why_is_recorded(fetched):
+    ws, _ = fetched("stale-sample")
+    meta = json.loads((ws / "task" / "meta.json").read_text())
+    assert meta["tables"]["sample"] == "sample_submission_v2.csv"
+    assert "100% of its ids are ids of test.csv" in meta["tables_why"]["sample"]
+    assert "sample_submission.csv 0%" in meta["tables_why"]["sample"]
+
+
+@pytest.mark.parametrize(
+    "name, train, test",
+    [
+        ("training-set", "training_set.csv", "test_set.csv"),
+        ("versioned-v2", "train_v2.csv", "test_v2.csv"),
+        ("parts-folder", "train.csv", "test.csv"),  # joined from train/part-*.csv
+        ("numbered-parts", "train.csv", "test.csv"),  # joined from train_1.csv + train_2.csv
+        ("nested-archive", "data/train.csv", "data/test.csv"),  # data.zip holding train.csv.zip
+        ("utf16-tsv", "train.tsv", "test.tsv"),
+        ("latin1-multiline", "train.csv", "test.csv"),
+        ("jsonl-feather", "train.jsonl", "test.feather"),
+        ("json-records", "train.json", "test.json"),
+    ],
+)
+def test_train_and_test_are_found_under_other_names_packings_and_formats(fetched, name, train, test):
+    ws, _ = fetched(name)
+    paths = {role: p.relative_to(ws / "raw").as_posix() for role, p in find(ws / "raw").paths.items()}
+    assert (paths["train"], paths["test"]) == (train, test)
+    a = analyse(ws)
+    assert (a.n_train, a.n_test) == (240, 60)
+    assert {"x1", "x2"} <= set(a.features)
+
+
+def test_the_parts_of_a_split_become_one_table_and_the_parts_stay_untouched(fetched, fixtures):
+    ws, _ = fetched("parts-folder")
+    joined = pd.read_csv(ws / "raw" / "train.csv")
+    parts = sorted((fixtures("parts-folder") / "public" / "train").glob("part-*.csv"))
+    assert len(parts) == 3 and joined.equals(pd.concat(map(pd.read_csv, parts), ignore_index=True))
+
+
+def run_map(ws, split, a):
+    """Run the tabular input map's expert code as the setup would, and read the map it writes."""
+    code = tab_input_map.expert(a, None, split).code
+    (ws / "map.py").write_text(code)
+    subprocess.run([sys.executable, "map.py"], cwd=ws, check=True, capture_output=True)
+    return pd.read_csv(ws / f"{split}_tab_input_map.csv")
+
+
+def test_a_labels_table_is_joined_to_the_train_table_by_its_key(fetched):
+    ws, _ = fetched("labels-file")
+    a = analyse(ws)
+    assert a.train == "raw/train_features.csv" and a.test == "raw/test_features.csv"
+    assert [t.column for t in a.targets] == ["target"] and a.features == ["x1", "x2", "colour"]
+    assert [(j.table, j.key, j.splits) for j in a.joins] == [("raw/train_labels.csv", "sample_id", ["train"])]
+
+
+def test_a_one_to_many_table_is_summarised_per_key_and_joined(fetched):
+    ws, _ = fetched("one-to-many")
+    a = analyse(ws)
+    assert a.features == ["age", "transactions_count", "transactions_amount_mean"]
+    tx = pd.read_csv(ws / "raw" / "transactions.csv")
+    test = run_map(ws, "test", a)
+    first = test["id"].iloc[0]
+    assert test["transactions_count"].iloc[0] == (tx["customer_id"] == first).sum()
+    assert test["transactions_amount_mean"].iloc[0] == pytest.approx(
+        tx.loc[tx["customer_id"] == first, "amount"].mean()
+    )
+
+
+def test_numbers_with_thousands_separators_and_na_tokens_are_read_as_numbers(fetched):
+    ws, _ = fetched("missing-and-thousands")
+    a = analyse(ws)
+    assert sorted(a.numeric_text) == ["income", "x2"]
+    raw = pd.read_csv(ws / "raw" / "train.csv", dtype=str, keep_default_na=False)
+    train = run_map(ws, "train", a)
+    assert pd.api.types.is_numeric_dtype(train["income"]) and pd.api.types.is_numeric_dtype(train["x2"])
+    assert train["income"].iloc[0] == float(raw["income"].iloc[0].replace(",", ""))
+    assert train["x2"].isna().sum() == raw["x2"].str.lower().isin(["na", ""]).sum() > 0
+
+
+def test_image_layouts(fetched):
+    ws, _ = fetched("class-folders-spaces")
+    a = analyse(ws)
+    src = a.file_source("train", IMAGE.name)
+    assert (src.folder, src.label) == ("raw/train", "folder")
+    assert sorted(a.targets[0].classes) == ["golden retriever", "house cat", "red fox"]
+    ws, _ = fetched("png-modes")
+    a = analyse(ws)
+    assert a.train == "raw/trainLabels.csv"
+    assert (a.file_source("train", IMAGE.name).folder, a.file_source("train", IMAGE.name).ext) == ("raw/train", ".png")
+
+
+def test_a_folder_without_a_sample_submission_names_the_tables_it_found(fixtures, tmp_path):
+    public = fixtures("camel-sample") / "public"
+    folder = tmp_path / "comp"
+    folder.mkdir()
+    for name in ("train.csv", "test.csv", "description.md"):
+        (folder / name).write_bytes((public / name).read_bytes())
+    (folder / "predictions_format.csv").write_bytes((public / "sampleSubmission.csv").read_bytes())
+    with pytest.raises(BadInput, match=r"no sample submission .*found the tables .*predictions_format.csv"):
+        check_source(folder)
+
+
+def test_sample_columns_that_repeat_test_inputs_are_copied_not_predicted(fetched):
+    ws, _ = fetched("echo-with-id")
+    a = analyse(ws)
+    assert (a.id_col, a.submission_columns, a.echo) == ("id", ["target"], ["region"])
+    ws, _ = fetched("echo-idless")  # Insult,Date,Comment: no id column, the free-text Comment is an input
+    a = analyse(ws)
+    assert (a.id_col, a.submission_columns, a.echo) == (None, ["Insult"], ["Date", "Comment"])
+    assert a.text_columns == ["Comment"]
+
+
+def test_sample_columns_read_off_the_tables():
+    train = pd.DataFrame({"Insult": [0, 1], "Date": ["d1", "d2"], "Comment": ["a", "b"]})
+    test = pd.DataFrame({"Date": ["d3"], "Comment": ["c"]})
+    sample = pd.DataFrame({"Insult": [0], "Date": ["d3"], "Comment": ["c"]})
+    assert sample_columns(sample, train, test) == SampleColumns(None, ["Insult"], ["Date", "Comment"])
+    plain = pd.DataFrame({"id": [3], "y": [0]})
+    assert sample_columns(plain, train.assign(id=[1, 2], y=0), test.assign(id=[3])) == SampleColumns("id", ["y"], [])
+    placeholder = test.assign(id=[3], y=[None])  # a test table with an empty target column: still predicted
+    assert sample_columns(plain, train.assign(id=[1, 2], y=0), placeholder).predicted == ["y"]
+
+
+def test_class_folders_beside_a_table_of_other_columns_give_the_labels(fetched):
+    ws, _ = fetched("split-label-folders-csv")
+    a = analyse(ws)
+    assert [t.column for t in a.targets] == ["diagnosis"] and a.targets[0].classes == ["benign", "malignant"]
+    assert a.features == ["age"]
+    src = a.file_source("train", IMAGE.name)
+    assert (src.folder, src.column, src.by_name) == ("raw/train", "image_name", True)
+    labels = pd.read_csv(ws / "raw" / "train_folder_labels.csv").set_index("image_name")["diagnosis"]
+    some = next((ws / "raw" / "train" / "malignant").iterdir())
+    assert labels[some.stem] == "malignant"
+
+
+@pytest.mark.parametrize(
+    "name, features",
+    [
+        ("series-per-sample", {"rows", "acc_mean", "acc_std", "gyro_last"}),  # one series CSV per sample
+        ("npy-per-sample", {"array_mean", "array_q90"}),  # one .npy array per sample
+        ("npy-arrays", {"f0", "f7"}),  # X_train.npy, y_train.npy, X_test.npy
+        ("json-bands", {"inc_angle"}),  # the bands become images
+    ],
+)
+def test_per_sample_files_and_arrays_become_features(fetched, name, features):
+    ws, meta = fetched(name)
+    a = analyse(ws)
+    assert features <= set(a.features)
+    assert a.n_test == len(pd.read_csv(fixtures_answers(ws, meta)))
+    if name == "json-bands":
+        src = a.file_source("train", IMAGE.name)
+        assert (src.folder, src.column, src.ext) == ("raw/train_images", "id", ".png")
+
+
+def fixtures_answers(ws, meta):
+    return Path(json.loads((ws / "task" / "meta.json").read_text())["source"]).parent / meta["answers"]
+
+
+def test_rows_in_groups_the_test_set_does_not_share_are_split_by_group(fixtures):
+    public = fixtures("grouped-rows") / "public"
+    train, test = pd.read_csv(public / "train.csv"), pd.read_csv(public / "test.csv")
+    assert group_column(train, test) == "episode_id"
+    assert group_column(train, train) is None  # shared groups: rows are independent samples
+    assert group_column(train.drop(columns=["episode_id", "row_id"]), test) is None
+
+
+def test_a_layout_in_a_format_agentk_cannot_read_is_refused_naming_it(fixtures):
+    with pytest.raises(
+        BadInput, match=r"^unsupported task: the train data in .* is train.h5, a format agentk does not"
+    ):
+        check_source(fixtures("hdf5-only") / "public")
+
+
+def test_the_titanic_layout_sets_up(fixtures, tmp_path):
+    folder = fixtures("gender-submission")
+    proc = agentk("setup", folder / "public", "--workspace", tmp_path / "ws", "--policy", "expert")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    sub = pd.read_csv(tmp_path / "ws" / "submission.csv")
+    answers = pd.read_csv(folder / "private" / "answers.csv")
+    assert list(sub.columns) == ["PassengerId", "Survived"]
+    assert (sub.set_index("PassengerId")["Survived"] == answers.set_index("PassengerId")["Survived"]).mean() > 0.7
