@@ -11,6 +11,7 @@ stage is named here and nowhere else, and generated modules and maps are loaded 
     <ws>/solutions/split.json, solutions/<id>/...                    the solve (Solution files below)
     <ws>/solve.json, submission.csv, submissions.json, final_pick.json
     <ws>/.agentk.lock                                                 one run at a time (agentk.core.lock)
+    <ws>/cache/                                       inputs the solve decoded once (memory-mapped images)
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ class Workspace:
     SUBMISSION, SUBMISSIONS, FINAL_PICK = "submission.csv", "submissions.json", "final_pick.json"
     LIGHT = "light"  # the solution id of the setup's final light solve
     LOCK = ".agentk.lock"  # held by the run using the folder (agentk.core.lock); the curriculum's out folder too
+    CACHE = "cache"  # the solve's decoded inputs, too large for memory (tools/modality_img.py); safe to delete
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
@@ -173,6 +175,10 @@ class Workspace:
     @property
     def light(self) -> Solution:
         return self.solution(self.LIGHT)
+
+    def image_cache(self, size: int, key: str) -> Path:
+        """Images decoded at size x size px, uint8 (rows, size, size, 3) in .npy format; key: what was decoded."""
+        return self.root / self.CACHE / f"img_{size}px_{key}.npy"
 
     @property
     def solve_summary(self) -> Path:
