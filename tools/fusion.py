@@ -132,7 +132,7 @@ def device_batch(cfg: FusionConfig, device: torch.device, n_fit: int) -> int:
     memory = _total_memory_gb(device)
     if not cfg.scale_batch or memory is None:
         return cfg.batch_size
-    factor = 2 ** int(math.log2(max(1.0, memory / GB_PER_STEP * min(1.0, (224 / cfg.image_size) ** 2))))
+    factor = 2 ** int(math.log2(max(1.0, memory / GB_PER_STEP * (224 / cfg.image_size) ** 2)))
     batch = cfg.batch_size * min(16, factor)
     while batch > cfg.batch_size and n_fit < MIN_STEPS * batch:
         batch //= 2
