@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from agentk.solve.budgets import PRESETS, training_seconds  # noqa: E402
 from agentk.workspace import METRIC, SUBMISSION_FORMAT, TARGET_TRANSFORM, Workspace  # noqa: E402
 
 TRANSFORM = """import numpy as np
@@ -177,6 +178,12 @@ def main(argv: list[str] | None = None) -> int:
     print("| device | images | px | batch | reference img/s | train_fusion img/s | ratio | fusion GPU GB |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     print(f"| {name} | {n} | {size} | {batch} | {reference:.0f} | {fusion:.0f} | {fusion / reference:.2f} | {memory} |")
+    fit_share = len(task.split[0]) / n  # the fit rows of a competition's images (the rest: test and validation)
+    projected = [(rows, training_seconds(PRESETS["standard"], int(fit_share * rows), fusion)) for rows in (n, 25_000)]
+    print(
+        f"\nthe standard budget's time model (agentk/solve/budgets.py) at {fusion:.0f} images/s, at most: "
+        + ", ".join(f"{seconds / 60:.1f} min of training steps for {rows} images" for rows, seconds in projected)
+    )
     return 0
 
 

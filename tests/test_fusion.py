@@ -328,7 +328,10 @@ def test_a_trained_backbone_reads_memory_mapped_images_through_loader_workers(im
     """Images too large for memory (here: any) are decoded once into a file in the workspace, which the next run
     maps again instead of decoding; a loader worker reads them, and each epoch reports its speed."""
     monkeypatch.setattr(modality_img, "IN_MEMORY_SHARE", 0.0)
-    cfg = FusionConfig(**{**QUICK, "finetune_image": True, "pretrained": False, "max_epochs": 3, "lr": 3e-3})
+    monkeypatch.setattr(modality_img, "_DECODED", {})  # not the images an earlier test decoded in memory
+    cfg = FusionConfig(
+        **{**QUICK, "image_size": 16, "finetune_image": True, "pretrained": False, "max_epochs": 2, "lr": 3e-3}
+    )
     reports, logged = [], []
     result = train_fusion(image_task, cfg, log=logged.append, on_epoch=reports.append)
     assert result.val_score >= 0.9
@@ -338,9 +341,9 @@ def test_a_trained_backbone_reads_memory_mapped_images_through_loader_workers(im
     assert [r["epoch"] for r in reports] == list(range(1, result.epochs_run + 1))
     assert reports == result.history
     for r in reports:
-        assert r["epochs"] == 3 and r["batch_size"] == 16 and r["gpu_mem_gb"] is None and r["images_per_s"] > 0
+        assert r["epochs"] == 2 and r["batch_size"] == 16 and r["gpu_mem_gb"] is None and r["images_per_s"] > 0
         assert np.isfinite(r["train_loss"]) and r["seconds"] <= result.seconds
-    pixels = modality_img.ImageTransform(image_task.ws, 32).pixels("raw/7.png")
+    pixels = modality_img.ImageTransform(image_task.ws, 16).pixels("raw/7.png")
     np.testing.assert_array_equal(modality_img.MappedImages(cache[0])[[7]][0].numpy(), pixels)
     again = train_fusion(image_task, replace(cfg, max_epochs=1), log=lambda line: None)
     assert any(f"memory-mapped from {cache[0]}" in note for note in again.notes)
