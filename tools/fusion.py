@@ -177,7 +177,7 @@ def _autocast(device: torch.device):
 def _loader_workers(device: torch.device) -> int:
     """Workers reading host-resident inputs (a memory-mapped cache: a copy per batch, no decoding). On a GPU, every
     core but the one driving it; on CPU one, since the cores train."""
-    cores = len(os.sched_getaffinity(0))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return max(1, min(cores - 1, 16)) if device.type == "cuda" else 1
 
 

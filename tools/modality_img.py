@@ -171,24 +171,23 @@ def decoded(paths: list, ws: Path, size: int, map_name: str) -> tuple[torch.Tens
         return _DECODED[key], f"{len(paths)} images at {size}px in memory (decoded before)"
     began = time.monotonic()
     if np.prod(shape) <= IN_MEMORY_SHARE * psutil.virtual_memory().available:
+        _DECODED.clear()  # before decoding: the previous images are not needed any more
         images = np.empty(shape, dtype=np.uint8)
         _decode_into(images, tf, paths)
-        _DECODED.clear()
         _DECODED[key] = torch.from_numpy(images)
         return _DECODED[key], f"{len(paths)} images decoded at {size}px in memory in {time.monotonic() - began:.1f}s"
     path = Workspace(ws).image_cache(size, key)
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".partial")  # renamed once complete: a killed run leaves no cache
-        images = np.lib.format.open_memmap(partial, mode="w+", dtype=np.uint8, shape=shape)
-        _decode_into(images, tf, paths)
-        images.flush()
-        del images
-        os.replace(partial, path)
-        return MappedImages(
-            path
-        ), f"{len(paths)} images decoded at {size}px into {path} in {time.monotonic() - began:.1f}s"
-    return MappedImages(path), f"{len(paths)} images at {size}px memory-mapped from {path}"
+    if path.exists():
+        return MappedImages(path), f"{len(paths)} images at {size}px memory-mapped from {path}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")  # renamed once complete: a killed run leaves no cache
+    images = np.lib.format.open_memmap(partial, mode="w+", dtype=np.uint8, shape=shape)
+    _decode_into(images, tf, paths)
+    images.flush()
+    del images
+    os.replace(partial, path)
+    note = f"{len(paths)} images decoded at {size}px into {path} in {time.monotonic() - began:.1f}s"
+    return MappedImages(path), note
 
 
 def _images_key(tf: ImageTransform, paths: list) -> str:
@@ -204,13 +203,14 @@ def _images_key(tf: ImageTransform, paths: list) -> str:
 
 
 def _decode_into(out: np.ndarray, tf: ImageTransform, paths: list) -> None:
-    """Decodes paths[i] into out[i] on every core: Pillow releases the GIL while it decodes and resizes."""
+    """Decodes paths[i] into out[i] in threads (as many as the cores, and a few): Pillow releases the GIL while it
+    decodes and resizes."""
     from concurrent.futures import ThreadPoolExecutor
 
     def one(i: int) -> None:
         out[i] = tf.pixels(paths[i])
 
-    with ThreadPoolExecutor(max_workers=len(os.sched_getaffinity(0))) as pool:
+    with ThreadPoolExecutor() as pool:
         for _ in pool.map(one, range(len(paths))):  # the first failure raises here, naming its file
             pass
 
