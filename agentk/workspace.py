@@ -13,6 +13,7 @@ stage is named here and nowhere else, and generated modules and maps are loaded 
     <ws>/logs/setup.log, logs/solve.log                               every detail the consoles leave out
     <ws>/report.html                                                  `agentk report`: what happened, self-contained
     <ws>/.agentk.lock                                                 one run at a time (agentk.core.lock)
+    <ws>/cache/                                       inputs the solve decoded once (memory-mapped images)
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class Workspace:
     LOGS, SETUP_LOG, SOLVE_LOG = "logs", "setup.log", "solve.log"
     REPORT = "report.html"
     CURRICULUM_STATE = "curriculum.json"  # a curriculum's out folder: its rounds (curriculum/runner.py)
+    CACHE = "cache"  # the solve's decoded inputs, too large for memory (tools/modality_img.py); safe to delete
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
@@ -178,6 +180,10 @@ class Workspace:
     @property
     def light(self) -> Solution:
         return self.solution(self.LIGHT)
+
+    def image_cache(self, size: int, key: str) -> Path:
+        """Images decoded at size x size px, uint8 (rows, size, size, 3) in .npy format; key: what was decoded."""
+        return self.root / self.CACHE / f"img_{size}px_{key}.npy"
 
     @property
     def solve_summary(self) -> Path:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 import types
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ from tools.task_data import TaskData
 
 # the generated modules a setup writes, reduced to what TaskData uses; spec.json says the outputs and metrics
 TRANSFORM = """import json
+from dataclasses import replace
 from pathlib import Path
 import numpy as np
 import pandas as pd
@@ -48,6 +50,7 @@ def inverse_transform(arr):
     return pd.DataFrame(out)
 """
 METRIC = """import json
+from dataclasses import replace
 from pathlib import Path
 import numpy as np
 from tools.metrics import METRICS
@@ -319,3 +322,66 @@ def test_a_new_modality_needs_only_a_registry_entry_and_its_model_module(tmp_pat
     )
     with pytest.raises(ValueError, match="test_bits_input_map.csv: expected one bit-string column"):
         MapDataset(tmp_path, "test")
+
+
+def test_a_trained_backbone_reads_memory_mapped_images_through_loader_workers(image_task, monkeypatch):
+    """Images too large for memory (here: any) are decoded once into a file in the workspace, which the next run
+    maps again instead of decoding; a loader worker reads them, and each epoch reports its speed."""
+    monkeypatch.setattr(modality_img, "IN_MEMORY_SHARE", 0.0)
+    monkeypatch.setattr(modality_img, "_DECODED", {})  # not the images an earlier test decoded in memory
+    cfg = FusionConfig(
+        **{**QUICK, "image_size": 16, "finetune_image": True, "pretrained": False, "max_epochs": 2, "lr": 3e-3}
+    )
+    reports, logged = [], []
+    result = train_fusion(image_task, cfg, log=logged.append, on_epoch=reports.append)
+    assert result.val_score >= 0.9
+    cache = list((image_task.ws / Workspace.CACHE).glob("*.npy"))
+    assert len(cache) == 1 and any(f"into {cache[0]}" in note for note in result.notes)
+    assert any("img: host (1 loader workers)" in note for note in result.notes)
+    assert [r["epoch"] for r in reports] == list(range(1, result.epochs_run + 1))
+    assert reports == result.history
+    for r in reports:
+        assert r["epochs"] == 2 and r["batch_size"] == 16 and r["gpu_mem_gb"] is None and r["images_per_s"] > 0
+        assert np.isfinite(r["train_loss"]) and r["seconds"] <= result.seconds
+    pixels = modality_img.ImageTransform(image_task.ws, 16).pixels("raw/7.png")
+    np.testing.assert_array_equal(modality_img.MappedImages(cache[0])[[7]][0].numpy(), pixels)
+    again = train_fusion(image_task, replace(cfg, max_epochs=1), log=lambda line: None)
+    assert any(f"memory-mapped from {cache[0]}" in note for note in again.notes)
+
+
+def test_augmentation_shifts_and_flips_each_image_on_its_device():
+    side = 8
+    grid = torch.arange(side * side, dtype=torch.uint8).view(1, side, side, 1)  # pixel value = 8 * row + column
+    torch.manual_seed(0)
+    out = modality_img.augment(grid.expand(64, side, side, 3).contiguous())
+    assert out.shape == (64, side, side, 3) and out.dtype == torch.uint8
+    flips = set()
+    for image in out[..., 0].long():
+        rows, cols = image[:, 0] // side, image[0] // side * 0 + image[0] % side
+        step = int(torch.sign(cols[-1] - cols[0])) or 1
+        flips.add(step)
+        # rows and columns are runs of the original's, shifted by at most side/8, edges repeated
+        for run, ascending in ((rows, 1), (cols, step)):
+            inner = run.clamp(1, side - 2) == run
+            assert (run.diff()[inner[1:] & inner[:-1]] == ascending).all()
+            assert abs(int(run[side // 2]) - (side // 2 if ascending == 1 else side // 2 - 1)) <= 1
+        assert (image == rows[:, None] * side + cols[None, :]).all()
+    assert flips == {1, -1}
+
+
+def test_the_batch_and_the_learning_rate_grow_with_the_gpu_memory(monkeypatch):
+    from tools import fusion
+
+    cfg = FusionConfig(batch_size=32, image_size=224, lr=1e-3)
+    cpu = torch.device("cpu")
+    assert fusion.device_batch(cfg, cpu, 100_000) == 32  # CPU: as configured
+    monkeypatch.setattr(fusion, "_total_memory_gb", lambda device: 80.0)  # an H100
+    assert fusion.device_batch(cfg, cpu, 100_000) == 256
+    assert fusion.device_batch(replace(cfg, image_size=112), cpu, 100_000) == 512  # smaller images, larger batches
+    assert fusion.device_batch(cfg, cpu, 1000) == 64  # an epoch keeps at least MIN_STEPS steps
+    assert fusion.device_batch(cfg, cpu, 100) == 32  # never below the configured batch
+    assert fusion.device_batch(replace(cfg, scale_batch=False), cpu, 100_000) == 32
+    monkeypatch.setattr(fusion, "_total_memory_gb", lambda device: 16.0)
+    assert fusion.device_batch(cfg, cpu, 100_000) == 32
+    assert fusion.scaled_lr(cfg, 128) == pytest.approx(2e-3)  # Adam: the square root of the batch ratio
+    assert fusion.scaled_lr(replace(cfg, optimizer="SGD"), 128) == pytest.approx(4e-3)  # SGD: linear

@@ -1,23 +1,31 @@
 """The late-fusion network of the paper (3.2): one embedder per input modality (each modality's model module
 builds its branch: an MLP over preprocessed tabular features, a timm image backbone, a transformers text encoder
-with mean pooling), concatenated, a fusion MLP and one head per output, with a loss matched to the metric. Early stopping watches the competition's metric on the
-task's validation rows and keeps the best epoch's weights.
+with mean pooling), concatenated, a fusion MLP and one head per output, with a loss matched to the metric. Early
+stopping watches the competition's metric on the task's validation rows and keeps the best epoch's weights.
 
 Frozen encoders embed every row once (no grad) and only the rest trains, on the cached features: that is what
-makes CPU presets fast. Trained encoders see augmented images and learn at a reduced rate."""
+makes CPU presets fast. Trained encoders see augmented images and learn at a reduced rate.
+
+The input pipeline keeps the device busy, with one code path for CPU and GPU: every input is prepared once
+(images decoded at the training size into uint8, texts tokenised) and moved to the device when it fits there, so
+that a batch is an index into device memory; augmentation runs on the batch, on the device. Inputs too large for
+the device (a memory-mapped image cache) are read by persistent loader workers into pinned memory and copied
+without blocking. On a GPU the batch size (and the learning rate with it) grows with the GPU's memory, the network
+runs channels-last under bf16 autocast, and evaluation runs in large batches."""
 
 from __future__ import annotations
 
+import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader, Dataset, Sampler
 
 from agentk.modalities import MODALITIES
 from tools.heads import check_targets, head_loss, output_losses, target_scaling, to_model_space
@@ -36,16 +44,18 @@ class FusionConfig:
     tab_hidden: int = 128
     fusion_hidden: int = 256
     dropout: float = 0.1
-    batch_size: int = 32
+    batch_size: int = 32  # on CPU; a GPU multiplies it by its memory factor (device_batch)
+    scale_batch: bool = True  # on a GPU, grow the batch size with its memory, and the learning rate with it
     max_epochs: int = 30
     max_time: float = 36000.0  # seconds for the whole call, embedding included; training stops once past it
-    lr: float = 1e-3
+    lr: float = 1e-3  # at batch_size; scaled with the batch (scaled_lr)
     encoder_lr_factor: float = 0.1  # pretrained encoders train at lr * this: the full rate wrecks their features
     optimizer: str = "Adam"  # Adam | SGD | AdamW
     weight_decay: float = 0.0
     patience: int = 5  # epochs without a better validation score before stopping
     seed: int = 0
     device: str = "auto"  # auto: cuda when available
+    compile: bool = False  # torch.compile the network: a minute or more of compiling, for long GPU runs
 
 
 @dataclass
@@ -57,9 +67,10 @@ class FusionResult:
     best_epoch: int
     epochs_run: int
     seconds: float
-    history: list[dict] = field(default_factory=list)  # per epoch: epoch, train_loss, val_loss, val_score, seconds
+    history: list[dict] = field(default_factory=list)  # per epoch, what on_epoch received (see train_fusion)
     device: str = "cpu"
     notes: list[str] = field(default_factory=list)
+    batch_size: int = 32  # the batch size trained with, after scaling to the device
 
 
 # --------------------------------------------------------------------------- branches
@@ -71,8 +82,10 @@ class Branch:
 
     encoder: nn.Module  # a batch of the modality's inputs -> features (rows, dim)
     dim: int
-    inputs: object = None  # every row's inputs (train rows, then test rows): a tensor or a dict of them
-    read: Callable[[list[int], bool], torch.Tensor] | None = None  # or: rows -> inputs read now (augment: bool)
+    # every row's inputs (train rows, then test rows): a tensor, a dict of them, or an object with len() whose
+    # [rows] is a tensor (a memory-mapped image cache), which stays in host memory and is read by loader workers
+    inputs: object = None
+    augment: Callable[[torch.Tensor], torch.Tensor] | None = None  # a fit batch on the device -> augmented
     backbone: bool = False  # a large encoder: features batch-normalised; trained, it sets batch sizes and threads
     pretrained: bool = False  # trained, it learns at lr * encoder_lr_factor so as not to wreck its features
     frozen: bool = False  # embed every row once (no grad) and train only the rest on the cached features
@@ -99,24 +112,76 @@ class FusionNet(nn.Module):
         return [head(h) for head in self.heads]
 
 
+# --------------------------------------------------------------------------- the device
+
+
+def resolve_device(name: str) -> torch.device:
+    """auto: cuda when available, else cpu."""
+    return torch.device(("cuda" if torch.cuda.is_available() else "cpu") if name == "auto" else name)
+
+
+GB_PER_STEP = 10  # a GPU doubles the batch size for every doubling of its memory past this many GB (at 224 px)
+MIN_STEPS = 8  # a batch grows only while an epoch still takes at least this many optimiser steps
+DEVICE_SHARE = 0.4  # inputs move to the device while they take at most this share of its free memory
+
+
+def device_batch(cfg: FusionConfig, device: torch.device, n_fit: int) -> int:
+    """cfg.batch_size on CPU. On a GPU, times a power of two that grows with its memory (1 below 20 GB, 8 on an
+    80 GB H100 at 224 px, more at smaller images, at most 16), and never past the size that leaves an epoch
+    MIN_STEPS optimiser steps: a small competition still needs steps to learn from."""
+    memory = _total_memory_gb(device)
+    if not cfg.scale_batch or memory is None:
+        return cfg.batch_size
+    factor = 2 ** int(math.log2(max(1.0, memory / GB_PER_STEP * (224 / cfg.image_size) ** 2)))
+    batch = cfg.batch_size * min(16, factor)
+    while batch > cfg.batch_size and n_fit < MIN_STEPS * batch:
+        batch //= 2
+    return batch
+
+
+def scaled_lr(cfg: FusionConfig, batch: int) -> float:
+    """The learning rate for a batch grown from cfg.batch_size: linear in the batch for SGD, its square root for
+    Adam and AdamW (whose steps are normalised already)."""
+    ratio = batch / cfg.batch_size
+    return cfg.lr * (ratio if cfg.optimizer == "SGD" else math.sqrt(ratio))
+
+
+def _total_memory_gb(device: torch.device) -> float | None:
+    """A GPU's memory; None on CPU, where batches stay at their configured size."""
+    return torch.cuda.get_device_properties(device).total_memory / 2**30 if device.type == "cuda" else None
+
+
+def _free_memory(device: torch.device) -> float:
+    if device.type == "cuda":
+        return float(torch.cuda.mem_get_info(device)[0])
+    import psutil
+
+    return float(psutil.virtual_memory().available)
+
+
+def _peak_memory_gb(device: torch.device) -> float | None:
+    return torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None
+
+
+def _synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _autocast(device: torch.device):
+    on_cuda = device.type == "cuda"
+    dtype = torch.bfloat16 if on_cuda and torch.cuda.is_bf16_supported() else torch.float16
+    return torch.autocast(device.type, dtype=dtype, enabled=on_cuda)
+
+
+def _loader_workers(device: torch.device) -> int:
+    """Workers reading host-resident inputs (a memory-mapped cache: a copy per batch, no decoding). On a GPU, every
+    core but the one driving it; on CPU one, since the cores train."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(cores - 1, 16)) if device.type == "cuda" else 1
+
+
 # --------------------------------------------------------------------------- data
-
-
-class _Rows(Dataset):
-    """A batch of row numbers (train rows, then test rows) -> (model inputs, targets). Readers (images) read
-    their rows here, so that DataLoader workers read them in parallel."""
-
-    def __init__(self, inputs: dict, targets: torch.Tensor, readers: dict | None = None, augment: bool = False):
-        self.inputs, self.targets, self.readers, self.augment = inputs, targets, readers or {}, augment
-
-    def __len__(self) -> int:
-        return len(self.targets)
-
-    def __getitem__(self, rows: list[int]) -> tuple[dict, torch.Tensor]:
-        x = _apply(lambda t: t[rows], self.inputs)
-        for m, read in self.readers.items():
-            x[m] = read(rows, self.augment)
-        return x, self.targets[rows]
 
 
 def _apply(fn, x):
@@ -124,13 +189,80 @@ def _apply(fn, x):
     return {k: _apply(fn, v) for k, v in x.items()} if isinstance(x, dict) else fn(x)
 
 
-def _to(x, device: torch.device):
-    return _apply(lambda t: t.to(device, non_blocking=True), x)
+def _leaves(x) -> list:
+    return [leaf for v in x.values() for leaf in _leaves(v)] if isinstance(x, dict) else [x]
 
 
-def _loader(ds: _Rows, batches: list[list[int]], device: torch.device) -> DataLoader:
-    workers = min(8, os.cpu_count() or 1) if device.type == "cuda" and ds.readers else 0
-    return DataLoader(ds, sampler=batches, batch_size=None, num_workers=workers, pin_memory=device.type == "cuda")
+class _HostRows(Dataset):
+    """A batch of row numbers -> the host-resident inputs of those rows (in a loader worker)."""
+
+    def __init__(self, inputs: dict):
+        self.inputs = inputs
+
+    def __len__(self) -> int:
+        return len(_leaves(self.inputs)[0])
+
+    def __getitem__(self, rows: list[int]) -> dict:
+        return _apply(lambda t: t[rows], self.inputs)
+
+
+class _Plan(Sampler):
+    """The batches of the next pass: set before each pass, so that one loader, and its workers, serve them all."""
+
+    def __init__(self):
+        self.batches: list[list[int]] = []
+
+    def __iter__(self) -> Iterator[list[int]]:
+        return iter(self.batches)
+
+    def __len__(self) -> int:
+        return len(self.batches)
+
+
+class Feed:
+    """Every row's model inputs (train rows, then test rows) and targets, where a batch is read fastest: tensors
+    that fit the device's free memory move there once (on CPU they are there already), and a batch of them is an
+    index; the rest (e.g. a memory-mapped image cache) is read by persistent loader workers into pinned memory
+    and copied to the device without blocking."""
+
+    def __init__(self, inputs: dict, targets: torch.Tensor, device: torch.device):
+        self.device = device
+        self.targets = targets.to(device)
+        budget = DEVICE_SHARE * _free_memory(device)
+        self.resident, host = {}, {}
+        for m, x in inputs.items():
+            leaves = _leaves(x)
+            size = sum(t.nbytes for t in leaves if isinstance(t, torch.Tensor) and t.device != device)
+            if all(isinstance(t, torch.Tensor) for t in leaves) and size <= budget:
+                self.resident[m] = _apply(lambda t: t.to(device), x)
+                budget -= size
+            else:
+                host[m] = x
+        self.plan = _Plan()
+        self.loader = None
+        workers = _loader_workers(device)
+        if host:
+            self.loader = DataLoader(
+                _HostRows(host),
+                sampler=self.plan,
+                batch_size=None,
+                num_workers=workers,
+                persistent_workers=True,
+                prefetch_factor=4,
+                pin_memory=device.type == "cuda",
+            )
+        self.where = {m: str(device) for m in self.resident} | {m: f"host ({workers} loader workers)" for m in host}
+
+    def __call__(self, batches: list[list[int]]) -> Iterator[tuple[dict, torch.Tensor]]:
+        """(inputs, targets) of each batch of row numbers, on the device."""
+        self.plan.batches = batches
+        read = iter(self.loader) if self.loader is not None else None
+        for rows in batches:
+            index = torch.tensor(rows, dtype=torch.long).to(self.device, non_blocking=True)
+            x = {m: _apply(lambda t, i=index: t[i], v) for m, v in self.resident.items()}
+            if read is not None:
+                x |= _apply(lambda t: t.to(self.device, non_blocking=True), next(read))
+            yield x, self.targets[index]
 
 
 def _chunks(rows: np.ndarray, size: int) -> list[list[int]]:
@@ -144,37 +276,27 @@ def _shuffled(rows: np.ndarray, size: int, gen: torch.Generator) -> list[list[in
     return batches
 
 
-def _autocast(device: torch.device):
-    on_cuda = device.type == "cuda"
-    dtype = torch.bfloat16 if on_cuda and torch.cuda.is_bf16_supported() else torch.float16
-    return torch.autocast(device.type, dtype=dtype, enabled=on_cuda)
-
-
 @torch.no_grad()
 def _embed(branch: Branch, modality: str, targets: torch.Tensor, size: int, device: torch.device) -> torch.Tensor:
     """Every row's features from a frozen encoder, in row order. With lengths, rows go shortest first, so that
     each batch is cut to similar lengths."""
-    ds = _Rows(
-        {} if branch.inputs is None else {modality: branch.inputs},
-        targets,
-        {} if branch.read is None else {modality: branch.read},
-    )
-    encoder = branch.encoder.to(device).eval()
-    order = np.argsort(branch.lengths.numpy(), kind="stable") if branch.lengths is not None else np.arange(len(ds))
+    feed = Feed({modality: branch.inputs}, targets, device)
+    encoder = branch.encoder.to(device, memory_format=torch.channels_last).eval()
+    n = len(targets)
+    order = np.argsort(branch.lengths.numpy(), kind="stable") if branch.lengths is not None else np.arange(n)
     out = []
-    for x, _ in _loader(ds, _chunks(order, size), device):
+    for x, _ in feed(_chunks(order, size)):
         with _autocast(device):
-            out.append(encoder(_to(x[modality], device)).float().cpu())
+            out.append(encoder(x[modality]).float())
     encoder.cpu()
     features = torch.empty_like(torch.cat(out))
-    features[torch.as_tensor(order)] = torch.cat(out)
-    return features
+    features[torch.as_tensor(order, device=features.device)] = torch.cat(out)
+    return features.cpu()
 
 
-def _build(task: TaskData, cfg: FusionConfig, fit: np.ndarray, device: torch.device, targets: torch.Tensor):
+def _build(task: TaskData, cfg: FusionConfig, fit: np.ndarray, device: torch.device, targets: torch.Tensor, batch: int):
     """Per modality present, in registry order (the order the branches are created, and seeded, in), its branch
-    from its model module; frozen encoders embed every row here. Returns (fit dataset, eval dataset, branches,
-    notes)."""
+    from its model module; frozen encoders embed every row here. Returns (branches, notes)."""
     frames = {m: pd.concat([task.train.inputs[m], task.test.inputs[m]]) for m in task.train.modalities}
     branches, notes = {}, []
     for m, modality in MODALITIES.items():
@@ -184,43 +306,40 @@ def _build(task: TaskData, cfg: FusionConfig, fit: np.ndarray, device: torch.dev
         notes += branch.notes
         if branch.frozen:
             began = time.monotonic()
-            features = _embed(branch, m, targets, branch.embed_batch * cfg.batch_size, device)
-            branch = replace(branch, encoder=nn.Identity(), inputs=features, read=None, lengths=None)
+            features = _embed(branch, m, targets, branch.embed_batch * batch, device)
+            branch = replace(branch, encoder=nn.Identity(), inputs=features, augment=None, lengths=None)
             notes.append(f"{branch.title} frozen: {len(features)} embeddings in {time.monotonic() - began:.1f}s")
         elif branch.backbone:
             notes.append(f"{branch.title} trained")
         branches[m] = branch
-    inputs = {m: b.inputs for m, b in branches.items() if b.inputs is not None}
-    readers = {m: b.read for m, b in branches.items() if b.read is not None}
-    # augmentation only on the fit rows
-    return _Rows(inputs, targets, readers, augment=True), _Rows(inputs, targets, readers), branches, notes
+    return branches, notes
 
 
 # --------------------------------------------------------------------------- training
 
 
 @torch.no_grad()
-def _logits(model: FusionNet, ds: _Rows, rows: np.ndarray, size: int, device: torch.device):
+def _logits(model: FusionNet, feed: Feed, rows: np.ndarray, size: int, device: torch.device):
     model.eval()
     parts, targets = [], []
-    for x, t in _loader(ds, _chunks(rows, size), device):
+    for x, t in feed(_chunks(rows, size)):
         with _autocast(device):
-            parts.append([z.float().cpu() for z in model(_to(x, device))])
+            parts.append([z.float() for z in model(x)])
         targets.append(t)
-    return [torch.cat(zs) for zs in zip(*parts)], torch.cat(targets)
+    return [torch.cat(zs).cpu() for zs in zip(*parts)], torch.cat(targets).cpu()
 
 
-def _optimizer(model: FusionNet, slow_modules: list[nn.Module], cfg: FusionConfig) -> torch.optim.Optimizer:
+def _optimizer(model: FusionNet, slow_modules: list[nn.Module], cfg: FusionConfig, lr: float) -> torch.optim.Optimizer:
     slow = {id(p) for m in slow_modules for p in m.parameters()}
     groups = [
-        {"params": [p for p in model.parameters() if id(p) not in slow], "lr": cfg.lr},
-        {"params": [p for p in model.parameters() if id(p) in slow], "lr": cfg.lr * cfg.encoder_lr_factor},
+        {"params": [p for p in model.parameters() if id(p) not in slow], "lr": lr},
+        {"params": [p for p in model.parameters() if id(p) in slow], "lr": lr * cfg.encoder_lr_factor},
     ]
     groups = [g for g in groups if g["params"]]
     if cfg.optimizer == "SGD":
-        return torch.optim.SGD(groups, lr=cfg.lr, momentum=0.9, weight_decay=cfg.weight_decay)
+        return torch.optim.SGD(groups, lr=lr, momentum=0.9, weight_decay=cfg.weight_decay)
     if cfg.optimizer in ("Adam", "AdamW"):
-        return getattr(torch.optim, cfg.optimizer)(groups, lr=cfg.lr, weight_decay=cfg.weight_decay)
+        return getattr(torch.optim, cfg.optimizer)(groups, lr=lr, weight_decay=cfg.weight_decay)
     raise ValueError(f"unknown optimizer {cfg.optimizer!r}: use Adam, SGD or AdamW")
 
 
@@ -233,15 +352,19 @@ def _improves(task: TaskData, score: float, best: dict | None) -> bool:
 
 
 def train_fusion(
-    task: TaskData, config: FusionConfig | None = None, log: Callable[[str], None] = print, progress: bool = False
+    task: TaskData,
+    config: FusionConfig | None = None,
+    log: Callable[[str], None] = print,
+    on_epoch: Callable[[dict], None] | None = None,
 ) -> FusionResult:
     """Train on the task's fit rows with early stopping on the validation score; predict the validation rows
-    and every test row in model space with the best epoch's weights. progress: log every epoch."""
+    and every test row in model space with the best epoch's weights. log: text lines (notes, the result).
+    on_epoch: called after each epoch with {epoch, epochs (the most that may run), seconds (since the start),
+    images_per_s (samples trained per second of the training pass), gpu_mem_gb (peak; None on CPU), train_loss,
+    val_loss, val_score, batch_size}; the history keeps the same dicts."""
     cfg, start = config or FusionConfig(), time.monotonic()
     deadline = start + cfg.max_time
-    device = torch.device(
-        "cuda" if cfg.device == "auto" and torch.cuda.is_available() else "cpu" if cfg.device == "auto" else cfg.device
-    )
+    device = resolve_device(cfg.device)
     train, test = task.train, task.test
     if set(train.modalities) - set(MODALITIES) or test.modalities != train.modalities:
         raise ValueError(
@@ -256,14 +379,27 @@ def train_fusion(
     targets = torch.tensor(
         np.vstack([(y - mean) / scale, np.full((len(test), y.shape[1]), np.nan)]), dtype=torch.float32
     )
-    fit_ds, eval_ds, branches, notes = _build(task, cfg, fit, device, targets)
+    batch = device_batch(cfg, device, len(fit))
+    branches, notes = _build(task, cfg, fit, device, targets, batch)
     trained = [b for b in branches.values() if not b.frozen and b.backbone]  # encoders trained on every batch
+    feed = Feed({m: b.inputs for m, b in branches.items() if b.inputs is not None}, targets, device)
+    augments = {m: b.augment for m, b in branches.items() if b.augment is not None}
+    lr = scaled_lr(cfg, batch)
+    notes.append(
+        f"batch {batch}, lr {lr:.3g} on {device}; inputs on "
+        + ", ".join(f"{m}: {where}" for m, where in feed.where.items())
+    )
     for note in notes:
         log(f"fusion: {note}")
-    model = FusionNet(branches, task.widths, cfg).to(device)
+    # channels-last: what cuDNN's fastest convolutions take under bf16, and oneDNN's on CPU (the decoded images
+    # arrive channels-last)
+    model = FusionNet(branches, task.widths, cfg).to(device, memory_format=torch.channels_last)
+    if cfg.compile:
+        model.compile()
     kinds = output_losses(task.outputs, task.metric_name)
-    opt = _optimizer(model, [b.encoder for b in trained if b.pretrained], cfg)
-    eval_size = 2 * cfg.batch_size if trained else max(256, cfg.batch_size)
+    opt = _optimizer(model, [b.encoder for b in trained if b.pretrained], cfg, lr)
+    # no gradients to keep: evaluation takes four times the training batch (cached features, far more)
+    eval_size = 4 * batch if trained else max(1024, batch)
     # float16 needs its gradients scaled (bfloat16 has float32's range): a no-op on CPU and bfloat16 GPUs
     scaler = torch.amp.GradScaler("cuda", enabled=device.type == "cuda" and not torch.cuda.is_bf16_supported())
     order = torch.Generator().manual_seed(cfg.seed)
@@ -274,28 +410,35 @@ def train_fusion(
     torch.set_num_threads(1 if device.type == "cpu" and not trained else threads)
     try:
         for epoch in range(1, cfg.max_epochs + 1):
-            batches = _loader(fit_ds, _shuffled(fit, cfg.batch_size, order), device)
-            losses, out_of_time = _epoch(model, opt, scaler, batches, kinds, device, deadline)
+            if device.type == "cuda":
+                torch.cuda.reset_peak_memory_stats(device)
+            began = time.monotonic()
+            losses, seen, out_of_time = _epoch(
+                model, opt, scaler, feed(_shuffled(fit, batch, order)), augments, kinds, deadline
+            )
+            _synchronize(device)
+            images_per_s = seen / max(time.monotonic() - began, 1e-9)
             if out_of_time and best is not None:
                 break  # a cut epoch is not evaluated: the best one so far stands
-            logits, t = _logits(model, eval_ds, val, eval_size, device)
+            logits, t = _logits(model, feed, val, eval_size, device)
             val_loss = head_loss(logits, t, kinds)
             val_pred = to_model_space(logits, task.outputs, mean, scale)
             score = task.score(val_pred, val)
             history.append(
                 {
                     "epoch": epoch,
-                    "train_loss": float(np.mean(losses)) if losses else float("nan"),
+                    "epochs": cfg.max_epochs,
+                    "seconds": time.monotonic() - start,
+                    "images_per_s": images_per_s,
+                    "gpu_mem_gb": _peak_memory_gb(device),
+                    "train_loss": losses,
                     "val_loss": float("nan") if val_loss is None else float(val_loss),
                     "val_score": score,
-                    "seconds": time.monotonic() - start,
+                    "batch_size": batch,
                 }
             )
-            if progress:
-                log(
-                    f"fusion epoch {epoch}: train loss {history[-1]['train_loss']:.4f}, "
-                    f"val loss {history[-1]['val_loss']:.4f}, val {task.metric_name} {score:.5f}"
-                )
+            if on_epoch is not None:
+                on_epoch(dict(history[-1]))
             if _improves(task, score, best):
                 best = {
                     "epoch": epoch,
@@ -309,7 +452,7 @@ def train_fusion(
             if out_of_time:
                 break
         model.load_state_dict(best["state"])
-        test_logits, _ = _logits(model, eval_ds, np.arange(len(train), len(train) + len(test)), eval_size, device)
+        test_logits, _ = _logits(model, feed, np.arange(len(train), len(train) + len(test)), eval_size, device)
     finally:
         torch.set_num_threads(threads)
     result = FusionResult(
@@ -323,6 +466,7 @@ def train_fusion(
         history,
         str(device),
         notes,
+        batch,
     )
     log(
         f"fusion: best epoch {result.best_epoch}/{result.epochs_run}, val {task.metric_name} "
@@ -331,27 +475,45 @@ def train_fusion(
     return result
 
 
+def epoch_line(report: dict, metric_name: str) -> str:
+    """One on_epoch report as a progress line."""
+    memory = f", {report['gpu_mem_gb']:.1f} GB GPU" if report["gpu_mem_gb"] is not None else ""
+    return (
+        f"fusion epoch {report['epoch']}/{report['epochs']}: train loss {report['train_loss']:.4f}, "
+        f"val loss {report['val_loss']:.4f}, val {metric_name} {report['val_score']:.5f}; "
+        f"{report['images_per_s']:.0f} samples/s (batch {report['batch_size']}){memory}"
+    )
+
+
 def _epoch(
     model: FusionNet,
     opt: torch.optim.Optimizer,
     scaler: torch.amp.GradScaler,
-    batches: DataLoader,
+    batches: Iterator[tuple[dict, torch.Tensor]],
+    augments: dict[str, Callable],
     kinds: list[str],
-    device: torch.device,
     deadline: float,
-) -> tuple[list[float], bool]:
-    """One pass over the fit rows; returns the batch losses and whether the deadline cut it short."""
+) -> tuple[float, int, bool]:
+    """One pass over the fit rows; returns the mean batch loss (nan without one), the samples trained on, and
+    whether the deadline cut it short. The losses add up on the device: reading each would wait for the GPU."""
     model.train()
-    losses = []
+    total, steps, seen = None, 0, 0
     for x, t in batches:
-        with _autocast(device):
-            loss = head_loss(model(_to(x, device)), t.to(device), kinds)
+        x |= {m: fn(x[m]) for m, fn in augments.items()}
+        with _autocast(t.device):
+            loss = head_loss(model(x), t, kinds)
         if loss is not None:
             opt.zero_grad(set_to_none=True)
             scaler.scale(loss).backward()
             scaler.step(opt)
             scaler.update()
-            losses.append(loss.item())
+            total = loss.detach() if total is None else total + loss.detach()
+            steps += 1
+            seen += len(t)
         if time.monotonic() > deadline:
-            return losses, True
-    return losses, False
+            return _mean(total, steps), seen, True
+    return _mean(total, steps), seen, False
+
+
+def _mean(total: torch.Tensor | None, steps: int) -> float:
+    return float(total.item() / steps) if steps else float("nan")

@@ -4,8 +4,10 @@ fusion net a timm backbone, trained or frozen. The modality interface is describ
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
@@ -16,6 +18,7 @@ import torch
 from torch import nn
 
 from agentk.modalities import IMAGE, TABULAR
+from agentk.workspace import Workspace
 
 if TYPE_CHECKING:
     from tools.fusion import Branch, FusionConfig
@@ -46,18 +49,22 @@ def dataset_transform(ws: Path, map_name: str, options: dict) -> ImageTransform:
 class ImageTransform:
     """Image path (a map row) -> float32 tensor (3, size, size), normalised with the ImageNet statistics."""
 
-    def __init__(self, ws: Path, size: int = 64, train: bool = False, map_name: str = f"the {NAME} input map"):
+    def __init__(self, ws: Path, size: int = 64, map_name: str = f"the {NAME} input map"):
         from torchvision.transforms import v2
 
         self.ws, self.size, self.map_name = Path(ws), size, map_name
-        steps = [v2.Resize((size, size), antialias=True)]
-        if train:
-            steps.append(v2.RandomHorizontalFlip())
-        steps += [v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(IMAGENET_MEAN, IMAGENET_STD)]
-        self.pipeline = v2.Compose(steps)
+        self.pipeline = v2.Compose(
+            [v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(IMAGENET_MEAN, IMAGENET_STD)]
+        )
 
     def __call__(self, row):
-        return self.pipeline(self.open(np.atleast_1d(row)[0]))
+        return self.pipeline(self.pixels(np.atleast_1d(row)[0]))
+
+    def pixels(self, cell) -> np.ndarray:
+        """The image at a path cell, RGB, resized to size x size: uint8 (size, size, 3)."""
+        from PIL import Image
+
+        return np.array(self.open(cell).resize((self.size, self.size), Image.BILINEAR))  # writable, for torch
 
     def open(self, cell):
         """The image at a path cell as an RGB PIL image; a ValueError says which file and map are wrong."""
@@ -127,47 +134,140 @@ def light_branch(parts: list[tuple[MapDataset, np.ndarray]], width: int) -> tupl
 
 
 def fusion_branch(frame: pd.DataFrame, ws: Path, cfg: FusionConfig, fit: np.ndarray) -> Branch:
-    """The backbone over images read per batch (augmented on the fit rows when trained), or frozen."""
+    """The backbone over the images decoded once at the training size (augmented on the device when trained), or
+    frozen."""
     from tools.fusion import Branch
 
     encoder = ImageEmbedder(cfg.image_backbone, cfg.pretrained)
-    plain = ImageTransform(ws, cfg.image_size, map_name=f"the {NAME} input maps")
-    augment = ImageTransform(ws, cfg.image_size, train=True, map_name=plain.map_name) if cfg.finetune_image else None
+    images, note = decoded(frame.iloc[:, 0].tolist(), ws, cfg.image_size, f"the {NAME} input maps")
     return Branch(
         encoder,
         encoder.dim,
-        read=_Images(frame.iloc[:, 0].tolist(), plain, augment),
+        inputs=images,
+        augment=augment if cfg.finetune_image else None,
         backbone=True,
         pretrained=encoder.pretrained,
         frozen=not cfg.finetune_image,
         embed_batch=4,
         title="image backbone",
-        notes=[encoder.note],
+        notes=[encoder.note, note],
     )
 
 
-class _Images:
-    """Rows -> their images as one batch tensor; picklable, so that DataLoader workers can read them."""
+IN_MEMORY_SHARE = 0.5  # decoded images stay in memory when they take at most this share of the available memory
+_DECODED: dict[str, torch.Tensor] = {}  # the last images decoded in memory: a solve's next trial reuses them
 
-    def __init__(self, paths: list, plain: ImageTransform, augment: ImageTransform | None):
-        self.paths, self.plain, self.augment = paths, plain, augment
 
-    def __call__(self, rows: list[int], augment: bool = False) -> torch.Tensor:
-        tf = self.augment if augment and self.augment is not None else self.plain
-        return torch.stack([tf(self.paths[r]) for r in rows])
+def decoded(paths: list, ws: Path, size: int, map_name: str) -> tuple[torch.Tensor | MappedImages, str]:
+    """Every image decoded once, RGB at size x size: uint8 (rows, size, size, 3), in memory when it fits (kept for
+    the next call on the same files), else a memory-mapped file in the workspace (kept there, and reused while
+    the files are unchanged). Returns the images and a note saying where they are."""
+    import psutil
+
+    tf = ImageTransform(ws, size, map_name=map_name)
+    key = _images_key(tf, paths)
+    shape = (len(paths), size, size, 3)
+    if key in _DECODED:
+        return _DECODED[key], f"{len(paths)} images at {size}px in memory (decoded before)"
+    began = time.monotonic()
+    if np.prod(shape) <= IN_MEMORY_SHARE * psutil.virtual_memory().available:
+        _DECODED.clear()  # before decoding: the previous images are not needed any more
+        images = np.empty(shape, dtype=np.uint8)
+        _decode_into(images, tf, paths)
+        _DECODED[key] = torch.from_numpy(images)
+        return _DECODED[key], f"{len(paths)} images decoded at {size}px in memory in {time.monotonic() - began:.1f}s"
+    path = Workspace(ws).image_cache(size, key)
+    if path.exists():
+        return MappedImages(path), f"{len(paths)} images at {size}px memory-mapped from {path}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")  # renamed once complete: a killed run leaves no cache
+    images = np.lib.format.open_memmap(partial, mode="w+", dtype=np.uint8, shape=shape)
+    _decode_into(images, tf, paths)
+    images.flush()
+    del images
+    os.replace(partial, path)
+    note = f"{len(paths)} images decoded at {size}px into {path} in {time.monotonic() - began:.1f}s"
+    return MappedImages(path), note
+
+
+def _images_key(tf: ImageTransform, paths: list) -> str:
+    """What the cache holds: the files (path, size, modification time) and the side."""
+    digest = hashlib.sha1(f"{tf.size}".encode())
+    for cell in paths:
+        try:
+            st = (tf.ws / str(cell)).stat()
+            digest.update(f"\0{tf.ws / str(cell)}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+        except (OSError, ValueError):  # unreadable: decoding says what is wrong
+            digest.update(f"\0{cell}".encode())
+    return digest.hexdigest()[:16]
+
+
+def _decode_into(out: np.ndarray, tf: ImageTransform, paths: list) -> None:
+    """Decodes paths[i] into out[i] in threads (as many as the cores, and a few): Pillow releases the GIL while it
+    decodes and resizes."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(i: int) -> None:
+        out[i] = tf.pixels(paths[i])
+
+    with ThreadPoolExecutor() as pool:
+        for _ in pool.map(one, range(len(paths))):  # the first failure raises here, naming its file
+            pass
+
+
+class MappedImages:
+    """Decoded images in a .npy file: rows -> uint8 tensor (rows, S, S, 3). Pickles as its path: each loader worker
+    maps the file itself."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._array = np.load(self.path, mmap_mode="r")
+
+    def __len__(self) -> int:
+        return len(self._array)
+
+    @property
+    def nbytes(self) -> int:
+        return self._array.nbytes
+
+    def __getitem__(self, rows) -> torch.Tensor:
+        return torch.from_numpy(self._array[np.asarray(rows)])
+
+    def __getstate__(self) -> dict:
+        return {"path": self.path}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["path"])
+
+
+def augment(images: torch.Tensor) -> torch.Tensor:
+    """A batch of decoded images (B, S, S, 3) -> each shifted by up to S/8 px along both axes (edges repeated) and
+    flipped left-right with probability 1/2: one gather, on the batch's device."""
+    n, side = images.shape[:2]
+    device = images.device
+    reach = max(1, side // 8)
+    shift = torch.randint(-reach, reach + 1, (2, n, 1), device=device)
+    steps = torch.arange(side, device=device)
+    ys, xs = (steps + shift[0]).clamp(0, side - 1), (steps + shift[1]).clamp(0, side - 1)
+    xs = torch.where(torch.rand(n, 1, device=device) < 0.5, xs.flip(1), xs)
+    return images[torch.arange(n, device=device)[:, None, None], ys[:, :, None], xs[:, None, :]]
 
 
 class ImageEmbedder(nn.Module):
-    """A classifier-less backbone: images (B, 3, S, S) -> pooled features (B, dim). `note` says which weights."""
+    """A classifier-less backbone: decoded images (B, S, S, 3) uint8 -> pooled features (B, dim). The images enter
+    as channels-last floats normalised here, on the device. `note` says which weights."""
 
     def __init__(self, name: str, pretrained: bool):
         super().__init__()
         self.backbone, self.note = _backbone(name, pretrained)
         self.pretrained = "random initialisation" not in self.note
         self.dim = int(self.backbone.num_features)
+        self.register_buffer("mean", torch.tensor(IMAGENET_MEAN).view(1, 3, 1, 1) * 255, persistent=False)
+        self.register_buffer("std", torch.tensor(IMAGENET_STD).view(1, 3, 1, 1) * 255, persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.backbone(x)
+        # (B, S, S, 3) viewed as (B, 3, S, S) is channels-last already: no copy
+        return self.backbone((x.permute(0, 3, 1, 2).float() - self.mean) / self.std)
 
 
 def _backbone(name: str, pretrained: bool) -> tuple[nn.Module, str]:

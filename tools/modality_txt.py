@@ -15,7 +15,6 @@ import torch
 from torch import nn
 
 from agentk.modalities import TEXT
-from tools.map_dataset import collate
 
 if TYPE_CHECKING:
     from tools.fusion import Branch, FusionConfig
@@ -70,12 +69,20 @@ class TextTransform:
         self.tokenizer = _fixed_length_tokenizer(max_length)
 
     def __call__(self, row) -> dict:
-        cells = (str(c).strip() for c in np.atleast_1d(row) if not pd.isna(c))
-        enc = self.tokenizer.encode(" [SEP] ".join(c for c in cells if c))
-        return {
-            "input_ids": torch.tensor(enc.ids, dtype=torch.long),
-            "attention_mask": torch.tensor(enc.attention_mask, dtype=torch.long),
-        }
+        return {k: v[0] for k, v in self.batch([row]).items()}
+
+    def batch(self, rows) -> dict:
+        """Many rows at once (the tokenizer spreads them over the cores): int64 tensors (rows, max_length)."""
+        encs = self.tokenizer.encode_batch([_joined(row) for row in rows])
+        ids = np.array([e.ids for e in encs], dtype=np.int64).reshape(len(encs), self.max_length)
+        mask = np.array([e.attention_mask for e in encs], dtype=np.int64).reshape(ids.shape)
+        return {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask)}
+
+
+def _joined(row) -> str:
+    """A map row's text cells, blanks and missing values left out, joined by the separator token."""
+    cells = (str(c).strip() for c in np.atleast_1d(row) if not pd.isna(c))
+    return " [SEP] ".join(c for c in cells if c)
 
 
 # --------------------------------------------------------------------------- light net
@@ -84,14 +91,7 @@ class TextTransform:
 def light_branch(parts: list[tuple[MapDataset, np.ndarray]], width: int) -> tuple[list[torch.Tensor], nn.Module, int]:
     """Token ids, once per part; a bag of words: the mean embedding of the tokens, padding left out."""
     tf = TextTransform(max_length=LIGHT_LENGTH)
-    tensors = []
-    for ds, idx in parts:
-        rows = ds.inputs[NAME].to_numpy(dtype=object)[idx]
-        tensors.append(
-            torch.stack([tf(r)["input_ids"] for r in rows])
-            if len(rows)
-            else torch.zeros(0, LIGHT_LENGTH, dtype=torch.long)
-        )
+    tensors = [tf.batch(ds.inputs[NAME].to_numpy(dtype=object)[idx])["input_ids"] for ds, idx in parts]
     n_tokens = _compact_vocabulary(tensors)
     return tensors, nn.EmbeddingBag(n_tokens, width, mode="mean", padding_idx=0), width
 
@@ -111,7 +111,8 @@ def _compact_vocabulary(tensors: list[torch.Tensor]) -> int:
 
 
 def fusion_branch(frame: pd.DataFrame, ws: Path, cfg: FusionConfig, fit: np.ndarray) -> Branch:
-    """The encoder over token ids, trained at the encoders' rate, or frozen (texts embedded shortest first)."""
+    """The encoder over token ids (every text tokenised once, here), trained at the encoders' rate, or frozen
+    (texts embedded shortest first)."""
     from tools.fusion import Branch
 
     encoder = TextEmbedder(cfg.text_model, cfg.max_length)
@@ -123,7 +124,7 @@ def fusion_branch(frame: pd.DataFrame, ws: Path, cfg: FusionConfig, fit: np.ndar
         backbone=True,
         pretrained=True,
         frozen=not cfg.finetune_text,
-        embed_batch=2,
+        embed_batch=4,
         lengths=tokens["attention_mask"].sum(dim=1),
         title=f"text encoder {cfg.text_model or DEFAULT_MODEL}",
     )
@@ -145,8 +146,7 @@ class TextEmbedder(nn.Module):
     def tokens(self, rows: np.ndarray) -> dict[str, torch.Tensor]:
         """Text map rows (their cells joined by the separator token) -> input_ids and attention_mask."""
         if self.path is None:
-            transform = TextTransform(self.max_length)
-            return collate([transform(r) for r in rows])
+            return TextTransform(self.max_length).batch(rows)
         from transformers import AutoTokenizer
 
         tok = AutoTokenizer.from_pretrained(self.path)

@@ -389,10 +389,12 @@ def _train_trial(task: TaskData, base, params: dict, files: SolutionFiles, k: in
     """Trains HEBO trial k (base with the trial's lr and optimizer) of a solution, saves its predictions in the
     solution's trial k file and returns its record for the trials file; raises when training fails. The loss
     HEBO minimises is the competition's metric on the validation rows, negated when higher is better."""
-    from tools.fusion import train_fusion
+    from tools.fusion import epoch_line, train_fusion
 
     config = replace(base, lr=float(params["lr"]), optimizer=str(params["optimizer"]))
-    result = train_fusion(task, config, log=lambda m: log(f"  {m}"), progress=True)
+    result = train_fusion(
+        task, config, log=lambda m: log(f"  {m}"), on_epoch=lambda r: log(f"  {epoch_line(r, task.metric_name)}")
+    )
     np.savez(files.trial(k), val_pred=result.val_pred, test_pred=result.test_pred)
     loss = -result.val_score if task.higher_is_better else result.val_score
     return {
