@@ -3,6 +3,7 @@ resume without redoing finished work, and bad input."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import sys
@@ -216,3 +217,19 @@ def test_solve_image_and_text_examples_beat_the_sample_submission(tmp_path, name
     ours = grade(name, ws / "submission.csv")
     constant = grade(name, EXAMPLES / name / "sample_submission.csv")
     assert (ours < constant) if meta["lower_is_better"] else (ours > constant), (ours, constant)
+
+
+def test_a_trials_epoch_bar_shows_its_epochs_speed_and_gpu_memory(setup_ws):
+    from rich.console import Console
+    from rich.progress import Progress
+
+    bar = Progress(console=Console(file=io.StringIO()))
+    solver = Solver(setup_ws, PRESETS["quick"], log=lambda m: None, bar=bar)
+    report = solver._epoch_bar("network-1", 0, solver._bar_task("network-1 trial 1: epochs", 0))
+    report({"epoch": 3, "epochs": 30, "images_per_s": 1234.4, "gpu_mem_gb": 2.5})
+    (task,) = bar.tasks
+    assert (task.completed, task.total) == (3, 30)
+    assert task.description == "network-1 trial 1: 1234 samples/s, 2.5 GB GPU"
+    report({"epoch": 4, "epochs": 30, "images_per_s": 99.0, "gpu_mem_gb": None})  # on CPU: no memory figure
+    assert bar.tasks[0].description == "network-1 trial 1: 99 samples/s"
+    assert Solver(setup_ws, PRESETS["quick"], log=lambda m: None)._epoch_bar("network-1", 0, None) is None

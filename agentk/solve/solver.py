@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
@@ -112,6 +113,22 @@ class Solver:
 
     def _bar_task(self, what: str, total: int):
         return self.bar.add_task(what, total=total) if self.bar is not None else None
+
+    def _epoch_bar(self, sid: str, k: int, task):
+        """An on_epoch callback moving a trial's epoch bar, with its speed and GPU memory; None without bars."""
+        if task is None:
+            return None
+
+        def report(r: dict) -> None:
+            memory = f", {r['gpu_mem_gb']:.1f} GB GPU" if r["gpu_mem_gb"] is not None else ""
+            self.bar.update(
+                task,
+                total=r["epochs"],
+                completed=r["epoch"],
+                description=f"{sid} trial {k + 1}: {r['images_per_s']:.0f} samples/s{memory}",
+            )
+
+        return report
 
     def _advance(self, task) -> None:
         if task is not None:
@@ -232,8 +249,9 @@ class Solver:
             runs.append(k)
             self._log_start(sid, k, params)
             t_trial = time.monotonic()
+            epochs = self._bar_task(f"{sid} trial {k + 1}: epochs", 0)
             try:
-                record = _train_trial(self.task, base, params, files, k, self.log)
+                record = _train_trial(self.task, base, params, files, k, self.log, self._epoch_bar(sid, k, epochs))
             except Exception as exc:  # a diverging or crashing trial is HEBO's observation, not the end of the solve
                 self._trial_done(
                     sid,
@@ -242,6 +260,9 @@ class Solver:
                     trials_bar,
                 )
                 raise
+            finally:
+                if epochs is not None:
+                    self.bar.remove_task(epochs)
             self._trial_done(sid, files, record, trials_bar)
             return float(record["loss"])
 
@@ -385,16 +406,22 @@ class Solver:
         return summary
 
 
-def _train_trial(task: TaskData, base, params: dict, files: SolutionFiles, k: int, log) -> dict:
+def _train_trial(
+    task: TaskData, base, params: dict, files: SolutionFiles, k: int, log, on_epoch: Callable | None = None
+) -> dict:
     """Trains HEBO trial k (base with the trial's lr and optimizer) of a solution, saves its predictions in the
     solution's trial k file and returns its record for the trials file; raises when training fails. The loss
-    HEBO minimises is the competition's metric on the validation rows, negated when higher is better."""
+    HEBO minimises is the competition's metric on the validation rows, negated when higher is better. Every
+    epoch's report goes to the log, and to on_epoch (the console's bar) when given."""
     from tools.fusion import epoch_line, train_fusion
 
+    def epoch_done(report: dict) -> None:
+        log(f"  {epoch_line(report, task.metric_name)}")
+        if on_epoch is not None:
+            on_epoch(report)
+
     config = replace(base, lr=float(params["lr"]), optimizer=str(params["optimizer"]))
-    result = train_fusion(
-        task, config, log=lambda m: log(f"  {m}"), on_epoch=lambda r: log(f"  {epoch_line(r, task.metric_name)}")
-    )
+    result = train_fusion(task, config, log=lambda m: log(f"  {m}"), on_epoch=epoch_done)
     np.savez(files.trial(k), val_pred=result.val_pred, test_pred=result.test_pred)
     loss = -result.val_score if task.higher_is_better else result.val_score
     return {
