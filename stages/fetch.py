@@ -19,7 +19,7 @@ from agentk.competition.dataview import (
     walk,
 )
 from agentk.competition.file_inputs import listing_source, modality_files
-from agentk.competition.support import hopeless_reason, unsupported_reason
+from agentk.competition.support import hopeless_reason, unsupported_reason, unsupported_task
 from agentk.core.checks import Check
 from agentk.core.engine import Stage
 from agentk.core.errors import BadInput
@@ -45,6 +45,9 @@ def check_source(source: str | Path) -> None:
         raise BadInput(f"no such folder: {source}")
     if not source.is_dir():
         raise BadInput(f"{source} is not a folder: unzip the competition download and point agentk at the folder")
+    reason = unsupported_task(source)  # before any other check: say what agentk cannot do, not what is missing
+    if reason:
+        raise BadInput(reason)
     tables = find_tables(source)
     if "sample" not in tables:
         raise BadInput(
