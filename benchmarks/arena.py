@@ -166,7 +166,7 @@ def grade(submission: Path, answers: Path, metric_name: str) -> float:
     if metric.prediction == "proba":  # -1 in every target: a row Kaggle did not score (jigsaw's test labels)
         scored = ~(truth[targets] == "-1").all(axis=1).to_numpy()
         truth, pred = truth[scored], pred[scored]
-    if metric.prediction == "label":  # compare labels as strings
+    if metric.prediction in ("label", "ranking"):  # compare labels (and ranked label lists) as strings
         y_true, y_pred = truth[targets].to_numpy(str), pred.to_numpy(str)
     else:
         y_true, y_pred = truth[targets].to_numpy(float), pred.to_numpy(float)
