@@ -30,7 +30,7 @@ if __name__ == "__main__":
 
 # The expert's implementation, driven by the SPEC literal it writes above it.
 BODY = """SPEC = {spec!r}
-THRESHOLD = 0.5  # multi-label: a label is predicted when its probability reaches this (the top one always is)
+THRESHOLD = 0.5  # a binary label, or each label of a set, is predicted when its probability reaches this
 TUNABLE = {tunable!r}  # decoding constants the solver tunes on validation rows for the metric
 
 
@@ -102,7 +102,7 @@ def inverse_transform(arr) -> pd.DataFrame:
                 out[s["columns"][0]] = np.clip(v, 0.0, 1.0)
             else:
                 negative = [c for c in classes if str(c) != str(s["positive"])]
-                out[s["columns"][0]] = [s["positive"] if p >= 0.5 else (negative[0] if negative else s["positive"]) for p in v]
+                out[s["columns"][0]] = [s["positive"] if p >= THRESHOLD else (negative[0] if negative else s["positive"]) for p in v]
     return pd.DataFrame(out)
 """
 
@@ -122,8 +122,8 @@ def expert(a: Analysis, ctx: Context) -> Action:
         }
         for t in a.targets
     ]
-    multilabel = any(t.kind == "multilabel" for t in a.targets)
-    tunable = {"THRESHOLD": [round(float(x), 2) for x in np.arange(0.1, 0.91, 0.05)]} if multilabel else {}
+    decided = any(t.kind == "multilabel" or (t.kind == "binary" and t.submit == "label") for t in a.targets)
+    tunable = {"THRESHOLD": [round(float(x), 2) for x in np.arange(0.1, 0.91, 0.05)]} if decided else {}
     return Action(code=fill(TEMPLATE, BODY.format(spec=spec, tunable=tunable)))
 
 

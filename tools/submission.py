@@ -7,6 +7,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from agentk.competition.dataview import find_tables
@@ -59,6 +60,23 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
                 f"{who}: column {c!r} is {got[c].dtype} but the sample's is {sample[c].dtype}; "
                 f"e.g. {got[c].iloc[0]!r} vs {sample[c].iloc[0]!r}"
             )
+    if exclusive_columns(sample):  # one probability per outcome: Kaggle rejects rows that do not sum to 1
+        sums = got[sample.columns[1:]].sum(axis=1)
+        off = (sums - 1).abs() > 1e-6
+        if off.any():
+            raise SubmissionMismatch(
+                f"{who}: the sample's probability columns sum to 1 in every row but row {int(off.idxmax())} of the "
+                f"submission sums to {sums[off].iloc[0]:.6g}: predict the outcomes with one softmax, not one by one"
+            )
+
+
+def exclusive_columns(sample: pd.DataFrame) -> bool:
+    """Several numeric prediction columns in [0, 1] that sum to 1 in every row of the sample (outcome probabilities)."""
+    preds = sample[sample.columns[1:]]
+    if preds.shape[1] < 2 or not all(type_family(preds[c]) == "numeric" for c in preds.columns):
+        return False
+    values = preds.to_numpy(float)
+    return bool(((values >= 0) & (values <= 1)).all() and np.allclose(values.sum(axis=1), 1, atol=1e-6))
 
 
 def format_with_fallback(ws: Path, ids, predictions) -> tuple[str, pd.DataFrame]:
