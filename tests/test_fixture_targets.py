@@ -24,6 +24,7 @@ from stages import metric as metric_stage
 from stages import submission_format, tab_target_map, target_transform
 from stages.fetch import fetch_local
 from tools.submission import SubmissionMismatch, compare_with_sample
+from unit_tests_lib.targets import check_transform
 
 ROOT = Path(__file__).parents[1]
 FIXTURES = {n: fx for n, fx in registry().items() if fx.family == "targets"}
@@ -135,6 +136,7 @@ def test_label_sets_round_trip_and_threshold(fetched):
 
 def test_ranking_gives_k_labels_best_first(fetched):
     g = _generated(fetched["top5-ranking-new-class"])
+    check_transform(fetched["top5-ranking-new-class"])  # the truth is the first of the k labels
     classes = g["analysis"].targets[0].classes
     proba = np.tile(np.linspace(0.01, 0.2, len(classes)), (3, 1))
     proba /= proba.sum(axis=1, keepdims=True)
@@ -160,6 +162,7 @@ def test_exclusive_outcomes_are_one_softmax_and_sum_to_one(fetched, monkeypatch)
 
 def test_binarised_fraction_and_continuous_gini_in_the_metric(fetched):
     g = _generated(fetched["fraction-binarised-auc"])
+    check_transform(fetched["fraction-binarised-auc"])  # lossy on purpose: 0/1 on either side of the threshold
     y = pd.read_csv(Workspace(fetched["fraction-binarised-auc"]).target_map, dtype={"id": str}).drop(columns="id")
     t = g["transform"].transform(y)[:, 0]
     assert set(t) == {0.0, 1.0} and (t == (y["target"] >= 0.5)).all()
