@@ -19,7 +19,7 @@ from agentk.core.engine import Context
 from agentk.core.memory import WorkingMemory
 from agentk.policies.analysis import analyse
 from agentk.testing.competitions import build, registry
-from agentk.workspace import METRIC, SUBMISSION_FORMAT, TARGET_MAP, TARGET_TRANSFORM, Workspace
+from agentk.workspace import METRIC, SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, TARGET_MAP, TARGET_TRANSFORM, Workspace
 from stages import metric as metric_stage
 from stages import submission_format, tab_target_map, target_transform
 from stages.fetch import fetch_local
@@ -107,7 +107,8 @@ def _generated(ws: Path) -> dict:
     """The expert's target map, transform, metric and formatter for a fetched workspace, run in-process."""
     a, w = analyse(ws), Workspace(ws)
     ctx = Context(ws, "first", 0, WorkingMemory(), None, None)
-    for stage in (tab_target_map.STAGE, target_transform.STAGE, metric_stage.STAGE, submission_format.make(False)):
+    stages = (tab_target_map.STAGE, target_transform.STAGE, metric_stage.STAGE, *map(submission_format.make, (0, 1)))
+    for stage in stages:
         w.code(stage.name).write_text(stage.expert(a, ctx).code)
     subprocess.run([sys.executable, w.code(TARGET_MAP).name], cwd=ws, check=True, capture_output=True)
     return {
@@ -115,6 +116,7 @@ def _generated(ws: Path) -> dict:
         "transform": w.load(TARGET_TRANSFORM),
         "metric": w.load(METRIC),
         "format": w.load(SUBMISSION_FORMAT),
+        "format_alt": w.load(SUBMISSION_FORMAT_ALT),
     }
 
 
@@ -225,3 +227,27 @@ def test_full_setup_of_label_sets_submits_label_strings(built, tmp_path):
     rows = sub["attribute_ids"].str.split()
     assert rows.map(lambda r: 1 <= len(r) and set(r) <= labels and r == sorted(r, key=int)).all()
     assert rows.str.len().max() > 1  # several labels where the model is sure enough
+
+
+def test_ids_keep_the_samples_text(tmp_path, monkeypatch):
+    """Ids with leading zeros: the formatter writes them as the sample does, and the check catches "7" for "007"."""
+    comp = tmp_path / "comp"
+    comp.mkdir()
+    rng = np.random.default_rng(0)
+    ids = [f"{i:03d}" for i in range(60)]
+    x = rng.normal(size=60).round(3)
+    pd.DataFrame({"id": ids[:40], "x": x[:40], "y": (x[:40] > 0).astype(int)}).to_csv(comp / "train.csv", index=False)
+    pd.DataFrame({"id": ids[40:], "x": x[40:]}).to_csv(comp / "test.csv", index=False)
+    pd.DataFrame({"id": ids[40:], "y": 0}).to_csv(comp / "sample_submission.csv", index=False)
+    (comp / "description.md").write_text("# T\n\n## Evaluation\n\nSubmissions are evaluated on accuracy.\n")
+    ws = tmp_path / "ws"
+    fetch_local(comp, ws)
+    monkeypatch.chdir(ws)
+    g = _generated(ws)
+    preds = pd.DataFrame({"y": rng.integers(0, 2, 20)})
+    for formatter in (g["format"], g["format_alt"]):
+        sub = formatter.format_submission(pd.Series(ids[40:]), preds)
+        compare_with_sample(ws, sub, "formatter")
+        assert sub.to_csv(index=False).splitlines()[1].startswith("040,")
+    with pytest.raises(SubmissionMismatch, match="exactly as the sample"):
+        compare_with_sample(ws, sub.assign(id=sub["id"].astype(int)), "int ids")

@@ -34,11 +34,13 @@ def type_family(s: pd.Series) -> str:
 def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
     """Round-trip through CSV, as Kaggle reads it, and compare with the sample submission; `who` names the
     submission's maker in the message."""
-    sample = pd.read_csv(find_tables(Workspace(ws).raw)["sample"])
+    sample_path = find_tables(Workspace(ws).raw)["sample"]
+    sample = pd.read_csv(sample_path)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / Workspace.SUBMISSION
         sub.to_csv(path, index=False)
         got = pd.read_csv(path)
+        got_ids = pd.read_csv(path, dtype=str, keep_default_na=False).iloc[:, 0]
     if list(got.columns) != list(sample.columns):
         raise SubmissionMismatch(
             f"{who}: columns {list(got.columns)[:8]} differ from the sample submission's {list(sample.columns)[:8]}"
@@ -51,6 +53,13 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
             f"unknown (e.g. {sorted(want - ids)[:2] or sorted(ids - want)[:2]}): one row per "
             "sample submission id"
         )
+    if sample_path.name.lower().endswith(".csv"):  # ids as text: "007" written as 7 is another id to the grader
+        want_text = set(pd.read_csv(sample_path, dtype=str, keep_default_na=False).iloc[:, 0])
+        if odd := sorted(set(got_ids) - want_text):
+            raise SubmissionMismatch(
+                f"{who}: ids written as {odd[:2]} are not the sample's text (e.g. {sorted(want_text)[:2]}): "
+                "write the ids exactly as the sample does"
+            )
     gaps = got.columns[got.isna().any()].tolist()
     if gaps:
         raise SubmissionMismatch(f"{who}: missing values in {gaps[:5]}: every cell must be filled")
