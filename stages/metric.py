@@ -30,6 +30,7 @@ METRIC = {name!r}
 PREDICTION = {prediction!r}  # what the metric scores: label | proba | value | ranking
 MULTI_TARGET = {multi}
 TARGETS = {targets!r}
+METRIC_COLUMNS = {metric_columns!r}  # target-map columns the metric reads beside the targets (sub-groups)
 
 
 def _truth(y_true: pd.DataFrame, t: dict) -> np.ndarray:
@@ -65,6 +66,7 @@ def metric(y_true, y_pred) -> float:
     y_pred = pd.DataFrame(y_pred).reset_index(drop=True)
     truths = [_truth(y_true, t) for t in TARGETS]
     guesses = [_guess(y_pred, t) for t in TARGETS]
+    truths += [y_true[c].astype(float).to_numpy() for c in METRIC_COLUMNS]
     if MULTI_TARGET:
         return float(score(np.column_stack(truths), np.column_stack(guesses)))
     return float(np.mean([score(a, b) for a, b in zip(truths, guesses)]))
@@ -92,7 +94,12 @@ def expert(a: Analysis, ctx: Context) -> Action:
         found
         + metric_source(a.metric)
         + ADAPTER.format(
-            higher=m.higher_is_better, name=m.name, prediction=m.prediction, multi=m.multi_target, targets=targets
+            higher=m.higher_is_better,
+            name=m.name,
+            prediction=m.prediction,
+            multi=m.multi_target,
+            targets=targets,
+            metric_columns=a.metric_columns,
         )
     )
     return Action(code=fill(TEMPLATE, body))

@@ -30,6 +30,8 @@ def expert(a: Analysis, ctx: Context) -> Action:
     for t in a.targets:
         if t.onehot:  # exclusive outcomes in one-hot columns: the label is the name of the column holding the 1
             lines.append(f"out[{t.column!r}] = df[{t.columns!r}].idxmax(axis=1).to_numpy()")
+    if a.metric_columns:  # identity sub-groups the metric reads; unannotated rows belong to none
+        lines.append(f"out[{a.metric_columns!r}] = df[{a.metric_columns!r}].fillna(0).to_numpy()")
     renamed = {t.source: t.column for t in a.targets if t.source != t.column and not t.onehot}
     if renamed:
         lines.append(f"out = out.rename(columns={renamed!r})  # named as in the submission")

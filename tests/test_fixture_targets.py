@@ -33,6 +33,7 @@ REFUSED = sorted(n for n in FIXTURES if n.startswith("refuse-"))
 
 # fixture -> (metric, [(kind, submit) per target]) the expert must read off it
 EXPECTED = {
+    "bias-auc-identities": ("bias_auc", [("binary", "proba")]),
     "binary-f2": ("f2", [("binary", "label")]),
     "exclusive-outcomes": ("multi_log_loss", [("multiclass", "proba_columns")]),
     "extra-train-columns": ("roc_auc", [("binary", "proba")]),
@@ -98,6 +99,9 @@ def test_shapes_in_detail(fetched):
     assert tags.classes == sorted(["haze", "cloudy", "road", "water", "farm", "forest"])
     (outcome,) = analyse(fetched["exclusive-outcomes"]).targets
     assert outcome.onehot and outcome.columns == ["winner_model_a", "winner_model_b", "winner_tie"]
+    bias = analyse(fetched["bias-auc-identities"])  # the identities the text names, not the other train-only columns
+    assert bias.metric_columns == ["male", "female", "christian", "muslim"]
+    assert [(t.column, t.source, t.threshold) for t in bias.targets] == [("prediction", "target", 0.5)]
     leak = analyse(fetched["extra-train-columns"])
     assert [t.column for t in leak.targets] == ["target"]
     assert not {"diagnosis", "benign_malignant", "lesion_size_followup"} & set(leak.features)

@@ -70,6 +70,7 @@ class Analysis:
     n_test: int
     text_columns: list[str] = field(default_factory=list)  # long free-text inputs of the tables
     files: dict[str, FileSource] = field(default_factory=dict)  # source_key(split, modality): per-sample files
+    metric_columns: list[str] = field(default_factory=list)  # train-only columns the metric reads (identities)
 
     @property
     def submission_columns(self) -> list[str]:
@@ -202,7 +203,7 @@ def analyse(ws: Path) -> Analysis:
                 Target(label, "multiclass", "proba_columns", sub_cols, [by_name[c] for c in sub_cols if c in by_name])
             )
         elif len(sub_cols) == 1:
-            only = [c for c in train.columns if c not in test.columns and c not in (id_col, train_id)]
+            only = shapes.stand_in([c for c in train.columns if c not in test.columns and c not in (id_col, train_id)])
             if len(only) != 1:
                 raise CannotAnalyse(
                     f"submission column {sub_cols[0]!r} is not in the train table and no single "
@@ -240,6 +241,15 @@ def analyse(ws: Path) -> Analysis:
     for t in targets:
         t.log = t.kind == "regression" and "rmsle" in metric_name
     rel = lambda role: str(tables[role].relative_to(ws)) if role in tables else None  # noqa: E731
+    metric_columns = []
+    if metric_name == "bias_auc":  # the identity sub-groups the evaluation text names, as train-only columns
+        train_only = [c for c in train.columns if c not in test.columns and c not in target_cols]
+        metric_columns = shapes.columns_named_in(evaluation_text(ws), train_only)
+        if not metric_columns:
+            raise CannotAnalyse(
+                "the metric scores sub-groups, but the evaluation text names none of the train-only columns "
+                f"{train_only[:8]} as an identity sub-group"
+            )
     return Analysis(
         rel("train"),
         rel("test"),
@@ -257,6 +267,7 @@ def analyse(ws: Path) -> Analysis:
         len(test),
         text_columns,
         sources,
+        metric_columns,
     )
 
 

@@ -99,3 +99,24 @@ def outcome_column(train: pd.DataFrame) -> str:
 
 def _natural(label: str):
     return (0, int(label), "") if label.isdigit() else (1, 0, label)
+
+
+def columns_named_in(text: str, columns: list[str]) -> list[str]:
+    """The columns an evaluation text names (as written, or with spaces for underscores): the identity
+    columns of a sub-group bias metric."""
+    norm = " ".join(re.sub(r"[_\-`*]", " ", text.lower()).split())
+    named = []
+    for c in columns:
+        words = " ".join(re.sub(r"[_\-]", " ", str(c).lower()).split())
+        if words and re.search(rf"(?<![a-z0-9]){re.escape(words)}(?![a-z0-9])", norm):
+            named.append(c)
+    return named
+
+
+TARGET_NAME = re.compile(r"^(target|label|labels|y|class|outcome)$", re.I)
+
+
+def stand_in(candidates: list[str]) -> list[str]:
+    """Of several train-only columns, the one named as the target ("target", "label", "y"...) if exactly one is."""
+    named = [c for c in candidates if TARGET_NAME.match(str(c))]
+    return named if len(named) == 1 else candidates

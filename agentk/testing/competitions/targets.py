@@ -424,6 +424,43 @@ def weighted_auc_labels(folder: Path, rng: np.random.Generator) -> dict:
     )
 
 
+@fixture(
+    FAMILY, "toxicity fraction scored by the sub-group bias AUCs over identity columns named in the text", fast=True
+)
+def bias_auc_identities(folder: Path, rng: np.random.Generator) -> dict:
+    n = N_TRAIN + N_TEST
+    x = _features(rng, n)
+    identities = ["male", "female", "christian", "muslim"]
+    member = rng.random((n, len(identities))) < [0.2, 0.2, 0.15, 0.1]
+    z = x.to_numpy() @ rng.normal(size=x.shape[1]) + member @ np.array([0.0, 0.0, 0.3, 0.8]) - 0.8
+    fraction = rng.binomial(10, 1 / (1 + np.exp(-z))) / 10
+    frame = pd.concat([pd.DataFrame({"id": np.arange(n) + 7000000}), x], axis=1)
+    frame["target"] = fraction
+    annotated = rng.random(n) < 0.7  # identities are annotated for some comments only
+    for j, c in enumerate(identities):
+        frame[c] = np.where(annotated, np.where(member[:, j], rng.uniform(0.5, 1, n), rng.uniform(0, 0.4, n)), np.nan)
+        frame[c] = frame[c].round(2)
+    frame["severe_toxicity"] = (fraction * rng.uniform(0, 0.3, n)).round(3)  # train-only subtypes, not scored
+    frame["insult"] = (fraction * rng.uniform(0.3, 1, n)).round(3)
+    train = frame.iloc[:N_TRAIN]
+    test = frame.iloc[N_TRAIN:][["id", *x.columns]]
+    answers = frame.iloc[N_TRAIN:][["id", "target", *identities]].fillna(0)
+    sample = pd.DataFrame({"id": test["id"], "prediction": 0.0})
+    return _tabular(
+        folder,
+        "Unintended bias",
+        "Predict the toxicity of each comment without penalising comments that mention an identity. The target is "
+        "the fraction of raters who found the comment toxic; a target of 0.5 or more is toxic.",
+        "Submissions are scored on a combination of the overall ROC AUC and the generalized mean of the Bias AUCs "
+        "(Subgroup AUC, BPSN AUC and BNSP AUC) over the identity subgroups male, female, christian and muslim.",
+        train,
+        test,
+        sample,
+        answers,
+        {"task_type": "BinCls", "metric": "bias_auc", "lower_is_better": False},
+    )
+
+
 # ----------------------------------------------------------------------------- what agentk refuses
 def _refused(folder: Path, kind: str, title: str, task: str, evaluation: str, inputs: list[str]) -> dict:
     (folder / "public" / "description.md").write_text(_description(title, task, evaluation, "See the files."))
