@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agentk.competition.dataview import find_tables
+from agentk.competition.dataview import find_tables, read_table
 from agentk.workspace import SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, Workspace, code_module
 
 FORMATTERS = (SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT)  # the stages writing format_submission, in fallback order
@@ -69,7 +69,7 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
                 f"{who}: column {c!r} is {got[c].dtype} but the sample's is {sample[c].dtype}; "
                 f"e.g. {got[c].iloc[0]!r} vs {sample[c].iloc[0]!r}"
             )
-    if exclusive_columns(sample):  # one probability per outcome: Kaggle rejects rows that do not sum to 1
+    if exclusive_columns(ws, sample):  # one probability per outcome: Kaggle rejects rows that do not sum to 1
         sums = got[sample.columns[1:]].sum(axis=1)
         off = (sums - 1).abs() > 1e-6
         if off.any():
@@ -79,13 +79,24 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
             )
 
 
-def exclusive_columns(sample: pd.DataFrame) -> bool:
-    """Several numeric prediction columns in [0, 1] that sum to 1 in every row of the sample (outcome probabilities)."""
-    preds = sample[sample.columns[1:]]
-    if preds.shape[1] < 2 or not all(type_family(preds[c]) == "numeric" for c in preds.columns):
+def exclusive_columns(ws: Path, sample: pd.DataFrame) -> bool:
+    """The prediction columns are the probabilities of mutually exclusive outcomes: the sample's rows sum to 1,
+    and the train table holds the same columns one-hot (exactly one outcome per row)."""
+    cols = list(sample.columns[1:])
+    if len(cols) < 2 or not all(type_family(sample[c]) == "numeric" for c in cols):
         return False
-    values = preds.to_numpy(float)
-    return bool(((values >= 0) & (values <= 1)).all() and np.allclose(values.sum(axis=1), 1, atol=1e-6))
+    if not np.allclose(sample[cols].to_numpy(float).sum(axis=1), 1, atol=1e-6):
+        return False
+    tables = find_tables(Workspace(ws).raw)
+    if "train" not in tables:
+        return False
+    train = read_table(tables["train"])
+    if not set(cols) <= set(train.columns) or train[cols].isna().any().any():
+        return False
+    if not all(pd.api.types.is_numeric_dtype(train[c]) for c in cols):
+        return False
+    values = train[cols].to_numpy(float)
+    return bool(np.isin(values, (0, 1)).all() and (values.sum(axis=1) == 1).all())
 
 
 def format_with_fallback(ws: Path, ids, predictions) -> tuple[str, pd.DataFrame]:
