@@ -331,8 +331,9 @@ def binary_f2(folder: Path, rng: np.random.Generator) -> dict:
 def gini_claims(folder: Path, rng: np.random.Generator) -> dict:
     n = N_TRAIN + N_TEST
     x = _features(rng, n)
-    risk = np.exp(0.6 * (x.to_numpy() @ rng.normal(size=x.shape[1])) / 2)
-    claims = np.where(rng.random(n) < 0.35, rng.gamma(2.0, risk), 0.0).round(2)
+    z = x.to_numpy() @ rng.normal(size=x.shape[1])
+    claimed = rng.random(n) < 1 / (1 + np.exp(-(z - 0.5)))  # riskier properties claim more often, and more
+    claims = np.where(claimed, rng.gamma(2.0, np.exp(0.3 * z)), 0.0).round(2)
     frame = pd.concat([pd.DataFrame({"Id": np.arange(n) + 1}), x], axis=1)
     frame["Hazard"] = claims
     train, test, answers = _split(frame.rename(columns={"Id": "id"}), ["Hazard"])
