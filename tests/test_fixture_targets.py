@@ -233,19 +233,36 @@ def test_full_setup_of_label_sets_submits_label_strings(built, tmp_path):
     assert rows.str.len().max() > 1  # several labels where the model is sure enough
 
 
-def test_ids_keep_the_samples_text(tmp_path, monkeypatch):
-    """Ids with leading zeros: the formatter writes them as the sample does, and the check catches "7" for "007"."""
+def _tiny(tmp_path: Path, evaluation: str) -> tuple[Path, list[str]]:
+    """A fetched binary competition with zero-padded ids; (workspace, ids)."""
     comp = tmp_path / "comp"
-    comp.mkdir()
+    comp.mkdir(parents=True)
     rng = np.random.default_rng(0)
     ids = [f"{i:03d}" for i in range(60)]
     x = rng.normal(size=60).round(3)
     pd.DataFrame({"id": ids[:40], "x": x[:40], "y": (x[:40] > 0).astype(int)}).to_csv(comp / "train.csv", index=False)
     pd.DataFrame({"id": ids[40:], "x": x[40:]}).to_csv(comp / "test.csv", index=False)
     pd.DataFrame({"id": ids[40:], "y": 0}).to_csv(comp / "sample_submission.csv", index=False)
-    (comp / "description.md").write_text("# T\n\n## Evaluation\n\nSubmissions are evaluated on accuracy.\n")
-    ws = tmp_path / "ws"
-    fetch_local(comp, ws)
+    (comp / "description.md").write_text(f"# T\n\n## Evaluation\n\n{evaluation}\n")
+    fetch_local(comp, tmp_path / "ws")
+    return tmp_path / "ws", ids
+
+
+def test_metric_code_says_where_its_metric_comes_from(tmp_path):
+    ws, _ = _tiny(tmp_path / "named", "Submissions are evaluated on the Matthews correlation coefficient.")
+    assert _generated(ws)["metric"].METRIC == "mcc"
+    assert "\n# mcc: named in the competition's evaluation text." in Workspace(ws).code(METRIC).read_text()
+    ws, _ = _tiny(tmp_path / "unnamed", "Submissions are judged by a panel.")
+    a = analyse(ws)
+    assert (a.metric, a.metric_from) == ("accuracy", "fallback")
+    _generated(ws)
+    assert "# FALLBACK: the evaluation text names no metric" in Workspace(ws).code(METRIC).read_text()
+
+
+def test_ids_keep_the_samples_text(tmp_path, monkeypatch):
+    """Ids with leading zeros: the formatter writes them as the sample does, and the check catches "7" for "007"."""
+    ws, ids = _tiny(tmp_path, "Submissions are evaluated on accuracy.")
+    rng = np.random.default_rng(1)
     monkeypatch.chdir(ws)
     g = _generated(ws)
     preds = pd.DataFrame({"y": rng.integers(0, 2, 20)})
