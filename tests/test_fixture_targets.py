@@ -140,6 +140,17 @@ def test_label_sets_round_trip_and_threshold(fetched):
     assert g["transform"].inverse_transform(np.full_like(t, 0.9))["attribute_ids"].iloc[0] == "1 4 7 10 13 16 19 22"
 
 
+def test_label_strings_are_checked_against_train(fetched, monkeypatch):
+    ws = fetched["multilabel-label-words"]
+    monkeypatch.chdir(ws)
+    g = _generated(ws)
+    ids = pd.read_csv(Workspace(ws).raw / "sample_submission.csv")["image_name"]
+    sub = g["format"].format_submission(ids, pd.DataFrame({"tags": ["haze road"] * len(ids)}))
+    compare_with_sample(ws, sub, "formatter")
+    with pytest.raises(SubmissionMismatch, match="no label of the train table"):
+        compare_with_sample(ws, sub.assign(tags="['haze', 'road']"), "list repr")
+
+
 def test_ranking_gives_k_labels_best_first(fetched):
     g = _generated(fetched["top5-ranking-new-class"])
     check_transform(fetched["top5-ranking-new-class"])  # the truth is the first of the k labels

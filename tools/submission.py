@@ -69,6 +69,12 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
                 f"{who}: column {c!r} is {got[c].dtype} but the sample's is {sample[c].dtype}; "
                 f"e.g. {got[c].iloc[0]!r} vs {sample[c].iloc[0]!r}"
             )
+    if unknown := unknown_labels(ws, sample, got):
+        c, labels = next(iter(unknown.items()))
+        raise SubmissionMismatch(
+            f"{who}: column {c!r} holds {labels[0]!r}, which is no label of the train table's {c!r}: write the "
+            "labels as train does (several labels in one cell separated by spaces, no quotes or brackets)"
+        )
     if exclusive_columns(ws, sample):  # one probability per outcome: Kaggle rejects rows that do not sum to 1
         sums = got[sample.columns[1:]].sum(axis=1)
         off = (sums - 1).abs() > 1e-6
@@ -79,6 +85,27 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
             )
 
 
+def _train(ws: Path) -> pd.DataFrame | None:
+    tables = find_tables(Workspace(ws).raw)
+    return read_table(tables["train"]) if "train" in tables else None
+
+
+def unknown_labels(ws: Path, sample: pd.DataFrame, got: pd.DataFrame) -> dict[str, list[str]]:
+    """Per text prediction column that train also holds: the submission's labels (space-separated tokens) that no
+    train row has. A model predicts labels it was taught, so any other is a formatting slip."""
+    text = [c for c in sample.columns[1:] if type_family(got[c]) == "string"]
+    train = _train(ws) if text else None
+    out = {}
+    for c in text:
+        if train is None or c not in train.columns or type_family(train[c]) != "string":
+            continue
+        known = {t for v in train[c].dropna().astype(str) for t in v.split()}
+        unknown = sorted({t for v in got[c].dropna().astype(str) for t in v.split()} - known)
+        if unknown:
+            out[c] = unknown
+    return out
+
+
 def exclusive_columns(ws: Path, sample: pd.DataFrame) -> bool:
     """The prediction columns are the probabilities of mutually exclusive outcomes: the sample's rows sum to 1,
     and the train table holds the same columns one-hot (exactly one outcome per row)."""
@@ -87,11 +114,8 @@ def exclusive_columns(ws: Path, sample: pd.DataFrame) -> bool:
         return False
     if not np.allclose(sample[cols].to_numpy(float).sum(axis=1), 1, atol=1e-6):
         return False
-    tables = find_tables(Workspace(ws).raw)
-    if "train" not in tables:
-        return False
-    train = read_table(tables["train"])
-    if not set(cols) <= set(train.columns) or train[cols].isna().any().any():
+    train = _train(ws)
+    if train is None or not set(cols) <= set(train.columns) or train[cols].isna().any().any():
         return False
     if not all(pd.api.types.is_numeric_dtype(train[c]) for c in cols):
         return False
