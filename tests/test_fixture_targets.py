@@ -205,9 +205,8 @@ def test_refusals_read_off_the_folder(built, name):
 
 
 def test_refusals_through_the_cli_in_seconds(built, tmp_path):
-    """Exit 2, one stderr line `agentk: unsupported task: <kind> (<evidence>)`, nothing written: a refusal read off
-    file names, one off the tables and one off JSON records (each kind's reason is checked in-process above)."""
-    for name in ("refuse-image-to-image", "refuse-text-normalisation", "refuse-per-position"):
+    """Every refusal kind: exit 2, one stderr line `agentk: unsupported task: <kind> (<evidence>)`, nothing written."""
+    for name in REFUSED:
         kind = json.loads((built / name / "meta.json").read_text())["refusal"]
         ws = tmp_path / name
         t0 = time.monotonic()
@@ -283,3 +282,19 @@ def test_ids_keep_the_samples_text(tmp_path, monkeypatch):
         assert sub.to_csv(index=False).splitlines()[1].startswith("040,")
     with pytest.raises(SubmissionMismatch, match="exactly as the sample"):
         compare_with_sample(ws, sub.assign(id=sub["id"].astype(int)), "int ids")
+
+
+def test_full_setup_of_exclusive_outcomes_submits_one_softmax(built, tmp_path):
+    """The second full setup: three one-hot outcome columns are one multi-class head, and every submitted row
+    sums to 1 (three independent binaries would not)."""
+    from agentk.api import run_setup
+
+    result = run_setup(built / "exclusive-outcomes" / "public", tmp_path / "ws", "expert")
+    assert result.state.status == "done"
+    w = Workspace(result.workspace)
+    assert [(o["kind"], o["n_classes"]) for o in w.load(TARGET_TRANSFORM).OUTPUTS] == [("multiclass", 3)]
+    sub = pd.read_csv(w.submission)
+    sample = pd.read_csv(built / "exclusive-outcomes" / "public" / "sample_submission.csv")
+    assert list(sub.columns) == list(sample.columns) and list(sub["id"]) == list(sample["id"])
+    np.testing.assert_allclose(sub.iloc[:, 1:].sum(axis=1), 1.0, atol=1e-9)
+    assert sub.iloc[:, 1:].to_numpy().argmax(axis=1).tolist().count(0) > 10  # the outcomes differ by row
