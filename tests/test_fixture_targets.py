@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from agentk.competition.support import is_label_set, unsupported_task
+from agentk.competition.support import is_label_set, unsupported_reason, unsupported_task
 from agentk.core.engine import Context
 from agentk.core.memory import WorkingMemory
 from agentk.policies.analysis import analyse
@@ -190,10 +190,19 @@ def test_binarised_fraction_and_continuous_gini_in_the_metric(fetched):
     assert g["metric"].metric(y, -y) < 0
 
 
-def test_label_sets_are_not_free_text():
+def test_label_sets_are_not_free_text(tmp_path):
     assert is_label_set(pd.Series(["3 17 42", "17 5", "3 5", "42 17 3", "5"] * 4))
+    rng = np.random.default_rng(0)  # a thousand label ids with a long tail of rare ones, three to five per row
+    zipf = 1 / np.arange(1, 1101)
+    rows = [
+        " ".join(map(str, rng.choice(1100, rng.integers(3, 6), replace=False, p=zipf / zipf.sum())))
+        for _ in range(2000)
+    ]
+    assert (
+        is_label_set(pd.Series(rows))
+        and unsupported_reason(tmp_path, pd.DataFrame({"ids": rows}), pd.DataFrame(columns=["id", "ids"])) is None
+    )
     words = "the cat sat on the mat and then it ran off to see a friend of mine".split()
-    rng = np.random.default_rng(0)
     assert not is_label_set(pd.Series([" ".join(rng.choice(words, 8)) + f" {i}." for i in range(40)]))
 
 

@@ -46,6 +46,8 @@ def is_label_set(s: pd.Series) -> bool:
     if any(len(set(r)) != len(r) or not all(LABEL_TOKEN.match(t) for t in r) for r in rows):
         return False
     counts = Counter(t for r in rows for t in r)
+    if all(t.isdigit() for t in counts):  # label ids: a vocabulary reused across rows, however long its tail
+        return len(counts) <= 0.5 * sum(counts.values())
     return sum(c == 1 for c in counts.values()) <= 0.3 * len(counts)
 
 
@@ -201,8 +203,8 @@ def _table_reason(train: pd.DataFrame | None, test: pd.DataFrame | None, sample:
                     "text generation / sequence-to-sequence",
                     f"the submission column {c!r} rewrites the input {x!r}: equal in {same:.0%} of rows",
                 )
-        if _free_text_target(target):
-            return unsupported("text generation / sequence-to-sequence", f"the submission column {c!r} holds free text")
+        if evidence := _free_text_target(target):
+            return unsupported("text generation / sequence-to-sequence", f"the submission column {c!r} {evidence}")
     return None
 
 
@@ -256,14 +258,21 @@ def _rewrite_share(target: pd.Series, source: pd.Series) -> float:
     return float((t == x).mean())
 
 
-def _free_text_target(s: pd.Series) -> bool:
-    """A target that is text to generate: long text, or mostly-unique multi-word strings that are not label sets."""
+def _free_text_target(s: pd.Series) -> str | None:
+    """What shows a target is text to generate (long text, mostly-unique multi-word strings that are not label sets,
+    or too many distinct strings to be classes), or None."""
     if is_long_text(s):
-        return True
+        return "holds free text"
     if pd.api.types.is_numeric_dtype(s) or s.dtype == bool or is_label_set(s):
-        return False
+        return None
     vals = s.dropna().astype(str)
-    return len(vals) >= 20 and vals.nunique() > 0.5 * len(vals) and vals.str.split().str.len().mean() >= 2
+    if len(vals) < 20 or vals.nunique() <= 0.5 * len(vals):
+        return None
+    if vals.str.split().str.len().mean() >= 2:
+        return "holds free text"
+    if len(vals) >= 50:  # a transcription per sample: each string its own "class"
+        return f"holds {vals.nunique()} distinct strings in {len(vals)} rows: text to generate, not classes"
+    return None
 
 
 MIN_TRAIN_ROWS = 10  # fewer cannot be split into a fit part and a validation part worth a score

@@ -579,6 +579,31 @@ def refuse_text_normalisation(folder: Path, rng: np.random.Generator) -> dict:
     )
 
 
+@fixture(FAMILY, "refused: a transcription per image (image-to-string, text generation)", fast=True)
+def refuse_image_to_string(folder: Path, rng: np.random.Generator) -> dict:
+    pub = folder / "public"
+    for split, n in (("train", 60), ("test", 10)):
+        (pub / split).mkdir()
+        for i in range(n):
+            (pub / split / f"{split}_{i:03d}.png").write_bytes(_png(rng))
+    letters = list("abcdefghkmnpqrstuvwxyz23456789")
+    words = ["".join(rng.choice(letters, 6)) for _ in range(60)]
+    pd.DataFrame({"image_id": [f"train_{i:03d}" for i in range(60)], "text": words}).to_csv(
+        pub / "train.csv", index=False
+    )
+    pd.DataFrame({"image_id": [f"test_{i:03d}" for i in range(10)], "text": "abc"}).to_csv(
+        pub / "sample_submission.csv", index=False
+    )
+    return _refused(
+        folder,
+        "text generation / sequence-to-sequence",
+        "Read the captcha",
+        "Transcribe the characters shown in each image.",
+        "Submissions are evaluated on the share of exactly transcribed images.",
+        ["image"],
+    )
+
+
 @fixture(FAMILY, "refused: the answer is a substring of the input text (span extraction)", fast=True)
 def refuse_span_extraction(folder: Path, rng: np.random.Generator) -> dict:
     pub = folder / "public"
