@@ -270,7 +270,7 @@ def _free_text_target(s: pd.Series) -> str | None:
         return None
     if vals.str.split().str.len().mean() >= 2:
         return "holds free text"
-    if len(vals) >= 50:  # a transcription per sample: each string its own "class"
+    if len(vals) >= 50 and vals.nunique() >= 0.9 * len(vals):  # a transcription per sample, not a class name
         return f"holds {vals.nunique()} distinct strings in {len(vals)} rows: text to generate, not classes"
     return None
 
