@@ -202,6 +202,8 @@ def test_label_sets_are_not_free_text(tmp_path):
         is_label_set(pd.Series(rows))
         and unsupported_reason(tmp_path, pd.DataFrame({"ids": rows}), pd.DataFrame(columns=["id", "ids"])) is None
     )
+    many_classes = pd.DataFrame({"Id": [f"w_{k:04x}" for k in rng.integers(0, 200, 300)]})  # ~150 classes seen
+    assert unsupported_reason(tmp_path, many_classes, pd.DataFrame(columns=["Image", "Id"])) is None
     words = "the cat sat on the mat and then it ran off to see a friend of mine".split()
     assert not is_label_set(pd.Series([" ".join(rng.choice(words, 8)) + f" {i}." for i in range(40)]))
 
