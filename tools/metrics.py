@@ -12,9 +12,12 @@ URLs dropped, hyphens/underscores turned into spaces, whitespace collapsed) and 
 others' ("root mean squared logarithmic error" vs "... error", "multi-class log loss"
 vs "log loss", "mean column-wise ROC AUC" vs "AUC"), so candidates are tried in the
 explicit order `PRIORITY`, most specific first:
-  column-wise variants > MAP@k > regression (smape > mape, rmsle > rmse > mse)
-  > multi_log_loss > log_loss > gini > roc_auc > qwk > mcc > averaged f1s > f1
-  > r2 > accuracy (last, because "accuracy" is also used loosely in prose).
+  bias / weighted AUC > mean correlations > grouped log-MAE > masked MAE > column-wise variants
+  > MAP@k > regression (smape > mape, rmsle > rmse > mse) > multi_log_loss > log_loss > gini > roc_auc
+  > qwk > mcc > correlations > per-sample and averaged F-betas > F2 > F1 > r2
+  > accuracy (last, because "accuracy" is also used loosely in prose).
+
+Label sets ("3 17 42") and rankings ("a b c d e") are compared as space-separated strings.
 """
 
 from __future__ import annotations
