@@ -177,12 +177,15 @@ def grade(
             raise ValueError(f"answer class {unknown[0]!r} is not a submission column")
         return metric.fn(truth[labels[0]].map(code).to_numpy(int), y_pred)
 
+    if metric.name == "bias_auc":  # the target, then the identity sub-group columns of the answers
+        truth = truth[[c for c in truth.columns if c not in targets]]
+        return metric.fn(truth.to_numpy(float), pred.to_numpy(float)[:, 0])
     if absent := [c for c in targets if c not in truth.columns]:
         raise ValueError(f"answers lack the submission column(s) {absent}")
     if metric.prediction == "proba":  # -1 in every target: a row Kaggle did not score (jigsaw's test labels)
         scored = ~(truth[targets] == "-1").all(axis=1).to_numpy()
         truth, pred = truth[scored], pred[scored]
-    if metric.prediction == "label":  # compare labels as strings
+    if metric.prediction in ("label", "ranking"):  # compare labels (and ranked label lists) as strings
         y_true, y_pred = truth[targets].to_numpy(str), pred.to_numpy(str)
     else:
         y_true, y_pred = truth[targets].to_numpy(float), pred.to_numpy(float)

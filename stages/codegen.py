@@ -72,7 +72,7 @@ def table_rows(a, split: str) -> list[str]:
     else:
         lines.append('ids = pd.Series([f"row{i}" for i in range(len(df))])')
     if split == "train":
-        label_cols = [t.source for t in a.targets]
+        label_cols = [c for t in a.targets for c in (t.columns if t.onehot else [t.source])]
         lines.append(f"keep = df[{label_cols!r}].notna().all(axis=1).to_numpy()  # rows without a target teach nothing")
         lines.append("df, ids = df[keep].reset_index(drop=True), ids[keep].reset_index(drop=True)")
     return lines

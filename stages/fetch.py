@@ -22,7 +22,7 @@ from agentk.competition.dataview import (
     walk,
 )
 from agentk.competition.file_inputs import listing_source, modality_files
-from agentk.competition.support import hopeless_reason, unsupported_reason
+from agentk.competition.support import hopeless_reason, unsupported_reason, unsupported_task
 from agentk.competition.tables import arrays_as_tables, candidates, find, normalise
 from agentk.core.checks import Check
 from agentk.core.engine import Stage
@@ -58,6 +58,9 @@ def check_source(source: str | Path) -> None:
         link_children(source.resolve(), view)
         unpack_beside(source.resolve(), view, tables_only=True)
         arrays_as_tables(view)  # X_train.npy, y_train.npy, X_test.npy: the tables fetch will write
+        # before any other check: say what agentk cannot do, not what is missing
+        if reason := unsupported_task(view):
+            raise BadInput(reason)
         check_tables(view, source)
 
 

@@ -30,12 +30,17 @@ METRIC = {name!r}
 PREDICTION = {prediction!r}  # what the metric scores: label | proba | value | ranking
 MULTI_TARGET = {multi}
 TARGETS = {targets!r}
+METRIC_COLUMNS = {metric_columns!r}  # target-map columns the metric reads beside the targets (sub-groups)
 
 
 def _truth(y_true: pd.DataFrame, t: dict) -> np.ndarray:
     v = pd.Series(np.asarray(y_true[t["column"]]))
     if t["submit"] == "proba_columns":
         return v.astype(str).map({{c: i for i, c in enumerate(t["columns"])}}).to_numpy()
+    if t["kind"] == "regression":
+        return v.astype(float).to_numpy()
+    if t["threshold"] is not None:  # a fraction the metric scores as 0/1
+        return (v.astype(float) >= t["threshold"]).to_numpy(int)
     if t["kind"] == "binary" and PREDICTION in ("proba", "label"):
         return (v.astype(str) == str(t["positive"])).to_numpy(int)
     if PREDICTION == "value" or METRIC == "qwk":
@@ -47,6 +52,8 @@ def _guess(y_pred: pd.DataFrame, t: dict) -> np.ndarray:
     if t["submit"] == "proba_columns":
         return y_pred[t["columns"]].to_numpy(float)
     v = pd.Series(np.asarray(y_pred[t["columns"][0]]))
+    if t["kind"] == "regression":
+        return v.astype(float).to_numpy()
     if t["kind"] == "binary" and PREDICTION == "label":
         return (v.astype(str) == str(t["positive"])).to_numpy(int)
     if PREDICTION in ("proba", "value") or METRIC == "qwk":
@@ -59,6 +66,7 @@ def metric(y_true, y_pred) -> float:
     y_pred = pd.DataFrame(y_pred).reset_index(drop=True)
     truths = [_truth(y_true, t) for t in TARGETS]
     guesses = [_guess(y_pred, t) for t in TARGETS]
+    truths += [y_true[c].astype(float).to_numpy() for c in METRIC_COLUMNS]
     if MULTI_TARGET:
         return float(score(np.column_stack(truths), np.column_stack(guesses)))
     return float(np.mean([score(a, b) for a, b in zip(truths, guesses)]))
@@ -68,11 +76,31 @@ def metric(y_true, y_pred) -> float:
 def expert(a: Analysis, ctx: Context) -> Action:
     m = METRICS[a.metric]
     targets = [
-        {"column": t.column, "kind": t.kind, "submit": t.submit, "columns": t.columns, "positive": t.positive}
+        {
+            "column": t.column,
+            "kind": t.kind,
+            "submit": t.submit,
+            "columns": t.columns,
+            "positive": t.positive,
+            "threshold": t.threshold,
+        }
         for t in a.targets
     ]
-    body = metric_source(a.metric) + ADAPTER.format(
-        higher=m.higher_is_better, name=m.name, prediction=m.prediction, multi=m.multi_target, targets=targets
+    if a.metric_from == "fallback":
+        found = f"# FALLBACK: the evaluation text names no metric agentk knows; {a.metric} suits these targets.\n"
+    else:
+        found = f"# {a.metric}: named in the competition's evaluation text.\n"
+    body = (
+        found
+        + metric_source(a.metric)
+        + ADAPTER.format(
+            higher=m.higher_is_better,
+            name=m.name,
+            prediction=m.prediction,
+            multi=m.multi_target,
+            targets=targets,
+            metric_columns=a.metric_columns,
+        )
     )
     return Action(code=fill(TEMPLATE, body))
 

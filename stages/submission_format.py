@@ -69,7 +69,9 @@ def format_submission(test_ids, predictions) -> pd.DataFrame:
         raise ValueError(f"predictions lack the submission columns {{missing[:5]}}")
     if len(preds) != len(test_ids):
         raise ValueError(f"{{len(preds)}} predictions for {{len(test_ids)}} test ids")
-    sub = pd.DataFrame({{ID: _like(pd.Series(list(test_ids), dtype=str), sample[ID])}})
+    ids = pd.Series(list(test_ids), dtype=str)
+    raw_ids = set(pd.read_csv(SAMPLE_PATH, dtype={{ID: str}})[ID]) if SAMPLE_PATH.endswith(".csv") else set()
+    sub = pd.DataFrame({{ID: ids if set(ids) <= raw_ids else _like(ids, sample[ID])}})  # "007" stays "007"
     for c in COLUMNS:
         sub[c] = _like(preds[c].reset_index(drop=True), sample[c]).to_numpy()
     return sub
@@ -91,7 +93,7 @@ def format_submission(test_ids, predictions) -> pd.DataFrame:
     if unknown:
         raise ValueError(f"no prediction for {{len(unknown)}} sample ids, e.g. {{sorted(unknown)[:3]}}")
     typed = {read_typed}
-    out = pd.DataFrame({{ID: typed[ID]}})
+    out = pd.DataFrame({{ID: sample[ID]}})  # the ids as the sample writes them
     for c in COLUMNS:
         out[c] = _like(preds.loc[sample[ID], c].reset_index(drop=True), typed[c]).to_numpy()
     return out

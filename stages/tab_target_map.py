@@ -19,7 +19,7 @@ TEMPLATE = map_template(
 
 
 def expert(a: Analysis, ctx: Context) -> Action:
-    cols = [t.source for t in a.targets]
+    cols = [t.source for t in a.targets if not t.onehot]
     listing = next((src for m in MODALITIES if (src := a.file_source("train", m)) and src.column is None), None)
     if listing is not None:  # the train samples are files labelled by folder or name
         lines = listing_rows(listing, labels=True) + [f"out = pd.DataFrame({{'id': ids, {cols[0]!r}: labels}})"]
@@ -27,7 +27,12 @@ def expert(a: Analysis, ctx: Context) -> Action:
         lines = table_rows(a, "train") + [
             f"out = pd.concat([pd.DataFrame({{'id': ids.to_numpy()}}), df[{cols!r}]], axis=1)"
         ]
-    renamed = {t.source: t.column for t in a.targets if t.source != t.column}
+    for t in a.targets:
+        if t.onehot:  # exclusive outcomes in one-hot columns: the label is the name of the column holding the 1
+            lines.append(f"out[{t.column!r}] = df[{t.columns!r}].idxmax(axis=1).to_numpy()")
+    if a.metric_columns:  # identity sub-groups the metric reads; unannotated rows belong to none
+        lines.append(f"out[{a.metric_columns!r}] = df[{a.metric_columns!r}].fillna(0).to_numpy()")
+    renamed = {t.source: t.column for t in a.targets if t.source != t.column and not t.onehot}
     if renamed:
         lines.append(f"out = out.rename(columns={renamed!r})  # named as in the submission")
     for t in a.targets:

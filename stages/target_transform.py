@@ -4,6 +4,8 @@ probabilities (one column per class of each multi-class target)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from agentk.core.checks import Check
 from agentk.core.engine import HOLE, Action, Context, Stage, fill
 from agentk.policies.analysis import Analysis
@@ -28,7 +30,17 @@ if __name__ == "__main__":
 
 # The expert's implementation, driven by the SPEC literal it writes above it.
 BODY = """SPEC = {spec!r}
-OUTPUTS = [{{"name": s["column"], "kind": s["kind"], "n_classes": len(s["classes"])}} for s in SPEC]
+THRESHOLD = 0.5  # a binary label, or each label of a set, is predicted when its probability reaches this
+TUNABLE = {tunable!r}  # decoding constants the solver tunes on validation rows for the metric
+
+
+def _outputs(s):
+    if s["kind"] == "multilabel":  # one binary head per label
+        return [{{"name": f"{{s['column']}}={{c}}", "kind": "binary", "n_classes": 2}} for c in s["classes"]]
+    return [{{"name": s["column"], "kind": s["kind"], "n_classes": len(s["classes"])}}]
+
+
+OUTPUTS = [o for s in SPEC for o in _outputs(s)]
 
 
 def transform(df: pd.DataFrame) -> np.ndarray:
@@ -38,6 +50,11 @@ def transform(df: pd.DataFrame) -> np.ndarray:
         if s["kind"] == "regression":
             v = v.astype(float).to_numpy()
             cols.append(np.log1p(np.clip(v, 0, None)) if s["log"] else v)
+        elif s["kind"] == "multilabel":
+            sets = [set(str(x).split()) for x in v.fillna("")]
+            cols += [np.array([str(c) in row for row in sets], dtype=float) for c in s["classes"]]
+        elif s["kind"] == "binary" and s["threshold"] is not None:  # a fraction the metric binarises
+            cols.append((v.astype(float) >= s["threshold"]).to_numpy(float))
         elif s["kind"] == "binary":
             cols.append((v.astype(str) == str(s["positive"])).to_numpy(float))
         else:
@@ -49,11 +66,18 @@ def transform(df: pd.DataFrame) -> np.ndarray:
 def inverse_transform(arr) -> pd.DataFrame:
     arr = np.asarray(arr, dtype=float)
     arr = arr[:, None] if arr.ndim == 1 else arr
-    codes = arr.shape[1] == len(SPEC)  # else: class probabilities for each multi-class target
+    n_codes = sum(len(s["classes"]) if s["kind"] == "multilabel" else 1 for s in SPEC)
+    codes = arr.shape[1] == n_codes  # else: class probabilities for each multi-class target
     out, j = {{}}, 0
     for s in SPEC:
         classes = s["classes"]
-        if s["kind"] == "multiclass":
+        if s["kind"] == "multilabel":
+            proba = arr[:, j:j + len(classes)]
+            j += len(classes)
+            on = proba >= THRESHOLD
+            on[np.arange(len(proba)), proba.argmax(axis=1)] = True
+            out[s["columns"][0]] = [" ".join(str(c) for c, x in zip(classes, row) if x) for row in on]
+        elif s["kind"] == "multiclass":
             if codes:
                 proba = np.eye(len(classes))[np.clip(np.rint(arr[:, j]), 0, len(classes) - 1).astype(int)]
                 j += 1
@@ -64,6 +88,9 @@ def inverse_transform(arr) -> pd.DataFrame:
                 by_name = {{str(c): i for i, c in enumerate(classes)}}
                 for col in s["columns"]:
                     out[col] = proba[:, by_name[col]] if col in by_name else np.zeros(len(arr))
+            elif s["submit"] == "ranking":  # the k most likely classes, best first
+                top = np.argsort(-proba, axis=1, kind="stable")[:, :s["k"]]
+                out[s["columns"][0]] = [" ".join(str(classes[i]) for i in row) for row in top]
             else:
                 out[s["columns"][0]] = [classes[i] for i in proba.argmax(axis=1)]
         else:
@@ -75,7 +102,7 @@ def inverse_transform(arr) -> pd.DataFrame:
                 out[s["columns"][0]] = np.clip(v, 0.0, 1.0)
             else:
                 negative = [c for c in classes if str(c) != str(s["positive"])]
-                out[s["columns"][0]] = [s["positive"] if p >= 0.5 else (negative[0] if negative else s["positive"]) for p in v]
+                out[s["columns"][0]] = [s["positive"] if p >= THRESHOLD else (negative[0] if negative else s["positive"]) for p in v]
     return pd.DataFrame(out)
 """
 
@@ -90,10 +117,14 @@ def expert(a: Analysis, ctx: Context) -> Action:
             "classes": t.classes,
             "positive": t.positive,
             "log": t.log,
+            "k": t.k,
+            "threshold": t.threshold,
         }
         for t in a.targets
     ]
-    return Action(code=fill(TEMPLATE, BODY.format(spec=spec)))
+    decided = any(t.kind == "multilabel" or (t.kind == "binary" and t.submit == "label") for t in a.targets)
+    tunable = {"THRESHOLD": [round(float(x), 2) for x in np.arange(0.1, 0.91, 0.05)]} if decided else {}
+    return Action(code=fill(TEMPLATE, BODY.format(spec=spec, tunable=tunable)))
 
 
 STAGE = Stage(
@@ -103,5 +134,9 @@ STAGE = Stage(
     checks=[Check(check_transform)],
     expert=expert,
     role=ROLE_TARGET_TRANSFORM,
-    hints="Encode classes as integer codes, binary as 0/1 of the positive class; RMSLE-scored targets as log1p.",
+    hints=(
+        "Encode classes as integer codes, binary as 0/1 of the positive class; RMSLE-scored targets as log1p. "
+        "Label sets in one column: one 0/1 column per label, decoded with a threshold; top-k rankings: one "
+        "multi-class output whose k most likely classes are joined by spaces."
+    ),
 )

@@ -21,6 +21,15 @@ def sample(name, seed=0, n=60):
     """Valid (y_true, y_pred) for a catalogue metric, with every class/rating present."""
     rng = np.random.default_rng(seed)
     m = METRICS[name]
+    if name in ("f1_samples", "f2_samples"):
+        labels = list("abcdefg")
+        return (
+            [" ".join(rng.choice(labels, rng.integers(1, 4), replace=False)) for _ in range(n)],
+            [" ".join(rng.choice(labels, rng.integers(0, 4), replace=False)) for _ in range(n)],
+        )
+    if name == "bias_auc":
+        yt = np.column_stack([np.arange(n) % 2, rng.random((n, 3)) < 0.4]).astype(float)
+        return yt, rng.uniform(0.01, 0.99, n)
     if name.startswith("map_at"):
         labels = list("abcdefg")
         return (
@@ -37,7 +46,7 @@ def sample(name, seed=0, n=60):
     if m.prediction == "proba":
         return np.arange(n) % 2, rng.uniform(0.01, 0.99, n)
     if m.prediction == "label":
-        k = 2 if name == "f1" else 5
+        k = 2 if name in ("f1", "f2") else 5
         return np.arange(n) % k, np.where(rng.random(n) < 0.6, np.arange(n) % k, rng.integers(0, k, n))
     return rng.uniform(0.1, 10, n), rng.uniform(0.1, 10, n)
 
@@ -165,10 +174,145 @@ def test_higher_is_better_flag(name):
         perfect = np.eye(4)[yt]
     elif metric.prediction == "ranking":
         perfect = [row.split() for row in yt]
+    elif name == "bias_auc":
+        perfect = yt[:, 0]
     else:
         perfect = yt
     better, worse = (metric.fn(yt, perfect), metric.fn(yt, yp))
     assert (better > worse) == metric.higher_is_better, (better, worse)
+
+
+def _label_strings(seed, n=200, k=8):
+    rng = np.random.default_rng(seed)
+    labels = [str(i) for i in range(k)]
+    truth = [" ".join(rng.choice(labels, rng.integers(1, 4), replace=False)) for _ in range(n)]
+    guess = [" ".join(rng.choice(labels, rng.integers(1, 4), replace=False)) for _ in range(n)]
+    return truth, guess
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_fbeta_family_matches_sklearn(seed):
+    from sklearn.preprocessing import MultiLabelBinarizer
+
+    bt, bp = _labels(seed, 2)
+    close(METRICS["f2"].fn(bt, bp), skm.fbeta_score(bt, bp, beta=2), rtol=1e-9)
+    yt, yp = _labels(seed, 5)
+    for avg in ("macro", "micro"):
+        close(METRICS[f"f2_{avg}"].fn(yt, yp), skm.fbeta_score(yt, yp, beta=2, average=avg), rtol=1e-9)
+    truth, guess = _label_strings(seed)
+    binarise = MultiLabelBinarizer(classes=[str(i) for i in range(8)]).fit([[]])
+    t, g = (binarise.transform([row.split() for row in rows]) for rows in (truth, guess))
+    for beta, name in ((1, "f1_samples"), (2, "f2_samples")):
+        close(METRICS[name].fn(truth, guess), skm.fbeta_score(t, g, beta=beta, average="samples"), rtol=1e-9)
+
+
+def test_fbeta_samples_by_hand():
+    # row 1: {a, b} vs {a}: p = 1, r = 1/2 -> F1 2/3, F2 5/9; row 2: {c} vs {c, d}: p = 1/2, r = 1 -> F1 2/3, F2 5/6
+    truth, guess = ["a b", "c"], ["a", "c d"]
+    close(METRICS["f1_samples"].fn(truth, guess), 2 / 3, rtol=1e-12)
+    close(METRICS["f2_samples"].fn(pd.Series(truth), pd.Series(guess)), (5 / 9 + 5 / 6) / 2, rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_correlations_match_scipy(seed):
+    from scipy import stats
+
+    rng = np.random.default_rng(seed)
+    yt = rng.normal(size=(150, 3))
+    yp = yt + rng.normal(size=(150, 3))
+    yp[:, 1] = np.round(yp[:, 1])  # ties: spearman shares ranks like scipy
+    close(METRICS["pearson"].fn(yt[:, 0], yp[:, 0]), stats.pearsonr(yt[:, 0], yp[:, 0])[0], rtol=1e-9)
+    close(METRICS["spearman"].fn(yt[:, 1], yp[:, 1]), stats.spearmanr(yt[:, 1], yp[:, 1])[0], rtol=1e-9)
+    close(
+        METRICS["mean_spearman"].fn(yt, yp),
+        np.mean([stats.spearmanr(yt[:, j], yp[:, j])[0] for j in range(3)]),
+        rtol=1e-9,
+    )
+    close(
+        METRICS["mean_pearson"].fn(yt, yp),
+        np.mean([stats.pearsonr(yt[:, j], yp[:, j])[0] for j in range(3)]),
+        rtol=1e-9,
+    )
+    assert METRICS["pearson"].fn([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]) == 0.0  # constant side: undefined, scored 0
+
+
+def _kaggle_gini(actual, pred):
+    """The normalized Gini of Kaggle's forums: sort by prediction descending, ties by row order."""
+
+    def g(a, p):
+        order = np.lexsort((np.arange(len(a)), -np.asarray(p)))
+        cum = np.cumsum(np.asarray(a, dtype=float)[order])
+        return (cum / cum[-1]).sum() / len(a) - (len(a) + 1) / 2.0 / len(a)
+
+    return g(actual, pred) / g(actual, actual)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_gini_and_weighted_auc_match_references(seed):
+    rng = np.random.default_rng(seed)
+    bt, score = rng.integers(0, 2, 200), rng.random(200)
+    close(METRICS["gini"].fn(bt, score), 2 * skm.roc_auc_score(bt, score) - 1, rtol=1e-9)
+    claims = rng.gamma(1.0, 2.0, 200) * (rng.random(200) < 0.3)
+    guess = claims + rng.normal(0, 2, 200)
+    close(METRICS["gini"].fn(claims, guess), _kaggle_gini(claims, guess), rtol=1e-9)
+    # hand-computed: actual [0, 1, 2], predicted in the reverse order of the truth -> Gini(-) / Gini(max) = -1
+    close(METRICS["gini"].fn([0, 1, 2], [3, 2, 1]), -1.0, rtol=1e-12)
+    yt = (rng.random((200, 4)) < [0.1, 0.3, 0.5, 0.2]).astype(int)
+    yp = yt * 0.3 + rng.random((200, 4))
+    close(METRICS["weighted_auc"].fn(yt, yp), skm.roc_auc_score(yt, yp, average="weighted"), rtol=1e-9)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_masked_and_grouped_mae_match_sklearn(seed):
+    rng = np.random.default_rng(seed)
+    yt, yp = rng.normal(size=300), rng.normal(size=300)
+    mask = rng.random(300) < 0.4
+    close(METRICS["masked_mae"].fn(np.where(mask, yt, np.nan), yp), skm.mean_absolute_error(yt[mask], yp[mask]))
+    from tools.metrics import grouped_log_mae, masked_mae
+
+    close(masked_mae(yt, yp, mask), skm.mean_absolute_error(yt[mask], yp[mask]), rtol=1e-12)
+    groups = rng.choice(["1JHC", "2JHH", "3JHN"], 300)
+    want = np.mean([np.log(skm.mean_absolute_error(yt[groups == k], yp[groups == k])) for k in np.unique(groups)])
+    close(grouped_log_mae(yt, yp, groups), want, rtol=1e-12)
+    cols = rng.normal(size=(300, 3))
+    close(
+        METRICS["grouped_log_mae"].fn(cols, cols + 0.5),
+        np.log(0.5),
+        rtol=1e-9,  # every group's MAE is 0.5
+    )
+    assert METRICS["grouped_log_mae"].fn(cols, cols) == pytest.approx(np.log(1e-9))  # perfect: floored
+
+
+def _bias_reference(label, pred, groups):
+    """Kaggle's unintended-bias metric written from its definition with scikit-learn's AUC."""
+    parts = {"sub": [], "bpsn": [], "bnsp": []}
+    for g in groups.T:
+        rows = {
+            "sub": g,
+            "bpsn": (g & (label == 0)) | (~g & (label == 1)),
+            "bnsp": (g & (label == 1)) | (~g & (label == 0)),
+        }
+        for k, r in rows.items():
+            parts[k].append(skm.roc_auc_score(label[r], pred[r]))
+    power = [np.mean(np.power(v, -5.0)) ** (1 / -5.0) for v in parts.values()]
+    return 0.25 * skm.roc_auc_score(label, pred) + 0.25 * sum(power)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_bias_auc_matches_its_definition(seed):
+    rng = np.random.default_rng(seed)
+    n = 400
+    label = (rng.random(n) < 0.3).astype(int)
+    groups = rng.random((n, 3)) < [0.2, 0.3, 0.1]
+    pred = np.clip(label * 0.4 + rng.random(n) * 0.6 - groups[:, 0] * 0.2, 0, 1)  # subgroup 0 is under-scored
+    yt = np.column_stack([label * rng.uniform(0.5, 1, n), groups * 1.0])  # a toxicity fraction, binarised at 0.5
+    close(METRICS["bias_auc"].fn(yt, pred), _bias_reference(label, pred, groups), rtol=1e-9)
+    from tools.metrics import bnsp_auc, bpsn_auc, subgroup_auc
+
+    g = groups[:, 0]
+    # the subgroup is scored lower: its positives rank below the background's negatives more often (BNSP drops),
+    # its negatives below the background's positives more often (BPSN rises)
+    assert bnsp_auc(label, pred, g) < subgroup_auc(label, pred, g) < bpsn_auc(label, pred, g)
 
 
 # ----------------------------------------------------------------------------- input validation
@@ -251,6 +395,25 @@ TEXTS = [
     ("Submissions are evaluated using the Normalized Gini Coefficient (2 * AUC - 1).", "gini"),
     ("Submissions are evaluated on the [Root Mean Squared Logarithmic Error](https://x.org/RMSLE).", "rmsle"),
     ("Submissions are scored on the mean columnwise log loss over the 206 targets.", "mean_columnwise_log_loss"),
+    ("Submissions are evaluated on the mean Spearman correlation across the 30 target columns.", "mean_spearman"),
+    ("Submissions are scored on the Pearson correlation coefficient between predicted and actual values.", "pearson"),
+    ("Submissions are evaluated on the F2 score averaged over the samples (each image's label set).", "f2_samples"),
+    ("The metric is the sample-based F1 score.", "f1_samples"),
+    ("The metric is the F1 score computed for each id and averaged over all ids.", "f1_samples"),
+    ("Submissions are evaluated with the macro F2 score.", "f2_macro"),
+    ("Submissions are evaluated on the F-beta score with beta = 2.", "f2"),
+    ("Submissions are scored on the weighted average of the ROC AUCs of each label.", "weighted_auc"),
+    (
+        "The final metric combines the overall AUC with the generalized mean of the Bias AUCs "
+        "(Subgroup AUC, BPSN AUC and BNSP AUC).",
+        "bias_auc",
+    ),
+    ("The score is the mean over coupling types of the log of the mean absolute error.", "grouped_log_mae"),
+    (
+        "Scored as the mean absolute error between predicted and actual pressures during the inspiratory phase.",
+        "masked_mae",
+    ),
+    ("Submissions are evaluated according to the Mean Average Precision @ 10 (MAP@10).", "map_at_10"),
     ("Submissions are evaluated on PR AUC.", None),
     ("Submissions are judged by a panel of experts.", None),
 ]

@@ -99,10 +99,14 @@ def _fit_output(
 
     kind = task.outputs[j]["kind"]
     classes = sorted(train[LABEL].unique().tolist()) if kind == "multiclass" else None
+    try:
+        eval_metric = competition_scorer(task.ws, j, classes)
+    except ValueError:  # a head the metric cannot score alone (one label of a set): AutoGluon's default for its kind
+        eval_metric = None
     predictor = TabularPredictor(
         label=LABEL,
         problem_type=kind,
-        eval_metric=competition_scorer(task.ws, j, classes),
+        eval_metric=eval_metric,
         path=str(path),
         verbosity=verbosity,
         positive_class=1 if kind == "binary" else None,

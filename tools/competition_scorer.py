@@ -141,6 +141,11 @@ class _Loaded:
         self.offset = sum(self.widths[:j])
         targets = read_map(Workspace(ws).target_map).drop(columns="id")
         name = self.outputs[j].get("name")
+        if name not in targets.columns and j >= targets.shape[1]:  # e.g. one label's head of a label-set target
+            raise ValueError(
+                f"output {j} ({name}) is one of several heads of one target column: the competition's metric "
+                "scores the column, not this head alone"
+            )
         self.column = name if name in targets.columns else targets.columns[j]
         model = np.asarray(self.transform.transform(targets), dtype=float).reshape(len(targets), -1)[:, j]
         self.lookup = _lookup(model, targets[self.column], unique=self.kind == "regression")

@@ -32,6 +32,7 @@ def light_solve(ws: Path, max_rows: int = 3000, seed: int = 0) -> dict:
         from tools.light_net import fit_predict
 
         val_pred, test_pred = fit_predict(train, fit_rows, [(train, val_rows), (test, None)], task.outputs, seed=seed)
+    decoding = task.tune_decoding(val_pred, val_rows)  # e.g. the multi-label threshold, for the metric
     score = task.score(val_pred, val_rows)
     formatter, sub = format_with_fallback(ws, pd.Series(test.ids), task.transform.inverse_transform(test_pred))
     return {
@@ -41,6 +42,7 @@ def light_solve(ws: Path, max_rows: int = 3000, seed: int = 0) -> dict:
         "n_val": len(val_rows),
         "model": "gradient boosting" if tabular_only else "tiny late-fusion network",
         "formatter": formatter,
+        "decoding": decoding,
         "submission": sub,
     }
 

@@ -12,9 +12,12 @@ URLs dropped, hyphens/underscores turned into spaces, whitespace collapsed) and 
 others' ("root mean squared logarithmic error" vs "... error", "multi-class log loss"
 vs "log loss", "mean column-wise ROC AUC" vs "AUC"), so candidates are tried in the
 explicit order `PRIORITY`, most specific first:
-  column-wise variants > MAP@k > regression (smape > mape, rmsle > rmse > mse)
-  > multi_log_loss > log_loss > gini > roc_auc > qwk > mcc > averaged f1s > f1
-  > r2 > accuracy (last, because "accuracy" is also used loosely in prose).
+  bias / weighted AUC > mean correlations > grouped log-MAE > masked MAE > column-wise variants
+  > MAP@k > regression (smape > mape, rmsle > rmse > mse) > multi_log_loss > log_loss > gini > roc_auc
+  > qwk > mcc > correlations > per-sample and averaged F-betas > F2 > F1 > r2
+  > accuracy (last, because "accuracy" is also used loosely in prose).
+
+Label sets ("3 17 42") and rankings ("a b c d e") are compared as space-separated strings.
 """
 
 from __future__ import annotations
@@ -90,11 +93,15 @@ def _confusion(yt, yp):
     return np.bincount(codes[:n] * c + codes[n:], minlength=c * c).reshape(c, c)
 
 
-def _f1(tp, fp, fn):
-    """F1 = 2tp / (2tp + fp + fn), 0 where undefined (scikit-learn's zero_division=0)."""
-    num = 2.0 * np.asarray(tp)
-    den = num + fp + fn
+def _fbeta(tp, fp, fn, beta=1.0):
+    """F-beta = (1+b^2) tp / ((1+b^2) tp + b^2 fn + fp), 0 where undefined (scikit-learn's zero_division=0)."""
+    num = (1.0 + beta**2) * np.asarray(tp, dtype=float)
+    den = num + beta**2 * np.asarray(fn, dtype=float) + fp
     return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+
+
+def _f1(tp, fp, fn):
+    return _fbeta(tp, fp, fn, 1.0)
 
 
 def _per_class(y_true, y_pred):
@@ -112,15 +119,59 @@ def accuracy(y_true, y_pred):
     return float(np.mean(eq))
 
 
-def f1(y_true, y_pred):
-    """Binary F1; the positive class is 1 (numeric/bool labels) or the larger of two labels."""
+def _binary_counts(y_true, y_pred, name):
+    """(tp, fp, fn) of a binary labelling; the positive class is 1 (numeric/bool labels) or the larger of two."""
     yt, yp = _vectors(y_true, y_pred, numeric=False)
     labels = np.unique(np.concatenate([yt, yp]))
     if len(labels) > 2:
-        raise ValueError(f"f1 is binary but found {len(labels)} labels; use f1_macro, f1_micro or f1_weighted")
+        raise ValueError(f"{name} is binary but found {len(labels)} labels; use {name}_macro or {name}_micro")
     pos = 1 if labels.dtype.kind in "biuf" else labels[-1]
     t, p = yt == pos, yp == pos
-    return float(_f1(np.sum(t & p), np.sum(~t & p), np.sum(t & ~p)))
+    return np.sum(t & p), np.sum(~t & p), np.sum(t & ~p)
+
+
+def f1(y_true, y_pred):
+    """Binary F1; the positive class is 1 (numeric/bool labels) or the larger of two labels."""
+    return float(_f1(*_binary_counts(y_true, y_pred, "f1")))
+
+
+def f2(y_true, y_pred):
+    """Binary F-beta with beta = 2 (recall weighs four times precision)."""
+    return float(_fbeta(*_binary_counts(y_true, y_pred, "f2"), 2.0))
+
+
+def f2_macro(y_true, y_pred):
+    return float(np.mean(_fbeta(*_per_class(y_true, y_pred), 2.0)))
+
+
+def f2_micro(y_true, y_pred):
+    tp, fp, fn = _per_class(y_true, y_pred)
+    return float(_fbeta(tp.sum(), fp.sum(), fn.sum(), 2.0))
+
+
+def _label_sets(y_true, y_pred):
+    """Rows of two multi-label columns as sets of labels ("3 17 42", a list, or one label)."""
+    actual, predicted = _rows(y_true), _rows(y_pred)
+    _same_length(len(actual), len(predicted))
+    return [set(_ranked(a)) for a in actual], [set(_ranked(p)) for p in predicted]
+
+
+def _fbeta_samples(y_true, y_pred, beta):
+    """Per-row F-beta of predicted against true label sets, averaged over rows (scikit-learn's average='samples';
+    a row with no true and no predicted labels scores 0, as there)."""
+    actual, predicted = _label_sets(y_true, y_pred)
+    tp = np.array([len(a & p) for a, p in zip(actual, predicted)])
+    fp = np.array([len(p - a) for a, p in zip(actual, predicted)])
+    fn = np.array([len(a - p) for a, p in zip(actual, predicted)])
+    return float(np.mean(_fbeta(tp, fp, fn, beta)))
+
+
+def f1_samples(y_true, y_pred):
+    return _fbeta_samples(y_true, y_pred, 1.0)
+
+
+def f2_samples(y_true, y_pred):
+    return _fbeta_samples(y_true, y_pred, 2.0)
 
 
 def f1_macro(y_true, y_pred):
@@ -183,9 +234,83 @@ def roc_auc(y_true, y_pred):
     return float((_average_ranks(yp)[pos].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
 
 
+def _gini_sum(actual, order):
+    """Kaggle's Gini: the cumulative share of `actual` taken in `order`, less the share of a random order."""
+    share = np.cumsum(actual[order]) / actual.sum()
+    return share.sum() / len(actual) - (len(actual) + 1) / (2.0 * len(actual))
+
+
 def gini(y_true, y_pred):
-    """Kaggle's normalized Gini coefficient, which equals 2 * AUC - 1."""
-    return 2.0 * roc_auc(y_true, y_pred) - 1.0
+    """Kaggle's normalized Gini coefficient: 2 * AUC - 1 for 0/1 targets; for other non-negative targets
+    Gini(y_true, y_pred) / Gini(y_true, y_true), rows sorted by prediction descending, ties in row order."""
+    yt, yp = _vectors(y_true, y_pred)
+    if np.isin(yt, (0, 1)).all():
+        return 2.0 * roc_auc(yt, yp) - 1.0
+    if (yt < 0).any() or yt.sum() == 0:
+        raise ValueError("gini needs non-negative y_true with a positive sum (losses, claims, 0/1 outcomes)")
+    rows = np.arange(len(yt))
+    best = _gini_sum(yt, np.lexsort((rows, -yt)))
+    return float(_gini_sum(yt, np.lexsort((rows, -yp))) / best) if best else 0.0
+
+
+def weighted_auc(y_true, y_pred):
+    """Mean of the columns' ROC AUCs weighted by each column's positives (scikit-learn's average='weighted')."""
+    yt, yp = (np.asarray(y, dtype=float) for y in (y_true, y_pred))
+    yt, yp = (a[:, None] if a.ndim == 1 else a for a in (yt, yp))
+    if yt.shape != yp.shape:
+        raise ValueError(f"y_true {yt.shape} and y_pred {yp.shape} must both be (n_rows, n_labels)")
+    _same_length(len(yt), len(yp))
+    weights = yt.sum(axis=0)
+    aucs = [roc_auc(yt[:, j], yp[:, j]) if 0 < weights[j] < len(yt) else 0.0 for j in range(yt.shape[1])]
+    if weights.sum() == 0:
+        raise ValueError("weighted_auc is undefined when no column has a positive row")
+    return float(np.average(aucs, weights=weights))
+
+
+def _power_mean(values, p):
+    return float(np.power(np.mean(np.power(np.asarray(values, dtype=float), p)), 1.0 / p))
+
+
+def subgroup_auc(label, pred, member):
+    """AUC within one identity subgroup."""
+    return roc_auc(label[member], pred[member])
+
+
+def bpsn_auc(label, pred, member):
+    """Background positive, subgroup negative: the subgroup's negatives against the other rows' positives."""
+    rows = (member & (label == 0)) | (~member & (label == 1))
+    return roc_auc(label[rows], pred[rows])
+
+
+def bnsp_auc(label, pred, member):
+    """Background negative, subgroup positive: the subgroup's positives against the other rows' negatives."""
+    rows = (member & (label == 1)) | (~member & (label == 0))
+    return roc_auc(label[rows], pred[rows])
+
+
+def bias_auc(y_true, y_pred, power=-5.0, weight=0.25):
+    """The sub-group AUC family of bias metrics: weight * overall AUC + weight * the power mean (p = -5) of each
+    of the subgroup, BPSN and BNSP AUCs over the identity subgroups. y_true: (n, 1 + g), the target then one
+    column per identity (both binarised at 0.5; an empty or one-class subgroup is skipped); y_pred: (n,)."""
+    yt, yp = np.asarray(y_true, dtype=float), np.asarray(y_pred, dtype=float)
+    yp = yp[:, 0] if yp.ndim == 2 and yp.shape[1] == 1 else yp
+    if yt.ndim != 2 or yt.shape[1] < 2 or yp.ndim != 1:
+        raise ValueError(
+            f"bias_auc needs y_true (n, 1 + n_subgroups): the target then the identity columns, and y_pred (n,); "
+            f"got {yt.shape} and {yp.shape}"
+        )
+    _same_length(len(yt), len(yp))
+    label, groups = (yt[:, 0] >= 0.5).astype(int), yt[:, 1:] >= 0.5
+    parts = [[], [], []]
+    for g in range(groups.shape[1]):
+        member = groups[:, g]
+        for part, fn in zip(parts, (subgroup_auc, bpsn_auc, bnsp_auc)):
+            try:
+                part.append(fn(label, yp, member))
+            except ValueError:  # a subgroup without both classes has no AUC of this kind
+                pass
+    means = [_power_mean(part, power) for part in parts if part]
+    return float(weight * roc_auc(label, yp) + weight * sum(means))
 
 
 def log_loss(y_true, y_pred):
@@ -276,6 +401,55 @@ def r2(y_true, y_pred):
     return float(1.0 - ss_res / ss_tot)
 
 
+def pearson(y_true, y_pred):
+    """Pearson correlation; 0 when either side is constant (undefined)."""
+    yt, yp = _vectors(y_true, y_pred)
+    a, b = yt - yt.mean(), yp - yp.mean()
+    den = np.sqrt((a * a).sum() * (b * b).sum())
+    return float((a * b).sum() / den) if den > 0 else 0.0
+
+
+def spearman(y_true, y_pred):
+    """Spearman rank correlation: Pearson of average ranks (ties share their rank, as scipy does)."""
+    yt, yp = _vectors(y_true, y_pred)
+    return pearson(_average_ranks(yt), _average_ranks(yp))
+
+
+def masked_mae(y_true, y_pred, mask=None):
+    """MAE over the scored rows only: where mask is true (default: where y_true is known, not NaN)."""
+    yt, yp = (np.asarray(y, dtype=float).reshape(len(np.asarray(y)), -1) for y in (y_true, y_pred))
+    if yt.shape != yp.shape:
+        raise ValueError(f"y_true {yt.shape} and y_pred {yp.shape} must have the same shape")
+    _same_length(len(yt), len(yp))
+    keep = np.isfinite(yt) if mask is None else np.asarray(mask, dtype=bool).reshape(yt.shape)
+    if not keep.any():
+        raise ValueError("masked_mae has no scored row: the mask (or the known values of y_true) is empty")
+    if np.isnan(yp[keep]).any():
+        raise ValueError("y_pred contains NaN on scored rows; predict every scored row")
+    return float(np.mean(np.abs(yt[keep] - yp[keep])))
+
+
+def grouped_log_mae(y_true, y_pred, groups=None):
+    """Mean over groups of log(MAE of the group), each MAE floored at 1e-9. groups: one key per row; without it
+    each column of (n, k) arrays is a group."""
+    yt, yp = (np.asarray(y, dtype=float) for y in (y_true, y_pred))
+    if groups is None:
+        yt, yp = (a[:, None] if a.ndim == 1 else a for a in (yt, yp))
+        if yt.shape != yp.shape:
+            raise ValueError(f"y_true {yt.shape} and y_pred {yp.shape} must both be (n_rows, n_groups)")
+        _same_length(len(yt), len(yp))
+        maes = np.abs(yt - yp).mean(axis=0)
+    else:
+        yt, yp = _vectors(yt, yp)
+        keys = np.asarray(groups)
+        if len(keys) != len(yt):
+            raise ValueError(f"groups has {len(keys)} entries for {len(yt)} rows; pass one group key per row")
+        maes = np.array([np.abs(yt[keys == k] - yp[keys == k]).mean() for k in np.unique(keys)])
+    if np.isnan(maes).any():
+        raise ValueError("grouped_log_mae got NaN values; fill or drop missing values before scoring")
+    return float(np.mean(np.log(np.maximum(maes, 1e-9))))
+
+
 # ----------------------------------------------------------------------------- ranking metrics
 def _rows(y):
     """Per-row entries of a list / Series / array / one-column DataFrame."""
@@ -321,6 +495,10 @@ def map_at_5(y_true, y_pred):
     return map_at_k(y_true, y_pred, 5)
 
 
+def map_at_10(y_true, y_pred):
+    return map_at_k(y_true, y_pred, 10)
+
+
 # ----------------------------------------------------------------------------- multi-target metrics
 def mcrmse(y_true, y_pred):
     return _columnwise(rmse, y_true, y_pred)
@@ -338,7 +516,25 @@ def mean_columnwise_log_loss(y_true, y_pred):
     return _columnwise(log_loss, y_true, y_pred)
 
 
+def mean_spearman(y_true, y_pred):
+    return _columnwise(spearman, y_true, y_pred)
+
+
+def mean_pearson(y_true, y_pred):
+    return _columnwise(pearson, y_true, y_pred)
+
+
 # ----------------------------------------------------------------------------- catalogue
+def _samples_patterns(beta: str) -> tuple[str, ...]:
+    """F-beta averaged over rows (each row's predicted label set against its true one)."""
+    f = rf"\bf ?{beta}\b(?: ?score)?"
+    return (
+        rf"\b(?:sample|example|row|instance)s? (?:based |averaged? )?{f}",
+        rf"{f}[^.]{{0,60}}\b(?:per|for each|of each|averaged over|over all|across) "
+        r"(?:the )?(?:rows?|samples?|examples?|images?|instances?|ids?)\b",
+    )
+
+
 _CW = r"column ?wise[^.]{0,30}"  # "column-wise <metric>" within one sentence
 _OVER_COLUMNS = r"\b[^.]{0,30}\bcolumns?\b"  # "... of each predicted column", "... over all columns"
 
@@ -378,7 +574,86 @@ METRICS: dict[str, Metric] = {
             False,
             (r"\bweighted (?:averaged? )?f ?(?:1|score)\b", r"\bf ?1\b[^.]{0,20}\bweighted\b"),
         ),
+        Metric("f2", f2, True, "label", False, (r"\bf ?2\b", r"\bf ?beta\b[^.]{0,40}\bbeta ?(?:=|of|is) ?2\b")),
+        Metric(
+            "f2_macro",
+            f2_macro,
+            True,
+            "label",
+            False,
+            (r"\bmacro (?:averaged? )?f ?2\b", r"\bf ?2\b[^.]{0,20}\bmacro\b"),
+        ),
+        Metric(
+            "f2_micro",
+            f2_micro,
+            True,
+            "label",
+            False,
+            (r"\bmicro (?:averaged? )?f ?2\b", r"\bf ?2\b[^.]{0,20}\bmicro\b"),
+        ),
+        Metric("f1_samples", f1_samples, True, "label", False, _samples_patterns("1")),
+        Metric("f2_samples", f2_samples, True, "label", False, _samples_patterns("2")),
         Metric("mcc", mcc, True, "label", False, (r"\bmatthews'?s? correlation", r"\bmcc\b")),
+        Metric("pearson", pearson, True, "value", False, (r"\bpearson",)),
+        Metric("spearman", spearman, True, "value", False, (r"\bspearman",)),
+        Metric(
+            "mean_pearson",
+            mean_pearson,
+            True,
+            "value",
+            True,
+            (_CW + r"\bpearson", r"(?:mean|average)[^.]{0,40}\bpearson", r"\bpearson[^.]{0,60}\baveraged\b"),
+        ),
+        Metric(
+            "mean_spearman",
+            mean_spearman,
+            True,
+            "value",
+            True,
+            (
+                _CW + r"\bspearman",
+                r"(?:mean|average)[^.]{0,40}\bspearman",
+                r"\bspearman[^.]{0,80}\b(?:averaged|for each (?:target|column|label|question))\b",
+            ),
+        ),
+        Metric(
+            "masked_mae",
+            masked_mae,
+            False,
+            "value",
+            False,
+            (
+                r"\bmasked (?:mae|mean absolute error)\b",
+                r"(?:\bmean absolute error|\bmae\b)[^.]{0,120}\b(?:during|only (?:on|for|where|over))\b",
+            ),
+        ),
+        Metric(
+            "grouped_log_mae",
+            grouped_log_mae,
+            False,
+            "value",
+            True,
+            (r"\blog ?\(? ?(?:of (?:the )?)?(?:mean absolute error|mae)\b", r"\blog ?mae\b"),
+        ),
+        Metric(
+            "weighted_auc",
+            weighted_auc,
+            True,
+            "proba",
+            True,
+            (
+                r"\bweighted (?:average of (?:the )?|mean of (?:the )?)?(?:roc )?aucs?\b",
+                r"\b(?:roc )?aucs?\b[^.]{0,60}\bweighted by\b",
+            ),
+        ),
+        Metric(
+            "bias_auc",
+            bias_auc,
+            True,
+            "proba",
+            True,
+            (r"\bbpsn\b", r"\bbnsp\b", r"\bsub ?group aucs?\b", r"\bbias(?:ed)? aucs?\b"),
+        ),
         Metric(
             "qwk",
             qwk,
@@ -451,6 +726,14 @@ METRICS: dict[str, Metric] = {
             "map_at_5", map_at_5, True, "ranking", False, (r"\bmap ?@ ?5\b", r"mean average precision ?(?:@|at) ?5\b")
         ),
         Metric(
+            "map_at_10",
+            map_at_10,
+            True,
+            "ranking",
+            False,
+            (r"\bmap ?@ ?10\b", r"mean average precision ?(?:@|at) ?10\b"),
+        ),
+        Metric(
             "mcrmse",
             mcrmse,
             False,
@@ -500,12 +783,19 @@ METRICS: dict[str, Metric] = {
 
 # Most specific first; see the module docstring.
 PRIORITY: tuple[str, ...] = (
+    "bias_auc",
+    "weighted_auc",
+    "mean_spearman",
+    "mean_pearson",
+    "grouped_log_mae",
+    "masked_mae",
     "mean_columnwise_rmsle",
     "mean_columnwise_log_loss",
     "mean_columnwise_auc",
     "mcrmse",
     "map_at_3",
     "map_at_5",
+    "map_at_10",
     "smape",
     "mape",
     "median_ae",
@@ -519,9 +809,16 @@ PRIORITY: tuple[str, ...] = (
     "roc_auc",
     "qwk",
     "mcc",
+    "spearman",
+    "pearson",
+    "f1_samples",
+    "f2_samples",
+    "f2_macro",
+    "f2_micro",
     "f1_macro",
     "f1_micro",
     "f1_weighted",
+    "f2",
     "f1",
     "r2",
     "accuracy",
@@ -534,6 +831,9 @@ COLUMNWISE = {
     "log_loss": "mean_columnwise_log_loss",
     "rmse": "mcrmse",
     "rmsle": "mean_columnwise_rmsle",
+    "spearman": "mean_spearman",
+    "pearson": "mean_pearson",
+    "mae": "grouped_log_mae",
 }
 assert set(COLUMNWISE.values()) <= set(METRICS), "metric catalogue lacks a column-wise metric"
 

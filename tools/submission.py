@@ -7,9 +7,10 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from agentk.competition.dataview import find_tables
+from agentk.competition.dataview import find_tables, read_table
 from agentk.competition.tables import sample_columns_of
 from agentk.workspace import SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, Workspace, code_module
 
@@ -34,17 +35,20 @@ def type_family(s: pd.Series) -> str:
 def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
     """Round-trip through CSV, as Kaggle reads it, and compare with the sample submission; `who` names the
     submission's maker in the message."""
-    sample = pd.read_csv(find_tables(Workspace(ws).raw)["sample"])
+    sample_path = find_tables(Workspace(ws).raw)["sample"]
+    sample = pd.read_csv(sample_path)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / Workspace.SUBMISSION
         sub.to_csv(path, index=False)
         got = pd.read_csv(path)
+        got_text = pd.read_csv(path, dtype=str, keep_default_na=False)
     if list(got.columns) != list(sample.columns):
         raise SubmissionMismatch(
             f"{who}: columns {list(got.columns)[:8]} differ from the sample submission's {list(sample.columns)[:8]}"
         )
     layout = sample_columns_of(Workspace(ws).raw)
     id_col = sample.columns[0] if layout is None else layout.id
+    predicted = list(sample.columns[1:]) if layout is None else layout.predicted
     if id_col is None:  # no id column: one row per test row, in order
         if len(got) != len(sample):
             raise SubmissionMismatch(
@@ -59,6 +63,14 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
             f"unknown (e.g. {sorted(want - ids)[:2] or sorted(ids - want)[:2]}): one row per "
             "sample submission id"
         )
+    # ids as text: "007" written as 7 is another id to the grader
+    if id_col is not None and sample_path.name.lower().endswith(".csv"):
+        want_text = set(pd.read_csv(sample_path, dtype=str, keep_default_na=False)[id_col])
+        if odd := sorted(set(got_text[id_col]) - want_text):
+            raise SubmissionMismatch(
+                f"{who}: ids written as {odd[:2]} are not the sample's text (e.g. {sorted(want_text)[:2]}): "
+                "write the ids exactly as the sample does"
+            )
     gaps = got.columns[got.isna().any()].tolist()
     if gaps:
         raise SubmissionMismatch(f"{who}: missing values in {gaps[:5]}: every cell must be filled")
@@ -68,6 +80,58 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
                 f"{who}: column {c!r} is {got[c].dtype} but the sample's is {sample[c].dtype}; "
                 f"e.g. {got[c].iloc[0]!r} vs {sample[c].iloc[0]!r}"
             )
+    if unknown := unknown_labels(ws, predicted, got):
+        c, labels = next(iter(unknown.items()))
+        raise SubmissionMismatch(
+            f"{who}: column {c!r} holds {labels[0]!r}, which is no label of the train table's {c!r}: write the "
+            "labels as train does (several labels in one cell separated by spaces, no quotes or brackets)"
+        )
+    if exclusive_columns(ws, sample, predicted):  # one probability per outcome: Kaggle rejects rows not summing to 1
+        sums = got[predicted].sum(axis=1)
+        off = (sums - 1).abs() > 1e-6
+        if off.any():
+            raise SubmissionMismatch(
+                f"{who}: the sample's probability columns sum to 1 in every row but row {int(off.idxmax())} of the "
+                f"submission sums to {sums[off].iloc[0]:.6g}: predict the outcomes with one softmax, not one by one"
+            )
+
+
+def _train(ws: Path) -> pd.DataFrame | None:
+    tables = find_tables(Workspace(ws).raw)
+    return read_table(tables["train"]) if "train" in tables else None
+
+
+def unknown_labels(ws: Path, predicted: list[str], got: pd.DataFrame) -> dict[str, list[str]]:
+    """Per text prediction column that train also holds: the submission's labels (space-separated tokens) that no
+    train row has. A model predicts labels it was taught, so any other is a formatting slip."""
+    text = [c for c in predicted if type_family(got[c]) == "string"]
+    train = _train(ws) if text else None
+    out = {}
+    for c in text:
+        if train is None or c not in train.columns or type_family(train[c]) != "string":
+            continue
+        known = {t for v in train[c].dropna().astype(str) for t in v.split()}
+        unknown = sorted({t for v in got[c].dropna().astype(str) for t in v.split()} - known)
+        if unknown:
+            out[c] = unknown
+    return out
+
+
+def exclusive_columns(ws: Path, sample: pd.DataFrame, predicted: list[str]) -> bool:
+    """The prediction columns are the probabilities of mutually exclusive outcomes: the sample's rows sum to 1,
+    and the train table holds the same columns one-hot (exactly one outcome per row)."""
+    cols = predicted
+    if len(cols) < 2 or not all(type_family(sample[c]) == "numeric" for c in cols):
+        return False
+    if not np.allclose(sample[cols].to_numpy(float).sum(axis=1), 1, atol=1e-6):
+        return False
+    train = _train(ws)
+    if train is None or not set(cols) <= set(train.columns) or train[cols].isna().any().any():
+        return False
+    if not all(pd.api.types.is_numeric_dtype(train[c]) for c in cols):
+        return False
+    values = train[cols].to_numpy(float)
+    return bool(np.isin(values, (0, 1)).all() and (values.sum(axis=1) == 1).all())
 
 
 def format_with_fallback(ws: Path, ids, predictions) -> tuple[str, pd.DataFrame]:

@@ -105,6 +105,20 @@ class TaskData:
         truth = self.targets.iloc[np.asarray(rows)].reset_index(drop=True)
         return float(self.metric_module.metric(truth, self.transform.inverse_transform(np.asarray(pred))))
 
+    def tune_decoding(self, pred: np.ndarray, rows: np.ndarray) -> dict:
+        """Set each decoding constant the transform offers (its TUNABLE grid, e.g. a multi-label threshold) to the
+        value whose decoded predictions score best on these rows; returns the values chosen."""
+        chosen = {}
+        for name, grid in dict(getattr(self.transform, "TUNABLE", {})).items():
+            scores = []
+            for value in grid:
+                setattr(self.transform, name, value)
+                scores.append(self.score(pred, rows))
+            best = int(np.argmax(scores) if self.higher_is_better else np.argmin(scores))
+            setattr(self.transform, name, grid[best])
+            chosen[name] = grid[best]
+        return chosen
+
     def better(self, a: float, b: float) -> bool:
         """Is score a strictly better than score b?"""
         return a > b if self.higher_is_better else a < b

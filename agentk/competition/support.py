@@ -10,9 +10,20 @@ import pandas as pd
 
 from agentk.competition.dataview import AUDIO_EXT, walk
 from agentk.competition.tables import sample_columns
-from agentk.modalities import IMAGE, MODALITIES, file_extensions
+from agentk.modalities import IMAGE, file_extensions
 
-TARGET_DIR = re.compile(r"(clean|mask|target|label|output|gt|ground.?truth)", re.I)
+TARGET_DIR = re.compile(r"(clean|target|output|gt|ground.?truth|denois|high.?res|restored)", re.I)
+MASK_NAME = re.compile(r"(mask|segment|annotation)", re.I)
+RLE_COLUMN = re.compile(r"(pixel|rle|mask|segment)", re.I)
+BOX_COLUMN = re.compile(r"(bbox|\bbox(es)?\b|bounding)", re.I)
+BOX_CORNERS = ({"xmin", "ymin", "xmax", "ymax"}, {"x1", "y1", "x2", "y2"})
+LABEL_TOKEN = re.compile(r"^[\w\-./:]+$")
+PEEK_ROWS = 2000  # rows read to look for evidence: enough to tell, quick on any file
+
+
+def unsupported(kind: str, evidence: str) -> str:
+    """The one line agentk says for a task it cannot do."""
+    return f"unsupported task: {kind} ({evidence})"
 
 
 def is_long_text(s: pd.Series) -> bool:
@@ -25,43 +36,246 @@ def is_long_text(s: pd.Series) -> bool:
     return vals.str.len().mean() > 40 and vals.str.split().str.len().mean() > 6 and vals.nunique() > 0.5 * len(vals)
 
 
+def is_label_set(s: pd.Series) -> bool:
+    """Several labels per row as one space-separated string ("3 17 42", "cat dog"): label-like tokens, none
+    repeated within a row, and (unlike free text) nearly every label seen in more than one row."""
+    if pd.api.types.is_numeric_dtype(s) or s.dtype == bool:
+        return False
+    rows = [str(v).split() for v in s.dropna().head(PEEK_ROWS)]
+    if not rows or max(len(r) for r in rows) < 2:
+        return False
+    if any(len(set(r)) != len(r) or not all(LABEL_TOKEN.match(t) for t in r) for r in rows):
+        return False
+    counts = Counter(t for r in rows for t in r)
+    if all(t.isdigit() for t in counts):  # label ids: a vocabulary reused across rows, however long its tail
+        return len(counts) <= 0.5 * sum(counts.values())
+    return sum(c == 1 for c in counts.values()) <= 0.3 * len(counts)
+
+
+def unsupported_task(folder: Path) -> str | None:
+    """Why agentk cannot do the task of a competition folder, read off its files and the head of its tables
+    before anything is set up (an unreadable or missing table is left to the input checks); None if nothing
+    says so."""
+    from agentk.competition.archives import is_archive, members
+    from agentk.competition.dataview import find_tables, read_table
+    from agentk.core.errors import BadInput
+
+    folder = Path(folder)
+    names = [p.relative_to(folder).as_posix() for p in walk(folder, 4)]
+    for archive in (p for p in folder.iterdir() if is_archive(p)):
+        try:
+            names += [f"{archive.name}/{m}" for m in members(archive)]
+        except Exception:  # noqa: BLE001 - a broken archive is the input checks' to report
+            pass
+    reason = _file_reason(names) or _sequence_json_reason(folder)
+    if reason:
+        return reason
+    tables = find_tables(folder)
+    if "sample" not in tables:
+        return None
+    try:
+        sample = read_table(tables["sample"], nrows=PEEK_ROWS, dtype=str)
+        train = read_table(tables["train"], nrows=PEEK_ROWS) if "train" in tables else None
+        test = read_table(tables["test"], nrows=PEEK_ROWS) if "test" in tables else None
+    except BadInput:
+        return None
+    return _table_reason(train, test, sample)
+
+
 def unsupported_reason(
     raw: Path, train: pd.DataFrame | None, sample: pd.DataFrame, test: pd.DataFrame | None = None
 ) -> str | None:
-    """Why agentk cannot do this task, or None. Sample columns that repeat test inputs are not predicted."""
-    files = list(walk(raw, 4))
+    """Why agentk cannot do this task, or None: what its files and its (read) tables show."""
+    names = [p.relative_to(raw).as_posix() for p in walk(raw, 4)]
+    return _file_reason(names) or _table_reason(train, test, sample)
+
+
+def _file_reason(names: list[str]) -> str | None:
+    """Audio inputs, paired input/output image folders, mask images: from the file names alone."""
     handled = {ext for exts in file_extensions().values() for ext in exts}  # a registered modality's files
-    audio = [p for p in files if p.suffix.lower() in AUDIO_EXT and p.suffix.lower() not in handled]
+    audio = [n for n in names if Path(n).suffix.lower() in AUDIO_EXT and Path(n).suffix.lower() not in handled]
     if len(audio) >= 5:
-        titles = [m.title for m in MODALITIES.values()]
-        return (
-            f"unsupported task: audio inputs ({len(audio)} {audio[0].suffix} files); "
-            f"agentk handles {', '.join(titles[:-1])} and {titles[-1]} competitions"
+        return unsupported("audio", f"{len(audio)} {Path(audio[0]).suffix} files, e.g. {audio[0]}")
+    images = [n for n in names if Path(n).suffix.lower() in IMAGE.extensions]
+    masks = [n for n in images if MASK_NAME.search(Path(n).parent.name) or MASK_NAME.search(Path(n).stem)]
+    paired = _paired(masks, [n for n in images if n not in masks])
+    if len(paired) >= 5:
+        return unsupported("segmentation", f"{len(paired)} mask images paired with input images, e.g. {paired[0]}")
+    targets = [n for n in images if TARGET_DIR.search(Path(n).parent.name)]
+    paired = _paired(targets, [n for n in images if n not in targets])
+    if len(paired) >= 5:
+        target_dir = str(Path(paired[0]).parent)
+        return unsupported(
+            "image-to-image", f"{len(paired)} target images in {target_dir}/ pair with input images of the same name"
         )
-    image_dirs = Counter(p.parent for p in files if p.suffix.lower() in IMAGE.extensions)
-    target_dirs = [d for d, n in image_dirs.items() if n >= 5 and TARGET_DIR.search(d.name)]
-    if target_dirs:
-        return (
-            f"unsupported task: image-to-image (target images in {target_dirs[0].name}/); "
-            "agentk predicts labels or values, not images"
-        )
-    for c in sample_columns(sample, train, test).predicted:
-        if train is not None and c in train.columns and _free_text_target(train[c]):
-            return (
-                f"unsupported task: sequence-to-sequence (the submission column {c!r} holds free text); "
-                "agentk predicts labels or values, not text"
-            )
     return None
 
 
-def _free_text_target(s: pd.Series) -> bool:
-    """A target that is text to generate: long text, or mostly-unique multi-word strings."""
-    if is_long_text(s):
-        return True
-    if pd.api.types.is_numeric_dtype(s) or s.dtype == bool:
+def _paired(outputs: list[str], inputs: list[str]) -> list[str]:
+    """The output images whose name (less a mask/target word) is also an input image's name."""
+    stems = {Path(n).stem.lower() for n in inputs}
+    strip = lambda n: re.sub(r"[_\-.]?(mask|target|clean(ed)?|gt|label)s?$", "", Path(n).stem.lower())  # noqa: E731
+    return [n for n in outputs if strip(n) in stems]
+
+
+def _sequence_json_reason(folder: Path) -> str | None:
+    """Per-position outputs: JSON records whose target fields are lists with one value per position of a
+    sequence field (a train.json in JSON-lines form, as such competitions ship it)."""
+    for path in sorted(p for p in walk(folder, 2) if p.suffix.lower() in (".json", ".jsonl")):
+        records = _json_records(path)
+        for rec in records:
+            seqs = {k: v for k, v in rec.items() if isinstance(v, str) and len(v) >= 10 and len(set(v)) <= 12}
+            lists = [
+                k
+                for k, v in rec.items()
+                if isinstance(v, list) and len(v) >= 5 and all(isinstance(x, (int, float)) for x in v)
+            ]
+            per_position = [k for k in lists if any(0.3 * len(v) <= len(rec[k]) <= len(v) for v in seqs.values())]
+            if per_position:
+                seq = max(seqs, key=lambda k: len(seqs[k]))
+                return unsupported(
+                    "per-position sequence outputs",
+                    f"{path.name}: {', '.join(per_position[:3])} hold one value per position of {seq!r}",
+                )
+    return None
+
+
+def _json_records(path: Path, limit: int = 20) -> list[dict]:
+    """The first records of a JSON-lines file (or of a JSON list), [] if it is neither."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            head = f.read(1 << 20)
+    except OSError:
+        return []
+    out = []
+    for line in head.splitlines()[:limit]:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            break
+        if isinstance(rec, dict):
+            out.append(rec)
+    if not out and head.lstrip().startswith("["):
+        try:
+            data = json.loads(head)
+        except ValueError:
+            return []
+        out = [r for r in data[:limit] if isinstance(r, dict)]
+    return out
+
+
+def _table_reason(train: pd.DataFrame | None, test: pd.DataFrame | None, sample: pd.DataFrame) -> str | None:
+    """Segmentation (RLE targets), object detection (boxes), span extraction and text generation: from the
+    sample submission's predicted columns (not those repeating test inputs) and the train table's matching ones."""
+    sub_cols = sample_columns(sample, train, test).predicted
+    for c in sub_cols:
+        named = RLE_COLUMN.search(c) and _rle_placeholder(sample[c])
+        if named or (train is not None and c in train.columns and _is_rle(train[c])):
+            return unsupported("segmentation", f"the submission column {c!r} holds run-length encoded masks")
+    if train is not None:
+        lower = {str(c).lower().replace("_", ""): c for c in train.columns}
+        corners = next((cs for cs in BOX_CORNERS if cs <= set(lower)), None)
+        boxes = [c for c in train.columns if BOX_COLUMN.search(str(c)) and _is_box(train[c])]
+        if corners or boxes or any(BOX_COLUMN.search(c) for c in sub_cols):
+            what = (
+                f"the train columns {', '.join(lower[c] for c in sorted(corners))}"
+                if corners
+                else f"the train column {boxes[0]!r}"
+                if boxes
+                else f"the submission column {next(c for c in sub_cols if BOX_COLUMN.search(c))!r}"
+            )
+            return unsupported("object detection", f"{what} {'hold' if corners else 'holds'} bounding boxes")
+    for c in sub_cols:
+        if train is None or c not in train.columns or pd.api.types.is_numeric_dtype(train[c]):
+            continue
+        target = train[c]
+        inputs = [x for x in train.columns if x != c and (test is None or x in test.columns)]
+        for x in inputs:
+            share, shorter = _substring_share(target, train[x])
+            if share >= 0.8 and shorter >= 0.3 and is_long_text(train[x]):
+                return unsupported(
+                    "span extraction",
+                    f"the submission column {c!r} is a substring of the input {x!r} in {share:.0%} of rows",
+                )
+        for x in inputs:
+            same = _rewrite_share(target, train[x])
+            if same >= 0.3:
+                return unsupported(
+                    "text generation / sequence-to-sequence",
+                    f"the submission column {c!r} rewrites the input {x!r}: equal in {same:.0%} of rows",
+                )
+        if evidence := _free_text_target(target):
+            return unsupported("text generation / sequence-to-sequence", f"the submission column {c!r} {evidence}")
+    return None
+
+
+def _is_rle(s: pd.Series) -> bool:
+    """Run-length encoded masks: even numbers of integers, "start length" pairs with rising starts."""
+    vals = [str(v).split() for v in s.dropna().head(200) if str(v).strip()]
+    if len(vals) < 5:
         return False
+    for tokens in vals:
+        if len(tokens) % 2 or not all(t.isdigit() for t in tokens):
+            return False
+        starts = [int(t) for t in tokens[::2]]
+        if starts != sorted(starts):
+            return False
+    counts = Counter(t for tokens in vals for t in tokens)
+    return len(counts) > 0.5 * sum(counts.values())  # pixel offsets are mostly unique; label sets repeat
+
+
+def _rle_placeholder(s: pd.Series) -> bool:
+    """A sample column of masks: empty, or "start length" integer pairs ("1 1")."""
+    vals = [str(v).split() for v in s if isinstance(v, str) and v.strip()]
+    return all(len(t) % 2 == 0 and all(x.isdigit() for x in t) for t in vals)
+
+
+def _is_box(s: pd.Series) -> bool:
+    """Four numbers per value ("[x, y, w, h]")."""
+    vals = s.dropna().astype(str).head(200)
+    nums = vals.str.findall(r"-?\d+(?:\.\d+)?").str.len()
+    return len(vals) > 0 and bool((nums == 4).mean() > 0.9)
+
+
+def _substring_share(target: pd.Series, source: pd.Series) -> tuple[float, float]:
+    """(share of rows whose target is inside the source text, share whose target is shorter than it)."""
+    pairs = [(str(t), str(x)) for t, x in zip(target, source) if isinstance(t, str) and isinstance(x, str)]
+    if len(pairs) < 10:
+        return 0.0, 0.0
+    inside = sum(t.strip() != "" and t.strip() in x for t, x in pairs) / len(pairs)
+    return inside, sum(len(t.strip()) < len(x.strip()) for t, x in pairs) / len(pairs)
+
+
+def _rewrite_share(target: pd.Series, source: pd.Series) -> float:
+    """The share of rows where a text target copies a text input, when the rows where it does not hold new
+    strings (a normalised or translated input), not the input's own values (a category carried over); else 0."""
+    both = target.notna() & source.notna()
+    if both.sum() < 10 or pd.api.types.is_numeric_dtype(source):
+        return 0.0
+    t, x = target[both].astype(str), source[both].astype(str)
+    changed = t[t != x]
+    if len(changed) == 0 or changed.isin(set(x)).mean() > 0.5:
+        return 0.0
+    return float((t == x).mean())
+
+
+def _free_text_target(s: pd.Series) -> str | None:
+    """What shows a target is text to generate (long text, mostly-unique multi-word strings that are not label sets,
+    or too many distinct strings to be classes), or None."""
+    if is_long_text(s):
+        return "holds free text"
+    if pd.api.types.is_numeric_dtype(s) or s.dtype == bool or is_label_set(s):
+        return None
     vals = s.dropna().astype(str)
-    return len(vals) >= 20 and vals.nunique() > 0.5 * len(vals) and vals.str.split().str.len().mean() >= 2
+    if len(vals) < 20 or vals.nunique() <= 0.5 * len(vals):
+        return None
+    if vals.str.split().str.len().mean() >= 2:
+        return "holds free text"
+    if len(vals) >= 50 and vals.nunique() >= 0.9 * len(vals):  # a transcription per sample, not a class name
+        return f"holds {vals.nunique()} distinct strings in {len(vals)} rows: text to generate, not classes"
+    return None
 
 
 MIN_TRAIN_ROWS = 10  # fewer cannot be split into a fit part and a validation part worth a score

@@ -22,8 +22,9 @@ from agentk.competition.support import is_long_text
 from agentk.competition.tables import sample_columns_of
 from agentk.competition.values import numeric_text
 from agentk.modalities import MODALITIES, TABULAR, TEXT
+from agentk.policies import target_shapes as shapes
 from agentk.workspace import Workspace
-from tools.metrics import COLUMNWISE, Metric, find_metric
+from tools.metrics import COLUMNWISE, METRICS, Metric, find_metric
 
 BOOL_VALUES = {"true", "false"}
 
@@ -40,13 +41,16 @@ class CannotAnalyse(Exception):
 @dataclass
 class Target:
     column: str  # column of the target map (the submission's name when it has one)
-    kind: str  # binary | multiclass | regression
-    submit: str  # label | proba | proba_columns | value
+    kind: str  # binary | multiclass | regression | multilabel (a set of labels per row: one binary head per label)
+    submit: str  # label | proba | proba_columns | value | ranking (top k labels, best first) | label_set
     columns: list[str]  # submission columns this target fills
     classes: list = field(default_factory=list)  # sorted classes (classification)
     positive: object = None  # binary: the class submitted as 1 / whose probability is submitted
     log: bool = False  # regression scored on a log scale: model log1p(y)
     source: str = ""  # column of the train table it comes from (defaults to `column`)
+    k: int = 0  # ranking: labels per row
+    threshold: float | None = None  # binary from a continuous train column: positive when value >= threshold
+    onehot: bool = False  # proba_columns whose train rows are one-hot over `columns` (exclusive outcomes)
 
     def __post_init__(self):
         self.source = self.source or self.column
@@ -73,6 +77,7 @@ class Analysis:
     joins: list[Join] = field(default_factory=list)  # tables joined to train/test by a key (labels, per-entity)
     numeric_text: list[str] = field(default_factory=list)  # features written as text that are numbers ("1,234")
     echo: list[str] = field(default_factory=list)  # sample columns that repeat test inputs: copied, not predicted
+    metric_columns: list[str] = field(default_factory=list)  # train-only columns the metric reads (identities)
 
     @property
     def submission_columns(self) -> list[str]:
@@ -195,7 +200,10 @@ def analyse(ws: Path) -> Analysis:
 
     direct = [c for c in sub_cols if c in train.columns]
     targets: list[Target] = []
-    if len(direct) == len(sub_cols):
+    if shapes.onehot_outcomes(train, sub_cols):  # exclusive outcomes: one label, one softmax over the columns
+        label = shapes.outcome_column(train)
+        targets.append(Target(label, "multiclass", "proba_columns", sub_cols, list(sub_cols), onehot=True))
+    elif len(direct) == len(sub_cols):
         for c in sub_cols:
             targets.append(_target(train[c], c, [c], metric, sample[c], evaluation_text(ws)))
     else:
@@ -207,7 +215,7 @@ def analyse(ws: Path) -> Analysis:
                 Target(label, "multiclass", "proba_columns", sub_cols, [by_name[c] for c in sub_cols if c in by_name])
             )
         elif len(sub_cols) == 1:
-            only = [c for c in train.columns if c not in test.columns and c not in (id_col, train_id)]
+            only = shapes.stand_in([c for c in train.columns if c not in test.columns and c not in (id_col, train_id)])
             if len(only) != 1:
                 raise CannotAnalyse(
                     f"submission column {sub_cols[0]!r} is not in the train table and no single "
@@ -246,6 +254,15 @@ def analyse(ws: Path) -> Analysis:
     for t in targets:
         t.log = t.kind == "regression" and "rmsle" in metric_name
     rel = lambda role: str(tables[role].relative_to(ws)) if role in tables else None  # noqa: E731
+    metric_columns = []
+    if metric_name == "bias_auc":  # the identity sub-groups the evaluation text names, as train-only columns
+        train_only = [c for c in train.columns if c not in test.columns and c not in target_cols]
+        metric_columns = shapes.columns_named_in(evaluation_text(ws), train_only)
+        if not metric_columns:
+            raise CannotAnalyse(
+                "the metric scores sub-groups, but the evaluation text names none of the train-only columns "
+                f"{train_only[:8]} as an identity sub-group"
+            )
     return Analysis(
         rel("train"),
         rel("test"),
@@ -266,6 +283,7 @@ def analyse(ws: Path) -> Analysis:
         joins,
         numbers_as_text,
         columns.echo,
+        metric_columns,
     )
 
 
@@ -284,6 +302,9 @@ def _table_sources(
 def _target(
     s: pd.Series, column: str, sub_cols: list[str], metric: Metric | None, sample_col: pd.Series, text: str = ""
 ) -> Target:
+    shaped = _shaped_target(s, column, sub_cols, metric, sample_col, text)
+    if shaped is not None:
+        return shaped
     if not _classification(metric, s, sample_col):
         return Target(column, "regression", "value", sub_cols)
     if _is_boolish(s) and s.dtype != bool:
@@ -295,6 +316,22 @@ def _target(
     return Target(
         column, "multiclass", "label" if submit == "proba" and len(sub_cols) == 1 else submit, sub_cols, classes
     )
+
+
+def _shaped_target(
+    s: pd.Series, column: str, sub_cols: list[str], metric: Metric | None, sample_col: pd.Series, text: str
+) -> Target | None:
+    """Targets whose shape the metric or the data name (agentk.policies.target_shapes), else None."""
+    if len(sub_cols) == 1 and (k := shapes.ranking_k(s, metric, sample_col)):
+        classes = sorted(_py(v) for v in s.dropna().astype(str).unique())
+        return Target(column, "multiclass", "ranking", sub_cols, classes, k=k)
+    if len(sub_cols) == 1 and (labels := shapes.label_set_shape(s, metric)):
+        return Target(column, "multilabel", "label_set", sub_cols, labels)
+    if (threshold := shapes.binarise_threshold(s, metric, text)) is not None:
+        return Target(column, "binary", "proba", sub_cols, [0, 1], 1, threshold=threshold)
+    if shapes.continuous_for_ranking_metric(s, metric):
+        return Target(column, "regression", "value", sub_cols)
+    return None
 
 
 def _label_column(train: pd.DataFrame, test: pd.DataFrame, sub_cols: set[str], id_col: str) -> str | None:
@@ -319,6 +356,10 @@ def _adjust_metric(metric: Metric | None, targets: list[Target]) -> str:
     t = targets[0]
     if t.submit == "proba_columns":
         return "multi_log_loss"
+    if t.submit == "label_set":
+        return "f1_samples"
+    if t.submit == "ranking":
+        return min((n for n, m in METRICS.items() if m.prediction == "ranking"), key=lambda n: abs(_k(n) - t.k))
     if t.kind == "regression":
         return "mcrmse" if multi else "rmse"
     if t.submit == "proba":
@@ -326,8 +367,13 @@ def _adjust_metric(metric: Metric | None, targets: list[Target]) -> str:
     return "accuracy"
 
 
+def _k(metric_name: str) -> int:
+    return int(re.search(r"(\d+)$", metric_name).group(1))
+
+
 def _task_type(targets: list[Target]) -> str:
     if len(targets) == 1:
-        return {"binary": "BinCls", "multiclass": "MultiCls", "regression": "Reg"}[targets[0].kind]
+        kinds = {"binary": "BinCls", "multiclass": "MultiCls", "regression": "Reg", "multilabel": "MultiTgtCls"}
+        return kinds[targets[0].kind]
     cls = sum(t.kind != "regression" for t in targets)
     return "MultiTgtCls" if cls * 2 >= len(targets) else "MultiTgtReg"

@@ -349,6 +349,7 @@ class Solver:
         files.folder.mkdir(parents=True, exist_ok=True)
         np.save(files.val_pred, s.val_pred)
         np.save(files.test_pred, s.test_pred)
+        self.task.tune_decoding(s.val_pred, self.task.split[1])  # decoding constants (a multi-label threshold)
         formatter, sub = format_with_fallback(
             self.ws, self.task.test.ids, self.task.transform.inverse_transform(s.test_pred)
         )

@@ -1,0 +1,122 @@
+"""Target shapes beyond one label or value per column, as the expert reads them off the train table, the sample
+submission and the metric: label sets in one string column, top-k rankings in one column, fractions that the
+metric binarises, continuous targets of ranking metrics, and mutually exclusive outcomes given as one-hot columns.
+
+Each function returns the analysis' Target for its shape, or None when the data do not show that shape.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from agentk.competition.support import is_label_set
+from tools.metrics import Metric
+
+LABEL_SET_METRICS = {"f1_samples", "f2_samples"}
+BINARISE = re.compile(
+    r"(?:target|label|value|score|fraction)s? (?:of |at )?(?:>= ?|≥ ?|greater than or equal to |of |at least )?"
+    r"(0?\.\d+) (?:or (?:more|greater|above|higher))",
+    re.I,
+)
+
+
+def label_tokens(s: pd.Series) -> list[list[str]]:
+    return [str(v).split() for v in s.fillna("")]
+
+
+def label_set_shape(s: pd.Series, metric: Metric | None) -> list[str] | None:
+    """The label vocabulary when each train value is a space-separated set of labels scored as a set."""
+    if metric is not None and metric.prediction == "ranking":
+        return None
+    if not ((metric is not None and metric.name in LABEL_SET_METRICS) or is_label_set(s)):
+        return None
+    vocab = {t for row in label_tokens(s) for t in row}
+    return sorted(vocab, key=_natural) if len(vocab) >= 2 else None
+
+
+def ranking_k(s: pd.Series, metric: Metric | None, sample_col: pd.Series) -> int | None:
+    """k when the submission ranks k labels in one column (MAP@k): read from the metric's name, else from the
+    sample's rows when they hold k >= 2 labels while each train row holds one."""
+    if metric is not None and metric.prediction == "ranking":
+        m = re.search(r"(\d+)$", metric.name)
+        return int(m.group(1)) if m else _sample_k(sample_col)
+    if metric is None and not pd.api.types.is_numeric_dtype(s):
+        k = _sample_k(sample_col)
+        if k and k >= 2 and s.dropna().astype(str).str.split().str.len().max() == 1:
+            return k
+    return None
+
+
+def _sample_k(sample_col: pd.Series) -> int | None:
+    counts = sample_col.dropna().astype(str).str.split().str.len()
+    return int(counts.max()) if len(counts) else None
+
+
+def binarise_threshold(s: pd.Series, metric: Metric | None, text: str) -> float | None:
+    """The threshold at which a probability metric turns a continuous train target in [0, 1] into 0/1 (the text's
+    "a target of 0.5 or more", else 0.5); None when the target is already binary or is not a fraction."""
+    if metric is None or metric.prediction != "proba" or "log_loss" in metric.name:  # log loss takes soft labels
+        return None
+    if not pd.api.types.is_numeric_dtype(s) or s.dtype == bool:
+        return None
+    vals = s.dropna()
+    if vals.nunique() <= 2 or not vals.between(0, 1).all():
+        return None
+    m = BINARISE.search(text)
+    return float(m.group(1)) if m else 0.5
+
+
+def continuous_for_ranking_metric(s: pd.Series, metric: Metric | None) -> bool:
+    """A probability metric that only orders rows (normalized Gini, AUC) scoring a continuous target outside
+    [0, 1] (claim amounts): the target is a regression target."""
+    if metric is None or metric.prediction != "proba" or not pd.api.types.is_numeric_dtype(s) or s.dtype == bool:
+        return False
+    vals = s.dropna()
+    return vals.nunique() > 2 and not vals.between(0, 1).all()
+
+
+def onehot_outcomes(train: pd.DataFrame, columns: list[str]) -> bool:
+    """Mutually exclusive outcomes given as separate 0/1 columns: exactly one is 1 in every train row."""
+    if len(columns) < 2 or not all(c in train.columns for c in columns):
+        return False
+    block = train[columns]
+    if not all(pd.api.types.is_numeric_dtype(block[c]) for c in columns) or block.isna().any().any():
+        return False
+    values = block.to_numpy(float)
+    return bool(np.isin(values, (0, 1)).all() and (values.sum(axis=1) == 1).all())
+
+
+def outcome_column(train: pd.DataFrame) -> str:
+    """A target-map column name for the outcome label that no train column has."""
+    name = "outcome"
+    while name in train.columns:
+        name = f"_{name}"
+    return name
+
+
+def _natural(label: str):
+    return (0, int(label), "") if label.isdigit() else (1, 0, label)
+
+
+def columns_named_in(text: str, columns: list[str]) -> list[str]:
+    """The columns an evaluation text names (as written, or with spaces for underscores): the identity
+    columns of a sub-group bias metric."""
+    norm = " ".join(re.sub(r"[_\-`*]", " ", text.lower()).split())
+    named = []
+    for c in columns:
+        words = " ".join(re.sub(r"[_\-]", " ", str(c).lower()).split())
+        if words and re.search(rf"(?<![a-z0-9]){re.escape(words)}(?![a-z0-9])", norm):
+            named.append(c)
+    return named
+
+
+TARGET_NAME = re.compile(r"^(target|label|labels|y|class|outcome)$", re.I)
+
+
+def stand_in(candidates: list[str]) -> list[str]:
+    """Of several train-only columns, the one named as the target ("target", "label", "y"...) if exactly one is."""
+    named = [c for c in candidates if TARGET_NAME.match(str(c))]
+    return named if len(named) == 1 else candidates

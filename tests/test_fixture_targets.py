@@ -1,0 +1,319 @@
+"""The "targets" fixture family: what the expert reads off each competition (target shape, metric), how the
+generated transform, metric and formatter treat those shapes, the refusals (one line, exit 2, in seconds, through
+the CLI), and two full setups (label sets; exclusive outcomes)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from agentk.competition.support import is_label_set, unsupported_reason, unsupported_task
+from agentk.core.engine import Context
+from agentk.core.memory import WorkingMemory
+from agentk.policies.analysis import analyse
+from agentk.testing.competitions import build, registry
+from agentk.workspace import METRIC, SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, TARGET_MAP, TARGET_TRANSFORM, Workspace
+from stages import metric as metric_stage
+from stages import submission_format, tab_target_map, target_transform
+from stages.fetch import fetch_local
+from tools.submission import SubmissionMismatch, compare_with_sample
+from unit_tests_lib.targets import check_transform
+
+ROOT = Path(__file__).parents[1]
+FIXTURES = {n: fx for n, fx in registry().items() if fx.family == "targets"}
+SUPPORTED = sorted(n for n in FIXTURES if not n.startswith("refuse-"))
+REFUSED = sorted(n for n in FIXTURES if n.startswith("refuse-"))
+
+# fixture -> (metric, [(kind, submit) per target]) the expert must read off it
+EXPECTED = {
+    "bias-auc-identities": ("bias_auc", [("binary", "proba")]),
+    "binary-f2": ("f2", [("binary", "label")]),
+    "exclusive-outcomes": ("multi_log_loss", [("multiclass", "proba_columns")]),
+    "extra-train-columns": ("roc_auc", [("binary", "proba")]),
+    "fraction-binarised-auc": ("roc_auc", [("binary", "proba")]),
+    "gini-claims": ("gini", [("regression", "value")]),
+    "grouped-log-mae-targets": ("grouped_log_mae", [("regression", "value")] * 3),
+    "multi-target-mcrmse": ("mcrmse", [("regression", "value")] * 3),
+    "multi-target-spearman": ("mean_spearman", [("regression", "value")] * 4),
+    "multilabel-label-ids": ("f2_samples", [("multilabel", "label_set")]),
+    "multilabel-label-words": ("f1_samples", [("multilabel", "label_set")]),
+    "ordinal-qwk": ("qwk", [("multiclass", "label")]),
+    "pearson-regression": ("pearson", [("regression", "value")]),
+    "top5-ranking-new-class": ("map_at_5", [("multiclass", "ranking")]),
+    "weighted-auc-labels": ("weighted_auc", [("binary", "proba")] * 4),
+}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    dest = tmp_path_factory.mktemp("fixtures")
+    for name in FIXTURES:
+        build(name, dest)
+    return dest
+
+
+@pytest.fixture(scope="module")
+def fetched(built, tmp_path_factory) -> dict[str, Path]:
+    """Each supported fixture fetched into a workspace (fetch checks the source: nothing here may be refused)."""
+    out = {}
+    for name in SUPPORTED:
+        ws = tmp_path_factory.mktemp(name) / "ws"
+        fetch_local(built / name / "public", ws)
+        out[name] = ws
+    return out
+
+
+def test_the_family_has_the_fixtures_the_issue_asks_for(built):
+    assert set(EXPECTED) == set(SUPPORTED) and len(FIXTURES) >= 15
+    kinds = {json.loads((built / n / "meta.json").read_text())["refusal"] for n in REFUSED}
+    assert kinds == {
+        "image-to-image",
+        "segmentation",
+        "object detection",
+        "text generation / sequence-to-sequence",
+        "span extraction",
+        "audio",
+        "per-position sequence outputs",
+    }
+
+
+@pytest.mark.parametrize("name", SUPPORTED)
+def test_analysis_reads_target_shape_and_metric(fetched, built, name):
+    a = analyse(fetched[name])
+    meta = json.loads((built / name / "meta.json").read_text())
+    metric, shapes = EXPECTED[name]
+    assert a.metric == metric == meta["metric"] and a.metric_from == "description"
+    assert [(t.kind, t.submit) for t in a.targets] == shapes
+    assert a.submission_columns == list(pd.read_csv(built / name / "public" / "sample_submission.csv").columns[1:])
+    train = pd.read_csv(built / name / "public" / "train.csv")
+    test = pd.read_csv(built / name / "public" / "test.csv")
+    assert set(a.features) <= set(test.columns)  # train-only columns (targets, leaks) are never features
+    assert not set(a.features) & (set(train.columns) - set(test.columns))
+
+
+def test_shapes_in_detail(fetched):
+    (ranked,) = analyse(fetched["top5-ranking-new-class"]).targets
+    assert ranked.k == 5 and "new_whale" in ranked.classes
+    (frac,) = analyse(fetched["fraction-binarised-auc"]).targets
+    assert frac.threshold == 0.5
+    (tags,) = analyse(fetched["multilabel-label-words"]).targets
+    assert tags.classes == sorted(["haze", "cloudy", "road", "water", "farm", "forest"])
+    (outcome,) = analyse(fetched["exclusive-outcomes"]).targets
+    assert outcome.onehot and outcome.columns == ["winner_model_a", "winner_model_b", "winner_tie"]
+    bias = analyse(fetched["bias-auc-identities"])  # the identities the text names, not the other train-only columns
+    assert bias.metric_columns == ["male", "female", "christian", "muslim"]
+    assert [(t.column, t.source, t.threshold) for t in bias.targets] == [("prediction", "target", 0.5)]
+    leak = analyse(fetched["extra-train-columns"])
+    assert [t.column for t in leak.targets] == ["target"]
+    assert not {"diagnosis", "benign_malignant", "lesion_size_followup"} & set(leak.features)
+
+
+def _generated(ws: Path) -> dict:
+    """The expert's target map, transform, metric and formatter for a fetched workspace, run in-process."""
+    a, w = analyse(ws), Workspace(ws)
+    ctx = Context(ws, "first", 0, WorkingMemory(), None, None)
+    stages = (tab_target_map.STAGE, target_transform.STAGE, metric_stage.STAGE, *map(submission_format.make, (0, 1)))
+    for stage in stages:
+        w.code(stage.name).write_text(stage.expert(a, ctx).code)
+    subprocess.run([sys.executable, w.code(TARGET_MAP).name], cwd=ws, check=True, capture_output=True)
+    return {
+        "analysis": a,
+        "transform": w.load(TARGET_TRANSFORM),
+        "metric": w.load(METRIC),
+        "format": w.load(SUBMISSION_FORMAT),
+        "format_alt": w.load(SUBMISSION_FORMAT_ALT),
+    }
+
+
+def test_label_sets_round_trip_and_threshold(fetched):
+    g = _generated(fetched["multilabel-label-ids"])
+    y = pd.read_csv(Workspace(fetched["multilabel-label-ids"]).target_map, dtype={"id": str}).drop(columns="id")
+    t = g["transform"].transform(y)
+    assert t.shape == (len(y), 8) and set(np.unique(t)) == {0.0, 1.0}  # one 0/1 column per label
+    assert [o["kind"] for o in g["transform"].OUTPUTS] == ["binary"] * 8
+    back = g["transform"].inverse_transform(t)
+    assert (back["attribute_ids"] == y["attribute_ids"]).all()
+    assert g["metric"].metric(y, back) == 1.0
+    g["transform"].THRESHOLD = 0.95  # every probability 0.9: only each row's top label survives
+    low = g["transform"].inverse_transform(np.full_like(t, 0.9))
+    assert low["attribute_ids"].str.split().str.len().eq(1).all()
+    g["transform"].THRESHOLD = 0.5
+    assert g["transform"].inverse_transform(np.full_like(t, 0.9))["attribute_ids"].iloc[0] == "1 4 7 10 13 16 19 22"
+
+
+def test_label_strings_are_checked_against_train(fetched, monkeypatch):
+    ws = fetched["multilabel-label-words"]
+    monkeypatch.chdir(ws)
+    g = _generated(ws)
+    ids = pd.read_csv(Workspace(ws).raw / "sample_submission.csv")["image_name"]
+    sub = g["format"].format_submission(ids, pd.DataFrame({"tags": ["haze road"] * len(ids)}))
+    compare_with_sample(ws, sub, "formatter")
+    with pytest.raises(SubmissionMismatch, match="no label of the train table"):
+        compare_with_sample(ws, sub.assign(tags="['haze', 'road']"), "list repr")
+
+
+def test_ranking_gives_k_labels_best_first(fetched):
+    g = _generated(fetched["top5-ranking-new-class"])
+    check_transform(fetched["top5-ranking-new-class"])  # the truth is the first of the k labels
+    classes = g["analysis"].targets[0].classes
+    proba = np.tile(np.linspace(0.01, 0.2, len(classes)), (3, 1))
+    proba /= proba.sum(axis=1, keepdims=True)
+    ranked = g["transform"].inverse_transform(proba)["Id"]
+    assert ranked.iloc[0].split() == [str(c) for c in classes[::-1][:5]]
+
+
+def test_exclusive_outcomes_are_one_softmax_and_sum_to_one(fetched, monkeypatch):
+    ws = fetched["exclusive-outcomes"]
+    monkeypatch.chdir(ws)  # generated code reads raw/ relative to the workspace, as the sandbox runs it
+    g = _generated(ws)
+    assert [(o["kind"], o["n_classes"]) for o in g["transform"].OUTPUTS] == [("multiclass", 3)]
+    proba = np.random.default_rng(0).dirichlet(np.ones(3), 200)
+    preds = g["transform"].inverse_transform(proba)
+    ids = pd.read_csv(Workspace(ws).raw / "sample_submission.csv")["id"]
+    sub = g["format"].format_submission(ids.astype(str), preds)
+    compare_with_sample(ws, sub, "formatter")
+    independent = sub.copy()
+    independent.iloc[:, 1:] = np.random.default_rng(1).random((200, 3))  # three binary heads: rows off 1
+    with pytest.raises(SubmissionMismatch, match="sum to 1"):
+        compare_with_sample(ws, independent, "independent heads")
+
+
+def test_binarised_fraction_and_continuous_gini_in_the_metric(fetched):
+    g = _generated(fetched["fraction-binarised-auc"])
+    check_transform(fetched["fraction-binarised-auc"])  # lossy on purpose: 0/1 on either side of the threshold
+    y = pd.read_csv(Workspace(fetched["fraction-binarised-auc"]).target_map, dtype={"id": str}).drop(columns="id")
+    t = g["transform"].transform(y)[:, 0]
+    assert set(t) == {0.0, 1.0} and (t == (y["target"] >= 0.5)).all()
+    assert g["metric"].metric(y, pd.DataFrame({"target": y["target"]})) == 1.0  # ordering by the fraction is perfect
+    g = _generated(fetched["gini-claims"])
+    y = pd.read_csv(Workspace(fetched["gini-claims"]).target_map, dtype={"id": str}).drop(columns="id")
+    assert g["metric"].metric(y, y) == pytest.approx(1.0)
+    assert g["metric"].metric(y, -y) < 0
+
+
+def test_label_sets_are_not_free_text(tmp_path):
+    assert is_label_set(pd.Series(["3 17 42", "17 5", "3 5", "42 17 3", "5"] * 4))
+    rng = np.random.default_rng(0)  # a thousand label ids with a long tail of rare ones, three to five per row
+    zipf = 1 / np.arange(1, 1101)
+    rows = [
+        " ".join(map(str, rng.choice(1100, rng.integers(3, 6), replace=False, p=zipf / zipf.sum())))
+        for _ in range(2000)
+    ]
+    assert (
+        is_label_set(pd.Series(rows))
+        and unsupported_reason(tmp_path, pd.DataFrame({"ids": rows}), pd.DataFrame(columns=["id", "ids"])) is None
+    )
+    many_classes = pd.DataFrame({"Id": [f"w_{k:04x}" for k in rng.integers(0, 200, 300)]})  # ~150 classes seen
+    assert unsupported_reason(tmp_path, many_classes, pd.DataFrame(columns=["Image", "Id"])) is None
+    words = "the cat sat on the mat and then it ran off to see a friend of mine".split()
+    assert not is_label_set(pd.Series([" ".join(rng.choice(words, 8)) + f" {i}." for i in range(40)]))
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_refusals_read_off_the_folder(built, name):
+    kind = json.loads((built / name / "meta.json").read_text())["refusal"]
+    reason = unsupported_task(built / name / "public")
+    assert reason.startswith(f"unsupported task: {kind} (") and reason.endswith(")") and "\n" not in reason
+
+
+def test_refusals_through_the_cli_in_seconds(built, tmp_path):
+    """Every refusal kind: exit 2, one stderr line `agentk: unsupported task: <kind> (<evidence>)`, nothing written."""
+    for name in REFUSED:
+        kind = json.loads((built / name / "meta.json").read_text())["refusal"]
+        ws = tmp_path / name
+        t0 = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, "-m", "agentk.cli", "setup", str(built / name / "public"), "--workspace", str(ws)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        seconds = time.monotonic() - t0
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+        assert lines[0].startswith(f"agentk: unsupported task: {kind} ("), lines[0]
+        assert not ws.exists() and seconds < 10, (name, seconds)
+
+
+def test_full_setup_of_label_sets_submits_label_strings(built, tmp_path):
+    """The one full setup here: label sets are learnt as one binary head per label, the threshold is tuned on the
+    validation rows, and the submission holds label strings in the sample's format."""
+    from agentk.api import run_setup
+
+    result = run_setup(built / "multilabel-label-ids" / "public", tmp_path / "ws", "expert")
+    assert result.state.status == "done"
+    w = Workspace(result.workspace)
+    score = json.loads(w.light.score.read_text())
+    assert 0.1 <= score["decoding"]["THRESHOLD"] <= 0.9 and score["score"] > 0.5
+    sub = pd.read_csv(w.submission, dtype=str)
+    sample = pd.read_csv(built / "multilabel-label-ids" / "public" / "sample_submission.csv", dtype=str)
+    assert list(sub.columns) == list(sample.columns) and list(sub["id"]) == list(sample["id"])
+    labels = {str(j * 3 + 1) for j in range(8)}
+    rows = sub["attribute_ids"].str.split()
+    assert rows.map(lambda r: 1 <= len(r) and set(r) <= labels and r == sorted(r, key=int)).all()
+    assert rows.str.len().max() > 1  # several labels where the model is sure enough
+
+
+def _tiny(tmp_path: Path, evaluation: str) -> tuple[Path, list[str]]:
+    """A fetched binary competition with zero-padded ids; (workspace, ids)."""
+    comp = tmp_path / "comp"
+    comp.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    ids = [f"{i:03d}" for i in range(60)]
+    x = rng.normal(size=60).round(3)
+    pd.DataFrame({"id": ids[:40], "x": x[:40], "y": (x[:40] > 0).astype(int)}).to_csv(comp / "train.csv", index=False)
+    pd.DataFrame({"id": ids[40:], "x": x[40:]}).to_csv(comp / "test.csv", index=False)
+    pd.DataFrame({"id": ids[40:], "y": 0}).to_csv(comp / "sample_submission.csv", index=False)
+    (comp / "description.md").write_text(f"# T\n\n## Evaluation\n\n{evaluation}\n")
+    fetch_local(comp, tmp_path / "ws")
+    return tmp_path / "ws", ids
+
+
+def test_metric_code_says_where_its_metric_comes_from(tmp_path):
+    ws, _ = _tiny(tmp_path / "named", "Submissions are evaluated on the Matthews correlation coefficient.")
+    assert _generated(ws)["metric"].METRIC == "mcc"
+    assert "\n# mcc: named in the competition's evaluation text." in Workspace(ws).code(METRIC).read_text()
+    ws, _ = _tiny(tmp_path / "unnamed", "Submissions are judged by a panel.")
+    a = analyse(ws)
+    assert (a.metric, a.metric_from) == ("accuracy", "fallback")
+    _generated(ws)
+    assert "# FALLBACK: the evaluation text names no metric" in Workspace(ws).code(METRIC).read_text()
+
+
+def test_ids_keep_the_samples_text(tmp_path, monkeypatch):
+    """Ids with leading zeros: the formatter writes them as the sample does, and the check catches "7" for "007"."""
+    ws, ids = _tiny(tmp_path, "Submissions are evaluated on accuracy.")
+    rng = np.random.default_rng(1)
+    monkeypatch.chdir(ws)
+    g = _generated(ws)
+    preds = pd.DataFrame({"y": rng.integers(0, 2, 20)})
+    for formatter in (g["format"], g["format_alt"]):
+        sub = formatter.format_submission(pd.Series(ids[40:]), preds)
+        compare_with_sample(ws, sub, "formatter")
+        assert sub.to_csv(index=False).splitlines()[1].startswith("040,")
+    with pytest.raises(SubmissionMismatch, match="exactly as the sample"):
+        compare_with_sample(ws, sub.assign(id=sub["id"].astype(int)), "int ids")
+
+
+def test_full_setup_of_exclusive_outcomes_submits_one_softmax(built, tmp_path):
+    """The second full setup: three one-hot outcome columns are one multi-class head, and every submitted row
+    sums to 1 (three independent binaries would not)."""
+    from agentk.api import run_setup
+
+    result = run_setup(built / "exclusive-outcomes" / "public", tmp_path / "ws", "expert")
+    assert result.state.status == "done"
+    w = Workspace(result.workspace)
+    assert [(o["kind"], o["n_classes"]) for o in w.load(TARGET_TRANSFORM).OUTPUTS] == [("multiclass", 3)]
+    sub = pd.read_csv(w.submission)
+    sample = pd.read_csv(built / "exclusive-outcomes" / "public" / "sample_submission.csv")
+    assert list(sub.columns) == list(sample.columns) and list(sub["id"]) == list(sample["id"])
+    np.testing.assert_allclose(sub.iloc[:, 1:].sum(axis=1), 1.0, atol=1e-9)
+    assert sub.iloc[:, 1:].to_numpy().argmax(axis=1).tolist().count(0) > 10  # the outcomes differ by row
