@@ -317,3 +317,10 @@ def test_full_setup_of_exclusive_outcomes_submits_one_softmax(built, tmp_path):
     assert list(sub.columns) == list(sample.columns) and list(sub["id"]) == list(sample["id"])
     np.testing.assert_allclose(sub.iloc[:, 1:].sum(axis=1), 1.0, atol=1e-9)
     assert sub.iloc[:, 1:].to_numpy().argmax(axis=1).tolist().count(0) > 10  # the outcomes differ by row
+
+
+def test_class_names_with_spaces_are_classes_and_label_sets_combine():
+    names = pd.Series(["golden retriever", "house cat", "red fox", "cat"] * 20)
+    assert not is_label_set(names)  # each name is always the same words together: one label
+    sets = pd.Series(["haze road", "clear", "haze", "road water", "clear water", "road"] * 10)
+    assert is_label_set(sets)

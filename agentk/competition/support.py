@@ -38,7 +38,8 @@ def is_long_text(s: pd.Series) -> bool:
 
 def is_label_set(s: pd.Series) -> bool:
     """Several labels per row as one space-separated string ("3 17 42", "cat dog"): label-like tokens, none
-    repeated within a row, and (unlike free text) nearly every label seen in more than one row."""
+    repeated within a row, (unlike free text) nearly every label seen in more than one row, and (unlike class
+    names with spaces, "golden retriever") no fewer distinct combinations than labels: sets combine their labels."""
     if pd.api.types.is_numeric_dtype(s) or s.dtype == bool:
         return False
     rows = [str(v).split() for v in s.dropna().head(PEEK_ROWS)]
@@ -47,6 +48,8 @@ def is_label_set(s: pd.Series) -> bool:
     if any(len(set(r)) != len(r) or not all(LABEL_TOKEN.match(t) for t in r) for r in rows):
         return False
     counts = Counter(t for r in rows for t in r)
+    if len({frozenset(r) for r in rows}) < len(counts):
+        return False
     if all(t.isdigit() for t in counts):  # label ids: a vocabulary reused across rows, however long its tail
         return len(counts) <= 0.5 * sum(counts.values())
     return sum(c == 1 for c in counts.values()) <= 0.3 * len(counts)
