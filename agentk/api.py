@@ -29,6 +29,11 @@ from agentk.workspace import Workspace
 POLICIES = ("expert", "llm", "hybrid")
 WORKSPACES = Path("workspaces")  # where a workspace goes by default, relative to the current folder
 SOURCE = "source"  # the state file's record of what was set up, so a resume needs nothing else
+TRY_UNSUPPORTED = "try_unsupported"  # ... and whether the user asked an LLM policy to try a task agentk cannot do
+TRY_NEEDS_LLM = (
+    "--try-unsupported lets an LLM try a task agentk cannot do: use --policy llm or hybrid with an endpoint "
+    "(AGENTK_LLM_BASE_URL, AGENTK_LLM_MODEL); the built-in expert never attempts one"
+)
 
 Progress = Callable[[str, dict], None]
 
@@ -90,6 +95,7 @@ def run_setup(
     backtracks: int = 3,
     memory=None,
     unsafe_sandbox: bool = False,
+    try_unsupported: bool = False,
     on_event: Progress | None = None,
 ) -> SetupResult:
     """Set a competition up (a Kaggle competition URL or a local folder in Kaggle layout) in `workspace`
@@ -98,7 +104,8 @@ def run_setup(
     the workspace's. policy: expert, llm or hybrid (default: hybrid when an LLM endpoint is configured, else
     expert). memory: a rag.memory.Memory for stored fixes (default: $AGENTK_MEMORY or ~/.agentk/memory).
     The LLM and hybrid policies need the bubblewrap sandbox for the code they write, unless unsafe_sandbox.
-    Bad input raises BadInput before anything is written."""
+    Bad input raises BadInput before anything is written, and so does a task agentk cannot do, unless
+    try_unsupported with an LLM policy: the LLM then tries it (the expert never does)."""
     from agentk.competition.dataview import competition_name
     from agentk.policies.llm import LLMConfig
     from agentk.setup_pipeline import setup_pipeline
@@ -111,6 +118,8 @@ def run_setup(
     policy = policy or ("hybrid" if config.configured else "expert")
     if policy not in POLICIES:
         raise BadInput(f"unknown policy {policy!r}: use expert, llm or hybrid")
+    if try_unsupported and policy == "expert":
+        raise BadInput(TRY_NEEDS_LLM)
     source = None if source is None else str(source)
     if source is None and not resume:
         raise BadInput("give a competition folder, or --resume with --workspace")
@@ -123,6 +132,7 @@ def run_setup(
     if resume:
         state = load_state(ws.setup_state)
         source = source or (state.info.get(SOURCE) if state else None)
+        try_unsupported = try_unsupported or bool(state and state.info.get(TRY_UNSUPPORTED))
         if not source:
             raise BadInput(f"nothing to resume in {ws.root}: run `agentk setup <competition>` first")
     slug = parse_competition_url(source)
@@ -132,9 +142,14 @@ def run_setup(
         tool = KaggleTool()
         tool.metadata(slug)
         tool.files(slug)
+        unsupported = None
     else:
-        check_source(source)
+        unsupported = check_source(source, try_unsupported)
     policy = _usable_policy(policy, config, on_event)  # after the source: bad input stays one line
+    if unsupported:  # the user asked an LLM policy to try it
+        if policy == "expert":  # the endpoint was down: hybrid fell back to the expert
+            raise BadInput(f"{unsupported}; {TRY_NEEDS_LLM}")
+        on_event("warning", {"message": f"{unsupported}; the {policy} policy tries it (--try-unsupported)"})
     if policy != "expert":  # code nobody has read runs only in the sandbox, unless the user says otherwise
         require_sandbox(unsafe_sandbox)
     with _prepare_workspace(ws, resume, force):  # held until the setup ends, however it ends
@@ -146,12 +161,12 @@ def run_setup(
         with open(ws.setup_log, "a") as log:
             engine = Engine(
                 ws.root,
-                setup_pipeline(source if slug else Path(source)),
+                setup_pipeline(source if slug else Path(source), try_unsupported),
                 _policy(policy, config, ws, memory),
                 Budget(stage_attempts=stage_attempts, backtracks=backtracks),
                 on_event=_logged(on_event, log),
                 on_fix=fix_recorder(memory, ws.root) if policy != "expert" else None,
-                info={SOURCE: source if slug else str(Path(source).resolve())},
+                info={SOURCE: source if slug else str(Path(source).resolve()), TRY_UNSUPPORTED: try_unsupported},
             )
             try:
                 state = engine.run(resume=resume)

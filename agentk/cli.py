@@ -126,6 +126,12 @@ def setup(
         help="Run LLM-written code even where bubblewrap cannot sandbox it (it then runs with your files, "
         "network and home directory in reach).",
     ),
+    try_unsupported: bool = typer.Option(
+        False,
+        "--try-unsupported",
+        help="Let the LLM (--policy llm or hybrid) try a task agentk refuses as unsupported (segmentation, "
+        "detection, text generation...); the built-in expert never does.",
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show every step and the table of stages."),
 ) -> None:
     """Set a competition up: fetch, summarise, detect modalities, plan, then build and unit-test the
@@ -141,6 +147,7 @@ def setup(
         stage_attempts=stage_attempts,
         backtracks=backtracks,
         unsafe_sandbox=unsafe_sandbox,
+        try_unsupported=try_unsupported,
         on_event=_SetupConsole(verbose),
     )
     ws = Workspace(result.workspace)

@@ -62,9 +62,10 @@ def meta_tests(stages: list[Stage]) -> list[MetaTest]:
     return [MetaTest(name, names, [Check(check)]) for name, names, check in covers if names]
 
 
-def setup_pipeline(source: str | Path) -> Pipeline:
-    """`source`: a local competition folder or a Kaggle competition URL."""
-    head = [fetch.make(str(source)), summarise.STAGE, modalities.make()]
+def setup_pipeline(source: str | Path, try_unsupported: bool = False) -> Pipeline:
+    """`source`: a local competition folder or a Kaggle competition URL; try_unsupported: fetch a task agentk
+    cannot do rather than refuse it (for an LLM policy the user asked to try)."""
+    head = [fetch.make(str(source), try_unsupported), summarise.STAGE, modalities.make()]
     after_plan = map_stages()
     by_name = {s.name: s for _, s in after_plan}
 

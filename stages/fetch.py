@@ -37,10 +37,12 @@ GOAL = (
 )
 
 
-def check_source(source: str | Path) -> None:
+def check_source(source: str | Path, try_unsupported: bool = False) -> str | None:
     """Raise BadInput (one line: what is wrong, what to do) for folders agentk cannot set up. Tables inside
     archives (en_train.csv.zip, sample_submission.csv.7z, data.zip holding train.csv.zip) are looked at in a
-    temporary folder, so nothing of the workspace is written before the folder is known to be good."""
+    temporary folder, so nothing of the workspace is written before the folder is known to be good.
+    A task agentk cannot do ("unsupported task: <kind> (<evidence>)") is raised too, unless try_unsupported:
+    then that line is returned (None for a supported task) and the folder's other checks are skipped."""
     given, source = str(source), Path(source)
     if not source.exists():
         if re.match(r"[a-z][a-z0-9+.-]*:/", given, re.I):  # a URL (a Path keeps one slash of "://")
@@ -59,9 +61,10 @@ def check_source(source: str | Path) -> None:
         unpack_beside(source.resolve(), view, tables_only=True)
         arrays_as_tables(view)  # X_train.npy, y_train.npy, X_test.npy: the tables fetch will write
         # before any other check: say what agentk cannot do, not what is missing
-        if reason := unsupported_task(view):
-            raise BadInput(reason)
-        check_tables(view, source)
+        reason = unsupported_task(view) or check_tables(view, source)
+    if reason and not try_unsupported:
+        raise BadInput(reason)
+    return reason
 
 
 def link_children(source: Path, raw: Path, utf8: bool = False) -> None:
@@ -72,8 +75,9 @@ def link_children(source: Path, raw: Path, utf8: bool = False) -> None:
             link.symlink_to(child)
 
 
-def check_tables(folder: Path, source: Path) -> None:
-    """The checks of a competition folder's tables and split folders (`source` names it in messages)."""
+def check_tables(folder: Path, source: Path) -> str | None:
+    """The checks of a competition folder's tables and split folders (`source` names it in messages): raises
+    BadInput for bad input, returns the reason for a task agentk cannot do (None when it can)."""
     tables = find_tables(folder)
     if "sample" not in tables:
         found = [p.relative_to(folder).as_posix() for p in candidates(folder)]
@@ -88,7 +92,7 @@ def check_tables(folder: Path, source: Path) -> None:
             p.name for p in sorted(folder.iterdir()) if p.is_file() and role_of(p) == role and not is_table(p)
         ]
         if role not in tables and not split_folders(folder, role) and unreadable:
-            raise BadInput(
+            return (
                 f"unsupported task: the {role} data in {source} is {', '.join(unreadable[:3])}, a format agentk does "
                 "not read (it reads CSV, TSV, JSON, parquet, feather, .npy arrays and per-sample files); convert it"
             )
@@ -114,13 +118,15 @@ def check_tables(folder: Path, source: Path) -> None:
         raise BadInput(
             f"{tables['sample'].name} has one column: a submission needs an id column and a prediction column"
         )
-    reason = unsupported_reason(folder, train, sample, test) or hopeless_reason(
+    if reason := unsupported_reason(folder, train, sample, test):
+        return reason
+    if reason := hopeless_reason(
         None if train is None else (tables["train"].name, train),
         None if test is None else (tables["test"].name, test),
         (tables["sample"].name, sample),
-    )
-    if reason:
+    ):
         raise BadInput(reason)
+    return None
 
 
 def sections(markdown: str) -> dict[str, str]:
@@ -168,8 +174,8 @@ def utf8_copy(table: Path, dest: Path) -> bool:
     return True
 
 
-def fetch_local(source: Path, ws: Path) -> None:
-    check_source(source)
+def fetch_local(source: Path, ws: Path, try_unsupported: bool = False) -> None:
+    check_source(source, try_unsupported)
     w = Workspace(ws)
     raw = w.raw
     raw.mkdir(parents=True, exist_ok=True)
@@ -198,7 +204,7 @@ def fetch_local(source: Path, ws: Path) -> None:
     )
 
 
-def fetch_kaggle(url: str, ws: Path) -> None:
+def fetch_kaggle(url: str, ws: Path, try_unsupported: bool = False) -> None:
     """Download and extract the competition's files into raw/, scrape its tabs into task/ (the API's
     description when no browser is available)."""
     from tools.kaggle import KaggleTool, parse_competition_url
@@ -211,7 +217,7 @@ def fetch_kaggle(url: str, ws: Path) -> None:
     tool.download(slug, w.raw)
     for table in [p for p in walk(w.raw, 3) if is_table(p)]:
         utf8_copy(table, table)
-    check_source(w.raw)
+    check_source(w.raw, try_unsupported)
     normalised = normalise(w.raw)
     found = find(w.raw)
     parts = urlsplit(url)
@@ -242,11 +248,12 @@ def fetch_kaggle(url: str, ws: Path) -> None:
     )
 
 
-def make(source: str) -> Stage:
+def make(source: str, try_unsupported: bool = False) -> Stage:
+    """try_unsupported: the user asked an LLM policy to try a task agentk cannot do (`--try-unsupported`)."""
     from tools.kaggle import parse_competition_url
 
     if parse_competition_url(str(source)):
-        tool = lambda ws: fetch_kaggle(str(source), ws)  # noqa: E731
+        tool = lambda ws: fetch_kaggle(str(source), ws, try_unsupported)  # noqa: E731
     else:
-        tool = lambda ws: fetch_local(Path(source), ws)  # noqa: E731
+        tool = lambda ws: fetch_local(Path(source), ws, try_unsupported)  # noqa: E731
     return Stage(FETCH, GOAL, kind="tool", tool=tool, checks=[Check(check_fetched)], role=ROLE_TASK)

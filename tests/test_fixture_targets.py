@@ -324,3 +324,37 @@ def test_class_names_with_spaces_are_classes_and_label_sets_combine():
     assert not is_label_set(names)  # each name is always the same words together: one label
     sets = pd.Series(["haze road", "clear", "haze", "road water", "clear water", "road"] * 10)
     assert is_label_set(sets)
+
+
+def test_try_unsupported_hands_a_refused_task_to_the_llm_never_to_the_expert(built, tmp_path):
+    """--try-unsupported: the expert still refuses (exit 2, one line saying what to use); an LLM policy gets the
+    task: fetch passes, the refusal becomes a warning, and the setup goes on (here to an LLM that answers nothing,
+    so it runs out of tries: exit 1, not 2)."""
+    from agentk.core.errors import BadInput
+    from agentk.testing.scripted_llm import ScriptedLLM
+    from stages.fetch import check_source
+
+    source = built / "refuse-segmentation-rle" / "public"
+    with pytest.raises(BadInput, match="unsupported task: segmentation"):
+        check_source(source)
+    assert check_source(source, try_unsupported=True).startswith("unsupported task: segmentation (")
+    assert check_source(built / "multilabel-label-words" / "public", try_unsupported=True) is None
+
+    cli = [sys.executable, "-m", "agentk.cli", "setup", str(source), "--try-unsupported"]
+    expert = subprocess.run([*cli, "--workspace", str(tmp_path / "e"), "--policy", "expert"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert expert.returncode == 2 and "--policy llm or hybrid" in expert.stderr, expert.stderr
+    assert len(expert.stderr.strip().splitlines()) == 1 and not (tmp_path / "e").exists()
+
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith(("AGENTK_LLM", "OPENAI_"))}
+    with ScriptedLLM(handler=lambda messages: "") as server:
+        env |= {"AGENTK_LLM_BASE_URL": server.url, "AGENTK_LLM_MODEL": "scripted-model", "AGENTK_LLM_API_KEY": "k",
+                "AGENTK_LLM_CACHE": "off", "AGENTK_MEMORY": str(tmp_path / "memory")}  # fmt: skip
+        ws = tmp_path / "llm"
+        llm = subprocess.run([*cli, "--workspace", str(ws), "--policy", "llm", "--stage-attempts", "1",
+                              "--backtracks", "0"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert llm.returncode == 1, llm.stderr[-2000:]
+    assert "unsupported task: segmentation (" in llm.stdout + llm.stderr and "tries it" in llm.stdout + llm.stderr
+    state = json.loads((ws / "setup.json").read_text())
+    assert state["stages"]["fetch"]["status"] == "passed" and state["try_unsupported"] is True  # resume keeps it
+    assert server.requests, "the LLM was never asked"
