@@ -1,5 +1,6 @@
 """`agentk setup <kaggle url>` and `agentk submit` end to end: the real kaggle client against the fake
-Kaggle API on localhost:7777, the tabs scraped from local pages by a real headless Chromium."""
+Kaggle API on localhost:7777, the tabs scraped from local pages by a real headless Chromium. The competition's
+files are a generated Titanic-layout fixture (agentk.testing.competitions) served under the pages' slug."""
 
 from __future__ import annotations
 
@@ -10,13 +11,16 @@ import sys
 import time
 
 import pytest
-from conftest import ARENA, ROOT, agentk
+from conftest import ROOT, agentk
 from test_scraper import base_url  # noqa: F401 - the local Kaggle-like pages, a fixture
 
+from agentk.testing.competitions import build
 from agentk.testing.fake_kaggle import FakeKaggle
 
-pytestmark = pytest.mark.skipif(not ARENA.exists(), reason="../shared/arena-dev is not beside this checkout")
-COMP = ARENA / "spaceship-titanic"
+
+@pytest.fixture(scope="module")
+def comp(tmp_path_factory):
+    return build("gender-submission", tmp_path_factory.mktemp("competition"))
 
 
 @pytest.fixture
@@ -38,10 +42,10 @@ def one_line(proc) -> str:
     return lines[0]
 
 
-def test_setup_from_a_url_then_submit(tmp_path, env, base_url):  # noqa: F811
+def test_setup_from_a_url_then_submit(comp, tmp_path, env, base_url):  # noqa: F811
     ws = tmp_path / "ws"
     with FakeKaggle(
-        {"spaceship-titanic": COMP / "public"}, answers={"spaceship-titanic": COMP / "private" / "test.csv"}
+        {"spaceship-titanic": comp / "public"}, answers={"spaceship-titanic": comp / "private" / "answers.csv"}
     ) as fake:
         proc = agentk("setup", f"{base_url}/competitions/spaceship-titanic/overview?tab=1", "--workspace", ws, env=env)
         assert proc.returncode == 0, proc.stderr[-3000:]
@@ -87,23 +91,23 @@ def test_setup_from_a_url_then_submit(tmp_path, env, base_url):  # noqa: F811
         assert sum("CreateSubmission" in path for _, path in fake.requests) == 2
 
 
-def test_unknown_competition_is_exit_2(tmp_path, env):
-    with FakeKaggle({"spaceship-titanic": COMP / "public"}):
+def test_unknown_competition_is_exit_2(comp, tmp_path, env):
+    with FakeKaggle({"spaceship-titanic": comp / "public"}):
         line = one_line(agentk("setup", "https://www.kaggle.com/c/no-such-competition", "-w", tmp_path / "ws", env=env))
     assert "no-such-competition" in line and not (tmp_path / "ws").exists()
 
 
-def test_rules_not_accepted_is_exit_2_with_what_to_do(tmp_path, env):
-    with FakeKaggle({"spaceship-titanic": COMP / "public"}, rules_not_accepted=["spaceship-titanic"]):
+def test_rules_not_accepted_is_exit_2_with_what_to_do(comp, tmp_path, env):
+    with FakeKaggle({"spaceship-titanic": comp / "public"}, rules_not_accepted=["spaceship-titanic"]):
         line = one_line(
             agentk("setup", "https://www.kaggle.com/competitions/spaceship-titanic", "-w", tmp_path / "ws", env=env)
         )
     assert "rules" in line and "spaceship-titanic/rules" in line
 
 
-def test_no_credentials_is_exit_2_saying_how(tmp_path, env):
+def test_no_credentials_is_exit_2_saying_how(comp, tmp_path, env):
     env = {k: v for k, v in env.items() if k not in ("KAGGLE_USERNAME", "KAGGLE_KEY")}
-    with FakeKaggle({"spaceship-titanic": COMP / "public"}):
+    with FakeKaggle({"spaceship-titanic": comp / "public"}):
         line = one_line(
             agentk("setup", "https://www.kaggle.com/competitions/spaceship-titanic", "-w", tmp_path / "ws", env=env)
         )
