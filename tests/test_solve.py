@@ -38,7 +38,7 @@ def test_solve_writes_every_solution_and_the_best_submission(solved):
     assert run.returncode == 0, run.stderr[-3000:]
     summary = json.loads((ws / "solve.json").read_text())
     ids = [s["id"] for s in summary["solutions"]]
-    assert ids[:2] == ["autogluon", "network-1"]
+    assert ids[:3] == ["constant", "autogluon", "network-1"]
     for sid in ids:
         folder = ws / "solutions" / sid
         for f in ("plan.json", "score.json", "val_pred.npy", "test_pred.npy", "submission.csv"):
@@ -216,3 +216,47 @@ def test_solve_image_and_text_examples_beat_the_sample_submission(tmp_path, name
     ours = grade(name, ws / "submission.csv")
     constant = grade(name, EXAMPLES / name / "sample_submission.csv")
     assert (ours < constant) if meta["lower_is_better"] else (ours > constant), (ours, constant)
+
+
+@pytest.mark.parametrize("name", ["diabetes", "iris-species"])
+def test_the_constant_is_a_solution_and_the_floor_of_the_choice(example_ws, tmp_path, monkeypatch, name):
+    """The trivial candidate is the best input-free prediction the metric allows (class priors; the target's
+    mean or median, whichever validates better), and a solution that validates worse is never chosen over it."""
+    src, setup = example_ws(name)
+    assert setup.returncode == 0, setup.stderr[-2000:]
+    ws = tmp_path / name
+    shutil.copytree(src, ws, symlinks=True)  # the session's setup stays as it was
+    monkeypatch.chdir(ws)  # as `agentk solve`: the setup's generated code reads workspace-relative paths
+    solver = Solver(ws, PRESETS["quick"], log=lambda m: None)
+    assert solver.plans()[0] == ("constant", "constant", {})
+    task = solver.task
+    fit, val = task.split
+    constant = solver.constant("constant")
+    y = task.y[fit, 0]
+    if task.outputs[0]["kind"] == "regression":
+        scores = {
+            s: task.score(np.full((len(val), 1), f(y)), val) for s, f in (("mean", np.mean), ("median", np.median))
+        }
+        best = min(scores, key=scores.get) if not task.higher_is_better else max(scores, key=scores.get)
+        assert constant.details["statistic"] == best and constant.val_score == pytest.approx(scores[best])
+        assert np.allclose(constant.test_pred, {"mean": np.mean, "median": np.median}[best](task.y[:, 0]))
+    else:
+        prior = np.bincount(y.astype(int), minlength=task.widths[0]) / len(y)
+        assert np.allclose(constant.val_pred, prior) and constant.val_score == pytest.approx(
+            task.score(constant.val_pred, val)
+        )
+    assert constant.test_pred.shape == (len(task.test.ids), sum(task.widths))
+    kind, k = task.outputs[0]["kind"], task.widths[0]
+    if kind == "regression":  # a model that learnt nothing: the targets of other rows
+        noise = np.random.default_rng(0).permutation(task.y[:, :1])
+    else:  # a model that learnt the wrong thing: another class for every row
+        wrong = (task.y[:, 0].astype(int) + 1) % max(k, 2)
+        noise = wrong[:, None].astype(float) if kind == "binary" else np.eye(k)[wrong]
+    worse = Solution("guess", "network", "shuffled targets", 0.0, noise[val], noise[: len(task.test.ids)], 0.0)
+    worse.val_score = task.score(worse.val_pred, val)
+    assert task.better(constant.val_score, worse.val_score)
+    for s in (worse, constant):
+        solver.save(s)
+    summary = solver.finish([worse, constant])
+    assert summary["best"] == "constant"
+    assert (ws / "submission.csv").read_text() == (ws / "solutions" / "constant" / "submission.csv").read_text()

@@ -41,7 +41,7 @@ from tools.task_data import TaskData
 @dataclass
 class Solution:
     id: str
-    kind: str  # autogluon | network | blend
+    kind: str  # constant | autogluon | network | blend
     plan: str
     val_score: float
     val_pred: np.ndarray
@@ -68,8 +68,9 @@ class Solver:
 
     # -- the plan ---------------------------------------------------------------------------------
     def plans(self) -> list[tuple[str, str, dict]]:
-        """(id, kind, config) of the solutions to build, in order."""
-        plans = []
+        """(id, kind, config) of the solutions to build, in order. The constant comes first: it is the floor the
+        chosen submission cannot validate below."""
+        plans = [("constant", "constant", {})]
         if TABULAR.name in self.task.modalities:  # AutoGluon fits tables
             plans.append(("autogluon", "autogluon", {}))
         n = 0
@@ -97,14 +98,16 @@ class Solver:
             if done is not None:
                 self.say(f"{sid}: already done (validation {self.task.metric_name} {done.val_score:.5g})")
             else:
-                done = self.autogluon(sid) if kind == "autogluon" else self.network(sid, config)
+                build = {"constant": self.constant, "autogluon": self.autogluon}.get(kind)
+                done = build(sid) if build else self.network(sid, config)
                 self.save(done)
                 self.say(f"{sid}: validation {self.task.metric_name} {done.val_score:.5g} ({done.seconds:.0f} s)")
             solutions.append(done)
             self._advance(overall)
-        if len(solutions) >= self.budget.blend_after:
+        models = [s for s in solutions if s.kind != "constant"]  # a constant column adds nothing to a blend
+        if len(models) >= self.budget.blend_after:
             blend = self.load("blend")
-            if blend is None and (blend := self.blend(solutions)) is not None:
+            if blend is None and (blend := self.blend(models)) is not None:
                 self.save(blend)
             if blend is not None:
                 solutions.append(blend)
@@ -118,6 +121,49 @@ class Solver:
             self.bar.advance(task)
 
     # -- solutions ------------------------------------------------------------------------------
+    def constant(self, sid: str) -> Solution:
+        """The best prediction that ignores the inputs: per output the class prior, or for a regression the mean
+        or the median of the target (whichever the metric scores better on the validation rows). Its statistics
+        come from the fit rows for the validation figure and from every row for the test prediction."""
+        t0 = time.monotonic()
+        fit, val = self.task.split
+        every = np.arange(len(self.task.y))
+        regression = any(o["kind"] == "regression" for o in self.task.outputs)
+        candidates = {}
+        for stat in ("mean", "median") if regression else ("prior",):
+            val_pred = np.tile(self._constant_row(fit, stat), (len(val), 1))
+            candidates[stat] = (self.task.score(val_pred, val), val_pred)
+        stat = next(iter(candidates))
+        for other in candidates:
+            if self.task.better(candidates[other][0], candidates[stat][0]):
+                stat = other
+        score, val_pred = candidates[stat]
+        what = "class priors" if stat == "prior" else f"the target's {stat}"
+        return Solution(
+            sid,
+            "constant",
+            f"constant prediction: {what} (model space) for every row; the floor every other solution must beat",
+            float(score),
+            val_pred,
+            np.tile(self._constant_row(every, stat), (len(self.task.test), 1)),
+            time.monotonic() - t0,
+            {"statistic": stat, "candidates": {k: v[0] for k, v in candidates.items()}},
+        )
+
+    def _constant_row(self, rows: np.ndarray, stat: str) -> np.ndarray:
+        """One model-space row: per output P(class 1), the class frequencies, or the mean/median value."""
+        parts = []
+        for j, o in enumerate(self.task.outputs):
+            y = self.task.y[rows, j]
+            y = y[np.isfinite(y)]  # a row without this output's target
+            if o["kind"] == "multiclass":
+                parts.append(np.bincount(y.astype(int), minlength=self.task.widths[j])[: self.task.widths[j]] / len(y))
+            elif o["kind"] == "regression" and stat == "median":
+                parts.append(np.array([np.median(y)]))
+            else:
+                parts.append(np.array([y.mean()]))
+        return np.concatenate(parts)
+
     def autogluon(self, sid: str) -> Solution:
         from tools.autogluon_tool import fit_autogluon
 
