@@ -227,7 +227,7 @@ def test_the_constant_is_a_solution_and_the_floor_of_the_choice(example_ws, tmp_
     ws = tmp_path / name
     shutil.copytree(src, ws, symlinks=True)  # the session's setup stays as it was
     monkeypatch.chdir(ws)  # as `agentk solve`: the setup's generated code reads workspace-relative paths
-    solver = Solver(ws, PRESETS["quick"], log=lambda m: None)
+    solver = Solver(ws, PRESETS["quick"], log=lambda m: None, features=False)
     assert solver.plans()[0] == ("constant", "constant", {})
     task = solver.task
     fit, val = task.split
@@ -260,3 +260,26 @@ def test_the_constant_is_a_solution_and_the_floor_of_the_choice(example_ws, tmp_
     summary = solver.finish([worse, constant])
     assert summary["best"] == "constant"
     assert (ws / "submission.csv").read_text() == (ws / "solutions" / "constant" / "submission.csv").read_text()
+
+
+def test_the_solver_adds_generic_features_to_the_tab_inputs_and_records_them(example_ws, tmp_path, monkeypatch):
+    src, setup = example_ws("diabetes")
+    assert setup.returncode == 0, setup.stderr[-2000:]
+    ws = tmp_path / "diabetes"
+    shutil.copytree(src, ws, symlinks=True)
+    monkeypatch.chdir(ws)
+    layout = Workspace(ws)
+    for split in ("train", "test"):  # a date column the setup could have mapped
+        path = layout.input_maps(split)["tab"]
+        frame = pd.read_csv(path)
+        frame["visit"] = pd.date_range("2020-01-01", periods=len(frame), freq="5h").astype(str)
+        frame.to_csv(path, index=False)
+    plain = Solver(ws, PRESETS["quick"], log=lambda m: None, features=False)
+    assert "visit" in plain.task.train.inputs["tab"] and not layout.features.exists()
+    solver = Solver(ws, PRESETS["quick"], log=lambda m: None)
+    record = read_json(layout.features)
+    assert record["dropped"] == ["visit"] and "visit__hour_sin" in record["added"]
+    tab = solver.task.train.inputs["tab"]  # what AutoGluon and the networks read
+    assert "visit" not in tab and {"visit__hour", "visit__elapsed_days"} <= set(tab.columns)
+    assert list(tab.index) == list(plain.task.train.inputs["tab"].index)
+    assert set(solver.task.test.inputs["tab"].columns) == set(tab.columns)

@@ -60,6 +60,7 @@ class Solver:
         parallel_trials: int = 1,
         map_fn=None,
         say=None,
+        features: bool = True,
         refit: bool = True,
     ):
         self.ws = Path(ws).resolve()
@@ -73,6 +74,9 @@ class Solver:
         self.map_fn = map_fn
         self.task = TaskData(self.ws)
         self.workspace = Workspace(self.ws)
+        # generic features (tools/features.py) on the tab inputs before any model reads them; False: the ablation
+        self.features = features
+        self.feature_record = _add_features(self.task, self.workspace) if features else None
         self.refit = refit  # refit the chosen AutoGluon model on every row for the test predictions
 
     # -- the plan ---------------------------------------------------------------------------------
@@ -99,6 +103,12 @@ class Solver:
             f"({'higher' if self.task.higher_is_better else 'lower'} is better); inputs "
             f"{', '.join(self.task.modalities)}; budget {self.budget.name}"
         )
+        if self.feature_record and self.feature_record["added"]:
+            added = self.feature_record["added"]
+            self.say(
+                f"{len(added)} engineered features on the {TABULAR.name} inputs "
+                f"({', '.join(list(added)[:4])}{', ...' if len(added) > 4 else ''}); see {self.workspace.features}"
+            )
         solutions = []
         plans = self.plans()
         overall = self._bar_task("solutions", len(plans))
@@ -203,15 +213,21 @@ class Solver:
             sid,
             "autogluon",
             f"AutoGluon TabularPredictor ({self.budget.autogluon_presets}) on the {TABULAR.name} inputs"
-            ", one predictor per output, optimising the competition's metric; tuned on its "
+            f"{self._features_note()}, one predictor per output, optimising the competition's metric; tuned on its "
             f"own holdout of the {len(fit)} fit rows, scored on the {len(val)} validation rows it never saw"
             f"{refitted}",
             out["val_score"],
             out["val_pred"],
             out["test_pred"],
             time.monotonic() - t0,
-            {"models": out.get("models"), "refit": self.refit},
+            {"models": out.get("models"), "refit": self.refit, "features": self.feature_record},
         )
+
+    def _features_note(self) -> str:
+        if not self.feature_record:
+            return " (no engineered features)" if not self.features else ""
+        added = self.feature_record["added"]
+        return f" plus {len(added)} engineered features (see {self.workspace.features.name})" if added else ""
 
     def network(self, sid: str, overrides: dict) -> Solution:
         """A late-fusion network, its training tuned by HEBO (lr, optimizer); the default configuration is the
@@ -261,7 +277,7 @@ class Solver:
         else:
             _ = self.task.split  # saved to the workspace before the workers read it
             tuned = tune(
-                partial(_trial_in_worker, str(self.ws), sid, asdict(base)),
+                partial(_trial_in_worker, str(self.ws), sid, asdict(base), self.features),
                 n_trials=b.n_trials,
                 seed=base.seed,
                 initial=[default],
@@ -278,7 +294,7 @@ class Solver:
         return Solution(
             sid,
             "network",
-            f"late-fusion network over {modal} ({_describe(config, self.task.modalities)}); "
+            f"late-fusion network over {modal}{self._features_note()} ({_describe(config, self.task.modalities)}); "
             f"HEBO over lr and optimizer, {len(records)} trials, best by validation {self.task.metric_name}",
             float(best["val_score"]),
             preds["val_pred"],
@@ -475,21 +491,36 @@ def _train_trial(task: TaskData, base, params: dict, files: SolutionFiles, k: in
     }
 
 
-def _trial_in_worker(ws: str, sid: str, base: dict, params: dict, k: int) -> dict:
+def _trial_in_worker(ws: str, sid: str, base: dict, features: bool, params: dict, k: int) -> dict:
     """A HEBO trial in another process (a Ray task): the task is rebuilt from the workspace, which the nodes share;
     the record goes back to the solver, which writes the trials file. cwd is the workspace, as for `agentk solve`,
     because the setup's generated code may rely on it."""
     from tools.fusion import FusionConfig
 
     with contextlib.chdir(ws):
+        task = TaskData(Path(ws))
+        if features:
+            from tools.features import apply_features
+
+            apply_features(task)
         return _train_trial(
-            TaskData(Path(ws)),
+            task,
             FusionConfig(**base),
             params,
             Workspace(ws).solution(sid),
             k,
             log=lambda m: print(f"{sid} trial {k + 1}: {m.strip()}", flush=True),
         )
+
+
+def _add_features(task: TaskData, workspace: Workspace) -> dict:
+    """Applies tools/features.py to the task's tab inputs and records what it added in the workspace."""
+    from tools.features import apply_features
+
+    record = apply_features(task)
+    workspace.solutions.mkdir(parents=True, exist_ok=True)
+    write_json(workspace.features, record)
+    return record
 
 
 def _failed_record(params: dict, k: int, error: str, seconds: float) -> dict:
@@ -544,6 +575,7 @@ def main(argv: list[str] | None = None) -> int:
         help="with Ray, a network's HEBO trials run K at a time [default: the cluster's GPUs, else 2]",
     )
     p.add_argument("--verbose", action="store_true", help="show everything the log gets as it comes")
+    p.add_argument("--no-features", action="store_true", help="ablation: no engineered features on the tab inputs")
     p.add_argument("--no-refit", action="store_true", help="ablation: AutoGluon's test predictions without a refit")
     args = p.parse_args(argv)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -573,7 +605,14 @@ def main(argv: list[str] | None = None) -> int:
                 else contextlib.nullcontext()
             ) as bar:
                 Solver(
-                    args.workspace, PRESETS[args.budget], log=log, bar=bar, say=say, refit=not args.no_refit, **parallel
+                    args.workspace,
+                    PRESETS[args.budget],
+                    log=log,
+                    bar=bar,
+                    say=say,
+                    features=not args.no_features,
+                    refit=not args.no_refit,
+                    **parallel,
                 ).run()
         except Exception as exc:  # the parent reads the reason from the solve summary; the traceback goes to the log
             traceback.print_exc()
