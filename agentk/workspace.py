@@ -8,7 +8,7 @@ stage is named here and nowhere else, and generated modules and maps are loaded 
     <ws>/train_tab_target_map.csv                                     first column "id"; one column per target
     <ws>/code_<stage>.py                                              every stage's generated code
     <ws>/setup.json, trajectory.jsonl, llm_log.jsonl                 the setup's state, steps and LLM calls
-    <ws>/solutions/split.json, solutions/<id>/...                    the solve (Solution files below)
+    <ws>/solutions/split.json, features.json, <id>/...               the solve (Solution files below)
     <ws>/solve.json, submission.csv, submissions.json, final_pick.json
     <ws>/logs/setup.log, logs/solve.log                               every detail the consoles leave out
     <ws>/report.html                                                  `agentk report`: what happened, self-contained
@@ -70,6 +70,7 @@ class Workspace:
     SUMMARY, MODALITIES, PLAN = "summary.md", "modalities.json", "plan.json"
     SETUP_STATE, TRAJECTORY, LLM_LOG = "setup.json", "trajectory.jsonl", "llm_log.jsonl"
     SOLUTIONS, SPLIT, SOLVE_SUMMARY = "solutions", "split.json", "solve.json"
+    FEATURES = "features.json"  # the generic features the solve added to the tab inputs (tools/features.py)
     SUBMISSION, SUBMISSIONS, FINAL_PICK = "submission.csv", "submissions.json", "final_pick.json"
     LIGHT = "light"  # the solution id of the setup's final light solve
     LOCK = ".agentk.lock"  # held by the run using the folder (agentk.core.lock); the curriculum's out folder too
@@ -173,6 +174,10 @@ class Workspace:
     @property
     def split(self) -> Path:
         return self.solutions / self.SPLIT
+
+    @property
+    def features(self) -> Path:
+        return self.solutions / self.FEATURES
 
     def solution(self, sid: str) -> Solution:
         return Solution(self.solutions / sid)

@@ -1,6 +1,7 @@
 """Setup + solve (agentk.api) on the bundled examples and the arena competitions, graded on hidden answers.
 
     uv run python benchmarks/solve.py [--arena ../shared/arena-dev] [--examples] [--budget quick] [--only NAME ...]
+                                      [--fresh] [--ablate features refit]
 
 Per competition it prints the grader's score of the workspace's submission, the score of the best constant
 prediction (training prior / mean, formatted by the setup's own formatter), the perfect-answer score (the
@@ -9,6 +10,8 @@ metric's optimum: what the hidden answers themselves score), and the normalised 
 score over the arena is the issue's target (>= 0.85 with --budget quick on a 2-core CPU).
 A setup that is already done in <out>/<name> is reused (delete it to redo); solve resumes finished solutions
 unless --fresh is given. The table also goes to <out>/solve.md.
+--ablate switches parts of the solver off (the solver's --no-features / --no-refit), for the ablation table:
+run it with --fresh into the same --out, once with and once without.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -48,8 +52,10 @@ COLUMNS = (
     "constant",
     "perfect",
     "normalised",
+    "setup s",
     "solve s",
 )
+ABLATIONS = ("features", "refit")
 
 
 @dataclass
@@ -125,7 +131,7 @@ def perfect(metric: str) -> float:
     return 1.0 if METRICS[metric].higher_is_better else 0.0
 
 
-def run(c: Competition, out: Path, budget: str, fresh: bool) -> dict:
+def run(c: Competition, out: Path, budget: str, fresh: bool, ablate: tuple[str, ...] = ()) -> dict:
     ws = Workspace(out / c.name)
     state = load_state(ws.setup_state)
     try:
@@ -140,8 +146,16 @@ def run(c: Competition, out: Path, budget: str, fresh: bool) -> dict:
                 shutil.rmtree(d) if d.is_dir() else d.unlink()
     t0 = time.monotonic()
     try:
-        with open(os.devnull, "w") as quiet:  # the solver's progress; the table is what this reports
-            summary = api.run_solve(ws.root, budget, output=quiet).summary
+        if ablate:  # the solver itself, with parts switched off (what `agentk solve` runs, in the same child form)
+            flags = [f"--no-{a}" for a in ablate]
+            cmd = [sys.executable, "-m", "agentk.solve.solver", str(ws.root), "--budget", budget, *flags]
+            subprocess.run(cmd, cwd=ws.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            summary = json.loads(ws.solve_summary.read_text())
+            if summary.get("status") != "done":
+                return {"competition": c.name, "error": f"solve {summary.get('status')}: {summary.get('error')}"}
+        else:
+            with open(os.devnull, "w") as quiet:  # the solver's progress; the table is what this reports
+                summary = api.run_solve(ws.root, budget, output=quiet).summary
     except (BadInput, AgentFailed) as exc:
         return {"competition": c.name, "error": f"solve exit {exc.exit_code}: {api.one_line(exc)}"}
     seconds = time.monotonic() - t0
@@ -159,6 +173,7 @@ def run(c: Competition, out: Path, budget: str, fresh: bool) -> dict:
         "constant": constant,
         "perfect": top,
         "normalised": (score - constant) / (top - constant) if top != constant else float("nan"),
+        "setup s": float(load_state(ws.setup_state).seconds),
         "solve s": seconds,
         "solutions": summary["solutions"],
     }
@@ -176,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", nargs="+", metavar="NAME")
     p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "solve")
     p.add_argument("--fresh", action="store_true", help="rebuild every solution (keeps the setups)")
+    p.add_argument("--ablate", nargs="+", choices=ABLATIONS, default=(), help="solve without these parts")
     args = p.parse_args(argv)
     if not args.arena and not args.examples:
         p.error("give --arena and/or --examples")
@@ -184,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for c in comps:
         print(f"… {c.name}", file=sys.stderr, flush=True)
-        r = run(c, args.out.resolve(), args.budget, args.fresh)
+        r = run(c, args.out.resolve(), args.budget, args.fresh, tuple(args.ablate))
         rows.append(r)
         print(f"  {r.get('error') or 'normalised ' + fmt(r['normalised'])}", file=sys.stderr, flush=True)
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]

@@ -2,12 +2,17 @@
 
     uv run python benchmarks/vs_autogluon.py [--arena ../shared/arena-dev] [--examples] [--budget quick]
 
-Plain AutoGluon is what a user would run instead: TabularPredictor fit on train.csv (labels: the train
-columns that test.csv lacks; ids dropped), its default metric, the same time limit as agentk's solve took,
+Plain AutoGluon is what a user would run instead, on fair terms:
+- the same rows: every row of train.csv (agentk's final AutoGluon model is refitted on every row too), labels
+  the train columns that test.csv lacks, ids dropped;
+- the competition's metric where AutoGluon has it (AG_METRICS); a log-error metric is AutoGluon's RMSE on a
+  log1p target, as a user would do; AutoGluon's default metric otherwise;
+- the same total wall time as agentk's setup + solve (from the setup state and the measured solve; with a
+  reused solve, the solutions' recorded seconds);
 then predict (probabilities where the metric scores probabilities) into the sample submission's format.
-agentk's side reuses benchmarks/solve.py (a finished setup/solve in --out is reused, its recorded solve
-time is the time limit). Ratios are agentk / AutoGluon for higher-is-better metrics and AutoGluon / agentk
-for losses, so > 1 means agentk did better.
+agentk's side reuses benchmarks/solve.py (a finished setup/solve in --out is reused; --fresh rebuilds the
+solutions). Ratios are agentk / AutoGluon for higher-is-better metrics and AutoGluon / agentk for losses, so
+> 1 means agentk did better; the table ends with their geometric mean and each side's mean normalised score.
 """
 
 from __future__ import annotations
@@ -41,10 +46,38 @@ COLUMNS = (
     "AutoGluon norm.",
     "time limit s",
 )
+# tools.metrics name -> AutoGluon's eval_metric (per label for the column-wise ones)
+AG_METRICS = {
+    "accuracy": "accuracy",
+    "f1": "f1",
+    "f1_macro": "f1_macro",
+    "f1_micro": "f1_micro",
+    "f1_weighted": "f1_weighted",
+    "gini": "roc_auc",  # 2 AUC - 1: the same order
+    "log_loss": "log_loss",
+    "multi_log_loss": "log_loss",
+    "mean_columnwise_log_loss": "log_loss",
+    "roc_auc": "roc_auc",
+    "mean_columnwise_auc": "roc_auc",
+    "mcc": "mcc",
+    "qwk": "quadratic_kappa",
+    "mae": "mae",
+    "median_ae": "median_absolute_error",
+    "mape": "mape",
+    "smape": "smape",
+    "mse": "mse",
+    "rmse": "rmse",
+    "mcrmse": "rmse",
+    "r2": "r2",
+    "rmsle": "rmse",  # on log1p(label)
+    "mean_columnwise_rmsle": "rmse",
+}
+LOG_TARGET = ("rmsle", "mean_columnwise_rmsle")
 
 
 def plain_autogluon(source: Path, metric: str, time_limit: float, out: Path) -> Path:
-    """TabularPredictor on the raw tables with its defaults; the submission in the sample's format."""
+    """TabularPredictor on the raw tables with its defaults but the competition's metric; the submission in the
+    sample's format."""
     from autogluon.tabular import TabularPredictor
 
     tables = find_tables(source)
@@ -55,10 +88,14 @@ def plain_autogluon(source: Path, metric: str, time_limit: float, out: Path) -> 
     features = [c for c in train.columns if c in test.columns and c != id_col]
     proba = METRICS[metric].prediction == "proba"
     sub = pd.DataFrame({id_col: test[id_col].astype(str) if id_col in test.columns else sample[id_col]})
+    log = metric in LOG_TARGET
     for label in labels:
-        predictor = TabularPredictor(label=label, path=str(out / f"ag_{label}"), verbosity=0).fit(
-            train[features + [label]].dropna(subset=[label]), time_limit=time_limit / len(labels)
-        )
+        data = train[features + [label]].dropna(subset=[label])
+        if log:
+            data[label] = np.log1p(data[label].astype(float))
+        predictor = TabularPredictor(
+            label=label, eval_metric=AG_METRICS.get(metric), path=str(out / f"ag_{label}"), verbosity=0
+        ).fit(data, time_limit=time_limit / len(labels))
         x = test[features]
         if set(sub_cols) <= {str(c) for c in train[label].unique()}:  # one probability column per class
             p = predictor.predict_proba(x)
@@ -69,7 +106,8 @@ def plain_autogluon(source: Path, metric: str, time_limit: float, out: Path) -> 
             positive = next((k for k in p.columns if str(k).lower() in ("1", "true")), predictor.positive_class)
             sub[label if label in sub_cols else sub_cols[0]] = p[positive].to_numpy()
         else:
-            sub[label if label in sub_cols else sub_cols[0]] = predictor.predict(x).to_numpy()
+            pred = predictor.predict(x).to_numpy()
+            sub[label if label in sub_cols else sub_cols[0]] = np.expm1(pred) if log else pred
     path = out / "autogluon_submission.csv"
     sub[[id_col] + sub_cols].to_csv(path, index=False)
     return path
@@ -82,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", default="quick")
     p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "solve")
     p.add_argument("--only", nargs="+", metavar="NAME")
+    p.add_argument("--fresh", action="store_true", help="rebuild agentk's solutions (keeps the setups)")
     args = p.parse_args(argv)
     if not args.arena and not args.examples:
         p.error("give --arena and/or --examples")
@@ -93,14 +132,15 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for c in comps:
         print(f"… {c.name}", file=sys.stderr, flush=True)
-        r = run(c, args.out.resolve(), args.budget, fresh=False)
+        r = run(c, args.out.resolve(), args.budget, fresh=args.fresh)
         if "error" in r:
             rows.append({"competition": c.name, "metric": c.metric, "agentk": r["error"]})
             continue
         ws = args.out.resolve() / c.name
-        limit = sum(s["seconds"] for s in json.loads(Workspace(ws).solve_summary.read_text())["solutions"])
+        recorded = sum(s["seconds"] for s in json.loads(Workspace(ws).solve_summary.read_text())["solutions"])
+        limit = r["setup s"] + max(r["solve s"], recorded)  # a resumed solve measures only its reloading
         with tempfile.TemporaryDirectory() as tmp:
-            ag = c.grade(plain_autogluon(c.source, c.metric, max(limit, 30.0), Path(tmp)))
+            ag = c.grade(plain_autogluon(c.source, c.metric, limit, Path(tmp)))
         higher = METRICS[c.metric].higher_is_better
         ours, const, top = r["test score"], r["constant"], r["perfect"]
         rows.append(
@@ -119,11 +159,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  agentk {fmt(ours)}  AutoGluon {fmt(ag)}  constant {fmt(const)}", file=sys.stderr, flush=True)
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(fmt(r.get(k, "-")) for k in COLUMNS) + " |" for r in rows]
-    ratios = [r["ratio"] for r in rows if isinstance(r.get("ratio"), float) and np.isfinite(r["ratio"])]
-    if ratios:
+    scored = [r for r in rows if isinstance(r.get("ratio"), float) and np.isfinite(r["ratio"])]
+    if scored:
+        ratios = [r["ratio"] for r in scored]
         lines.append(
             f"\ngeometric mean ratio agentk vs AutoGluon ({len(ratios)} competitions): "
-            f"{float(np.exp(np.mean(np.log(ratios)))):.3f}"
+            f"{float(np.exp(np.mean(np.log(ratios)))):.3f}; mean normalised: agentk "
+            f"{np.mean([r['agentk norm.'] for r in scored]):.3f}, AutoGluon "
+            f"{np.mean([r['AutoGluon norm.'] for r in scored]):.3f}"
         )
     table = "\n".join(lines)
     print(table)

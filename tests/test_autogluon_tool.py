@@ -12,6 +12,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from autogluon.tabular import TabularPredictor
 from conftest import EXAMPLES, ROOT
 
 from tools.autogluon_tool import fit_autogluon
@@ -152,11 +153,35 @@ def test_fit_autogluon_beats_the_constant_on_the_validation_rows(tasks, tmp_path
     assert result["val_score"] == pytest.approx(task.score(result["val_pred"], val))
     gain = result["val_score"] - constant if task.higher_is_better else constant - result["val_score"]
     assert gain > margin
-    # AutoGluon chose its best model by the same number, measured on the same rows
+    # selection kept honest: AutoGluon tuned on the fit rows alone, then refitted its choice on every row
     (summary,) = result["models"]
-    best = next(m for m in summary["leaderboard"] if m["model"] == summary["best"])
-    assert best["score_val"] == pytest.approx(result["val_score"] * (1 if task.higher_is_better else -1), rel=1e-6)
-    assert (tmp_path / "ag" / "output_0" / "predictor.pkl").exists()
+    fit = task.split[0]
+    assert summary["tuned_on_rows"] == len(fit) and summary["refit_on_rows"] == len(fit) + len(val)
+    assert summary["refit"] == f"{summary['selected']}_FULL" and summary["best"] == summary["refit"]
+    predictor = TabularPredictor.load(str(tmp_path / "ag" / "output_0"))
+    X_tuned, _ = predictor.load_data_internal("train")
+    X_holdout, _ = predictor.load_data_internal("val")
+    assert len(X_tuned) + len(X_holdout) == len(fit)  # the validation rows were never AutoGluon's
+    assert predictor.model_best == summary["refit"]
+    # the test predictions are the refitted model's, not the selected model's
+    X_test = task.test.inputs["tab"].reset_index(drop=True)
+    before = predictor.predict(X_test, model=summary["selected"]).to_numpy(float)
+    after = predictor.predict(X_test, model=summary["refit"]).to_numpy(float)
+    if task.outputs[0]["kind"] == "binary":
+        after = predictor.predict_proba(X_test, model=summary["refit"])[1].to_numpy(float)
+        before = predictor.predict_proba(X_test, model=summary["selected"])[1].to_numpy(float)
+    assert np.allclose(result["test_pred"][:, 0], after) and not np.allclose(before, after)
+
+
+def test_fit_autogluon_without_refit_predicts_the_test_rows_with_the_selected_model(tasks, tmp_path):
+    task = tasks["diabetes"]
+    result = fit_autogluon(task, time_limit=15, out_dir=tmp_path / "ag", hyperparameters={"XT": {}}, refit=False)
+    (summary,) = result["models"]
+    assert summary["refit"] is None and summary["best"] == summary["selected"]
+    predictor = TabularPredictor.load(str(tmp_path / "ag" / "output_0"))
+    X_test = task.test.inputs["tab"].reset_index(drop=True)
+    assert np.allclose(result["test_pred"][:, 0], predictor.predict(X_test).to_numpy(float))
+    assert not any(m.endswith("_FULL") for m in predictor.model_names())
 
 
 def test_fit_autogluon_fills_every_output(tasks, tmp_path):

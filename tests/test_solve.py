@@ -39,7 +39,7 @@ def test_solve_writes_every_solution_and_the_best_submission(solved):
     assert run.returncode == 0, run.stderr[-3000:]
     summary = json.loads((ws / "solve.json").read_text())
     ids = [s["id"] for s in summary["solutions"]]
-    assert ids[:2] == ["autogluon", "network-1"]
+    assert ids[:3] == ["constant", "autogluon", "network-1"]
     for sid in ids:
         folder = ws / "solutions" / sid
         for f in ("plan.json", "score.json", "val_pred.npy", "test_pred.npy", "submission.csv"):
@@ -233,3 +233,70 @@ def test_a_trials_epoch_bar_shows_its_epochs_speed_and_gpu_memory(setup_ws):
     report({"epoch": 4, "epochs": 30, "images_per_s": 99.0, "gpu_mem_gb": None})  # on CPU: no memory figure
     assert bar.tasks[0].description == "network-1 trial 1: 99 samples/s"
     assert Solver(setup_ws, PRESETS["quick"], log=lambda m: None)._epoch_bar("network-1", 0, None) is None
+
+
+@pytest.mark.parametrize("name", ["diabetes", "iris-species"])
+def test_the_constant_is_a_solution_and_the_floor_of_the_choice(example_ws, tmp_path, monkeypatch, name):
+    """The trivial candidate is the best input-free prediction the metric allows (class priors; the target's
+    mean or median, whichever validates better), and a solution that validates worse is never chosen over it."""
+    src, setup = example_ws(name)
+    assert setup.returncode == 0, setup.stderr[-2000:]
+    ws = tmp_path / name
+    shutil.copytree(src, ws, symlinks=True)  # the session's setup stays as it was
+    monkeypatch.chdir(ws)  # as `agentk solve`: the setup's generated code reads workspace-relative paths
+    solver = Solver(ws, PRESETS["quick"], log=lambda m: None, features=False)
+    assert solver.plans()[0] == ("constant", "constant", {})
+    task = solver.task
+    fit, val = task.split
+    constant = solver.constant("constant")
+    y = task.y[fit, 0]
+    if task.outputs[0]["kind"] == "regression":
+        scores = {
+            s: task.score(np.full((len(val), 1), f(y)), val) for s, f in (("mean", np.mean), ("median", np.median))
+        }
+        best = min(scores, key=scores.get) if not task.higher_is_better else max(scores, key=scores.get)
+        assert constant.details["statistic"] == best and constant.val_score == pytest.approx(scores[best])
+        assert np.allclose(constant.test_pred, {"mean": np.mean, "median": np.median}[best](task.y[:, 0]))
+    else:
+        prior = np.bincount(y.astype(int), minlength=task.widths[0]) / len(y)
+        assert np.allclose(constant.val_pred, prior) and constant.val_score == pytest.approx(
+            task.score(constant.val_pred, val)
+        )
+    assert constant.test_pred.shape == (len(task.test.ids), sum(task.widths))
+    kind, k = task.outputs[0]["kind"], task.widths[0]
+    if kind == "regression":  # a model that learnt nothing: the targets of other rows
+        noise = np.random.default_rng(0).permutation(task.y[:, :1])
+    else:  # a model that learnt the wrong thing: another class for every row
+        wrong = (task.y[:, 0].astype(int) + 1) % max(k, 2)
+        noise = wrong[:, None].astype(float) if kind == "binary" else np.eye(k)[wrong]
+    worse = Solution("guess", "network", "shuffled targets", 0.0, noise[val], noise[: len(task.test.ids)], 0.0)
+    worse.val_score = task.score(worse.val_pred, val)
+    assert task.better(constant.val_score, worse.val_score)
+    for s in (worse, constant):
+        solver.save(s)
+    summary = solver.finish([worse, constant])
+    assert summary["best"] == "constant"
+    assert (ws / "submission.csv").read_text() == (ws / "solutions" / "constant" / "submission.csv").read_text()
+
+
+def test_the_solver_adds_generic_features_to_the_tab_inputs_and_records_them(example_ws, tmp_path, monkeypatch):
+    src, setup = example_ws("diabetes")
+    assert setup.returncode == 0, setup.stderr[-2000:]
+    ws = tmp_path / "diabetes"
+    shutil.copytree(src, ws, symlinks=True)
+    monkeypatch.chdir(ws)
+    layout = Workspace(ws)
+    for split in ("train", "test"):  # a date column the setup could have mapped
+        path = layout.input_maps(split)["tab"]
+        frame = pd.read_csv(path)
+        frame["visit"] = pd.date_range("2020-01-01", periods=len(frame), freq="5h").astype(str)
+        frame.to_csv(path, index=False)
+    plain = Solver(ws, PRESETS["quick"], log=lambda m: None, features=False)
+    assert "visit" in plain.task.train.inputs["tab"] and not layout.features.exists()
+    solver = Solver(ws, PRESETS["quick"], log=lambda m: None)
+    record = read_json(layout.features)
+    assert record["dropped"] == ["visit"] and "visit__hour_sin" in record["added"]
+    tab = solver.task.train.inputs["tab"]  # what AutoGluon and the networks read
+    assert "visit" not in tab and {"visit__hour", "visit__elapsed_days"} <= set(tab.columns)
+    assert list(tab.index) == list(plain.task.train.inputs["tab"].index)
+    assert set(solver.task.test.inputs["tab"].columns) == set(tab.columns)

@@ -1,14 +1,18 @@
 """The AutoGluon tool (paper 3.2): one TabularPredictor per output of a tabular task, optimising the competition's
-own metric (tools.competition_scorer), fitted on the task's fit rows and tuned on its validation rows, so its
-validation predictions are comparable with every other solution's and can feed the blender.
+own metric (tools.competition_scorer), fitted and tuned on the task's fit rows alone, so its predictions for the
+validation rows are an honest figure, comparable with every other solution's, and can feed the blender.
 
 Choices:
 - Input: the tab input map only, in the dataset's id order, ids excluded; AutoGluon infers the column types
   (the map keeps booleans, numbers and strings as the setup wrote them).
-- Validation: the task's val rows are AutoGluon's tuning_data, without bagging for presets that do not ask for
-  it. A preset that bags (good/high/best quality) gets use_bag_holdout=True, so the val rows still choose the
-  ensemble and score it, and fits its folds one after another (2 cores: no ray workers); dynamic stacking is
-  off because it would carve its own holdout out of the fit rows.
+- Selection kept honest: what tunes a model is not what selects it. AutoGluon tunes (early stopping, ensemble
+  weights, its choice of best model) on a holdout it carves out of the fit rows, or on out-of-fold predictions for
+  presets that bag (good/high/best quality; folds fitted one after another: 2 cores, no ray workers); the solver
+  selects among solutions on the validation rows, which AutoGluon never sees while fitting. Dynamic stacking is off
+  (it would spend time on a second holdout).
+- Refit (refit=True): once the validation predictions are made, the best model (an ensemble: its members) is
+  refitted on every row, fit and validation, with the iterations it chose (refit_full), and that refit model
+  predicts the test rows. The validation figure is the one of the model before refitting, on rows it never saw.
 - Classes: every class is kept (label_count_threshold=1), and the binary decision threshold stays at 0.5
   (no calibration) because the model space carries probabilities and inverse_transform thresholds them at 0.5.
 - Seeds: `seed` is AutoGluon's random_state (its data splits, e.g. bagging folds); its models seed themselves
@@ -29,6 +33,7 @@ from tools.task_data import TaskData
 
 LABEL = "__agentk_target__"
 BAGGING_PRESETS = ("good", "high", "best", "extreme", "experimental")
+FIT_SHARE = 0.7  # of the time limit for the first fit when a refit follows (a refit costs about one more fit)
 
 
 def fit_autogluon(
@@ -39,10 +44,12 @@ def fit_autogluon(
     verbosity: int = 0,
     seed: int = 0,
     hyperparameters: dict | str | None = None,
+    refit: bool = True,
 ) -> dict:
-    """Fit and predict. Returns val_pred (model space, task.split[1] rows), test_pred (model space, all test rows),
-    val_score (task.score on the val rows), models (per output: best model and leaderboard; AutoGluon's score_val
-    is higher-is-better, so losses appear negated) and seconds."""
+    """Fit and predict. Returns val_pred (model space, task.split[1] rows), test_pred (model space, all test rows;
+    from the refitted model when refit), val_score (task.score on the val rows), models (per output: best model,
+    the refitted one, the rows tuned and refitted on, and the leaderboard; AutoGluon's score_val is on its own
+    holdout and higher-is-better, so losses appear negated) and seconds."""
     if TABULAR.name not in task.modalities:
         raise ValueError(
             f"the AutoGluon tool needs a {TABULAR.name} input map; this task has {', '.join(task.modalities)}"
@@ -53,26 +60,39 @@ def fit_autogluon(
     X, X_test = _features(task.train.inputs[TABULAR.name]), _features(task.test.inputs[TABULAR.name])
     options = {} if hyperparameters is None else {"hyperparameters": hyperparameters}  # None: the preset's
     if any(presets.startswith(p) for p in BAGGING_PRESETS):
-        options.update(use_bag_holdout=True, ag_args_ensemble={"fold_fitting_strategy": "sequential_local"})
+        options.update(ag_args_ensemble={"fold_fitting_strategy": "sequential_local"})
     val_parts, test_parts, models = [], [], []
     for j, output in enumerate(task.outputs):
         label = _labels(task.y[:, j], output["kind"])
         remaining = time_limit - (time.monotonic() - start)  # what earlier outputs left, shared by the rest
+        share = max(remaining / (len(task.outputs) - j), 1.0)
+        known = np.isfinite(task.y[:, j])  # rows without this output's target teach it nothing
+        fit_j, val_j = fit_rows[known[fit_rows]], val_rows[known[val_rows]]
         predictor = _fit_output(
             task,
             j,
-            X.iloc[fit_rows].assign(**{LABEL: label[fit_rows]}),
-            X.iloc[val_rows].assign(**{LABEL: label[val_rows]}),
+            X.iloc[fit_j].assign(**{LABEL: label[fit_j]}),
             out_dir / f"output_{j}",
-            time_limit=max(remaining / (len(task.outputs) - j), 1.0),
+            time_limit=max(share * FIT_SHARE, 1.0) if refit else share,
             presets=presets,
             verbosity=verbosity,
             seed=seed,
             **options,
         )
         val_parts.append(_predict(predictor, X.iloc[val_rows], output["kind"], task.widths[j]))
+        selected = predictor.model_best
+        if refit:  # the validation rows join the fit rows; the refitted best model becomes the predictor's best
+            predictor.refit_full(model="best", train_data_extra=X.iloc[val_j].assign(**{LABEL: label[val_j]}))
         test_parts.append(_predict(predictor, X_test, output["kind"], task.widths[j]))
-        models.append(_summary(predictor, output, out_dir / f"output_{j}"))
+        models.append(
+            _summary(predictor, output, out_dir / f"output_{j}")
+            | {
+                "selected": selected,
+                "refit": predictor.model_best if refit else None,
+                "tuned_on_rows": len(fit_j),
+                "refit_on_rows": len(fit_j) + len(val_j) if refit else None,
+            }
+        )
     val_pred, test_pred = np.hstack(val_parts), np.hstack(test_parts)
     return {
         "val_pred": val_pred,
@@ -87,7 +107,6 @@ def _fit_output(
     task: TaskData,
     j: int,
     train: pd.DataFrame,
-    tune: pd.DataFrame,
     path: Path,
     time_limit: float,
     presets: str,
@@ -114,7 +133,6 @@ def _fit_output(
     )
     predictor.fit(
         train,
-        tuning_data=tune,
         time_limit=time_limit,
         presets=presets,
         calibrate_decision_threshold=False,

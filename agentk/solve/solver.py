@@ -42,7 +42,7 @@ from tools.task_data import TaskData
 @dataclass
 class Solution:
     id: str
-    kind: str  # autogluon | network | blend
+    kind: str  # constant | autogluon | network | blend
     plan: str
     val_score: float
     val_pred: np.ndarray
@@ -53,7 +53,16 @@ class Solution:
 
 class Solver:
     def __init__(
-        self, ws: Path, budget: SolveBudget, log=print, bar=None, parallel_trials: int = 1, map_fn=None, say=None
+        self,
+        ws: Path,
+        budget: SolveBudget,
+        log=print,
+        bar=None,
+        parallel_trials: int = 1,
+        map_fn=None,
+        say=None,
+        features: bool = True,
+        refit: bool = True,
     ):
         self.ws = Path(ws).resolve()
         self.budget = budget
@@ -66,11 +75,16 @@ class Solver:
         self.map_fn = map_fn
         self.task = TaskData(self.ws)
         self.workspace = Workspace(self.ws)
+        # generic features (tools/features.py) on the tab inputs before any model reads them; False: the ablation
+        self.features = features
+        self.feature_record = _add_features(self.task, self.workspace) if features else None
+        self.refit = refit  # refit the chosen AutoGluon model on every row for the test predictions
 
     # -- the plan ---------------------------------------------------------------------------------
     def plans(self) -> list[tuple[str, str, dict]]:
-        """(id, kind, config) of the solutions to build, in order."""
-        plans = []
+        """(id, kind, config) of the solutions to build, in order. The constant comes first: it is the floor the
+        chosen submission cannot validate below."""
+        plans = [("constant", "constant", {})]
         if TABULAR.name in self.task.modalities:  # AutoGluon fits tables
             plans.append(("autogluon", "autogluon", {}))
         n = 0
@@ -90,6 +104,12 @@ class Solver:
             f"({'higher' if self.task.higher_is_better else 'lower'} is better); inputs "
             f"{', '.join(self.task.modalities)}; budget {self.budget.name}"
         )
+        if self.feature_record and self.feature_record["added"]:
+            added = self.feature_record["added"]
+            self.say(
+                f"{len(added)} engineered features on the {TABULAR.name} inputs "
+                f"({', '.join(list(added)[:4])}{', ...' if len(added) > 4 else ''}); see {self.workspace.features}"
+            )
         solutions = []
         plans = self.plans()
         overall = self._bar_task("solutions", len(plans))
@@ -98,14 +118,16 @@ class Solver:
             if done is not None:
                 self.say(f"{sid}: already done (validation {self.task.metric_name} {done.val_score:.5g})")
             else:
-                done = self.autogluon(sid) if kind == "autogluon" else self.network(sid, config)
+                build = {"constant": self.constant, "autogluon": self.autogluon}.get(kind)
+                done = build(sid) if build else self.network(sid, config)
                 self.save(done)
                 self.say(f"{sid}: validation {self.task.metric_name} {done.val_score:.5g} ({done.seconds:.0f} s)")
             solutions.append(done)
             self._advance(overall)
-        if len(solutions) >= self.budget.blend_after:
+        models = [s for s in solutions if s.kind != "constant"]  # a constant column adds nothing to a blend
+        if len(models) >= self.budget.blend_after:
             blend = self.load("blend")
-            if blend is None and (blend := self.blend(solutions)) is not None:
+            if blend is None and (blend := self.blend(models)) is not None:
                 self.save(blend)
             if blend is not None:
                 solutions.append(blend)
@@ -135,6 +157,49 @@ class Solver:
             self.bar.advance(task)
 
     # -- solutions ------------------------------------------------------------------------------
+    def constant(self, sid: str) -> Solution:
+        """The best prediction that ignores the inputs: per output the class prior, or for a regression the mean
+        or the median of the target (whichever the metric scores better on the validation rows). Its statistics
+        come from the fit rows for the validation figure and from every row for the test prediction."""
+        t0 = time.monotonic()
+        fit, val = self.task.split
+        every = np.arange(len(self.task.y))
+        regression = any(o["kind"] == "regression" for o in self.task.outputs)
+        candidates = {}
+        for stat in ("mean", "median") if regression else ("prior",):
+            val_pred = np.tile(self._constant_row(fit, stat), (len(val), 1))
+            candidates[stat] = (self.task.score(val_pred, val), val_pred)
+        stat = next(iter(candidates))
+        for other in candidates:
+            if self.task.better(candidates[other][0], candidates[stat][0]):
+                stat = other
+        score, val_pred = candidates[stat]
+        what = "class priors" if stat == "prior" else f"the target's {stat}"
+        return Solution(
+            sid,
+            "constant",
+            f"constant prediction: {what} (model space) for every row; the floor every other solution must beat",
+            float(score),
+            val_pred,
+            np.tile(self._constant_row(every, stat), (len(self.task.test), 1)),
+            time.monotonic() - t0,
+            {"statistic": stat, "candidates": {k: v[0] for k, v in candidates.items()}},
+        )
+
+    def _constant_row(self, rows: np.ndarray, stat: str) -> np.ndarray:
+        """One model-space row: per output P(class 1), the class frequencies, or the mean/median value."""
+        parts = []
+        for j, o in enumerate(self.task.outputs):
+            y = self.task.y[rows, j]
+            y = y[np.isfinite(y)]  # a row without this output's target
+            if o["kind"] == "multiclass":
+                parts.append(np.bincount(y.astype(int), minlength=self.task.widths[j])[: self.task.widths[j]] / len(y))
+            elif o["kind"] == "regression" and stat == "median":
+                parts.append(np.array([np.median(y)]))
+            else:
+                parts.append(np.array([y.mean()]))
+        return np.concatenate(parts)
+
     def autogluon(self, sid: str) -> Solution:
         from tools.autogluon_tool import fit_autogluon
 
@@ -152,18 +217,34 @@ class Solver:
             time_limit=self.budget.autogluon_time,
             presets=self.budget.autogluon_presets,
             out_dir=self.workspace.solution(sid).models,
+            refit=self.refit,
+        )
+        fit, val = self.task.split
+        refitted = (
+            f"; then its best model ({', '.join(m['selected'] for m in out['models'])}) refitted on all "
+            f"{len(fit) + len(val)} rows for the test predictions"
+            if self.refit
+            else "; the test predictions from the same model (no refit)"
         )
         return Solution(
             sid,
             "autogluon",
-            f"AutoGluon TabularPredictor ({self.budget.autogluon_presets}) on the {TABULAR.name} "
-            f"inputs, one predictor per output, scored with the competition's metric",
+            f"AutoGluon TabularPredictor ({self.budget.autogluon_presets}) on the {TABULAR.name} inputs"
+            f"{self._features_note()}, one predictor per output, optimising the competition's metric; tuned on its "
+            f"own holdout of the {len(fit)} fit rows, scored on the {len(val)} validation rows it never saw"
+            f"{refitted}",
             out["val_score"],
             out["val_pred"],
             out["test_pred"],
             time.monotonic() - t0,
-            {"models": out.get("models")},
+            {"models": out.get("models"), "refit": self.refit, "features": self.feature_record},
         )
+
+    def _features_note(self) -> str:
+        if not self.feature_record:
+            return " (no engineered features)" if not self.features else ""
+        added = self.feature_record["added"]
+        return f" plus {len(added)} engineered features (see {self.workspace.features.name})" if added else ""
 
     def network(self, sid: str, overrides: dict) -> Solution:
         """A late-fusion network, its training tuned by HEBO (lr, optimizer); the default configuration is the
@@ -213,7 +294,7 @@ class Solver:
         else:
             _ = self.task.split  # saved to the workspace before the workers read it
             tuned = tune(
-                partial(_trial_in_worker, str(self.ws), sid, asdict(base)),
+                partial(_trial_in_worker, str(self.ws), sid, asdict(base), self.features),
                 n_trials=b.n_trials,
                 seed=base.seed,
                 initial=[default],
@@ -230,7 +311,7 @@ class Solver:
         return Solution(
             sid,
             "network",
-            f"late-fusion network over {modal} ({_describe(config, self.task.modalities)}); "
+            f"late-fusion network over {modal}{self._features_note()} ({_describe(config, self.task.modalities)}); "
             f"HEBO over lr and optimizer, {len(records)} trials, best by validation {self.task.metric_name}",
             float(best["val_score"]),
             preds["val_pred"],
@@ -440,21 +521,36 @@ def _train_trial(
     }
 
 
-def _trial_in_worker(ws: str, sid: str, base: dict, params: dict, k: int) -> dict:
+def _trial_in_worker(ws: str, sid: str, base: dict, features: bool, params: dict, k: int) -> dict:
     """A HEBO trial in another process (a Ray task): the task is rebuilt from the workspace, which the nodes share;
     the record goes back to the solver, which writes the trials file. cwd is the workspace, as for `agentk solve`,
     because the setup's generated code may rely on it."""
     from tools.fusion import FusionConfig
 
     with contextlib.chdir(ws):
+        task = TaskData(Path(ws))
+        if features:
+            from tools.features import apply_features
+
+            apply_features(task)
         return _train_trial(
-            TaskData(Path(ws)),
+            task,
             FusionConfig(**base),
             params,
             Workspace(ws).solution(sid),
             k,
             log=lambda m: print(f"{sid} trial {k + 1}: {m.strip()}", flush=True),
         )
+
+
+def _add_features(task: TaskData, workspace: Workspace) -> dict:
+    """Applies tools/features.py to the task's tab inputs and records what it added in the workspace."""
+    from tools.features import apply_features
+
+    record = apply_features(task)
+    workspace.solutions.mkdir(parents=True, exist_ok=True)
+    write_json(workspace.features, record)
+    return record
 
 
 def _failed_record(params: dict, k: int, error: str, seconds: float) -> dict:
@@ -509,6 +605,8 @@ def main(argv: list[str] | None = None) -> int:
         help="with Ray, a network's HEBO trials run K at a time [default: the cluster's GPUs, else 2]",
     )
     p.add_argument("--verbose", action="store_true", help="show everything the log gets as it comes")
+    p.add_argument("--no-features", action="store_true", help="ablation: no engineered features on the tab inputs")
+    p.add_argument("--no-refit", action="store_true", help="ablation: AutoGluon's test predictions without a refit")
     args = p.parse_args(argv)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -536,7 +634,16 @@ def main(argv: list[str] | None = None) -> int:
                 if bars
                 else contextlib.nullcontext()
             ) as bar:
-                Solver(args.workspace, PRESETS[args.budget], log=log, bar=bar, say=say, **parallel).run()
+                Solver(
+                    args.workspace,
+                    PRESETS[args.budget],
+                    log=log,
+                    bar=bar,
+                    say=say,
+                    features=not args.no_features,
+                    refit=not args.no_refit,
+                    **parallel,
+                ).run()
         except Exception as exc:  # the parent reads the reason from the solve summary; the traceback goes to the log
             traceback.print_exc()
             write_json(
