@@ -18,7 +18,9 @@ from agentk.competition.tables import SampleColumns, find, sample_columns
 from agentk.core.errors import BadInput
 from agentk.modalities import IMAGE
 from agentk.policies.analysis import analyse
+from agentk.policies.target_shapes import scored_rows
 from agentk.testing.competitions import build
+from stages import metric as metric_stage
 from stages import tab_input_map
 from stages.fetch import check_source, fetch_local
 from tools.task_data import group_column
@@ -228,6 +230,21 @@ def test_rows_in_groups_the_test_set_does_not_share_are_split_by_group(fixtures)
     assert group_column(train, test) == "episode_id"
     assert group_column(train, train) is None  # shared groups: rows are independent samples
     assert group_column(train.drop(columns=["episode_id", "row_id"]), test) is None
+
+
+def test_a_metric_that_masks_rows_scores_only_the_rows_the_evaluation_text_names(fetched):
+    ws, meta = fetched("grouped-masked")
+    a = analyse(ws)
+    assert (a.metric, a.metric_columns, a.scored_value) == (meta["metric"], ["valve_open"], 0.0)
+    scope: dict = {}
+    exec(metric_stage.expert(a, None).code, scope)  # the generated code_metric.py
+    train = pd.read_csv(ws / a.train)
+    truth = train[["pressure", "valve_open"]]
+    off_unscored = truth[["pressure"]].where(train["valve_open"] == 0, train[["pressure"]] + 100.0)
+    assert scope["metric"](truth, off_unscored) == 0.0  # errors on the unscored rows do not count
+    assert scope["metric"](truth, truth[["pressure"]] + 1.0) == pytest.approx(1.0)
+    said = "The expiratory phase is not scored: rows where valve_open is 1 are not scored."
+    assert scored_rows(said, train[["valve_open", "time_step"]]) == ("valve_open", 0.0)
 
 
 def test_a_layout_in_a_format_agentk_cannot_read_is_refused_naming_it(fixtures):

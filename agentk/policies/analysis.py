@@ -77,7 +77,8 @@ class Analysis:
     joins: list[Join] = field(default_factory=list)  # tables joined to train/test by a key (labels, per-entity)
     numeric_text: list[str] = field(default_factory=list)  # features written as text that are numbers ("1,234")
     echo: list[str] = field(default_factory=list)  # sample columns that repeat test inputs: copied, not predicted
-    metric_columns: list[str] = field(default_factory=list)  # train-only columns the metric reads (identities)
+    metric_columns: list[str] = field(default_factory=list)  # train columns the metric reads (identities, a mask)
+    scored_value: float | None = None  # masked metrics: only rows whose metric_columns[0] holds this are scored
 
     @property
     def submission_columns(self) -> list[str]:
@@ -263,6 +264,11 @@ def analyse(ws: Path) -> Analysis:
                 "the metric scores sub-groups, but the evaluation text names none of the train-only columns "
                 f"{train_only[:8]} as an identity sub-group"
             )
+    scored_value = None
+    if metric_name == "masked_mae":  # the two-valued column whose value the evaluation text says rows are scored at
+        others = train.drop(columns=[c for c in (*target_cols, id_col, train_id) if c in train.columns])
+        if mask := shapes.scored_rows(evaluation_text(ws), others):
+            metric_columns, scored_value = [mask[0]], mask[1]
     return Analysis(
         rel("train"),
         rel("test"),
@@ -284,6 +290,7 @@ def analyse(ws: Path) -> Analysis:
         numbers_as_text,
         columns.echo,
         metric_columns,
+        scored_value,
     )
 
 

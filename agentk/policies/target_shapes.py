@@ -113,6 +113,28 @@ def columns_named_in(text: str, columns: list[str]) -> list[str]:
     return named
 
 
+def scored_rows(text: str, table: pd.DataFrame) -> tuple[str, float] | None:
+    """(column, value) when the evaluation text says only rows where a two-valued column holds a value are scored
+    ("only rows where valve_open == 0 are scored", "rows where valve_open is 1 are not scored"): a masked metric."""
+    norm = " ".join(re.sub(r"[_\-`*]", " ", text.lower()).split())
+    for sentence in re.split(r"(?<=[.;:])\s", norm):
+        for c in table.columns:
+            values = pd.to_numeric(table[c], errors="coerce").dropna().unique()
+            words = " ".join(re.sub(r"[_\-]", " ", str(c).lower()).split())
+            if len(values) != 2 or not words:
+                continue
+            said = re.search(
+                rf"(?<![a-z0-9]){re.escape(words)} ?(?:==?|is|equals|of) ?(-?\d+(?:\.\d+)?)(?![\d.])", sentence
+            )
+            if said is None or float(said.group(1)) not in values:
+                continue
+            value = float(said.group(1))
+            if re.search(r"\b(?:not (?:be )?(?:scored|counted|evaluated)|ignored|excluded)\b", sentence):
+                value = float(next(v for v in values if v != value))  # the other value's rows are the scored ones
+            return c, value
+    return None
+
+
 TARGET_NAME = re.compile(r"^(target|label|labels|y|class|outcome)$", re.I)
 
 
