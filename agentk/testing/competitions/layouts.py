@@ -460,7 +460,7 @@ def pixel_csv(folder, rng):
             "Predict the digit drawn in each 8x8 image.", ACCURACY, ["train.csv", "test.csv", "sample_submission.csv"]
         )
     )
-    return finish(folder, answers, "sample_submission.csv", task_type="MultiCls")
+    return finish(folder, answers, "sample_submission.csv", task_type="MultiCls", inputs=("image",))
 
 
 # ---- 3. sample columns that echo test inputs ------------------------------------------------------------------
