@@ -44,7 +44,7 @@ class Target:
     kind: str  # binary | multiclass | regression | multilabel (a set of labels per row: one binary head per label)
     submit: str  # label | proba | proba_columns | value | ranking (top k labels, best first) | label_set
     columns: list[str]  # submission columns this target fills
-    classes: list = field(default_factory=list)  # sorted classes (classification)
+    classes: list = field(default_factory=list)  # sorted classes (classification; ordinal ratings of a regression)
     positive: object = None  # binary: the class submitted as 1 / whose probability is submitted
     log: bool = False  # regression scored on a log scale: model log1p(y)
     source: str = ""  # column of the train table it comes from (defaults to `column`)
@@ -336,6 +336,8 @@ def _shaped_target(
         return Target(column, "multilabel", "label_set", sub_cols, labels)
     if (threshold := shapes.binarise_threshold(s, metric, text)) is not None:
         return Target(column, "binary", "proba", sub_cols, [0, 1], 1, threshold=threshold)
+    if len(sub_cols) == 1 and (ratings := shapes.ordinal_ratings(s, metric)):  # a value cut into ratings
+        return Target(column, "regression", "label", sub_cols, ratings)
     if shapes.continuous_for_ranking_metric(s, metric):
         return Target(column, "regression", "value", sub_cols)
     return None

@@ -1,6 +1,6 @@
 """Target shapes beyond one label or value per column, as the expert reads them off the train table, the sample
 submission and the metric: label sets in one string column, top-k rankings in one column, fractions that the
-metric binarises, continuous targets of ranking metrics, and mutually exclusive outcomes given as one-hot columns.
+metric binarises, continuous targets of ranking metrics, ordinal ratings scored by kappa, and mutually exclusive outcomes given as one-hot columns.
 
 Each function returns the analysis' Target for its shape, or None when the data do not show that shape.
 """
@@ -99,6 +99,17 @@ def outcome_column(train: pd.DataFrame) -> str:
 
 def _natural(label: str):
     return (0, int(label), "") if label.isdigit() else (1, 0, label)
+
+
+def ordinal_ratings(s: pd.Series, metric: Metric | None) -> list | None:
+    """The ratings (three or more whole numbers, in order) of a target scored by quadratic weighted kappa: it is
+    modelled as a value and cut into ratings at points tuned on validation, as the metric rewards near misses."""
+    if metric is None or metric.name != "qwk" or not pd.api.types.is_numeric_dtype(s):
+        return None
+    values = np.sort(s.dropna().unique())
+    if len(values) < 3 or not np.all(values % 1 == 0):
+        return None
+    return [int(v) for v in values]
 
 
 def columns_named_in(text: str, columns: list[str]) -> list[str]:
