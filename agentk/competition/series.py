@@ -1,7 +1,8 @@
-"""Per-sample files that are neither images nor text: one CSV/parquet table per sample (a sensor time series) or
-one .npy array per sample, and images kept inside tables (bands as number lists, pixels one per column). fetch summarises them into one table, a fixed-length row per sample keyed like the
-train table (row count, then mean, std, min, max, first and last of each numeric column; small arrays as their
-values), which the analysis joins to train and test like any per-entity table."""
+"""Data kept outside the usual image and text files. Per-sample files: one CSV/parquet table per sample (a sensor
+time series) or one .npy array per sample; fetch summarises them into one table, a fixed-length row per sample keyed
+like the train table (row count, then mean, std, min, max, first and last of each numeric column; small arrays as
+their values), which the analysis joins to train and test like any per-entity table. Images kept inside tables
+(bands as number lists, pixels one per column) are written as PNGs."""
 
 from __future__ import annotations
 
