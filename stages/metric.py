@@ -30,7 +30,8 @@ METRIC = {name!r}
 PREDICTION = {prediction!r}  # what the metric scores: label | proba | value | ranking
 MULTI_TARGET = {multi}
 TARGETS = {targets!r}
-METRIC_COLUMNS = {metric_columns!r}  # target-map columns the metric reads beside the targets (sub-groups)
+METRIC_COLUMNS = {metric_columns!r}  # target-map columns the metric reads beside the targets (sub-groups, mask)
+SCORED_VALUE = {scored_value!r}  # a masked metric scores only the rows whose METRIC_COLUMNS[0] holds this value
 
 
 def _truth(y_true: pd.DataFrame, t: dict) -> np.ndarray:
@@ -66,6 +67,9 @@ def metric(y_true, y_pred) -> float:
     y_pred = pd.DataFrame(y_pred).reset_index(drop=True)
     truths = [_truth(y_true, t) for t in TARGETS]
     guesses = [_guess(y_pred, t) for t in TARGETS]
+    if SCORED_VALUE is not None:
+        keep = y_true[METRIC_COLUMNS[0]].astype(float).to_numpy() == SCORED_VALUE
+        return float(np.mean([score(a, b, mask=keep) for a, b in zip(truths, guesses)]))
     truths += [y_true[c].astype(float).to_numpy() for c in METRIC_COLUMNS]
     if MULTI_TARGET:
         return float(score(np.column_stack(truths), np.column_stack(guesses)))
@@ -100,6 +104,7 @@ def expert(a: Analysis, ctx: Context) -> Action:
             multi=m.multi_target,
             targets=targets,
             metric_columns=a.metric_columns,
+            scored_value=a.scored_value,
         )
     )
     return Action(code=fill(TEMPLATE, body))

@@ -32,7 +32,7 @@ if __name__ == "__main__":
 BODY = """SPEC = {spec!r}
 THRESHOLD = 0.5  # a binary label, or each label of a set, is predicted when its probability reaches this
 TUNABLE = {tunable!r}  # decoding constants the solver tunes on validation rows for the metric
-
+{cuts}
 
 def _outputs(s):
     if s["kind"] == "multilabel":  # one binary head per label
@@ -96,7 +96,10 @@ def inverse_transform(arr) -> pd.DataFrame:
         else:
             v = arr[:, j]
             j += 1
-            if s["kind"] == "regression":
+            if s["kind"] == "regression" and s["cuts"]:  # ordinal ratings: the value cut at the CUT_ points
+                cuts = [globals()[name] for name in s["cuts"]]
+                out[s["columns"][0]] = [classes[i] for i in np.searchsorted(cuts, v, side="right")]
+            elif s["kind"] == "regression":
                 out[s["columns"][0]] = np.clip(np.expm1(v), 0, None) if s["log"] else v
             elif s["submit"] == "proba":
                 out[s["columns"][0]] = np.clip(v, 0.0, 1.0)
@@ -119,12 +122,19 @@ def expert(a: Analysis, ctx: Context) -> Action:
             "log": t.log,
             "k": t.k,
             "threshold": t.threshold,
+            "cuts": [f"CUT_{j}_{i}" for i in range(len(t.classes) - 1)] if t.kind == "regression" else [],
         }
-        for t in a.targets
+        for j, t in enumerate(a.targets)
     ]
     decided = any(t.kind == "multilabel" or (t.kind == "binary" and t.submit == "label") for t in a.targets)
     tunable = {"THRESHOLD": [round(float(x), 2) for x in np.arange(0.1, 0.91, 0.05)]} if decided else {}
-    return Action(code=fill(TEMPLATE, BODY.format(spec=spec, tunable=tunable)))
+    cuts = []
+    for s, t in zip(spec, a.targets):  # between two ratings; ties in tuning keep the midpoint (it comes first)
+        for name, lo, hi in zip(s["cuts"], t.classes, t.classes[1:]):
+            cuts.append(f"{name} = {(lo + hi) / 2!r}  # between ratings {lo} and {hi}")
+            tunable[name] = [round(lo + (hi - lo) * f, 3) for f in (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.1, 0.9)]
+    body = BODY.format(spec=spec, tunable=tunable, cuts="".join(line + "\n" for line in cuts))
+    return Action(code=fill(TEMPLATE, body))
 
 
 STAGE = Stage(
@@ -135,7 +145,8 @@ STAGE = Stage(
     expert=expert,
     role=ROLE_TARGET_TRANSFORM,
     hints=(
-        "Encode classes as integer codes, binary as 0/1 of the positive class; RMSLE-scored targets as log1p. "
+        "Encode classes as integer codes, binary as 0/1 of the positive class; RMSLE-scored targets as log1p; "
+        "kappa-scored ratings as a value cut into ratings at tuned points. "
         "Label sets in one column: one 0/1 column per label, decoded with a threshold; top-k rankings: one "
         "multi-class output whose k most likely classes are joined by spaces."
     ),

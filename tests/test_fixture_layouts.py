@@ -10,15 +10,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import agentk
+from PIL import Image
 
+from agentk.competition.series import pixel_columns
 from agentk.competition.tables import SampleColumns, find, sample_columns
 from agentk.core.errors import BadInput
 from agentk.modalities import IMAGE
 from agentk.policies.analysis import analyse
+from agentk.policies.target_shapes import scored_rows
 from agentk.testing.competitions import build
+from stages import metric as metric_stage
 from stages import tab_input_map
 from stages.fetch import check_source, fetch_local
 from tools.task_data import group_column
@@ -155,6 +160,37 @@ def test_image_layouts(fetched):
     assert (a.file_source("train", IMAGE.name).folder, a.file_source("train", IMAGE.name).ext) == ("raw/train", ".png")
 
 
+def test_pixel_columns_of_a_table_become_images_named_by_position(fetched):
+    ws, meta = fetched("pixel-csv")
+    a = analyse(ws)
+    assert (a.inputs, meta["modalities"]["inputs"]) == ([IMAGE.name], ["image"])
+    assert (a.train, a.test, a.test_id, a.features) == (
+        "raw/train_without_pixels.csv",
+        "raw/test_without_pixels.csv",
+        "ImageId",
+        [],
+    )
+    assert a.file_source("test", IMAGE.name).folder == "raw/test_images"
+    pixels = pd.read_csv(ws / "raw" / "train.csv").drop(columns="label").to_numpy()
+    with Image.open(ws / "raw" / "train_images" / "3.png") as img:  # ImageId 3: the third row, 8 x 8 grey
+        assert (np.asarray(img).ravel() == pixels[2]).all()
+
+
+def test_pixel_columns_are_told_from_other_numbered_columns():
+    rng = np.random.default_rng(0)
+    grey = pd.DataFrame(rng.integers(0, 256, (4, 64)), columns=[f"pixel{i}" for i in range(64)])
+    assert pixel_columns(grey.assign(label=1)) == (list(grey.columns), 8, 1)
+    rgb = pd.DataFrame(rng.random((4, 192)), columns=[f"px_{i}" for i in range(1, 193)])  # fractions, 3 planes
+    assert pixel_columns(rgb)[1:] == (8, 3)
+    assert pixel_columns(grey.iloc[:, :60]) is None  # not a square
+    assert pixel_columns(grey * 10) is None  # values beyond 0..255 are not pixels
+    assert pixel_columns(grey.drop(columns="pixel7")) is None  # the running number has a gap
+    features = pd.DataFrame(rng.normal(size=(4, 16)), columns=[f"f{i}" for i in range(16)])
+    assert pixel_columns(features) is None
+    groups = [pd.DataFrame(rng.random((4, 64)) / 10, columns=[f"{g}{i}" for i in range(1, 65)]) for g in "abc"]
+    assert pixel_columns(pd.concat(groups, axis=1)) is None  # three feature groups of 64 fractions each
+
+
 def test_a_folder_without_a_sample_submission_names_the_tables_it_found(fixtures, tmp_path):
     public = fixtures("camel-sample") / "public"
     folder = tmp_path / "comp"
@@ -228,6 +264,21 @@ def test_rows_in_groups_the_test_set_does_not_share_are_split_by_group(fixtures)
     assert group_column(train, test) == "episode_id"
     assert group_column(train, train) is None  # shared groups: rows are independent samples
     assert group_column(train.drop(columns=["episode_id", "row_id"]), test) is None
+
+
+def test_a_metric_that_masks_rows_scores_only_the_rows_the_evaluation_text_names(fetched):
+    ws, meta = fetched("grouped-masked")
+    a = analyse(ws)
+    assert (a.metric, a.metric_columns, a.scored_value) == (meta["metric"], ["valve_open"], 0.0)
+    scope: dict = {}
+    exec(metric_stage.expert(a, None).code, scope)  # the generated code_metric.py
+    train = pd.read_csv(ws / a.train)
+    truth = train[["pressure", "valve_open"]]
+    off_unscored = truth[["pressure"]].where(train["valve_open"] == 0, train[["pressure"]] + 100.0)
+    assert scope["metric"](truth, off_unscored) == 0.0  # errors on the unscored rows do not count
+    assert scope["metric"](truth, truth[["pressure"]] + 1.0) == pytest.approx(1.0)
+    said = "The expiratory phase is not scored: rows where valve_open is 1 are not scored."
+    assert scored_rows(said, train[["valve_open", "time_step"]]) == ("valve_open", 0.0)
 
 
 def test_a_layout_in_a_format_agentk_cannot_read_is_refused_naming_it(fixtures):

@@ -44,7 +44,7 @@ EXPECTED = {
     "multi-target-spearman": ("mean_spearman", [("regression", "value")] * 4),
     "multilabel-label-ids": ("f2_samples", [("multilabel", "label_set")]),
     "multilabel-label-words": ("f1_samples", [("multilabel", "label_set")]),
-    "ordinal-qwk": ("qwk", [("multiclass", "label")]),
+    "ordinal-qwk": ("qwk", [("regression", "label")]),  # a value cut into ratings at tuned points
     "pearson-regression": ("pearson", [("regression", "value")]),
     "top5-ranking-new-class": ("map_at_5", [("multiclass", "ranking")]),
     "weighted-auc-labels": ("weighted_auc", [("binary", "proba")] * 4),
@@ -146,6 +146,21 @@ def test_label_sets_round_trip_and_threshold(fetched):
     assert low["attribute_ids"].str.split().str.len().eq(1).all()
     g["transform"].THRESHOLD = 0.5
     assert g["transform"].inverse_transform(np.full_like(t, 0.9))["attribute_ids"].iloc[0] == "1 4 7 10 13 16 19 22"
+
+
+def test_kappa_ratings_are_a_value_cut_at_tuned_points(fetched):
+    g = _generated(fetched["ordinal-qwk"])
+    check_transform(fetched["ordinal-qwk"])
+    y = pd.read_csv(Workspace(fetched["ordinal-qwk"]).target_map, dtype={"id": str}).drop(columns="id")
+    tf = g["transform"]
+    assert [o["kind"] for o in tf.OUTPUTS] == ["regression"] and set(tf.TUNABLE) == {f"CUT_0_{i}" for i in range(4)}
+    assert (tf.inverse_transform(tf.transform(y))["rating"] == y["rating"]).all()
+    assert tf.inverse_transform(np.array([[-3.0], [1.49], [1.51], [9.0]]))["rating"].tolist() == [0, 1, 2, 4]
+    squeezed = 1.0 + 0.5 * tf.transform(y)  # a model that shrinks ratings towards the mean
+    before = g["metric"].metric(y, tf.inverse_transform(squeezed))
+    for i in range(4):  # the cuts that fit the shrunk scale
+        setattr(tf, f"CUT_0_{i}", 1.25 + 0.5 * i)
+    assert g["metric"].metric(y, tf.inverse_transform(squeezed)) == 1.0 > before
 
 
 def test_label_strings_are_checked_against_train(fetched, monkeypatch):

@@ -1,10 +1,12 @@
-"""Per-sample files that are neither images nor text: one CSV/parquet table per sample (a sensor time series) or
-one .npy array per sample. fetch summarises them into one table, a fixed-length row per sample keyed like the
-train table (row count, then mean, std, min, max, first and last of each numeric column; small arrays as their
-values), which the analysis joins to train and test like any per-entity table."""
+"""Data kept outside the usual image and text files. Per-sample files: one CSV/parquet table per sample (a sensor
+time series) or one .npy array per sample; fetch summarises them into one table, a fixed-length row per sample keyed
+like the train table (row count, then mean, std, min, max, first and last of each numeric column; small arrays as
+their values), which the analysis joins to train and test like any per-entity table. Images kept inside tables
+(bands as number lists, pixels one per column) are written as PNGs."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -92,8 +94,6 @@ def bands_to_images(table: pd.DataFrame, id_col: str, folder: Path) -> pd.DataFr
     """Image bands stored as number lists in a table's cells (band_1, band_2 of h*w values each) written as one PNG
     per row under `folder` (named by the id, the bands as channels, each scaled to 0..255), and the table without
     them; None when the table holds no such columns."""
-    from PIL import Image
-
     bands = [
         c
         for c in table.columns
@@ -102,10 +102,73 @@ def bands_to_images(table: pd.DataFrame, id_col: str, folder: Path) -> pd.DataFr
     side = int(round(len(table[bands[0]].iloc[0]) ** 0.5)) if bands else 0
     if not bands or side * side != len(table[bands[0]].iloc[0]) or side < 4:
         return None
-    folder.mkdir(parents=True, exist_ok=True)
+    images = []
     for _, row in table.iterrows():
         chans = [np.asarray(row[c], dtype=float).reshape(side, side) for c in bands[:3]]
         chans += [np.mean(chans, axis=0)] * (3 - len(chans))
-        img = np.stack([(c - c.min()) / (np.ptp(c) or 1.0) * 255 for c in chans], axis=-1).astype(np.uint8)
-        Image.fromarray(img).save(folder / f"{row[id_col]}.png")
+        images.append(np.stack([(c - c.min()) / (np.ptp(c) or 1.0) * 255 for c in chans], axis=-1).astype(np.uint8))
+    _save_pngs(table[id_col], images, folder)
     return table.drop(columns=bands)
+
+
+PIXEL = re.compile(r"^(\D*?)_?(\d+)$")  # pixel0, pixel_12, px3: a prefix and a running number
+PIXEL_SHARE = 0.9  # a table of pixels is little else: an id, a label
+MIN_SIDE = 8  # smaller squares of numbers are more likely features than pictures
+
+
+def pixel_columns(table: pd.DataFrame) -> tuple[list[str], int, int] | None:
+    """(columns in order, side, channels) when a table holds an image's pixels one per column: a common prefix
+    and a running number from 0 or 1 (pixel0..pixel783), a square count (grey) or three squares (RGB planes),
+    whole numbers in 0..255 or fractions in 0..1, and nearly all of the table's columns. None when it holds no such columns."""
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for c in table.columns:
+        if m := PIXEL.match(str(c)):
+            groups.setdefault(m.group(1).lower(), []).append((int(m.group(2)), c))
+    for cols in groups.values():
+        cols.sort()
+        numbers = [n for n, _ in cols]
+        if numbers[0] not in (0, 1) or numbers != list(range(numbers[0], numbers[0] + len(numbers))):
+            continue
+        if len(cols) < PIXEL_SHARE * table.shape[1]:  # a few numbered groups among others are features (margin1..64)
+            continue
+        shape = next(
+            (
+                (side, ch)
+                for ch in (1, 3)
+                if (side := round((len(cols) / ch) ** 0.5)) >= MIN_SIDE and ch * side**2 == len(cols)
+            ),
+            None,
+        )
+        values = table[[c for _, c in cols]]
+        if (
+            shape is None
+            or not all(pd.api.types.is_numeric_dtype(t) for t in values.dtypes)
+            or values.isna().any().any()
+        ):
+            continue
+        v = values.to_numpy(float)
+        if v.min() >= 0 and (v.max() <= 1 or (v.max() <= 255 and np.all(v % 1 == 0))):
+            return [c for _, c in cols], *shape
+    return None
+
+
+def pixels_to_images(table: pd.DataFrame, id_col: str, folder: Path) -> pd.DataFrame | None:
+    """Pixel columns (pixel_columns) written as one PNG per row under `folder`, named by the id, and the table
+    without them; None when the table holds no such columns."""
+    found = pixel_columns(table)
+    if found is None:
+        return None
+    columns, side, channels = found
+    v = table[columns].to_numpy(float)
+    v = v * 255 if v.max() <= 1 else v
+    images = v.reshape(len(table), channels, side, side).transpose(0, 2, 3, 1).round().astype(np.uint8)
+    _save_pngs(table[id_col], images[..., 0] if channels == 1 else images, folder)
+    return table.drop(columns=columns)
+
+
+def _save_pngs(ids: pd.Series, images, folder: Path) -> None:
+    from PIL import Image
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, img in zip(ids, images):
+        Image.fromarray(img).save(folder / f"{name}.png")

@@ -19,7 +19,14 @@ import pandas as pd
 
 from agentk.competition.dataview import TABLE_EXT, is_table, read_table, role_of, walk
 from agentk.competition.file_inputs import listing_source, modality_files
-from agentk.competition.series import SUMMARY, arrays_to_tables, bands_to_images, summarise_files
+from agentk.competition.series import (
+    SUMMARY,
+    arrays_to_tables,
+    bands_to_images,
+    pixel_columns,
+    pixels_to_images,
+    summarise_files,
+)
 from agentk.core.errors import BadInput
 from agentk.modalities import file_extensions
 
@@ -27,6 +34,7 @@ LABELS = re.compile(r"label|target|solution|truth|answer", re.I)  # a table of t
 MAX_PARTS = 20  # a split folder with more tables than this holds one table per sample, not parts of one
 DEPTH = 2  # folders below the competition folder that are searched for tables
 FOLDER_LABELS = "train_folder_labels.csv"  # written by normalise: the labels that class sub-folders give
+FLAT = "_without_pixels"  # <stem>_without_pixels.csv: written by normalise, it stands in for the table <stem>
 PART = re.compile(r"[_\-. ]?(part|chunk)?[_\-. ]?\d+$", re.I)  # train_1, train-part-2: numbered parts
 
 
@@ -85,9 +93,11 @@ def find(root: Path) -> Tables:
 @lru_cache(maxsize=32)
 def _find(root: Path, signature: tuple) -> Tables:
     by_role: dict[str, list[Path]] = {}
-    for p in candidates(root):
+    found = candidates(root)
+    flat = {p.parent / p.name.replace(FLAT, "", 1) for p in found if _stem(p).endswith(FLAT)}
+    for p in found:
         role = file_role(p, root)
-        if role:
+        if role and p.with_name(f"{_stem(p)}.csv") not in flat:  # a table of pixels gives way to its flat one
             by_role.setdefault(role, []).append(p)
     out = Tables({})
     for role in ("train", "test"):
@@ -193,7 +203,7 @@ def _id_match(sample: Path, test_keys: set[str]) -> tuple[float, int]:
 def normalise(root: Path) -> list[str]:
     """Make a fetched folder's data readable the one simple way every program reads it: a split that comes in
     parts (train_1.csv + train_2.csv, train/part-*.csv) is joined into one CSV; whole-split arrays become tables;
-    image bands kept as number lists become PNGs; per-sample series or array files are summarised into one table;
+    image bands kept as number lists and pixels kept one per column become PNGs; per-sample series or array files are summarised into one table;
     class sub-folders beside a label-less train table become a labels table; a sample submission that is not a
     plain CSV (TSV, parquet, gzip) gets a CSV copy, the format a submission has. Writes only new files at the top
     of `root` (never into the user's folders); returns what it did, one line each."""
@@ -210,7 +220,7 @@ def normalise(root: Path) -> list[str]:
             continue
         _write_csv(pd.concat(frames, ignore_index=True), dest)
         done.append(f"{dest.name}: {len(parts)} parts of the {role} table joined ({', '.join(p.name for p in parts)})")
-    done += arrays_as_tables(root) + _bands(root)
+    done += arrays_as_tables(root) + _bands(root) + _pixels(root)
     summarised = _summarise_series(root)
     if summarised:
         done.append(summarised)
@@ -346,4 +356,31 @@ def _bands(root: Path) -> list[str]:
         if flat is not None:
             _write_csv(flat, dest)
             done.append(f"{dest.name}: {path.name} without its image bands, written as {_stem(path)}_images/<id>.png")
+    return done
+
+
+def _pixels(root: Path) -> list[str]:
+    """Tables whose columns are an image's pixels (label, pixel0..pixel783): the pixels become PNGs named by the
+    row's id, or by its position where the sample's ids are the test rows' positions, the rest a CSV."""
+    done, paths = [], find(root).paths
+    if "sample" not in paths:
+        return done
+    sample = read_table(paths["sample"], dtype=str)
+    id_col = sample.columns[0]
+    ids = pd.to_numeric(sample[id_col], errors="coerce")
+    first = int(ids.iloc[0]) if ids.notna().all() and (ids.diff().iloc[1:] == 1).all() else None  # positions from
+    for role in ("train", "test"):
+        path = paths.get(role)
+        if path is None or (dest := root / f"{_stem(path)}{FLAT}.csv").exists():
+            continue
+        table = read_table(path)
+        if pixel_columns(table) is None:
+            continue
+        if id_col not in table.columns:
+            if first not in (0, 1) or (role == "test" and len(table) != len(sample)):
+                continue  # no id names the test rows' images
+            table.insert(0, id_col, range(first, first + len(table)))
+        flat = pixels_to_images(table, id_col, root / f"{_stem(path)}_images")
+        _write_csv(flat, dest)
+        done.append(f"{dest.name}: {path.name} without its pixel columns, written as {_stem(path)}_images/<id>.png")
     return done

@@ -44,7 +44,7 @@ class Target:
     kind: str  # binary | multiclass | regression | multilabel (a set of labels per row: one binary head per label)
     submit: str  # label | proba | proba_columns | value | ranking (top k labels, best first) | label_set
     columns: list[str]  # submission columns this target fills
-    classes: list = field(default_factory=list)  # sorted classes (classification)
+    classes: list = field(default_factory=list)  # sorted classes (classification; ordinal ratings of a regression)
     positive: object = None  # binary: the class submitted as 1 / whose probability is submitted
     log: bool = False  # regression scored on a log scale: model log1p(y)
     source: str = ""  # column of the train table it comes from (defaults to `column`)
@@ -77,7 +77,8 @@ class Analysis:
     joins: list[Join] = field(default_factory=list)  # tables joined to train/test by a key (labels, per-entity)
     numeric_text: list[str] = field(default_factory=list)  # features written as text that are numbers ("1,234")
     echo: list[str] = field(default_factory=list)  # sample columns that repeat test inputs: copied, not predicted
-    metric_columns: list[str] = field(default_factory=list)  # train-only columns the metric reads (identities)
+    metric_columns: list[str] = field(default_factory=list)  # train columns the metric reads (identities, a mask)
+    scored_value: float | None = None  # masked metrics: only rows whose metric_columns[0] holds this are scored
 
     @property
     def submission_columns(self) -> list[str]:
@@ -263,6 +264,11 @@ def analyse(ws: Path) -> Analysis:
                 "the metric scores sub-groups, but the evaluation text names none of the train-only columns "
                 f"{train_only[:8]} as an identity sub-group"
             )
+    scored_value = None
+    if metric_name == "masked_mae":  # the two-valued column whose value the evaluation text says rows are scored at
+        others = train.drop(columns=[c for c in (*target_cols, id_col, train_id) if c in train.columns])
+        if mask := shapes.scored_rows(evaluation_text(ws), others):
+            metric_columns, scored_value = [mask[0]], mask[1]
     return Analysis(
         rel("train"),
         rel("test"),
@@ -284,6 +290,7 @@ def analyse(ws: Path) -> Analysis:
         numbers_as_text,
         columns.echo,
         metric_columns,
+        scored_value,
     )
 
 
@@ -329,6 +336,8 @@ def _shaped_target(
         return Target(column, "multilabel", "label_set", sub_cols, labels)
     if (threshold := shapes.binarise_threshold(s, metric, text)) is not None:
         return Target(column, "binary", "proba", sub_cols, [0, 1], 1, threshold=threshold)
+    if len(sub_cols) == 1 and (ratings := shapes.ordinal_ratings(s, metric)):  # a value cut into ratings
+        return Target(column, "regression", "label", sub_cols, ratings)
     if shapes.continuous_for_ranking_metric(s, metric):
         return Target(column, "regression", "value", sub_cols)
     return None

@@ -1,6 +1,6 @@
 """Target shapes beyond one label or value per column, as the expert reads them off the train table, the sample
 submission and the metric: label sets in one string column, top-k rankings in one column, fractions that the
-metric binarises, continuous targets of ranking metrics, and mutually exclusive outcomes given as one-hot columns.
+metric binarises, continuous targets of ranking metrics, ordinal ratings scored by kappa, and mutually exclusive outcomes given as one-hot columns.
 
 Each function returns the analysis' Target for its shape, or None when the data do not show that shape.
 """
@@ -101,6 +101,17 @@ def _natural(label: str):
     return (0, int(label), "") if label.isdigit() else (1, 0, label)
 
 
+def ordinal_ratings(s: pd.Series, metric: Metric | None) -> list | None:
+    """The ratings (three or more whole numbers, in order) of a target scored by quadratic weighted kappa: it is
+    modelled as a value and cut into ratings at points tuned on validation, as the metric rewards near misses."""
+    if metric is None or metric.name != "qwk" or not pd.api.types.is_numeric_dtype(s):
+        return None
+    values = np.sort(s.dropna().unique())
+    if len(values) < 3 or not np.all(values % 1 == 0):
+        return None
+    return [int(v) for v in values]
+
+
 def columns_named_in(text: str, columns: list[str]) -> list[str]:
     """The columns an evaluation text names (as written, or with spaces for underscores): the identity
     columns of a sub-group bias metric."""
@@ -111,6 +122,28 @@ def columns_named_in(text: str, columns: list[str]) -> list[str]:
         if words and re.search(rf"(?<![a-z0-9]){re.escape(words)}(?![a-z0-9])", norm):
             named.append(c)
     return named
+
+
+def scored_rows(text: str, table: pd.DataFrame) -> tuple[str, float] | None:
+    """(column, value) when the evaluation text says only rows where a two-valued column holds a value are scored
+    ("only rows where valve_open == 0 are scored", "rows where valve_open is 1 are not scored"): a masked metric."""
+    norm = " ".join(re.sub(r"[_\-`*]", " ", text.lower()).split())
+    for sentence in re.split(r"(?<=[.;:])\s", norm):
+        for c in table.columns:
+            values = pd.to_numeric(table[c], errors="coerce").dropna().unique()
+            words = " ".join(re.sub(r"[_\-]", " ", str(c).lower()).split())
+            if len(values) != 2 or not words:
+                continue
+            said = re.search(
+                rf"(?<![a-z0-9]){re.escape(words)} ?(?:==?|is|equals|of) ?(-?\d+(?:\.\d+)?)(?![\d.])", sentence
+            )
+            if said is None or float(said.group(1)) not in values:
+                continue
+            value = float(said.group(1))
+            if re.search(r"\b(?:not (?:be )?(?:scored|counted|evaluated)|ignored|excluded)\b", sentence):
+                value = float(next(v for v in values if v != value))  # the other value's rows are the scored ones
+            return c, value
+    return None
 
 
 TARGET_NAME = re.compile(r"^(target|label|labels|y|class|outcome)$", re.I)

@@ -460,7 +460,7 @@ def pixel_csv(folder, rng):
             "Predict the digit drawn in each 8x8 image.", ACCURACY, ["train.csv", "test.csv", "sample_submission.csv"]
         )
     )
-    return finish(folder, answers, "sample_submission.csv", task_type="MultiCls")
+    return finish(folder, answers, "sample_submission.csv", task_type="MultiCls", inputs=("image",))
 
 
 # ---- 3. sample columns that echo test inputs ------------------------------------------------------------------
@@ -713,6 +713,36 @@ def grouped_rows(folder, rng):
     return finish(
         folder, test[["row_id", "reading"]], "sample_submission.csv", task_type="Reg", metric="rmse", lower=True
     )
+
+
+@fixture("grouped rows", "time steps per breath_id, a valve column masking the scored rows (masked MAE)")
+def grouped_masked(folder, rng):
+    pub = folder / "public"
+    rows = []
+    for breath in range(40):
+        lung = rng.uniform(5, 50)
+        for step in range(20):
+            valve_open = int(step >= 8)  # only the first, inspiratory steps are scored
+            flow = round(float(rng.uniform(0, 100)), 3)
+            pressure = lung * 0.2 + 0.1 * flow + (2.0 * step if not valve_open else 6.0) + rng.normal(0, 0.3)
+            rows.append((f"{breath}-{step}", breath, step, flow, valve_open, round(lung, 2), round(pressure, 4)))
+    df = pd.DataFrame(rows, columns=["id", "breath_id", "time_step", "flow_in", "valve_open", "lung", "pressure"])
+    train, test = df[df["breath_id"] < 32], df[df["breath_id"] >= 32]
+    train.to_csv(pub / "train.csv", index=False)
+    test.drop(columns="pressure").to_csv(pub / "test.csv", index=False)
+    test[["id", "pressure"]].assign(pressure=0.0).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the airway `pressure` at every time step of each breath.",
+            "Submissions are scored on the mean absolute error between the predicted and actual pressures, "
+            "only over the inspiratory phase: only rows where valve_open == 0 are scored. "
+            "Rows where valve_open is 1 are not scored.",
+            ["train.csv", "test.csv", "sample_submission.csv"],
+        )
+    )
+    scored = test["pressure"].where(test["valve_open"] == 0)  # NaN: a row the grader does not score
+    answers = pd.DataFrame({"id": test["id"], "pressure": scored.astype(str)})
+    return finish(folder, answers, "sample_submission.csv", task_type="Reg", metric="masked_mae", lower=True)
 
 
 # ---- what cannot be supported: refused in one line naming what was found -------------------------------------
