@@ -166,7 +166,10 @@ def run_setup(
                 Budget(stage_attempts=stage_attempts, backtracks=backtracks),
                 on_event=_logged(on_event, log),
                 on_fix=fix_recorder(memory, ws.root) if policy != "expert" else None,
-                info={SOURCE: source if slug else str(Path(source).resolve()), TRY_UNSUPPORTED: try_unsupported},
+                info={
+                    SOURCE: source if slug else str(Path(source).resolve()),
+                    **({TRY_UNSUPPORTED: True} if try_unsupported else {}),
+                },
             )
             try:
                 state = engine.run(resume=resume)

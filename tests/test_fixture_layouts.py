@@ -172,17 +172,18 @@ def test_pixel_columns_of_a_table_become_images_named_by_position(fetched):
     )
     assert a.file_source("test", IMAGE.name).folder == "raw/test_images"
     pixels = pd.read_csv(ws / "raw" / "train.csv").drop(columns="label").to_numpy()
-    with Image.open(ws / "raw" / "train_images" / "3.png") as img:  # ImageId 3: the third row, 8 x 8 grey
+    with Image.open(ws / "raw" / "train_images" / "3.png") as img:  # ImageId 3: the third row, 16 x 16 grey
         assert (np.asarray(img).ravel() == pixels[2]).all()
 
 
 def test_pixel_columns_are_told_from_other_numbered_columns():
     rng = np.random.default_rng(0)
-    grey = pd.DataFrame(rng.integers(0, 256, (4, 64)), columns=[f"pixel{i}" for i in range(64)])
-    assert pixel_columns(grey.assign(label=1)) == (list(grey.columns), 8, 1)
-    rgb = pd.DataFrame(rng.random((4, 192)), columns=[f"px_{i}" for i in range(1, 193)])  # fractions, 3 planes
-    assert pixel_columns(rgb)[1:] == (8, 3)
-    assert pixel_columns(grey.iloc[:, :60]) is None  # not a square
+    grey = pd.DataFrame(rng.integers(0, 256, (4, 256)), columns=[f"pixel{i}" for i in range(256)])
+    assert pixel_columns(grey.assign(label=1)) == (list(grey.columns), 16, 1)
+    rgb = pd.DataFrame(rng.random((4, 768)), columns=[f"px_{i}" for i in range(1, 769)])  # fractions, 3 planes
+    assert pixel_columns(rgb)[1:] == (16, 3)
+    assert pixel_columns(grey.iloc[:, :250]) is None  # not a square
+    assert pixel_columns(grey.iloc[:, :64]) is None  # 8 x 8: few enough to be tabular features
     assert pixel_columns(grey * 10) is None  # values beyond 0..255 are not pixels
     assert pixel_columns(grey.drop(columns="pixel7")) is None  # the running number has a gap
     features = pd.DataFrame(rng.normal(size=(4, 16)), columns=[f"f{i}" for i in range(16)])

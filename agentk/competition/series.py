@@ -113,7 +113,7 @@ def bands_to_images(table: pd.DataFrame, id_col: str, folder: Path) -> pd.DataFr
 
 PIXEL = re.compile(r"^(\D*?)_?(\d+)$")  # pixel0, pixel_12, px3: a prefix and a running number
 PIXEL_SHARE = 0.9  # a table of pixels is little else: an id, a label
-MIN_SIDE = 8  # smaller squares of numbers are more likely features than pictures
+MIN_SIDE = 16  # below 16 x 16 the pixels are few enough to be strong tabular features (8 x 8 digits: 64 columns)
 
 
 def pixel_columns(table: pd.DataFrame) -> tuple[list[str], int, int] | None:

@@ -446,9 +446,9 @@ def pixel_csv(folder, rng):
     rows, labels = [], []
     for _ in range(300):
         k = int(rng.integers(0, 3))
-        rows.append(np.asarray(picture(rng, k, size=8, mode="L")).ravel())
+        rows.append(np.asarray(picture(rng, k, size=16, mode="L")).ravel())
         labels.append(k)
-    pixels = pd.DataFrame(np.array(rows), columns=[f"pixel{i}" for i in range(64)])
+    pixels = pd.DataFrame(np.array(rows), columns=[f"pixel{i}" for i in range(256)])
     train = pd.concat([pd.DataFrame({"label": labels[:240]}), pixels.iloc[:240]], axis=1)
     test = pixels.iloc[240:].reset_index(drop=True)
     train.to_csv(pub / "train.csv", index=False)
@@ -457,7 +457,7 @@ def pixel_csv(folder, rng):
     answers.assign(Label=0).to_csv(pub / "sample_submission.csv", index=False)
     (pub / "description.md").write_text(
         description(
-            "Predict the digit drawn in each 8x8 image.", ACCURACY, ["train.csv", "test.csv", "sample_submission.csv"]
+            "Predict the digit drawn in each 16x16 image.", ACCURACY, ["train.csv", "test.csv", "sample_submission.csv"]
         )
     )
     return finish(folder, answers, "sample_submission.csv", task_type="MultiCls", inputs=("image",))
