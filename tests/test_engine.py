@@ -33,9 +33,11 @@ def writer(name: str, value) -> str:
     return f"from pathlib import Path\nPath('{name}.txt').write_text('{value}')\n"
 
 
-def toy_pipeline(ws: Path):
+def toy_pipeline(ws: Path, timeout: float = 60):
+    """Three stages; timeout per program: generous, as a sandbox starts slowly on a loaded 2-core machine."""
     stages = [
-        Stage(n, f"write {n}.txt", output=f"{n}.txt", checks=[Check(holds_int, {"name": n})], timeout=5) for n in "abc"
+        Stage(n, f"write {n}.txt", output=f"{n}.txt", checks=[Check(holds_int, {"name": n})], timeout=timeout)
+        for n in "abc"
     ]
     return stages, [MetaTest("double", ["a", "b"], [Check(b_is_double_a)])]
 
@@ -166,7 +168,7 @@ def test_crash_and_hang_of_generated_code_are_observations(tmp_path):
             "c": [code("c", 1)],
         }
     )
-    state = Engine(tmp_path, toy_pipeline, policy).run()
+    state = Engine(tmp_path, lambda ws: toy_pipeline(ws, timeout=10), policy).run()  # the hang costs 10 s
     assert state.status == "done"
     assert "boom" in policy.seen[1][2]
     assert "Timed out" in policy.seen[2][2]
