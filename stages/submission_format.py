@@ -149,7 +149,13 @@ IDLESS_ALTERNATIVE = """    columns = {c: _like(preds[c], sample[c]).to_numpy() 
 def expert(a: Analysis, ctx: Context, alternative: bool) -> Action:
     if a.id_col is None or a.echo:
         return Action(code=fill(TEMPLATE, _echo_body(a, alternative)))
-    body = (ALTERNATIVE if alternative else PRIMARY).format(
+    body = (ALTERNATIVE if alternative else PRIMARY).format(**_sample_fields(a))
+    return Action(code=fill(TEMPLATE, body))
+
+
+def _sample_fields(a: Analysis) -> dict:
+    """What every formatter template says of the sample submission."""
+    return dict(
         sample=a.sample,
         id_col=a.id_col,
         columns=a.submission_columns,
@@ -157,22 +163,11 @@ def expert(a: Analysis, ctx: Context, alternative: bool) -> Action:
         read_typed="pd.read_csv(SAMPLE_PATH)" if a.sample.endswith(".csv") else read_expr(a.sample),
         read_str="pd.read_csv(SAMPLE_PATH, dtype={ID: str})",
     )
-    return Action(code=fill(TEMPLATE, body))
 
 
 def _echo_body(a: Analysis, alternative: bool) -> str:
     """Formatters for samples that repeat test inputs (ECHO) or have no id column."""
-    fields = dict(
-        sample=a.sample,
-        id_col=a.id_col,
-        columns=a.submission_columns,
-        read=read_expr(a.sample, a.id_col),
-        read_typed="pd.read_csv(SAMPLE_PATH)" if a.sample.endswith(".csv") else read_expr(a.sample),
-        read_str="pd.read_csv(SAMPLE_PATH, dtype={ID: str})",
-        test_id=a.test_id,
-        echo=a.echo,
-        read_test=read_expr(a.test, a.test_id),
-    )
+    fields = dict(**_sample_fields(a), test_id=a.test_id, echo=a.echo, read_test=read_expr(a.test, a.test_id))
     if a.id_col is None:
         body = IDLESS_ALTERNATIVE if alternative else IDLESS_PRIMARY
         how = "column by column into a new frame" if alternative else "into a copy of the sample"

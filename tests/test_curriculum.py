@@ -324,19 +324,7 @@ def test_killed_during_setup_resumes_the_same_round(tmp_path):
     (broken / "sample_submission.csv").write_text("id\n1\n")
     (tmp_path / "pool.txt").write_text("broken\n")
     out, mem = tmp_path / "out", tmp_path / "memory"
-    cmd = [
-        sys.executable,
-        "-m",
-        "agentk.cli",
-        "curriculum",
-        str(tmp_path / "pool.txt"),
-        "--rounds",
-        "1",
-        "--out",
-        str(out),
-        "--memory",
-        str(mem),
-    ]
+    cmd = _one_round(tmp_path / "pool.txt", out, mem)
     _run_and_kill(cmd, out, lambda s: s["rounds"] and s["rounds"][0]["runs"].get("setup") == 1)
     killed = json.loads((out / "curriculum.json").read_text())
     assert killed["rounds"][0]["step"] == "setup" and killed["rounds"][0]["setup_rc"] is None, "killed mid-setup"
@@ -352,6 +340,12 @@ def test_killed_during_setup_resumes_the_same_round(tmp_path):
     assert [(t, s["round"]) for t, _, s in memory["neg"]] == [("broken", 0)] and memory["pos"] == []
 
 
+def _one_round(pool, out, memory) -> list[str]:
+    """The command of a one-round curriculum over `pool`."""
+    return [sys.executable, "-m", "agentk.cli", "curriculum", str(pool), "--rounds", "1", "--out", str(out),
+            "--memory", str(memory)]  # fmt: skip
+
+
 @pytest.mark.slow  # a real setup and quick solve of iris, killed and resumed: ~2 minutes on 2 cores
 def test_killed_run_resumes_mid_round_without_redoing_it(tmp_path):
     from rag.memory import Memory
@@ -361,19 +355,7 @@ def test_killed_run_resumes_mid_round_without_redoing_it(tmp_path):
     mem = tmp_path / "memory"
     Memory(mem).add_experience(False, "iris-species", "an earlier failure", "", "setup failed", {})
     out = tmp_path / "out"
-    cmd = [
-        sys.executable,
-        "-m",
-        "agentk.cli",
-        "curriculum",
-        str(tmp_path / "pool.txt"),
-        "--rounds",
-        "1",
-        "--out",
-        str(out),
-        "--memory",
-        str(mem),
-    ]
+    cmd = _one_round(tmp_path / "pool.txt", out, mem)
     # kill once the setup has written its own state (and a second more): it has something to resume
     _run_and_kill(
         cmd,

@@ -295,5 +295,5 @@ def test_the_titanic_layout_sets_up(fixtures, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     sub = pd.read_csv(tmp_path / "ws" / "submission.csv")
     answers = pd.read_csv(folder / "private" / "answers.csv")
-    assert list(sub.columns) == ["PassengerId", "Survived"]
-    assert (sub.set_index("PassengerId")["Survived"] == answers.set_index("PassengerId")["Survived"]).mean() > 0.7
+    assert list(sub.columns) == ["person_ref", "outcome"]
+    assert (sub.set_index("person_ref")["outcome"] == answers.set_index("person_ref")["outcome"]).mean() > 0.7

@@ -125,8 +125,8 @@ def gender_submission(folder, rng):
         folder,
         rng,
         {"train": "train.csv", "test": "test.csv", "sample": "gender_submission.csv"},
-        id_col="PassengerId",
-        target="Survived",
+        id_col="person_ref",  # an id that is not called "id"
+        target="outcome",
     )
 
 
