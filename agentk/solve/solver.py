@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import os
 import shutil
@@ -42,7 +43,7 @@ from tools.task_data import TaskData
 @dataclass
 class Solution:
     id: str
-    kind: str  # constant | autogluon | network | blend
+    kind: str  # constant | autogluon | classical | network | blend
     plan: str
     val_score: float
     val_pred: np.ndarray
@@ -87,6 +88,13 @@ class Solver:
         plans = [("constant", "constant", {})]
         if TABULAR.name in self.task.modalities:  # AutoGluon fits tables
             plans.append(("autogluon", "autogluon", {}))
+        from tools.classical import modules
+
+        for modality, module in modules(self.task):  # one strong classical model per modality
+            if (why := module.applies(self.task)) is None:
+                plans.append((f"classical-{modality}", "classical", {"modality": modality}))
+            else:
+                self.log(f"classical-{modality}: not built ({why})")
         n = 0
         for overrides in self.budget.networks:
             if overrides and all(FIELD_INPUT.get(k) not in (None, *self.task.modalities) for k in overrides):
@@ -118,8 +126,8 @@ class Solver:
             if done is not None:
                 self.say(f"{sid}: already done (validation {self.task.metric_name} {done.val_score:.5g})")
             else:
-                build = {"constant": self.constant, "autogluon": self.autogluon}.get(kind)
-                done = build(sid) if build else self.network(sid, config)
+                build = {"constant": self.constant, "autogluon": self.autogluon, "classical": self.classical}.get(kind)
+                done = build(sid, **config) if build else self.network(sid, config)
                 self.save(done)
                 self.say(f"{sid}: validation {self.task.metric_name} {done.val_score:.5g} ({done.seconds:.0f} s)")
             solutions.append(done)
@@ -238,6 +246,20 @@ class Solver:
             out["test_pred"],
             time.monotonic() - t0,
             {"models": out.get("models"), "refit": self.refit, "features": self.feature_record},
+        )
+
+    def classical(self, sid: str, modality: str) -> Solution:
+        """The modality's classical candidate (tools/classical.py): its features into a few scikit-learn models, one
+        chosen by cross-validation on the fit rows, refitted on every row for the test predictions."""
+        from tools.classical import CANDIDATES, fit_candidate
+
+        t0 = time.monotonic()
+        module = importlib.import_module(CANDIDATES[modality])
+        self.log(f"{sid}: building features")
+        feats = module.features(self.task, log=self.log)
+        res = fit_candidate(self.task, feats, refit=self.refit, log=self.log)
+        return Solution(
+            sid, "classical", res.plan, res.val_score, res.val_pred, res.test_pred, time.monotonic() - t0, res.details
         )
 
     def _features_note(self) -> str:

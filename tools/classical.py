@@ -1,0 +1,123 @@
+"""Classical candidates: one strong non-network model per input modality, always among the solutions, so the chosen
+submission cannot validate worse than what a plain scikit-learn pipeline would give (issue 17).
+
+A modality's candidate lives in its own module (CANDIDATES below: a registry to add to) exposing
+
+    applies(task) -> str | None          why the candidate does not apply to this task, None when it does
+    features(task, log) -> Features      a numeric matrix for every train row and every test row, built without
+                                          the targets (or, for out-of-fold features, without the rows they encode)
+
+and this module fits per output a few models on those features, picks one by cross-validation on the fit rows
+with the competition's metric (the validation rows select among solutions, so they do not also pick the model
+here), scores the pick on the validation rows and refits it on every row for the test predictions.
+Predictions are in model space (tools/task_data.py)."""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.model_selection import KFold, StratifiedKFold
+
+from agentk.modalities import TEXT
+from tools.task_data import TaskData
+
+CANDIDATES = {TEXT.name: "tools.classical_txt"}  # modality -> module
+FOLDS = 3
+
+
+@dataclass
+class Features:
+    train: np.ndarray  # (train rows, k) float, or a scipy sparse matrix
+    test: np.ndarray  # (test rows, k) float
+    what: str  # one line for the plan: what the columns are
+    models: dict[str, Callable[[str], object]]  # name -> factory(kind) of a fresh sklearn estimator for that kind
+    details: dict = field(default_factory=dict)
+
+
+@dataclass
+class ClassicalResult:
+    val_pred: np.ndarray
+    test_pred: np.ndarray
+    val_score: float
+    plan: str
+    details: dict
+
+
+def modules(task: TaskData) -> list[tuple[str, object]]:
+    """(modality, module) of the candidates registered for the task's inputs, in the registry's order."""
+    return [(m, importlib.import_module(path)) for m, path in CANDIDATES.items() if m in task.modalities]
+
+
+def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print) -> ClassicalResult:
+    """Choose among feats.models by FOLDS-fold cross-validation on the fit rows (the competition's metric on the
+    out-of-fold predictions), then fit the choice on the fit rows (validation predictions and score) and, with
+    refit, on every row (test predictions)."""
+    t0 = time.monotonic()
+    fit, val = task.split
+    cv = {}
+    for name, factory in feats.models.items():
+        oof = np.zeros((len(task.y), sum(task.widths)))
+        for inner_fit, inner_val in _folds(task, fit):
+            oof[inner_val] = predict_outputs(task, factory, feats.train, inner_fit, feats.train[inner_val])
+        cv[name] = task.score(oof[fit], fit)
+        log(f"  {name}: {FOLDS}-fold {task.metric_name} on the fit rows {cv[name]:.5g}")
+    chosen = next(iter(cv))
+    for name in cv:
+        if task.better(cv[name], cv[chosen]):
+            chosen = name
+    factory = feats.models[chosen]
+    val_pred = predict_outputs(task, factory, feats.train, fit, feats.train[val])
+    every = np.arange(len(task.y))
+    test_pred = predict_outputs(task, factory, feats.train, every if refit else fit, feats.test)
+    refitted = f"; refitted on all {len(every)} rows for the test predictions" if refit else ""
+    return ClassicalResult(
+        val_pred,
+        test_pred,
+        float(task.score(val_pred, val)),
+        f"{chosen} on {feats.what}, chosen among {list(cv)} by {FOLDS}-fold {task.metric_name} on the {len(fit)} fit "
+        f"rows, scored on the {len(val)} validation rows{refitted}",
+        {"chosen": chosen, "cv": cv, "seconds": time.monotonic() - t0, **feats.details},
+    )
+
+
+def predict_outputs(task: TaskData, factory: Callable[[str], object], X: np.ndarray, rows, X_out) -> np.ndarray:
+    """Model-space predictions for X_out of one model per output, each fitted on `rows` of X (those with a target
+    for that output): P(class 1), the class probabilities, or the value."""
+    parts = []
+    for j, (o, w) in enumerate(zip(task.outputs, task.widths, strict=True)):
+        y = task.y[rows, j]
+        known = np.isfinite(y)
+        Xj, yj = X[rows][known], y[known]
+        if o["kind"] == "regression":
+            parts.append(factory("regression").fit(Xj, yj).predict(X_out).reshape(-1, 1))
+            continue
+        yj = yj.astype(int)
+        classes = np.unique(yj)
+        out = np.zeros((X_out.shape[0], w))
+        if len(classes) == 1:  # one class in these rows: it is certain
+            out[:, classes[0] if w > 1 else 0] = 1.0 if w > 1 else float(classes[0] == 1)
+        else:
+            model = factory("classification").fit(Xj, yj)
+            proba = model.predict_proba(X_out)
+            if w == 1:
+                out[:, 0] = proba[:, list(model.classes_).index(1)] if 1 in model.classes_ else 0.0
+            else:
+                out[:, np.asarray(model.classes_, dtype=int)] = proba
+        parts.append(out)
+    return np.concatenate(parts, axis=1)
+
+
+def _folds(task: TaskData, rows: np.ndarray):
+    """FOLDS (inner fit, inner validation) pairs of train-row positions within `rows`, stratified on the first
+    classification output when there is one."""
+    first = next((j for j, o in enumerate(task.outputs) if o["kind"] != "regression"), None)
+    if first is not None:
+        y = np.nan_to_num(task.y[rows, first], nan=-1).astype(int)
+        if np.unique(y, return_counts=True)[1].min() >= FOLDS:
+            splits = StratifiedKFold(FOLDS, shuffle=True, random_state=0).split(rows, y)
+            return [(rows[a], rows[b]) for a, b in splits]
+    return [(rows[a], rows[b]) for a, b in KFold(FOLDS, shuffle=True, random_state=0).split(rows)]
