@@ -1,7 +1,7 @@
 """Setup + solve (agentk.api) on the bundled examples and the arena competitions, graded on hidden answers.
 
     uv run python benchmarks/solve.py [--arena ../shared/arena-dev] [--examples] [--budget quick] [--only NAME ...]
-                                      [--fresh] [--ablate features refit]
+                                      [--fresh] [--ablate features refit] [--before OUT]
 
 Per competition it prints the grader's score of the workspace's submission, the score of the best constant
 prediction (training prior / mean, formatted by the setup's own formatter), the perfect-answer score (the
@@ -12,6 +12,7 @@ A setup that is already done in <out>/<name> is reused (delete it to redo); solv
 unless --fresh is given. The table also goes to <out>/solve.md.
 --ablate switches parts of the solver off (the solver's --no-features / --no-refit), for the ablation table:
 run it with --fresh into the same --out, once with and once without.
+--before OUT adds a before -> after table against an earlier run's <OUT>/solve.json (e.g. made on an older commit).
 """
 
 from __future__ import annotations
@@ -179,6 +180,27 @@ def run(c: Competition, out: Path, budget: str, fresh: bool, ablate: tuple[str, 
     }
 
 
+def compared(before: list[dict], after: list[dict]) -> list[str]:
+    """Markdown lines: per competition of `after`, each column as 'before -> after'; then the mean normalised
+    score of each side over the competitions both scored."""
+    old = {r["competition"]: r for r in before}
+    keys = ("best solution", "val", "test score", "normalised", "solve s")
+    lines = ["| competition | " + " | ".join(f"{k}: before -> after" for k in keys) + " |", "|" + "---|" * 6]
+    for r in after:
+        b = old.get(r["competition"], {})
+        cells = [f"{fmt(b.get(k, b.get('error', '-')))} -> {fmt(r.get(k, r.get('error', '-')))}" for k in keys]
+        lines.append(f"| {r['competition']} | " + " | ".join(cells) + " |")
+    both = [
+        (old[r["competition"]]["normalised"], r["normalised"])
+        for r in after
+        if "normalised" in r and "normalised" in old.get(r["competition"], {})
+    ]
+    if both:
+        b, a = np.array(both).T
+        lines.append(f"\nmean normalised over {len(both)} competitions: before {b.mean():.3f} -> after {a.mean():.3f}")
+    return lines
+
+
 def fmt(v) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
@@ -192,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "solve")
     p.add_argument("--fresh", action="store_true", help="rebuild every solution (keeps the setups)")
     p.add_argument("--ablate", nargs="+", choices=ABLATIONS, default=(), help="solve without these parts")
+    p.add_argument("--before", type=Path, metavar="OUT", help="an earlier run's --out: print before -> after too")
     args = p.parse_args(argv)
     if not args.arena and not args.examples:
         p.error("give --arena and/or --examples")
@@ -217,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
             lines.append(
                 f"\nmean normalised score ({label}, {len(vals)} of {len(names)} competitions): {np.mean(vals):.3f}"
             )
+    if args.before:
+        lines += ["", *compared(json.loads((args.before / "solve.json").read_text()), rows)]
     table = "\n".join(lines)
     print(table)
     (args.out / "solve.md").write_text(table + "\n")
