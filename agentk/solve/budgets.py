@@ -10,7 +10,7 @@ gives the same result, whatever else it runs. The plan models a trial's seconds 
     set-up (building the network; frozen encoders embed every row once)
       + epochs x (fit rows / training speed + validation rows / evaluation speed + a per-epoch overhead)
 
-with the speeds of MODEL_SPEED: samples per second per CPU core (up to 8 cores), or on one CUDA GPU, for a
+plus a few seconds per trial that HEBO's model suggests (SUGGEST_S), with the speeds of MODEL_SPEED: samples per second per CPU core (up to 8 cores), or on one CUDA GPU, for a
 trained resnet18 at 64 px (scaled by the pixel count at other sizes), a trained MiniLM text encoder at 128
 tokens, and the fusion MLP on cached features or tabular inputs; evaluation and embedding run about three times
 faster than training. The figures are measured: a 2-core CPU trains resnet18 at 64 px at 140-170 images/s
@@ -136,6 +136,7 @@ MAX_CORES = 8  # a batch's convolutions stop gaining from more CPU cores about h
 EVAL_FACTOR = 3.0  # evaluation and frozen embedding (no gradients) run this many times faster than training
 EPOCH_OVERHEAD_S = 0.05  # per epoch: shuffling, the validation metric, keeping the best weights
 TRIAL_OVERHEAD_S = 1.0  # per training run: building the network and its inputs
+SUGGEST_S = 4.0  # per trial HEBO's model suggests: fitting its GP and searching its acquisition (one CPU thread)
 SAFETY = 10.0  # a training run stops at this many times its planned seconds: a runaway, not a busy machine
 MIN_SAFETY_S = 120.0
 
@@ -237,7 +238,7 @@ def plan_network(
 
     def total_s(trials: int, epochs: int, rows: int) -> float:
         refit_s = setup + epochs * refit_rows(rows) / train_speed if refit else 0.0
-        return trials * trial_s(epochs, rows) + refit_s
+        return trials * trial_s(epochs, rows) + refit_s + max(0, trials - design) * SUGGEST_S
 
     work = budget.network_seconds
     trials, epochs, rows = budget.n_trials, budget.max_epochs, fit_rows
