@@ -424,3 +424,16 @@ def test_the_batch_and_the_learning_rate_grow_with_the_gpu_memory(monkeypatch):
     assert fusion.device_batch(cfg, cpu, 100_000) == 32
     assert fusion.scaled_lr(cfg, 128) == pytest.approx(2e-3)  # Adam: the square root of the batch ratio
     assert fusion.scaled_lr(replace(cfg, optimizer="SGD"), 128) == pytest.approx(4e-3)  # SGD: linear
+
+
+def test_a_frozen_encoders_embeddings_are_reused_by_the_next_run_with_the_same_result(image_task):
+    cfg = FusionConfig(**{**QUICK, "max_epochs": 3})
+    fusion._EMBEDDED.clear()
+    first = train_fusion(image_task, cfg, log=lambda line: None)
+    again = train_fusion(image_task, replace(cfg, lr=3e-3), log=lambda line: None)  # another HEBO trial
+    assert any("embeddings reused" in n for n in again.notes) and not any("reused" in n for n in first.notes)
+    fusion._EMBEDDED.clear()
+    fresh = train_fusion(image_task, replace(cfg, lr=3e-3), log=lambda line: None)
+    np.testing.assert_array_equal(again.val_pred, fresh.val_pred)
+    other = train_fusion(image_task, replace(cfg, seed=5), log=lambda line: None)  # another random encoder
+    assert not any("reused" in n for n in other.notes)

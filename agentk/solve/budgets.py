@@ -7,22 +7,23 @@ validation and test rows; which inputs are embedded once by a frozen encoder and
 the machine (CPU cores, CUDA), never from a clock: the same machine then runs the same epochs and trials, and
 gives the same result, whatever else it runs. The plan models a trial's seconds as
 
-    set-up (building the network; frozen encoders embed every row once)
-      + epochs x (fit rows / training speed + validation rows / evaluation speed + a per-epoch overhead)
+    set-up + epochs x (fit rows / training speed + validation rows / evaluation speed + per-epoch overhead)
 
-plus a few seconds per trial that HEBO's model suggests (SUGGEST_S), with the speeds of MODEL_SPEED: samples per second per CPU core (up to 8 cores), or on one CUDA GPU, for a
-trained resnet18 at 64 px (scaled by the pixel count at other sizes), a trained MiniLM text encoder at 128
-tokens, and the fusion MLP on cached features or tabular inputs; evaluation and embedding run about three times
-faster than training. The figures are measured: a 2-core CPU trains resnet18 at 64 px at 140-170 images/s
-(solve logs of the arena's cactus images) and the fusion head on cached features at 15,000-25,000 rows/s on one
-thread; an H100 runs resnet18 at 224 px at 11,440 images/s in a plain bf16 loop (issue 18, benchmarks/
-gpu_throughput.py), of which the model assumes about half. The budget gives each network network_seconds of
-modelled work; the plan keeps the budget's n_trials and max_epochs when they fit, else first lowers the trials
-(the default configuration is a sound start; below HEBO's random initial design plus one the trials are a random
-search, and the plan says so), then the epochs (down to min_epochs), and last the rows an epoch trains on (a fresh
-random sample of the fit rows each epoch), so that a large competition on a CPU still gets min_epochs passes.
-Early stopping (patience epochs without a better validation score) ends most trials before their planned epochs,
-so the estimate is an upper bound. Refitting the chosen trial on every row adds one more run of its best epoch count.
+plus, once per network, the frozen encoders' embedding of every row (its later trials and its refit reuse it), and
+a few seconds per trial that HEBO's model suggests (SUGGEST_S). The speeds are MODEL_SPEED's: samples per second
+per CPU core (up to 8 cores) or on one CUDA GPU, for a trained resnet18 at 64 px (scaled by the pixel count at
+other sizes), a trained MiniLM text encoder at 128 tokens, and the fusion MLP on cached features or tabular
+inputs; evaluation runs about three times faster than training, a frozen encoder's embedding no faster (measured).
+The figures are measured: a 2-core CPU trains resnet18 at 64 px at 140-170 images/s (solve logs of the arena's
+cactus images) and the fusion head on cached features at 15,000-25,000 rows/s on one thread; an H100 runs resnet18
+at 224 px at 11,440 images/s in a plain bf16 loop (issue 18, benchmarks/gpu_throughput.py), of which the model
+assumes about half. The budget gives each network network_seconds of modelled work; the plan keeps the budget's
+n_trials and max_epochs when they fit, else first lowers the trials (the default configuration is a sound start;
+below HEBO's random initial design plus one the trials are a random search, and the plan says so), then the epochs
+(down to min_epochs), and last the rows an epoch trains on (a fresh random sample of the fit rows each epoch), so
+that a large competition on a CPU still gets min_epochs passes. Early stopping (patience epochs without a better
+validation score) ends most trials before their planned epochs, so the estimate is an upper bound. Refitting the
+chosen trial on every row adds one more run of at most as many epochs.
 
 Wall time is only a safety cap: each training run stops at SAFETY times its planned seconds (at least
 MIN_SAFETY_S), which a loaded machine does not reach (a machine with every core busy runs at about half speed);
@@ -228,7 +229,8 @@ def plan_network(
     train_speed = 1 / sum(1 / s for s in trained.values()) if trained else speeds["features"]
     eval_speed = EVAL_FACTOR * train_speed
     every = fit_rows + val_rows + test_rows
-    setup = TRIAL_OVERHEAD_S + sum(every / (EVAL_FACTOR * s) for s in frozen.values())
+    setup = TRIAL_OVERHEAD_S
+    embed = sum(every / s for s in frozen.values())  # once per network: its later runs reuse the embeddings
 
     def trial_s(epochs: int, rows: int) -> float:
         return setup + epochs * (rows / train_speed + val_rows / eval_speed + EPOCH_OVERHEAD_S)
@@ -238,7 +240,7 @@ def plan_network(
 
     def total_s(trials: int, epochs: int, rows: int) -> float:
         refit_s = setup + epochs * refit_rows(rows) / train_speed if refit else 0.0
-        return trials * trial_s(epochs, rows) + refit_s + max(0, trials - design) * SUGGEST_S
+        return embed + trials * trial_s(epochs, rows) + refit_s + max(0, trials - design) * SUGGEST_S
 
     work = budget.network_seconds
     trials, epochs, rows = budget.n_trials, budget.max_epochs, fit_rows
@@ -251,7 +253,7 @@ def plan_network(
         per_row = epochs * (trials + refit) / train_speed
         rows = max(min(fit_rows, 4 * budget.batch_size), int((work - total_s(trials, epochs, 0)) / per_row))
     parts = [f"{m} encoder trained at ~{s:.0f} samples/s" for m, s in trained.items()]
-    parts += [f"{m} encoder frozen (embedded once per run)" for m in frozen]
+    parts += [f"{m} encoder frozen (every row embedded once)" for m in frozen]
     if not trained:
         parts.append(f"the fusion MLP on {'cached features' if frozen else TABULAR.name + ' inputs'}")
     planned_trial = trial_s(epochs, rows)
