@@ -17,10 +17,10 @@ inputs; evaluation runs about three times faster than training, a frozen encoder
 The figures are measured: a 2-core CPU trains resnet18 at 64 px at 140-170 images/s (solve logs of the arena's
 cactus images) and the fusion head on cached features at 15,000-25,000 rows/s on one thread; an H100 runs resnet18
 at 224 px at 11,440 images/s in a plain bf16 loop (issue 18, benchmarks/gpu_throughput.py), of which the model
-assumes about half. The budget gives each network network_seconds of modelled work; the plan keeps the budget's
-n_trials and max_epochs when they fit, else first lowers the trials (the default configuration is a sound start;
-below HEBO's random initial design plus one the trials are a random search, and the plan says so), then the epochs
-(down to min_epochs), and last the rows an epoch trains on (a fresh random sample of the fit rows each epoch), so
+assumes about half. The budget gives each network network_seconds of modelled work besides the embedding (which
+no plan avoids); the plan keeps the budget's n_trials and max_epochs when they fit, else first lowers the trials
+(the default configuration is a sound start; below HEBO's random initial design plus one the trials are a random
+search, and the plan says so), then the epochs (down to min_epochs), and last the rows an epoch trains on (a fresh random sample of the fit rows each epoch), so
 that a large competition on a CPU still gets min_epochs passes. Early stopping (patience epochs without a better
 validation score) ends most trials before their planned epochs, so the estimate is an upper bound. Refitting the
 chosen trial on every row adds one more run of at most as many epochs.
@@ -167,7 +167,7 @@ class NetworkPlan:
     trained: str  # what trains on every batch
     trial_seconds: float  # modelled, at the most epochs
     seconds: float  # modelled, every trial and the refit
-    budget_seconds: float  # the budget's network_seconds: seconds exceeds it only at the fewest rows per epoch
+    budget_seconds: float  # network_seconds plus the frozen embedding: seconds exceeds it only at the fewest rows
     safety_cap: float  # wall seconds after which one training run stops (a runaway)
     machine: str
 
@@ -243,7 +243,7 @@ def plan_network(
         refit_s = setup + epochs * refit_rows(rows) / train_speed if refit else 0.0
         return embed + trials * trial_s(epochs, rows) + refit_s + max(0, trials - design) * SUGGEST_S
 
-    work = budget.network_seconds
+    work = budget.network_seconds + embed  # the embedding is paid once whatever the search: not traded against it
     trials, epochs, rows = budget.n_trials, budget.max_epochs, fit_rows
     while trials > 1 and total_s(trials, epochs, rows) > work:
         trials -= 1
@@ -271,7 +271,7 @@ def plan_network(
         trial_seconds=planned_trial,
         seconds=total_s(trials, epochs, rows),
         budget_seconds=work,
-        safety_cap=max(MIN_SAFETY_S, SAFETY * planned_trial * (1 + val_rows / fit_rows)),
+        safety_cap=max(MIN_SAFETY_S, SAFETY * (embed + planned_trial * (1 + val_rows / fit_rows))),
         machine=machine.describe(),
     )
 
