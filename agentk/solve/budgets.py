@@ -20,8 +20,8 @@ at 224 px at 11,440 images/s in a plain bf16 loop (issue 18, benchmarks/gpu_thro
 assumes about half. The budget gives each network network_seconds of modelled work besides the embedding (which
 no plan avoids); the plan keeps the budget's n_trials and max_epochs when they fit, else first lowers the trials
 (the default configuration is a sound start; below HEBO's random initial design plus one the trials are a random
-search, and the plan says so), then the epochs (down to min_epochs), and last the rows an epoch trains on (a fresh random sample of the fit rows each epoch), so
-that a large competition on a CPU still gets min_epochs passes. Early stopping (patience epochs without a better
+search, and the plan says so), then the epochs (down to min_epochs), and last the rows an epoch trains on (a fresh
+random sample of the fit rows each epoch), so that a large competition on a CPU still gets min_epochs passes. Early stopping (patience epochs without a better
 validation score) ends most trials before their planned epochs, so the estimate is an upper bound. Refitting the
 chosen trial on every row adds one more run of at most as many epochs.
 
