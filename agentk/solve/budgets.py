@@ -21,9 +21,10 @@ assumes about half. The budget gives each network network_seconds of modelled wo
 no plan avoids); the plan keeps the budget's n_trials and max_epochs when they fit, else first lowers the trials
 (the default configuration is a sound start; below HEBO's random initial design plus one the trials are a random
 search, and the plan says so), then the epochs (down to min_epochs), and last the rows an epoch trains on (a fresh
-random sample of the fit rows each epoch), so that a large competition on a CPU still gets min_epochs passes. Early stopping (patience epochs without a better
-validation score) ends most trials before their planned epochs, so the estimate is an upper bound. Refitting the
-chosen trial on every row adds one more run of at most as many epochs.
+random sample of the fit rows each epoch), so that a large competition on a CPU still gets min_epochs passes.
+Early stopping (patience epochs without a better validation score) ends most trials before their planned epochs,
+so the estimate is an upper bound. Refitting the chosen trial on every row adds one more run of at most as many
+epochs.
 
 Wall time is only a safety cap: each training run stops at SAFETY times its planned seconds (at least
 MIN_SAFETY_S), far beyond what a busy machine needs (on this project's shared 2-core machine at load 11 a trained
