@@ -27,9 +27,8 @@ so the estimate is an upper bound. Refitting the chosen trial on every row adds 
 epochs.
 
 Wall time is only a safety cap: each training run stops at SAFETY times its planned seconds (at least
-MIN_SAFETY_S), far beyond what a busy machine needs (on this project's shared 2-core machine at load 11 a trained
-CNN ran up to 30 times slower than planned, measured; an idle one runs as planned);
-when it triggers, the network's plan and the console say so. AutoGluon's autogluon_time stays a wall-clock limit:
+MIN_SAFETY_S), beyond what a busy machine needs (on this project's shared 2-core machine at load 13 a trained CNN
+ran 8 times slower than planned with the solver's passive OpenMP waits, 50 times with spinning ones); when it triggers, the network's plan and the console say so. AutoGluon's autogluon_time stays a wall-clock limit:
 AutoGluon has no work-count budget (its time limit decides how many models and bagging folds it fits), so its
 share of a solve still varies with the machine's load.
 
