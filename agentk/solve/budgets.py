@@ -28,9 +28,10 @@ epochs.
 
 Wall time is only a safety cap: each training run stops at SAFETY times its planned seconds (at least
 MIN_SAFETY_S), beyond what a busy machine needs (on this project's shared 2-core machine at load 13 a trained CNN
-ran 8 times slower than planned with the solver's passive OpenMP waits, 50 times with spinning ones); when it triggers, the network's plan and the console say so. AutoGluon's autogluon_time stays a wall-clock limit:
-AutoGluon has no work-count budget (its time limit decides how many models and bagging folds it fits), so its
-share of a solve still varies with the machine's load.
+ran 8 times slower than planned with the solver's passive OpenMP waits, 50 times with spinning ones); when it
+triggers, the network's plan and the console say so. AutoGluon's autogluon_time stays a wall-clock limit: AutoGluon
+has no work-count budget (its time limit decides how many models and bagging folds it fits), so its share of a
+solve still varies with the machine's load.
 
 With the standard budget on one H100: an arena competition of 240 images (192 to fit) plans 8 trials of 30
 epochs per network in seconds of training steps, per-trial set-up dominating; a real one of 25,000 images (20,000
