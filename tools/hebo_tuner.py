@@ -1,8 +1,8 @@
 """HEBO tuning of a solution's training (paper 3.2): the learning rate on a log scale and the optimizer, minimising
 the validation loss the objective returns.
 
-Trials are recorded as dicts {"params", "loss", "seconds", "ok", "source"}; passing them back as `history` observes them
-without re-running, so a killed solve resumes where it stopped. A trial whose objective raises or returns a
+Trials are recorded as dicts {"params", "loss", "seconds", "ok", "source"}; passing them back as `history` observes
+them without re-running, so a killed solve resumes where it stopped. A trial whose objective raises or returns a
 non-finite loss is kept as failed (loss nan): HEBO sees it as slightly worse than the worst finite loss so it
 moves away, without one huge value flattening the other losses in its power transform.
 
