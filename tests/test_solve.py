@@ -49,7 +49,12 @@ def test_solve_writes_every_solution_and_the_best_submission(solved):
             pd.read_csv(EXAMPLES / "breast-cancer" / "sample_submission.csv")
         )
     trials = [json.loads(line) for line in (ws / "solutions" / "network-1" / "trials.jsonl").read_text().splitlines()]
-    assert len(trials) == 2 and trials[0]["params"]["optimizer"] == "Adam"  # the default first, then HEBO's suggestion
+    plan = json.loads((ws / "solutions" / "network-1" / "plan.json").read_text())
+    assert len(trials) == plan["work"]["trials"] > 3 and trials[0]["params"] == {"lr": 1e-3, "optimizer": "Adam"}
+    # the default first, then HEBO's random design, then its model's suggestions; the test rows from the refit
+    assert plan["search"] == {"method": "HEBO", "initial": 1, "random": 2, "model": len(trials) - 3}
+    assert plan["refit"]["rows"] == len(pd.read_csv(EXAMPLES / "breast-cancer" / "train.csv"))
+    assert all(t["epochs"] <= t["planned_epochs"] and not t["capped"] for t in trials)
     best = max(summary["solutions"], key=lambda s: s["val_score"])  # AUC: higher is better
     assert summary["best"] == best["id"]
     assert (ws / "submission.csv").read_text() == (ws / "solutions" / best["id"] / "submission.csv").read_text()
