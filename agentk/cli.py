@@ -177,7 +177,8 @@ def solve(
         "--budget",
         "-b",
         help="quick (CPU, a few minutes), standard (hours, a GPU helps) "
-        "or paper (Table 5: max_epochs 30, max_time 10h, batch 32, 20 HEBO trials, blend after 3).",
+        "or paper (Table 5: up to 30 epochs per trial, batch 32, 20 HEBO trials, blend after 3); networks are "
+        "planned in epochs and trials from the data and the machine, not in seconds.",
     ),
     ray: str | None = typer.Option(
         None,

@@ -266,6 +266,11 @@ class Solution:
         return self.folder / f"trial_{k}.npz"
 
     @property
+    def refit(self) -> Path:
+        """A network's best trial retrained on every row: its test predictions and what it did."""
+        return self.folder / "refit.npz"
+
+    @property
     def models(self) -> Path:
         return self.folder / "models"
 

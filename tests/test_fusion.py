@@ -1,11 +1,13 @@
 """The late-fusion network on tiny finished workspaces (maps, target transform and metric written directly, as a
 setup leaves them): it learns from images, texts and tables, sizes its heads from OUTPUTS, matches its loss to
-the metric, stops early on the validation score with the best epoch's weights, and keeps to max_time."""
+the metric, stops early on the validation score with the best epoch's weights, runs its planned epochs on a slow
+machine (max_time is only a safety cap), and refits on every row for a given number of epochs."""
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 import types
 from dataclasses import replace
 from pathlib import Path
@@ -17,8 +19,8 @@ import torch
 from PIL import Image
 
 from agentk.workspace import Workspace
-from tools import modality_img
-from tools.fusion import FusionConfig, train_fusion
+from tools import fusion, modality_img
+from tools.fusion import FusionConfig, refit_fusion, train_fusion
 from tools.heads import output_losses
 from tools.task_data import TaskData
 
@@ -262,6 +264,43 @@ def test_max_time_stops_training(tmp_path):
     assert 1 <= result.epochs_run < 100_000
     assert result.seconds < 6
     assert result.history[-1]["seconds"] < 4  # no epoch starts after the deadline
+    assert result.capped and any("SAFETY CAP" in note for note in result.notes)  # said loudly
+
+
+def test_a_slowed_down_machine_runs_the_same_planned_epochs(mixed_task, monkeypatch):
+    cfg = FusionConfig(max_epochs=5, patience=100, seed=2, max_time=120)
+    idle = train_fusion(mixed_task, cfg, log=lambda line: None)
+    epoch = fusion._epoch
+
+    def busy(*args):  # every epoch's training pass takes longer, as on a machine running other work
+        time.sleep(0.4)
+        return epoch(*args)
+
+    monkeypatch.setattr(fusion, "_epoch", busy)
+    loaded = train_fusion(mixed_task, cfg, log=lambda line: None)
+    assert loaded.seconds > idle.seconds + 1.5
+    assert loaded.epochs_run == idle.epochs_run == 5 and not loaded.capped
+    np.testing.assert_array_equal(loaded.val_pred, idle.val_pred)  # the same result, only later
+    np.testing.assert_array_equal(loaded.test_pred, idle.test_pred)
+
+
+def test_an_epoch_trains_on_a_fresh_sample_of_epoch_rows(mixed_task):
+    result = train_fusion(mixed_task, FusionConfig(max_epochs=3, batch_size=16, epoch_rows=40), log=lambda line: None)
+    assert [h["samples"] for h in result.history] == [48] * 3  # whole batches: 3 of 16
+    full = train_fusion(mixed_task, FusionConfig(max_epochs=1, batch_size=16), log=lambda line: None)
+    assert full.history[0]["samples"] == len(mixed_task.split[0])
+
+
+def test_refit_learns_from_every_row_for_the_given_epochs(tmp_path):
+    task = regression_task(tmp_path, n=250)
+    cfg = FusionConfig(lr=3e-3, seed=1)
+    result = refit_fusion(task, cfg, epochs=12, log=lambda line: None)
+    assert (result.rows, result.epochs, result.samples) == (250, 12, 12 * 250)  # the validation rows too
+    assert not result.capped and result.test_pred.shape == (len(task.test), 1)
+    # its test predictions (model space: the target's units) follow the planted function of the test inputs
+    tab = task.test.inputs["tab"]
+    truth = 3 * tab["x1"] - 2 * tab["x2"].fillna(0) + tab["colour"].map({"red": 4.0, "green": 0.0, "blue": -4.0})
+    assert np.corrcoef(truth, result.test_pred[:, 0])[0, 1] > 0.9
 
 
 def test_a_new_modality_needs_only_a_registry_entry_and_its_model_module(tmp_path, monkeypatch):
@@ -385,3 +424,16 @@ def test_the_batch_and_the_learning_rate_grow_with_the_gpu_memory(monkeypatch):
     assert fusion.device_batch(cfg, cpu, 100_000) == 32
     assert fusion.scaled_lr(cfg, 128) == pytest.approx(2e-3)  # Adam: the square root of the batch ratio
     assert fusion.scaled_lr(replace(cfg, optimizer="SGD"), 128) == pytest.approx(4e-3)  # SGD: linear
+
+
+def test_a_frozen_encoders_embeddings_are_reused_by_the_next_run_with_the_same_result(image_task):
+    cfg = FusionConfig(**{**QUICK, "max_epochs": 3})
+    fusion._EMBEDDED.clear()
+    first = train_fusion(image_task, cfg, log=lambda line: None)
+    again = train_fusion(image_task, replace(cfg, lr=3e-3), log=lambda line: None)  # another HEBO trial
+    assert any("embeddings reused" in n for n in again.notes) and not any("reused" in n for n in first.notes)
+    fusion._EMBEDDED.clear()
+    fresh = train_fusion(image_task, replace(cfg, lr=3e-3), log=lambda line: None)
+    np.testing.assert_array_equal(again.val_pred, fresh.val_pred)
+    other = train_fusion(image_task, replace(cfg, seed=5), log=lambda line: None)  # another random encoder
+    assert not any("reused" in n for n in other.notes)

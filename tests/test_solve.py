@@ -7,6 +7,7 @@ import io
 import json
 import shutil
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -48,7 +49,12 @@ def test_solve_writes_every_solution_and_the_best_submission(solved):
             pd.read_csv(EXAMPLES / "breast-cancer" / "sample_submission.csv")
         )
     trials = [json.loads(line) for line in (ws / "solutions" / "network-1" / "trials.jsonl").read_text().splitlines()]
-    assert len(trials) == 2 and trials[0]["params"]["optimizer"] == "Adam"  # the default first, then HEBO's suggestion
+    plan = json.loads((ws / "solutions" / "network-1" / "plan.json").read_text())
+    assert len(trials) == plan["work"]["trials"] > 3 and trials[0]["params"] == {"lr": 1e-3, "optimizer": "Adam"}
+    # the default first, then HEBO's random design, then its model's suggestions; the test rows from the refit
+    assert plan["search"] == {"method": "HEBO", "initial": 1, "random": 2, "model": len(trials) - 3}
+    assert plan["refit"]["rows"] == len(pd.read_csv(EXAMPLES / "breast-cancer" / "train.csv"))
+    assert all(t["epochs"] <= t["planned_epochs"] and not t["capped"] for t in trials)
     best = max(summary["solutions"], key=lambda s: s["val_score"])  # AUC: higher is better
     assert summary["best"] == best["id"]
     assert (ws / "submission.csv").read_text() == (ws / "solutions" / best["id"] / "submission.csv").read_text()
@@ -300,3 +306,27 @@ def test_the_solver_adds_generic_features_to_the_tab_inputs_and_records_them(exa
     assert "visit" not in tab and {"visit__hour", "visit__elapsed_days"} <= set(tab.columns)
     assert list(tab.index) == list(plain.task.train.inputs["tab"].index)
     assert set(solver.task.test.inputs["tab"].columns) == set(tab.columns)
+
+
+def test_a_network_refits_on_every_row_for_its_best_epochs_unless_no_refit(example_ws, tmp_path, monkeypatch):
+    src, setup = example_ws("diabetes")
+    assert setup.returncode == 0, setup.stderr[-2000:]
+    ws = tmp_path / "diabetes"
+    shutil.copytree(src, ws, symlinks=True)
+    monkeypatch.chdir(ws)
+    budget = replace(PRESETS["quick"], n_trials=1, max_epochs=4, min_epochs=4)
+    kept = Solver(ws, budget, log=lambda m: None, features=False, refit=False).network("network-1", {})
+    files = Workspace(ws).solution("network-1")
+    np.testing.assert_array_equal(kept.test_pred, np.load(files.trial(0))["test_pred"])  # the trial's own
+    assert kept.details["refit"] is None and not files.refit.exists()
+    assert (kept.details["work"]["trials"], kept.details["work"]["epochs"]) == (1, 4)
+    assert kept.details["search"]["method"] == "no search"
+    solver = Solver(ws, budget, log=lambda m: None, features=False)  # resumes the recorded trial, then refits
+    refitted = solver.network("network-1", {})
+    rows, epochs = len(solver.task.y), refitted.details["best_trial"]["best_epoch"]
+    whole = rows - (rows % budget.batch_size == 1)  # a last batch of one row is dropped (batch norm)
+    assert refitted.details["refit"]["rows"] == rows and refitted.details["refit"]["epochs"] == epochs
+    assert refitted.details["refit"]["samples"] == epochs * whole
+    np.testing.assert_array_equal(refitted.val_pred, kept.val_pred)  # validated on rows the trial never saw
+    assert refitted.val_score == kept.val_score and not np.allclose(refitted.test_pred, kept.test_pred)
+    assert f"refitted on all {rows} rows for {epochs} epochs" in refitted.plan

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from tools.blender import blend
-from tools.hebo_tuner import SPACE, tune
+from tools.hebo_tuner import SPACE, _hebo, design, tune
 from tools.metrics import METRICS
 
 OPT_PENALTY = {"Adam": 0.0, "SGD": 1.0, "AdamW": 0.5}
@@ -98,6 +98,22 @@ def test_resume_from_history_does_not_rerun_and_matches_an_uninterrupted_run():
     # the resumed run continues the random draws and then the GP exactly as the uninterrupted one did
     assert [t["params"] for t in resumed.trials] == [t["params"] for t in full.trials]
     assert resumed.best == full.best
+
+
+def test_after_its_random_design_hebo_suggests_from_its_model():
+    default = [{"lr": 1e-3, "optimizer": "Adam"}]
+    result = tune(planted, n_trials=design() + 1, seed=0, initial=default)
+    assert [t["source"] for t in result.trials] == ["initial"] + ["random"] * (design() - 1) + ["model"]
+    assert result.model_based == 1
+    # a random search would have drawn the scrambled Sobol sequence's next point; the model's is not that one, and
+    # it goes where the planted loss is low (Adam, near lr 10^-3.5) rather than where the random draws went
+    hebo, space = _hebo()
+    sobol = hebo(space().parse(SPACE), scramble_seed=0, rand_sample=100).quasi_sample(design())
+    draws = [{"lr": float(lr), "optimizer": str(o)} for lr, o in zip(sobol["lr"], sobol["optimizer"])]
+    assert [t["params"] for t in result.trials[1:-1]] == draws[:-1]
+    model = result.trials[-1]
+    assert model["params"] != draws[-1] and model["params"]["optimizer"] == "Adam"
+    assert model["loss"] < np.mean([t["loss"] for t in result.trials if t["source"] == "random"])
 
 
 def test_space_is_the_papers():

@@ -19,6 +19,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -47,7 +48,10 @@ class FusionConfig:
     batch_size: int = 32  # on CPU; a GPU multiplies it by its memory factor (device_batch)
     scale_batch: bool = True  # on a GPU, grow the batch size with its memory, and the learning rate with it
     max_epochs: int = 30
-    max_time: float = 36000.0  # seconds for the whole call, embedding included; training stops once past it
+    epoch_rows: int | None = None  # rows an epoch trains on, a fresh random sample of the fit rows; None: all
+    # a safety cap in wall seconds for the whole call, embedding included: training stops once past it, and says so
+    # loudly (the budget plans epochs, not seconds: this only stops a runaway)
+    max_time: float = 36000.0
     lr: float = 1e-3  # at batch_size; scaled with the batch (scaled_lr)
     encoder_lr_factor: float = 0.1  # pretrained encoders train at lr * this: the full rate wrecks their features
     optimizer: str = "Adam"  # Adam | SGD | AdamW
@@ -71,6 +75,21 @@ class FusionResult:
     device: str = "cpu"
     notes: list[str] = field(default_factory=list)
     batch_size: int = 32  # the batch size trained with, after scaling to the device
+    capped: bool = False  # the safety cap (max_time) stopped training before its planned epochs
+
+
+@dataclass
+class RefitResult:
+    """A network trained on every train row for a fixed number of epochs (refit_fusion): test predictions only,
+    since no row is left to validate on."""
+
+    test_pred: np.ndarray  # model space, every test row, with the last epoch's weights
+    rows: int  # the train rows it learnt from
+    epochs: int  # the epochs it ran
+    samples: int  # the samples it trained on, every epoch together
+    seconds: float
+    capped: bool  # the safety cap stopped it before its epochs
+    notes: list[str] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- branches
@@ -294,6 +313,18 @@ def _embed(branch: Branch, modality: str, targets: torch.Tensor, size: int, devi
     return features.cpu()
 
 
+# per modality, the last frozen embedding and what made it: a network's HEBO trials and its refit embed the same
+# rows with the same frozen encoder (seeded alike), so only the first of them pays for it
+_EMBEDDED: dict[str, tuple[tuple, torch.Tensor]] = {}
+
+
+@torch.no_grad()
+def _fingerprint(encoder: nn.Module) -> tuple[int, float]:
+    """The encoder's weights and buffers, summarised: equal for the same seed and pretrained weights."""
+    tensors = [t for t in encoder.state_dict().values() if t.is_floating_point()]
+    return len(tensors), float(sum(t.double().abs().sum() for t in tensors)) if tensors else 0.0
+
+
 def _build(task: TaskData, cfg: FusionConfig, fit: np.ndarray, device: torch.device, targets: torch.Tensor, batch: int):
     """Per modality present, in registry order (the order the branches are created, and seeded, in), its branch
     from its model module; frozen encoders embed every row here. Returns (branches, notes)."""
@@ -306,9 +337,23 @@ def _build(task: TaskData, cfg: FusionConfig, fit: np.ndarray, device: torch.dev
         notes += branch.notes
         if branch.frozen:
             began = time.monotonic()
-            features = _embed(branch, m, targets, branch.embed_batch * batch, device)
+            key = (
+                id(task),
+                str(task.ws),
+                m,
+                len(frames[m]),
+                cfg.image_size,
+                cfg.max_length,
+                _fingerprint(branch.encoder),
+            )
+            cached = _EMBEDDED.get(m)
+            if cached is not None and cached[0] == key:
+                features, how = cached[1], "reused from the previous run (the same frozen encoder and rows)"
+            else:
+                features = _embed(branch, m, targets, branch.embed_batch * batch, device)
+                _EMBEDDED[m], how = (key, features), f"in {time.monotonic() - began:.1f}s"
             branch = replace(branch, encoder=nn.Identity(), inputs=features, augment=None, lengths=None)
-            notes.append(f"{branch.title} frozen: {len(features)} embeddings in {time.monotonic() - began:.1f}s")
+            notes.append(f"{branch.title} frozen: {len(features)} embeddings {how}")
         elif branch.backbone:
             notes.append(f"{branch.title} trained")
         branches[m] = branch
@@ -351,19 +396,28 @@ def _improves(task: TaskData, score: float, best: dict | None) -> bool:
     return task.better(score, best["val_score"])
 
 
-def train_fusion(
-    task: TaskData,
-    config: FusionConfig | None = None,
-    log: Callable[[str], None] = print,
-    on_epoch: Callable[[dict], None] | None = None,
-) -> FusionResult:
-    """Train on the task's fit rows with early stopping on the validation score; predict the validation rows
-    and every test row in model space with the best epoch's weights. log: text lines (notes, the result).
-    on_epoch: called after each epoch with {epoch, epochs (the most that may run), seconds (since the start),
-    images_per_s (samples trained per second of the training pass), gpu_mem_gb (peak; None on CPU), train_loss,
-    val_loss, val_score, batch_size}; the history keeps the same dicts."""
-    cfg, start = config or FusionConfig(), time.monotonic()
-    deadline = start + cfg.max_time
+@dataclass
+class _Run:
+    """What a training run needs, built from the task for the rows it learns from (_prepare)."""
+
+    device: torch.device
+    model: FusionNet
+    opt: torch.optim.Optimizer
+    scaler: torch.amp.GradScaler
+    feed: Feed
+    augments: dict[str, Callable]
+    kinds: list[str]
+    batch: int
+    eval_size: int
+    mean: np.ndarray
+    scale: np.ndarray
+    trained: list[Branch]
+    notes: list[str]
+
+
+def _prepare(task: TaskData, cfg: FusionConfig, rows: np.ndarray, log: Callable[[str], None]) -> _Run:
+    """The network, its inputs and optimiser for learning from `rows` (train row numbers): the target scaling and
+    every branch's preprocessing are fitted on them alone."""
     device = resolve_device(cfg.device)
     train, test = task.train, task.test
     if set(train.modalities) - set(MODALITIES) or test.modalities != train.modalities:
@@ -372,15 +426,14 @@ def train_fusion(
             f"found train {train.modalities}, test {test.modalities}"
         )
     torch.manual_seed(cfg.seed)
-    fit, val = task.split
     y = task.y
-    check_targets(y[fit], task.outputs)
-    mean, scale = target_scaling(y[fit], task.outputs)
+    check_targets(y[rows], task.outputs)
+    mean, scale = target_scaling(y[rows], task.outputs)
     targets = torch.tensor(
         np.vstack([(y - mean) / scale, np.full((len(test), y.shape[1]), np.nan)]), dtype=torch.float32
     )
-    batch = device_batch(cfg, device, len(fit))
-    branches, notes = _build(task, cfg, fit, device, targets, batch)
+    batch = device_batch(cfg, device, len(rows))
+    branches, notes = _build(task, cfg, rows, device, targets, batch)
     trained = [b for b in branches.values() if not b.frozen and b.backbone]  # encoders trained on every batch
     feed = Feed({m: b.inputs for m, b in branches.items() if b.inputs is not None}, targets, device)
     augments = {m: b.augment for m, b in branches.items() if b.augment is not None}
@@ -396,33 +449,91 @@ def train_fusion(
     model = FusionNet(branches, task.widths, cfg).to(device, memory_format=torch.channels_last)
     if cfg.compile:
         model.compile()
-    kinds = output_losses(task.outputs, task.metric_name)
-    opt = _optimizer(model, [b.encoder for b in trained if b.pretrained], cfg, lr)
-    # no gradients to keep: evaluation takes four times the training batch (cached features, far more)
-    eval_size = 4 * batch if trained else max(1024, batch)
-    # float16 needs its gradients scaled (bfloat16 has float32's range): a no-op on CPU and bfloat16 GPUs
-    scaler = torch.amp.GradScaler("cuda", enabled=device.type == "cuda" and not torch.cuda.is_bf16_supported())
-    order = torch.Generator().manual_seed(cfg.seed)
-    best, history = None, []
-    # small matrices on cached features: more CPU threads only add synchronisation (and suffer most when
-    # several trainings share the cores)
+    return _Run(
+        device=device,
+        model=model,
+        opt=_optimizer(model, [b.encoder for b in trained if b.pretrained], cfg, lr),
+        # float16 needs its gradients scaled (bfloat16 has float32's range): a no-op on CPU and bfloat16 GPUs
+        scaler=torch.amp.GradScaler("cuda", enabled=device.type == "cuda" and not torch.cuda.is_bf16_supported()),
+        feed=feed,
+        augments=augments,
+        kinds=output_losses(task.outputs, task.metric_name),
+        batch=batch,
+        # no gradients to keep: evaluation takes four times the training batch (cached features, far more)
+        eval_size=4 * batch if trained else max(1024, batch),
+        mean=mean,
+        scale=scale,
+        trained=trained,
+        notes=notes,
+    )
+
+
+@contextmanager
+def _threads_for(run: _Run):
+    """Small matrices on cached features: more CPU threads only add synchronisation (and suffer most when several
+    trainings share the cores). The caller's thread count is restored."""
     threads = torch.get_num_threads()
-    torch.set_num_threads(1 if device.type == "cpu" and not trained else threads)
+    torch.set_num_threads(1 if run.device.type == "cpu" and not run.trained else threads)
     try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _epoch_batches(rows: np.ndarray, cfg: FusionConfig, batch: int, gen: torch.Generator) -> list[list[int]]:
+    """One epoch's batches: every row shuffled, or with epoch_rows the first of them (a fresh sample each epoch)."""
+    batches = _shuffled(rows, batch, gen)
+    return batches[: max(1, math.ceil(cfg.epoch_rows / batch))] if cfg.epoch_rows else batches
+
+
+def _cap_note(cfg: FusionConfig, epochs_done: int, planned: int, seconds: float) -> str:
+    return (
+        f"SAFETY CAP: stopped after {epochs_done} of {planned} planned epochs at {seconds:.0f} s (cap "
+        f"{cfg.max_time:.0f} s): this machine ran far slower than the budget's plan"
+    )
+
+
+def train_fusion(
+    task: TaskData,
+    config: FusionConfig | None = None,
+    log: Callable[[str], None] = print,
+    on_epoch: Callable[[dict], None] | None = None,
+) -> FusionResult:
+    """Train on the task's fit rows with early stopping on the validation score; predict the validation rows
+    and every test row in model space with the best epoch's weights. log: text lines (notes, the result).
+    on_epoch: called after each epoch with {epoch, epochs (the most that may run), seconds (since the start),
+    images_per_s (samples trained per second of the training pass), gpu_mem_gb (peak; None on CPU), train_loss,
+    val_loss, val_score, batch_size, samples (trained in the epoch)}; the history keeps the same dicts. The epochs
+    are config.max_epochs at most, whatever the machine's speed: max_time is a safety cap that only stops a
+    runaway, and the result says when it did (capped, and a note)."""
+    cfg, start = config or FusionConfig(), time.monotonic()
+    deadline = start + cfg.max_time
+    fit, val = task.split
+    run = _prepare(task, cfg, fit, log)
+    device, model, feed, batch = run.device, run.model, run.feed, run.batch
+    order = torch.Generator().manual_seed(cfg.seed)
+    best, history, capped = None, [], False
+    with _threads_for(run):
         for epoch in range(1, cfg.max_epochs + 1):
             if device.type == "cuda":
                 torch.cuda.reset_peak_memory_stats(device)
             began = time.monotonic()
-            losses, seen, out_of_time = _epoch(
-                model, opt, scaler, feed(_shuffled(fit, batch, order)), augments, kinds, deadline
+            losses, seen, capped = _epoch(
+                model,
+                run.opt,
+                run.scaler,
+                feed(_epoch_batches(fit, cfg, batch, order)),
+                run.augments,
+                run.kinds,
+                deadline,
             )
             _synchronize(device)
             images_per_s = seen / max(time.monotonic() - began, 1e-9)
-            if out_of_time and best is not None:
+            if capped and best is not None:
                 break  # a cut epoch is not evaluated: the best one so far stands
-            logits, t = _logits(model, feed, val, eval_size, device)
-            val_loss = head_loss(logits, t, kinds)
-            val_pred = to_model_space(logits, task.outputs, mean, scale)
+            logits, t = _logits(model, feed, val, run.eval_size, device)
+            val_loss = head_loss(logits, t, run.kinds)
+            val_pred = to_model_space(logits, task.outputs, run.mean, run.scale)
             score = task.score(val_pred, val)
             history.append(
                 {
@@ -435,6 +546,7 @@ def train_fusion(
                     "val_loss": float("nan") if val_loss is None else float(val_loss),
                     "val_score": score,
                     "batch_size": batch,
+                    "samples": seen,
                 }
             )
             if on_epoch is not None:
@@ -449,15 +561,17 @@ def train_fusion(
                 }
             elif epoch - best["epoch"] >= cfg.patience:
                 break
-            if out_of_time:
+            if capped:
                 break
         model.load_state_dict(best["state"])
-        test_logits, _ = _logits(model, feed, np.arange(len(train), len(train) + len(test)), eval_size, device)
-    finally:
-        torch.set_num_threads(threads)
+        test_logits, _ = _logits(model, feed, _test_rows(task), run.eval_size, device)
+    notes = run.notes
+    if capped:
+        notes.append(_cap_note(cfg, len(history), cfg.max_epochs, time.monotonic() - start))
+        log(f"fusion: {notes[-1]}")
     result = FusionResult(
         best["val_pred"],
-        to_model_space(test_logits, task.outputs, mean, scale),
+        to_model_space(test_logits, task.outputs, run.mean, run.scale),
         best["val_score"],
         best["val_loss"],
         best["epoch"],
@@ -467,12 +581,50 @@ def train_fusion(
         str(device),
         notes,
         batch,
+        capped,
     )
     log(
         f"fusion: best epoch {result.best_epoch}/{result.epochs_run}, val {task.metric_name} "
         f"{result.val_score:.5f}, {result.seconds:.1f}s on {device}"
     )
     return result
+
+
+def refit_fusion(task: TaskData, config: FusionConfig, epochs: int, log: Callable[[str], None] = print) -> RefitResult:
+    """Train on every train row (fit and validation) for exactly `epochs` epochs (a trial's best epoch count: no
+    row is left for early stopping) and predict every test row in model space with the last epoch's weights."""
+    cfg, start = config, time.monotonic()
+    deadline = start + cfg.max_time
+    rows = np.arange(len(task.train))
+    run = _prepare(task, cfg, rows, log)
+    order = torch.Generator().manual_seed(cfg.seed)
+    done, samples, capped = 0, 0, False
+    with _threads_for(run):
+        while done < epochs and not capped:
+            batches = run.feed(_epoch_batches(rows, cfg, run.batch, order))
+            _, seen, capped = _epoch(run.model, run.opt, run.scaler, batches, run.augments, run.kinds, deadline)
+            done, samples = done + 1, samples + seen
+        test_logits, _ = _logits(run.model, run.feed, _test_rows(task), run.eval_size, run.device)
+    notes = run.notes
+    if capped:
+        notes.append(_cap_note(cfg, done, epochs, time.monotonic() - start))
+        log(f"fusion: {notes[-1]}")
+    result = RefitResult(
+        to_model_space(test_logits, task.outputs, run.mean, run.scale),
+        len(rows),
+        done,
+        samples,
+        time.monotonic() - start,
+        capped,
+        notes,
+    )
+    log(f"fusion: refitted on all {result.rows} rows for {result.epochs} epochs, {result.seconds:.1f}s")
+    return result
+
+
+def _test_rows(task: TaskData) -> np.ndarray:
+    """The test rows' numbers in a Feed (train rows come first)."""
+    return np.arange(len(task.train), len(task.train) + len(task.test))
 
 
 def epoch_line(report: dict, metric_name: str) -> str:

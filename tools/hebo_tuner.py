@@ -1,10 +1,15 @@
 """HEBO tuning of a solution's training (paper 3.2): the learning rate on a log scale and the optimizer, minimising
 the validation loss the objective returns.
 
-Trials are recorded as dicts {"params", "loss", "seconds", "ok"}; passing them back as `history` observes them
-without re-running, so a killed solve resumes where it stopped. A trial whose objective raises or returns a
+Trials are recorded as dicts {"params", "loss", "seconds", "ok", "source"}; passing them back as `history` observes
+them without re-running, so a killed solve resumes where it stopped. A trial whose objective raises or returns a
 non-finite loss is kept as failed (loss nan): HEBO sees it as slightly worse than the worst finite loss so it
-moves away, without one huge value flattening the other losses in its power transform."""
+moves away, without one huge value flattening the other losses in its power transform.
+
+HEBO draws its first `design(space)` observations (the initial points included) from a scrambled Sobol sequence
+and only then fits its GP and suggests from it (hebo/optimizers/hebo.py: `rand_sample`, 1 + the number of
+parameters): fewer trials than design(space) + 1 are a random search. Each trial records where its point came
+from ("source": initial, random or model) and TuneResult.model_based counts the model's suggestions."""
 
 from __future__ import annotations
 
@@ -33,6 +38,16 @@ class TuneResult:
     best_loss: float
     trials: list[dict] = field(default_factory=list)
 
+    @property
+    def model_based(self) -> int:
+        """How many trials HEBO's model suggested (the rest: initial points and its random design)."""
+        return sum(t.get("source") == "model" for t in self.trials)
+
+
+def design(space: list[dict] = SPACE) -> int:
+    """The observations HEBO draws at random before its model suggests: HEBO's own default, 1 + parameters."""
+    return 1 + len(space)
+
 
 def tune(
     objective: Callable[..., float | dict],
@@ -60,23 +75,28 @@ def tune(
     tasks, the objective then has to pickle) and observes them in the batch's order. parallel=1 is the
     sequential search, suggestion for suggestion."""
     hebo_cls, design_space = _hebo()
-    opt = hebo_cls(design_space().parse(space), scramble_seed=seed)
+    opt = hebo_cls(design_space().parse(space), scramble_seed=seed, rand_sample=design(space))
     initial = [dict(p) for p in initial or []]
     trials: list[dict] = []
     for t in map(_normalised, history or []):
-        if t["params"] not in initial and len(trials) < opt.rand_sample:
+        source = "initial" if t["params"] in initial else "random" if len(trials) < opt.rand_sample else "model"
+        if source == "random":
             opt.sobol.fast_forward(1)  # it came from a random draw: the resumed run draws the next points
-        _record(opt, trials, t)
+        _record(opt, trials, {"source": source, **t})
     pending = [p for p in initial if p not in [t["params"] for t in trials]]
     run_all = map_fn or map
     while len(trials) < n_trials:
         size = min(max(1, parallel), n_trials - len(trials))
         batch, pending = pending[:size], pending[size:]
+        sources = ["initial"] * len(batch)
         if len(batch) < size:
+            # HEBO answers from its random design while it holds fewer observations than it needs
+            sources += ["random" if len(trials) < opt.rand_sample else "model"] * (size - len(batch))
             batch += _suggest(opt, trials, size - len(batch), seed)
         items = [(len(trials) + i, params) for i, params in enumerate(batch)]
-        for (index, params), trial in zip(items, run_all(partial(_run_item, objective, indexed), items), strict=True):
-            _record(opt, trials, trial)
+        runs = run_all(partial(_run_item, objective, indexed), items)
+        for (index, params), source, trial in zip(items, sources, runs, strict=True):
+            _record(opt, trials, {**trial, "source": source})
             if on_trial is not None:
                 on_trial(index, params, trial["loss"])
     ok = [t for t in trials if t["ok"]]

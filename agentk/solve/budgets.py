@@ -1,43 +1,60 @@
-"""Solve budgets: how long and how wide `agentk solve` searches, from a CPU smoke run to the paper's settings.
-No numerical imports, so that the CLI and the curriculum can list and validate budgets without loading the
-solver's numerical stack.
+"""Solve budgets: how much `agentk solve` searches, from a CPU smoke run to the paper's settings, counted in work
+(epochs, trials, rows) rather than seconds. No numerical imports, so that the CLI and the curriculum can list and
+validate budgets without loading the solver's numerical stack.
 
-The time model. A network solution trains n_trials times (HEBO); a trial runs at most max_epochs epochs over the
-fit rows (early stopping ends it after `patience` epochs without a better validation score, usually well
-before) and at most max_time seconds. Its training steps therefore take at most
+The time model. A network solution's work is planned before it trains (plan_network), from the data (fit,
+validation and test rows; which inputs are embedded once by a frozen encoder and which train an encoder) and from
+the machine (CPU cores, CUDA), never from a clock: the same machine then runs the same epochs and trials, and
+gives the same result, whatever else it runs. The plan models a trial's seconds as
 
-    networks x n_trials x max_epochs x fit rows / (samples per second)        (training_seconds)
+    set-up + epochs x (fit rows / training speed + validation rows / evaluation speed + per-epoch overhead)
 
-plus, per trial, building the network and one evaluation of the validation rows per epoch, and, once per solve,
-decoding the images (tools/modality_img.py caches them for every later trial) and AutoGluon's autogluon_time on
-tabular inputs. Samples per second is what train_fusion reports after each epoch and what
-benchmarks/gpu_throughput.py measures against a plain PyTorch loop; it scales with the hardware, and so does
-the batch (tools/fusion.py:device_batch: the batch size grows with the GPU's memory). For a trained resnet18 an
-H100 runs a plain bf16 loop at 11,440 images/s at 224 px (issue 18's measurement; train_fusion's target is at
-least 0.6 of it), a 2-core CPU about 70 at 64 px per core. With the standard budget on one H100 at ~10,000
-images/s: an arena competition of 240 images (192 to fit) needs at most 3 x 8 x 30 x 192 / 10,000 = 14 s of
-training steps, so it finishes in minutes, per-epoch evaluation and per-trial set-up dominating; a real one of
-25,000 images (20,000 to fit) at most 3 x 8 x 30 x 20,000 / 10,000 s = 40 min if every network ran at
-resnet18's speed (efficientnet_b0 is slower: about an hour in all, estimated), and hours from about 100,000
-images; early stopping cuts most trials short. Frozen encoders (quick) embed every row once and then train on
-cached features at thousands of rows per second on either device."""
+plus, once per network, the frozen encoders' embedding of every row (its later trials and its refit reuse it), and
+a few seconds per trial that HEBO's model suggests (SUGGEST_S). The speeds are MODEL_SPEED's: samples per second
+per CPU core (up to 8 cores) or on one CUDA GPU, for a trained resnet18 at 64 px (scaled by the pixel count at
+other sizes), a trained MiniLM text encoder at 128 tokens, and the fusion MLP on cached features or tabular
+inputs; evaluation runs about three times faster than training, a frozen encoder's embedding no faster (measured).
+The figures are measured: a 2-core CPU trains resnet18 at 64 px at 140-170 images/s (solve logs of the arena's
+cactus images) and the fusion head on cached features at 15,000-25,000 rows/s on one thread; an H100 runs resnet18
+at 224 px at 11,440 images/s in a plain bf16 loop (issue 18, benchmarks/gpu_throughput.py), of which the model
+assumes about half. The budget gives each network network_seconds of modelled work besides the embedding (which
+no plan avoids); the plan keeps the budget's n_trials and max_epochs when they fit, else first lowers the trials
+(the default configuration is a sound start; below HEBO's random initial design plus one the trials are a random
+search, and the plan says so), then the epochs (down to min_epochs), and last the rows an epoch trains on (a fresh
+random sample of the fit rows each epoch), so that a large competition on a CPU still gets min_epochs passes.
+Early stopping (patience epochs without a better validation score) ends most trials before their planned epochs,
+so the estimate is an upper bound. Refitting the chosen trial on every row adds one more run of at most as many
+epochs.
+
+Wall time is only a safety cap: each training run stops at SAFETY times its planned seconds (at least
+MIN_SAFETY_S), beyond what a busy machine needs (on this project's shared 2-core machine at load 13 a trained CNN
+ran 8 times slower than planned with the solver's passive OpenMP waits, 50 times with spinning ones); when it
+triggers, the network's plan and the console say so. AutoGluon's autogluon_time stays a wall-clock limit: AutoGluon
+has no work-count budget (its time limit decides how many models and bagging folds it fits), so its share of a
+solve still varies with the machine's load.
+
+With the standard budget on one H100: an arena competition of 240 images (192 to fit) plans 8 trials of 30
+epochs per network in seconds of training steps, per-trial set-up dominating; a real one of 25,000 images (20,000
+to fit) about 8 x 30 x 20,000 / 6,000 s = 13 min per network at resnet18's modelled speed, plus the refit."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentk.modalities import IMAGE, TEXT
+from agentk.modalities import IMAGE, TABULAR, TEXT
 
 
 @dataclass(frozen=True)
 class SolveBudget:
     name: str
-    max_epochs: int  # per network training run
-    max_time: float  # seconds per network training run, embedding included
+    max_epochs: int  # the most epochs of one trial
+    min_epochs: int  # the fewest a plan gives a trial: rows per epoch go down before epochs go below this
+    patience: int  # early stopping: epochs without a better validation score before a trial stops
+    n_trials: int  # the most trials per network, the default configuration included
+    network_seconds: float  # modelled work per network (trials and refit), at the machine's modelled speed
     batch_size: int
-    n_trials: int  # HEBO trials per network, the default configuration included
     blend_after: int  # blend once this many solutions exist
-    autogluon_time: float  # seconds for the AutoGluon tool
+    autogluon_time: float  # seconds for the AutoGluon tool (a wall clock: AutoGluon has no work budget)
     autogluon_presets: str
     image_size: int
     finetune_image: bool  # train the image backbone end to end; else frozen, embeddings cached
@@ -46,15 +63,17 @@ class SolveBudget:
 
 
 PRESETS = {
-    # CPU, a few minutes: the default here and in CI. Frozen encoders train in seconds on cached embeddings;
-    # the second network trains its image backbone (offline it starts from random weights, so frozen
-    # features alone are weak).
+    # CPU, a few minutes: the default here and in CI. Frozen encoders train in seconds on cached embeddings, so
+    # their network gets HEBO's full search; the second network trains its image backbone (offline it starts from
+    # random weights, so frozen features alone are weak) and on a CPU affords fewer trials.
     "quick": SolveBudget(
         "quick",
         max_epochs=30,
-        max_time=90,
+        min_epochs=12,
+        patience=5,
+        n_trials=6,
+        network_seconds=75,
         batch_size=32,
-        n_trials=2,
         blend_after=2,
         autogluon_time=60,
         autogluon_presets="medium_quality",
@@ -67,9 +86,11 @@ PRESETS = {
     "standard": SolveBudget(
         "standard",
         max_epochs=30,
-        max_time=1800,
-        batch_size=32,
+        min_epochs=15,
+        patience=5,
         n_trials=8,
+        network_seconds=1800,
+        batch_size=32,
         blend_after=3,
         autogluon_time=900,
         autogluon_presets="good_quality",
@@ -82,9 +103,11 @@ PRESETS = {
     "paper": SolveBudget(
         "paper",
         max_epochs=30,
-        max_time=36000,
-        batch_size=32,
+        min_epochs=30,
+        patience=5,
         n_trials=20,
+        network_seconds=36000,
+        batch_size=32,
         blend_after=3,
         autogluon_time=4 * 3600,
         autogluon_presets="best_quality",
@@ -105,9 +128,157 @@ FIELD_INPUT = {
     "finetune_text": TEXT.name,
 }
 
+# Modelled training speeds in samples per second (see the module's docstring): per CPU core, and on one GPU.
+# Images at 64 px on a CPU, 224 px on a GPU; the pixel count scales them.
+MODEL_SPEED = {
+    "cpu": {"image": 75.0, "text": 12.0, "features": 15_000.0},
+    "cuda": {"image": 6_000.0, "text": 1_500.0, "features": 200_000.0},
+}
+REFERENCE_PX = {"cpu": 64, "cuda": 224}
+MAX_CORES = 8  # a batch's convolutions stop gaining from more CPU cores about here
+EVAL_FACTOR = 3.0  # evaluation and frozen embedding (no gradients) run this many times faster than training
+EPOCH_OVERHEAD_S = 0.05  # per epoch: shuffling, the validation metric, keeping the best weights
+TRIAL_OVERHEAD_S = 1.0  # per training run: building the network and its inputs
+SUGGEST_S = 4.0  # per trial HEBO's model suggests: fitting its GP and searching its acquisition (one CPU thread)
+SAFETY = 30.0  # a training run stops at this many times its planned seconds: a runaway, not a busy machine
+MIN_SAFETY_S = 300.0
+
+
+@dataclass(frozen=True)
+class Machine:
+    cores: int
+    cuda: bool
+
+    def describe(self) -> str:
+        return "one CUDA GPU" if self.cuda else f"{self.cores} CPU cores"
+
+
+@dataclass(frozen=True)
+class NetworkPlan:
+    """The work of one network solution, planned before it trains; what plan.json records and the console shows."""
+
+    trials: int
+    design: int  # HEBO's random initial design: this many observations before its model suggests
+    epochs: int  # the most per trial (early stopping usually ends a trial sooner)
+    patience: int
+    fit_rows: int
+    val_rows: int
+    epoch_rows: int | None  # rows trained per epoch, a fresh sample of the fit rows each time; None: all of them
+    refit_rows: int  # 0: no refit
+    trained: str  # what trains on every batch
+    trial_seconds: float  # modelled, at the most epochs
+    seconds: float  # modelled, every trial and the refit
+    budget_seconds: float  # network_seconds plus the frozen embedding: seconds exceeds it only at the fewest rows
+    safety_cap: float  # wall seconds after which one training run stops (a runaway)
+    machine: str
+
+    @property
+    def model_trials(self) -> int:
+        return max(0, self.trials - self.design)
+
+    @property
+    def search(self) -> str:
+        if self.trials == 1:
+            return "the default configuration alone"
+        if self.model_trials == 0:
+            return f"random search ({self.trials} trials, the default configuration first: fewer than HEBO's design)"
+        return (
+            f"HEBO ({self.trials} trials: the default configuration, {self.design - 1} random, "
+            f"{self.model_trials} suggested by its model)"
+        )
+
+    def line(self) -> str:
+        rows = f"{self.epoch_rows} of {self.fit_rows}" if self.epoch_rows else f"{self.fit_rows}"
+        refit = f"; refit on all {self.refit_rows} rows for the best trial's epochs" if self.refit_rows else ""
+        within = (
+            f"within the budget's {self.budget_seconds:.0f} s"
+            if self.seconds <= self.budget_seconds
+            else f"OVER the budget's {self.budget_seconds:.0f} s even at the fewest rows per epoch"
+        )
+        return (
+            f"{self.search}, up to {self.epochs} epochs each (patience {self.patience}) on {rows} fit rows per "
+            f"epoch, {self.trained}{refit}; estimated at most {self.seconds:.0f} s on {self.machine}, {within} "
+            f"(safety cap {self.safety_cap:.0f} s per training run)"
+        )
+
+
+def plan_network(
+    budget: SolveBudget,
+    *,
+    fit_rows: int,
+    val_rows: int,
+    test_rows: int,
+    modalities: list[str],
+    finetune_image: bool,
+    finetune_text: bool,
+    image_size: int,
+    machine: Machine,
+    design: int,
+    refit: bool,
+) -> NetworkPlan:
+    """Plans a network's trials, epochs and rows per epoch to fit budget.network_seconds of modelled work (see the
+    module's docstring); design is the number of observations HEBO draws at random before its model suggests."""
+    device = "cuda" if machine.cuda else "cpu"
+    speeds = MODEL_SPEED[device]
+    cores = 1 if machine.cuda else min(max(1, machine.cores), MAX_CORES)
+    pixels = (REFERENCE_PX[device] / image_size) ** 2
+    encoders = {IMAGE.name: speeds["image"] * cores * pixels, TEXT.name: speeds["text"] * cores}
+    trained = {
+        m: s for m, s in encoders.items() if m in modalities and (finetune_image if m == IMAGE.name else finetune_text)
+    }
+    frozen = {m: s for m, s in encoders.items() if m in modalities and m not in trained}
+    # a trained encoder runs on every batch: the slowest part sets the speed; else the MLP on cached features
+    train_speed = 1 / sum(1 / s for s in trained.values()) if trained else speeds["features"]
+    eval_speed = EVAL_FACTOR * train_speed
+    every = fit_rows + val_rows + test_rows
+    setup = TRIAL_OVERHEAD_S
+    embed = sum(every / s for s in frozen.values())  # once per network: its later runs reuse the embeddings
+
+    def trial_s(epochs: int, rows: int) -> float:
+        return setup + epochs * (rows / train_speed + val_rows / eval_speed + EPOCH_OVERHEAD_S)
+
+    def refit_rows(rows: int) -> int:  # an epoch of the refit: every row, or the same sample size as a trial's
+        return rows if rows < fit_rows else fit_rows + val_rows
+
+    def total_s(trials: int, epochs: int, rows: int) -> float:
+        refit_s = setup + epochs * refit_rows(rows) / train_speed if refit else 0.0
+        return embed + trials * trial_s(epochs, rows) + refit_s + max(0, trials - design) * SUGGEST_S
+
+    work = budget.network_seconds + embed  # the embedding is paid once whatever the search: not traded against it
+    trials, epochs, rows = budget.n_trials, budget.max_epochs, fit_rows
+    while trials > 1 and total_s(trials, epochs, rows) > work:
+        trials -= 1
+    while epochs > budget.min_epochs and total_s(trials, epochs, rows) > work:
+        epochs -= 1
+    if total_s(trials, epochs, rows) > work:
+        # fewer rows per epoch, but at least a few batches, so that the network still takes steps
+        per_row = epochs * (trials + refit) / train_speed
+        rows = max(min(fit_rows, 4 * budget.batch_size), int((work - total_s(trials, epochs, 0)) / per_row))
+    parts = [f"{m} encoder trained at ~{s:.0f} samples/s" for m, s in trained.items()]
+    parts += [f"{m} encoder frozen (every row embedded once)" for m in frozen]
+    if not trained:
+        parts.append(f"the fusion MLP on {'cached features' if frozen else TABULAR.name + ' inputs'}")
+    planned_trial = trial_s(epochs, rows)
+    return NetworkPlan(
+        trials=trials,
+        design=design,
+        epochs=epochs,
+        patience=budget.patience,
+        fit_rows=fit_rows,
+        val_rows=val_rows,
+        epoch_rows=rows if rows < fit_rows else None,
+        refit_rows=fit_rows + val_rows if refit else 0,
+        trained="; ".join(parts),
+        trial_seconds=planned_trial,
+        seconds=total_s(trials, epochs, rows),
+        budget_seconds=work,
+        safety_cap=max(MIN_SAFETY_S, SAFETY * (embed + planned_trial * (1 + val_rows / fit_rows))),
+        machine=machine.describe(),
+    )
+
 
 def training_seconds(budget: SolveBudget, fit_rows: int, samples_per_s: float, networks: int | None = None) -> float:
-    """The time model's bound: the most seconds the budget's networks (all of them, or `networks`) spend in
-    training steps on fit_rows rows at samples_per_s, each trial capped at max_time."""
-    trial = min(budget.max_time, budget.max_epochs * fit_rows / samples_per_s)
+    """The most seconds the budget's networks (all of them, or `networks`) spend in training steps on fit_rows rows
+    at samples_per_s, when each runs all its trials for max_epochs epochs (before any planning cuts them)."""
+    trial = budget.max_epochs * fit_rows / samples_per_s
     return (len(budget.networks) if networks is None else networks) * budget.n_trials * trial

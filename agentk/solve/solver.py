@@ -33,7 +33,7 @@ import numpy as np
 
 from agentk.core.fileio import append_jsonl, read_json, read_jsonl, write_json, write_text
 from agentk.modalities import IMAGE, TABULAR, TEXT
-from agentk.solve.budgets import FIELD_INPUT, PRESETS, SolveBudget
+from agentk.solve.budgets import FIELD_INPUT, PRESETS, Machine, SolveBudget, plan_network
 from agentk.workspace import Solution as SolutionFiles
 from agentk.workspace import Workspace
 from tools.submission import format_with_fallback
@@ -79,7 +79,8 @@ class Solver:
         # generic features (tools/features.py) on the tab inputs before any model reads them; False: the ablation
         self.features = features
         self.feature_record = _add_features(self.task, self.workspace) if features else None
-        self.refit = refit  # refit the chosen AutoGluon model on every row for the test predictions
+        self.refit = refit  # test predictions from models refitted on every row (AutoGluon, classical, networks)
+        self._plans: dict = {}  # a network's planned work, by solution id (budgets.plan_network)
 
     # -- the plan ---------------------------------------------------------------------------------
     def plans(self) -> list[tuple[str, str, dict]]:
@@ -273,16 +274,20 @@ class Solver:
         first trial, and the trial with the lowest validation loss is kept. The loss HEBO minimises is the
         competition's metric on the validation rows (negated when higher is better): the training loss
         (BCE/CE/MSE) at the epoch early stopping keeps can disagree with the metric (an over-confident net
-        with AUC 0.98 has a worse BCE than a flat one with AUC 0.67), and the metric is what is scored."""
+        with AUC 0.98 has a worse BCE than a flat one with AUC 0.67), and the metric is what is scored.
+
+        Its work (trials, epochs, rows per epoch) is planned from the data and the machine before it trains
+        (agentk/solve/budgets.py: plan_network), so a busy machine runs the same epochs, only slower. With refit,
+        the best trial's configuration is retrained on every row for its best epoch count and predicts the test
+        rows; the validation predictions and score stay the trial's, on rows it never trained on."""
         from tools.fusion import FusionConfig
-        from tools.hebo_tuner import tune
+        from tools.hebo_tuner import design, tune
 
         b = self.budget
         base = replace(
             FusionConfig(),
             **{
                 "max_epochs": b.max_epochs,
-                "max_time": b.max_time,
                 "batch_size": b.batch_size,
                 "image_size": b.image_size,
                 "finetune_text": b.finetune_text,
@@ -290,11 +295,30 @@ class Solver:
                 **overrides,
             },
         )
+        fit, val = self.task.split
+        plan = plan_network(
+            b,
+            fit_rows=len(fit),
+            val_rows=len(val),
+            test_rows=len(self.task.test),
+            modalities=self.task.modalities,
+            finetune_image=base.finetune_image,
+            finetune_text=base.finetune_text,
+            image_size=base.image_size,
+            machine=_machine(base.device),
+            design=design(),
+            refit=self.refit,
+        )
+        self._plans[sid] = plan
+        base = replace(
+            base, max_epochs=plan.epochs, patience=plan.patience, epoch_rows=plan.epoch_rows, max_time=plan.safety_cap
+        )
+        self.say(f"{sid}: {plan.line()}")
         files = self.workspace.solution(sid)
         files.folder.mkdir(parents=True, exist_ok=True)
         history = trial_history(files.trials)
         t0 = time.monotonic()
-        trials_bar = self._bar_task(f"{sid}: HEBO trials", b.n_trials)
+        trials_bar = self._bar_task(f"{sid}: HEBO trials", plan.trials)
         default = {"lr": base.lr, "optimizer": base.optimizer}
         observed = [
             {
@@ -308,7 +332,7 @@ class Solver:
         if self.map_fn is None:
             tuned = tune(
                 self._local_trials(sid, base, files, len(history), trials_bar),
-                n_trials=b.n_trials,
+                n_trials=plan.trials,
                 seed=base.seed,
                 initial=[default],
                 history=observed,
@@ -317,7 +341,7 @@ class Solver:
             _ = self.task.split  # saved to the workspace before the workers read it
             tuned = tune(
                 partial(_trial_in_worker, str(self.ws), sid, asdict(base), self.features),
-                n_trials=b.n_trials,
+                n_trials=plan.trials,
                 seed=base.seed,
                 initial=[default],
                 history=observed,
@@ -329,18 +353,67 @@ class Solver:
         best = min((r for r in records if r["ok"]), key=lambda r: r["loss"])
         preds = np.load(files.trial(best["trial"]))
         config = replace(base, lr=float(best["params"]["lr"]), optimizer=str(best["params"]["optimizer"]))
+        sources = [t.get("source") for t in tuned.trials]
+        search = {kind: sources.count(kind) for kind in ("initial", "random", "model")}
+        test_pred, refit, refit_note = preds["test_pred"], None, "; test predictions from the best trial (no refit)"
+        if self.refit:
+            refit = self._refit_network(sid, config, int(best["best_epoch"]), files)
+            test_pred = refit.pop("test_pred")
+            refit_note = (
+                f"; its configuration refitted on all {refit['rows']} rows for {refit['epochs']} epochs (the best "
+                f"trial's best epoch) for the test predictions"
+            )
+        capped = [r["trial"] + 1 for r in records if r.get("capped")]
+        if capped or (refit and refit["capped"]):
+            self.say(
+                f"{sid}: WARNING: the safety cap ({plan.safety_cap:.0f} s per training run) stopped "
+                + ", ".join([f"trial {k}" for k in capped] + (["the refit"] if refit and refit["capped"] else []))
+                + " before the planned epochs: this machine ran far slower than planned; the result depends on it"
+            )
         modal = "+".join(self.task.modalities)
+        method = "HEBO" if search["model"] else "random search" if len(records) > 1 else "no search"
         return Solution(
             sid,
             "network",
             f"late-fusion network over {modal}{self._features_note()} ({_describe(config, self.task.modalities)}); "
-            f"HEBO over lr and optimizer, {len(records)} trials, best by validation {self.task.metric_name}",
+            f"{method} over lr and optimizer, {len(records)} trials ({search['model']} suggested by HEBO's model), "
+            f"up to {plan.epochs} epochs each, best by validation {self.task.metric_name}{refit_note}",
             float(best["val_score"]),
             preds["val_pred"],
-            preds["test_pred"],
+            test_pred,
             time.monotonic() - t0,
-            {"config": asdict(config), "best_trial": best, "tuner_best": tuned.best, "notes": best.get("notes", [])},
+            {
+                "config": asdict(config),
+                "work": {**asdict(plan), "search": plan.search, "estimated_seconds": round(plan.seconds, 1)},
+                "search": {"method": method, **search},
+                "refit": refit,
+                "capped_trials": capped,
+                "best_trial": best,
+                "tuner_best": tuned.best,
+                "notes": best.get("notes", []),
+            },
         )
+
+    def _refit_network(self, sid: str, config, epochs: int, files: SolutionFiles) -> dict:
+        """The best trial's configuration trained on every row for `epochs` epochs; its record with the test
+        predictions (kept in the solution's refit file, so a resumed solve does not train it again)."""
+        from tools.fusion import refit_fusion
+
+        done = np.load(files.refit) if files.refit.exists() else None
+        if done is None:
+            self.log(f"{sid}: refit on every row for {epochs} epochs (lr {config.lr:.2g}, {config.optimizer})")
+            res = refit_fusion(self.task, config, epochs, log=lambda m: self.log(f"  {m}"))
+            done = {
+                "test_pred": res.test_pred,
+                "rows": res.rows,
+                "epochs": res.epochs,
+                "samples": res.samples,
+                "seconds": res.seconds,
+                "capped": res.capped,
+            }
+            np.savez(files.refit, **done)
+        record = {k: done[k] for k in ("test_pred", "rows", "epochs", "samples", "seconds", "capped")}
+        return {k: v if k == "test_pred" else np.asarray(v).item() for k, v in record.items()}
 
     def _local_trials(self, sid: str, base, files: SolutionFiles, done: int, trials_bar):
         """The objective of the trials run here: trial k (numbered in call order after the `done` ones) appends
@@ -387,7 +460,7 @@ class Solver:
         return run_batch
 
     def _log_start(self, sid: str, k: int, params: dict) -> None:
-        self.log(f"{sid} trial {k + 1}/{self.budget.n_trials}: lr {float(params['lr']):.2g}, {params['optimizer']}")
+        self.log(f"{sid} trial {k + 1}/{self._plans[sid].trials}: lr {float(params['lr']):.2g}, {params['optimizer']}")
 
     def _trial_done(self, sid: str, files: SolutionFiles, record: dict, trials_bar) -> None:
         append_jsonl(files.trials, record)
@@ -536,7 +609,9 @@ def _train_trial(
         "val_loss": float(result.val_loss),  # the training objective on the validation rows, at the best epoch
         "val_score": float(result.val_score),
         "epochs": result.epochs_run,
+        "planned_epochs": config.max_epochs,
         "best_epoch": result.best_epoch,
+        "capped": result.capped,  # the safety cap stopped it before its planned epochs
         "seconds": result.seconds,
         "notes": list(result.notes),
         "history": _jsonable(result.history),  # per epoch: the learning curve the report draws
@@ -563,6 +638,15 @@ def _trial_in_worker(ws: str, sid: str, base: dict, features: bool, params: dict
             k,
             log=lambda m: print(f"{sid} trial {k + 1}: {m.strip()}", flush=True),
         )
+
+
+def _machine(device: str) -> Machine:
+    """The machine a network's work is planned for: the CPU cores this process may use, and whether it trains on
+    CUDA (device as FusionConfig names it)."""
+    from tools.fusion import resolve_device
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return Machine(cores=cores, cuda=resolve_device(device).type == "cuda")
 
 
 def _add_features(task: TaskData, workspace: Workspace) -> dict:
@@ -628,8 +712,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--verbose", action="store_true", help="show everything the log gets as it comes")
     p.add_argument("--no-features", action="store_true", help="ablation: no engineered features on the tab inputs")
-    p.add_argument("--no-refit", action="store_true", help="ablation: AutoGluon's test predictions without a refit")
+    p.add_argument(
+        "--no-refit",
+        action="store_true",
+        help="ablation: test predictions from the models as validated (fitted on the fit rows alone): no refit on "
+        "every row of AutoGluon's best model, the classical candidates or the networks' best trials",
+    )
     args = p.parse_args(argv)
+    # before torch loads OpenMP: its threads sleep rather than spin while they wait, which on a busy machine made a
+    # trained CNN 2-3 samples/s instead of 16-19 on two threads (measured at load 13 on two cores)
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     ws = Workspace(args.workspace)

@@ -1,0 +1,62 @@
+"""Budgets counted in work: a network's trials, epochs and rows per epoch are planned from the data and the
+machine (never from a clock), fit the budget's modelled seconds, and the plan names a search too short to leave
+HEBO's random design a random search."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from agentk.solve.budgets import PRESETS, Machine, plan_network
+from tools.hebo_tuner import design
+
+QUICK = PRESETS["quick"]
+CPU2 = Machine(cores=2, cuda=False)
+
+
+def plan(budget=QUICK, machine=CPU2, fit=192, val=48, test=300, modalities=("img",), trained=True, refit=True):
+    return plan_network(
+        budget,
+        fit_rows=fit,
+        val_rows=val,
+        test_rows=test,
+        modalities=list(modalities),
+        finetune_image=trained,
+        finetune_text=False,
+        image_size=budget.image_size,
+        machine=machine,
+        design=design(),
+        refit=refit,
+    )
+
+
+def test_a_cheap_network_gets_hebo_past_its_random_design_and_every_epoch():
+    p = plan(trained=False)  # a frozen encoder: the MLP trains on cached features
+    assert p.trials == QUICK.n_trials > design() and p.model_trials == QUICK.n_trials - design()
+    assert p.epochs == QUICK.max_epochs and p.epoch_rows is None
+    assert p.search.startswith("HEBO") and f"{p.model_trials} suggested by its model" in p.search
+    assert p.seconds <= QUICK.network_seconds
+
+
+def test_an_expensive_network_trades_trials_then_epochs_then_rows_and_says_random_search():
+    small = plan(trained=True)  # a trained CNN on a 2-core CPU
+    assert small.trials < QUICK.n_trials and small.seconds <= QUICK.network_seconds
+    assert small.epochs >= QUICK.min_epochs
+    two = replace(QUICK, n_trials=2)
+    assert plan(two, trained=False).search.startswith("random search")  # 2 trials never leave HEBO's design
+    big = plan(fit=20_000, val=5_000, test=10_000)
+    assert big.trials == 1 and big.epochs == QUICK.min_epochs  # the fewest epochs before rows are cut
+    assert big.epoch_rows is not None and big.epoch_rows < 20_000
+    assert big.epoch_rows == 4 * QUICK.batch_size  # the floor: a few batches; evaluating 5,000 rows still costs
+    assert big.seconds > QUICK.network_seconds and "OVER the budget" in big.line()  # said, not hidden
+    assert "within the budget" in small.line()
+    assert big.refit_rows == 25_000 and plan(refit=False).refit_rows == 0
+
+
+def test_more_cores_or_a_gpu_plan_more_work_and_the_plan_is_a_pure_function_of_data_and_machine():
+    rows = {"fit": 2_000, "val": 500, "test": 1_000}
+    cpu2, cpu8, gpu = (plan(machine=m, **rows) for m in (CPU2, Machine(8, False), Machine(2, True)))
+    work = [(p.trials, p.epochs, p.epoch_rows or p.fit_rows) for p in (cpu2, cpu8, gpu)]
+    assert work[0] < work[1] <= work[2] == (QUICK.n_trials, QUICK.max_epochs, 2_000)
+    assert plan(machine=CPU2, **rows) == cpu2  # no clock, no load: the same machine plans the same work
+    # a safety cap far above the planned seconds of one training run
+    assert cpu2.safety_cap >= 5 * cpu2.trial_seconds
