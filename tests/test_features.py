@@ -3,10 +3,15 @@ categoricals from what the columns hold, and computes the right values."""
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from agentk.solve.budgets import PRESETS
+from agentk.solve.solver import Solver
+from agentk.workspace import Workspace, read_map
 from tools.features import Labels, coordinate_points, engineer
 
 
@@ -170,3 +175,39 @@ def test_a_multiclass_output_gets_one_encoding_per_class():
     assert np.allclose(encoded.sum(axis=1), 1.0)  # smoothed class frequencies
     proba = new_test[[f"title__tfidf_band_{k}" for k in range(3)]].to_numpy()
     assert np.allclose(proba.sum(axis=1), 1.0)
+
+
+def test_the_constant_is_the_per_level_statistic_when_a_few_level_column_sets_the_target(
+    example_ws, tmp_path, monkeypatch
+):
+    """A regression whose target is mostly a per-type offset (as coupling constants per pair type): the constant
+    solution reads the type column, chosen by cross-validation on the fit rows, and beats the overall mean/median."""
+    src, setup = example_ws("diabetes")
+    assert setup.returncode == 0, setup.stderr[-2000:]
+    ws = tmp_path / "diabetes"
+    shutil.copytree(src, ws, symlinks=True)
+    monkeypatch.chdir(ws)
+    layout = Workspace(ws)
+    rng = np.random.default_rng(0)
+    offsets = {"t0": 0.0, "t1": 150.0, "t2": 400.0, "t3": 900.0, "t4": 1500.0}
+    kinds = {}
+    for split in ("train", "test"):
+        path = layout.input_maps(split)["tab"]
+        frame = read_map(path)
+        frame["kind"] = rng.choice(list(offsets), len(frame))
+        frame.to_csv(path, index=False)
+        kinds[split] = frame.set_index("id")["kind"]
+    targets = read_map(layout.target_map)
+    column = targets.columns[1]
+    targets[column] = 0.2 * targets[column] + kinds["train"].loc[targets["id"]].map(offsets).to_numpy()
+    targets.to_csv(layout.target_map, index=False)
+
+    solver = Solver(ws, PRESETS["quick"], log=lambda m: None, features=False)
+    constant = solver.constant("constant")
+    statistic, scores = constant.details["statistic"], constant.details["candidates"]
+    assert statistic in ("mean per kind", "median per kind")
+    assert constant.val_score < 0.2 * min(scores["mean"], scores["median"])
+    task = solver.task
+    levels = task.train.inputs["tab"]["kind"].to_numpy()
+    per_level = pd.Series(task.y[:, 0]).groupby(levels).agg(statistic.split()[0])  # every row, for the test rows
+    assert np.allclose(constant.test_pred[:, 0], task.test.inputs["tab"]["kind"].map(per_level).to_numpy())
