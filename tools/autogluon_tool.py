@@ -12,7 +12,8 @@ Choices:
   (it would spend time on a second holdout).
 - Refit (refit=True): once the validation predictions are made, the best model (an ensemble: its members) is
   refitted on every row, fit and validation, with the iterations it chose (refit_full), and that refit model
-  predicts the test rows. The validation figure is the one of the model before refitting, on rows it never saw.
+  predicts the test rows, unless it fits the fit rows clearly worse than the original (a broken refit: see
+  _check_refit). The validation figure is the one of the model before refitting, on rows it never saw.
 - Classes: every class is kept (label_count_threshold=1), and the binary decision threshold stays at 0.5
   (no calibration) because the model space carries probabilities and inverse_transform thresholds them at 0.5.
 - Threads: each model gets the cores that are not already busy (at least one). OpenMP threads waiting for a core
@@ -37,6 +38,7 @@ from tools.task_data import TaskData
 
 LABEL = "__agentk_target__"
 BAGGING_PRESETS = ("good", "high", "best", "extreme", "experimental")
+REFIT_SLACK = 0.1  # a refit scoring this much (relative) worse than its original on the fit rows is rejected
 FIT_SHARE = 0.7  # of the time limit for the first fit when a refit follows (a refit costs about one more fit)
 
 
@@ -85,15 +87,17 @@ def fit_autogluon(
             **options,
         )
         val_parts.append(_predict(predictor, X.iloc[val_rows], output["kind"], task.widths[j]))
-        selected = predictor.model_best
+        selected, refit_note = predictor.model_best, None
         if refit:  # the validation rows join the fit rows; the refitted best model becomes the predictor's best
             predictor.refit_full(model="best", train_data_extra=X.iloc[val_j].assign(**{LABEL: label[val_j]}))
+            refit_note = _check_refit(predictor, selected, X.iloc[fit_j].assign(**{LABEL: label[fit_j]}))
         test_parts.append(_predict(predictor, X_test, output["kind"], task.widths[j]))
         models.append(
             _summary(predictor, output, out_dir / f"output_{j}")
             | {
                 "selected": selected,
-                "refit": predictor.model_best if refit else None,
+                "refit": predictor.model_best if refit and refit_note is None else None,
+                "refit_rejected": refit_note,
                 "tuned_on_rows": len(fit_j),
                 "threads": options["ag_args_fit"]["num_cpus"],
                 "refit_on_rows": len(fit_j) + len(val_j) if refit else None,
@@ -160,6 +164,22 @@ def _fit_output(
             f"{reasons or 'no model fitted in the time limit'}"
         )
     return predictor
+
+
+def _check_refit(predictor, selected: str, fitted: pd.DataFrame) -> str | None:
+    """Keeps the refitted model only if it fits the fit rows about as well as the model it copies (it saw all of
+    them, the original most); otherwise the original becomes the predictor's best again and the reason is returned.
+    A refit can break: a CatBoost refitted with the iterations chosen on the holdout merged two target levels
+    apart by 45 (test MAE 8.3 where the original had 4.2)."""
+    refitted = predictor.model_best
+    before, after = (
+        next(iter(predictor.evaluate(fitted, model=m, auxiliary_metrics=False, silent=True).values()))
+        for m in (selected, refitted)
+    )  # higher is better: AutoGluon negates losses
+    if after >= before - REFIT_SLACK * abs(before):
+        return None
+    predictor.set_model_best(selected)
+    return f"{refitted} scored {after:.5g} on the fit rows against {selected}'s {before:.5g}: kept {selected}"
 
 
 def _features(tab: pd.DataFrame) -> pd.DataFrame:
