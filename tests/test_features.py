@@ -3,11 +3,16 @@ categoricals from what the columns hold, and computes the right values."""
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from tools.features import coordinate_points, engineer
+from agentk.solve.budgets import PRESETS
+from agentk.solve.solver import Solver
+from agentk.workspace import Workspace, read_map
+from tools.features import Labels, coordinate_points, engineer
 
 
 def _frame(n: int, rng, start: str = "2015-01-01") -> pd.DataFrame:
@@ -87,3 +92,122 @@ def test_high_cardinality_text_gets_counts_over_train_and_test_but_identifiers_d
     assert "name__count" not in new_train  # every value once: an identifier, nothing to count
     assert "cabin__count" not in new_train  # 7 levels: AutoGluon and the networks encode it as a category
     assert set(record["added"]) == set(new_train.columns) - set(train.columns)
+
+
+# -- features that learn from the targets: out of fold -----------------------------------------------------------
+def _labelled(n: int = 400, n_test: int = 100, seed: int = 3):
+    """Train/test frames with a 40-level categorical, a short free-text column, a low-cardinality category and
+    grouped rows; a regression target from the categorical and the text; fit/validation split 320/80."""
+    rng = np.random.default_rng(seed)
+    levels = [f"shop{i}" for i in range(40)]
+    effect = dict(zip(levels, rng.normal(scale=2.0, size=40), strict=True))
+    words = np.array("red blue green gold silver old new small large round".split())
+    total = n + n_test
+    frame = pd.DataFrame(
+        {
+            "shop": rng.choice(levels, total),
+            "title": [" ".join(rng.choice(words, rng.integers(3, 7))) for _ in range(total)],
+            "colour": rng.choice(["a", "b", "c"], total),
+            "batch": np.repeat(np.arange(total // 4), 4),  # groups of 4; the test rows' batches are new
+            "x": rng.normal(size=total),
+        },
+        index=[f"r{i}" for i in range(total)],
+    )
+    y = frame["shop"].map(effect).to_numpy() + 1.5 * frame["title"].str.count("gold").to_numpy()
+    y = y + rng.normal(scale=0.3, size=total)
+    labels = Labels(
+        y[:n, None].copy(), [{"kind": "regression", "name": "price"}], [1], np.arange(320), np.arange(320, n)
+    )
+    return frame.iloc[:n], frame.iloc[n:], labels, y[n:]
+
+
+def test_a_validation_rows_encodings_never_use_its_own_target():
+    train, test, labels, _ = _labelled()
+    new_train, new_test, record = engineer(train, test, labels)
+    learned = ["shop__te_price", "title__tfidf_price"]
+    assert set(learned) <= set(record["added"])
+    row = 350  # a validation row
+    changed = Labels(labels.y.copy(), labels.outputs, labels.widths, labels.fit, labels.val)
+    changed.y[row, 0] += 1000.0
+    again_train, again_test, _ = engineer(train, test, changed)
+    for c in learned:
+        assert again_train[c].iloc[row] == new_train[c].iloc[row]  # its own target is not in its encoding
+        assert np.array_equal(again_train[c].iloc[labels.fit], new_train[c].iloc[labels.fit])  # nor the fit rows'
+        assert not np.allclose(again_test[c], new_test[c])  # the test rows learn from every labelled row
+    fit_row = 5  # a fit row's target reaches the validation rows of its level, never its own encoding
+    changed.y[:] = labels.y
+    changed.y[fit_row, 0] += 1000.0
+    again_train, _, _ = engineer(train, test, changed)
+    same_shop = labels.val[train["shop"].iloc[labels.val].to_numpy() == train["shop"].iloc[fit_row]]
+    assert again_train["shop__te_price"].iloc[fit_row] == new_train["shop__te_price"].iloc[fit_row]
+    assert (again_train["shop__te_price"].iloc[same_shop] > new_train["shop__te_price"].iloc[same_shop] + 1).all()
+
+
+def test_encodings_carry_the_signal_to_the_test_rows():
+    train, test, labels, y_test = _labelled()
+    _, new_test, _ = engineer(train, test, labels)
+    assert np.corrcoef(new_test["shop__te_price"], y_test)[0, 1] > 0.6
+    assert np.corrcoef(new_test["title__tfidf_price"], y_test)[0, 1] > 0.3
+    _, unlabelled, record = engineer(train, test)  # without targets: nothing that needs them
+    assert not any("__te_" in c or "__tfidf_" in c for c in record["added"])
+
+
+def test_text_statistics_for_free_text_only_and_group_aggregates_for_grouped_rows_only():
+    train, test, labels, _ = _labelled()
+    new_train, _, record = engineer(train, test, labels)
+    assert new_train["title__words"].tolist() == train["title"].str.split().str.len().astype(float).tolist()
+    assert "title__chars" in record["added"] and not any(c.startswith(("shop__chars", "colour__")) for c in new_train)
+    assert "shop__count" in record["added"] and "title__count" not in record["added"]
+    sizes = new_train["batch__size"].to_numpy()
+    assert (sizes == 4).all() and new_train["x__batch_mean"].iloc[0] == pytest.approx(train["x"].iloc[:4].mean())
+    shared = test.copy()
+    shared["batch"] = train["batch"].iloc[: len(test)].to_numpy()  # the test rows in the train rows' batches
+    _, _, record = engineer(train, shared, labels)
+    assert not any("batch" in c for c in record["added"])
+
+
+def test_a_multiclass_output_gets_one_encoding_per_class():
+    train, test, labels, _ = _labelled()
+    classes = (labels.y[:, 0] > np.median(labels.y[:, 0])).astype(float) + (labels.y[:, 0] > 3)
+    multi = Labels(classes[:, None], [{"kind": "multiclass", "name": "band"}], [3], labels.fit, labels.val)
+    new_train, new_test, _ = engineer(train, test, multi)
+    encoded = new_train[[f"shop__te_band_{k}" for k in range(3)]].to_numpy()
+    assert np.allclose(encoded.sum(axis=1), 1.0)  # smoothed class frequencies
+    proba = new_test[[f"title__tfidf_band_{k}" for k in range(3)]].to_numpy()
+    assert np.allclose(proba.sum(axis=1), 1.0)
+
+
+def test_the_constant_is_the_per_level_statistic_when_a_few_level_column_sets_the_target(
+    example_ws, tmp_path, monkeypatch
+):
+    """A regression whose target is mostly a per-type offset (as coupling constants per pair type): the constant
+    solution reads the type column, chosen by cross-validation on the fit rows, and beats the overall mean/median."""
+    src, setup = example_ws("diabetes")
+    assert setup.returncode == 0, setup.stderr[-2000:]
+    ws = tmp_path / "diabetes"
+    shutil.copytree(src, ws, symlinks=True)
+    monkeypatch.chdir(ws)
+    layout = Workspace(ws)
+    rng = np.random.default_rng(0)
+    offsets = {"t0": 0.0, "t1": 150.0, "t2": 400.0, "t3": 900.0, "t4": 1500.0}
+    kinds = {}
+    for split in ("train", "test"):
+        path = layout.input_maps(split)["tab"]
+        frame = read_map(path)
+        frame["kind"] = rng.choice(list(offsets), len(frame))
+        frame.to_csv(path, index=False)
+        kinds[split] = frame.set_index("id")["kind"]
+    targets = read_map(layout.target_map)
+    column = targets.columns[1]
+    targets[column] = 0.2 * targets[column] + kinds["train"].loc[targets["id"]].map(offsets).to_numpy()
+    targets.to_csv(layout.target_map, index=False)
+
+    solver = Solver(ws, PRESETS["quick"], log=lambda m: None, features=False)
+    constant = solver.constant("constant")
+    statistic, scores = constant.details["statistic"], constant.details["candidates"]
+    assert statistic in ("mean per kind", "median per kind")
+    assert constant.val_score < 0.2 * min(scores["mean"], scores["median"])
+    task = solver.task
+    levels = task.train.inputs["tab"]["kind"].to_numpy()
+    per_level = pd.Series(task.y[:, 0]).groupby(levels).agg(statistic.split()[0])  # every row, for the test rows
+    assert np.allclose(constant.test_pred[:, 0], task.test.inputs["tab"]["kind"].map(per_level).to_numpy())

@@ -52,6 +52,11 @@ class Solution:
     details: dict = field(default_factory=dict)
 
 
+MAX_LEVELS = 50  # a column with at most this many levels may carry a per-level constant
+MIN_LEVEL_ROWS = 5  # a level with fewer rows gets the overall statistic
+CONSTANT_FOLDS = 5
+
+
 class Solver:
     def __init__(
         self,
@@ -167,9 +172,11 @@ class Solver:
 
     # -- solutions ------------------------------------------------------------------------------
     def constant(self, sid: str) -> Solution:
-        """The best prediction that ignores the inputs: per output the class prior, or for a regression the mean
-        or the median of the target (whichever the metric scores better on the validation rows). Its statistics
-        come from the fit rows for the validation figure and from every row for the test prediction."""
+        """The best prediction that ignores the inputs, or reads one categorical column: per output the class prior,
+        or for a regression the mean or the median of the target, or that statistic per level of the tab column of
+        few levels that predicts best by cross-validation on the fit rows (e.g. a per-type median). The metric picks
+        among them on the validation rows. Statistics come from the fit rows for the validation figure and from
+        every row for the test prediction."""
         t0 = time.monotonic()
         fit, val = self.task.split
         every = np.arange(len(self.task.y))
@@ -178,19 +185,30 @@ class Solver:
         for stat in ("mean", "median") if regression else ("prior",):
             val_pred = np.tile(self._constant_row(fit, stat), (len(val), 1))
             candidates[stat] = (self.task.score(val_pred, val), val_pred)
+        column = self._group_column(fit) if regression else None
+        if column is not None:
+            levels = self._levels(column)
+            for stat in ("mean", "median"):
+                val_pred = self._per_level(fit, levels[0][fit], levels[0][val], stat)
+                candidates[f"{stat} per {column}"] = (self.task.score(val_pred, val), val_pred)
         stat = next(iter(candidates))
         for other in candidates:
             if self.task.better(candidates[other][0], candidates[stat][0]):
                 stat = other
         score, val_pred = candidates[stat]
-        what = "class priors" if stat == "prior" else f"the target's {stat}"
+        if " per " in stat:
+            test_pred = self._per_level(every, levels[0], levels[1], stat.split()[0])
+            what = f"the target's {stat.split()[0]} per level of {column!r} (the overall one for a rare level)"
+        else:
+            test_pred = np.tile(self._constant_row(every, stat), (len(self.task.test), 1))
+            what = "class priors" if stat == "prior" else f"the target's {stat}"
         return Solution(
             sid,
             "constant",
             f"constant prediction: {what} (model space) for every row; the floor every other solution must beat",
             float(score),
             val_pred,
-            np.tile(self._constant_row(every, stat), (len(self.task.test), 1)),
+            test_pred,
             time.monotonic() - t0,
             {"statistic": stat, "candidates": {k: v[0] for k, v in candidates.items()}},
         )
@@ -208,6 +226,53 @@ class Solver:
             else:
                 parts.append(np.array([y.mean()]))
         return np.concatenate(parts)
+
+    def _levels(self, column: str) -> tuple[np.ndarray, np.ndarray]:
+        """The column's values as strings, for the train rows and the test rows."""
+        tab = (self.task.train.inputs[TABULAR.name], self.task.test.inputs[TABULAR.name])
+        return tuple(frame[column].astype(str).to_numpy() for frame in tab)
+
+    def _per_level(self, rows: np.ndarray, row_levels: np.ndarray, levels: np.ndarray, stat: str) -> np.ndarray:
+        """Model-space rows for `levels`: _constant_row over the `rows` of the same level (row_levels: theirs), the
+        one over all `rows` for a level with fewer than MIN_LEVEL_ROWS of them."""
+        overall = self._constant_row(rows, stat)
+        pred = np.tile(overall, (len(levels), 1))
+        for level in np.unique(levels):
+            mine = rows[row_levels == level]
+            if len(mine) >= MIN_LEVEL_ROWS:
+                row = self._constant_row(mine, stat)
+                pred[levels == level] = np.where(np.isfinite(row), row, overall)  # an output this level lacks
+        return pred
+
+    def _group_column(self, fit: np.ndarray) -> str | None:
+        """The tab column of 2 to MAX_LEVELS levels (an engineered one excluded) whose per-level median or mean
+        scores best by K-fold cross-validation on the fit rows, if that beats the overall statistics; None without
+        one. The validation rows play no part, so they can still judge the choice."""
+        if TABULAR.name not in self.task.modalities or len(fit) < 2 * CONSTANT_FOLDS:
+            return None
+        from sklearn.model_selection import KFold
+
+        tab = self.task.train.inputs[TABULAR.name]
+        engineered = set((self.feature_record or {}).get("added", {}))
+        columns = [c for c in tab.columns if c not in engineered and 2 <= tab[c].nunique() <= MAX_LEVELS]
+        folds = list(KFold(CONSTANT_FOLDS, shuffle=True, random_state=0).split(fit))
+
+        def cv(levels: np.ndarray | None, stat: str) -> float:
+            pred = np.zeros((len(fit), sum(self.task.widths)))
+            for inner, outer in folds:
+                if levels is None:
+                    pred[outer] = self._constant_row(fit[inner], stat)
+                else:
+                    pred[outer] = self._per_level(fit[inner], levels[fit[inner]], levels[fit[outer]], stat)
+            return self.task.score(pred, fit)
+
+        best, best_score = None, cv(None, "mean")
+        for c, levels in [(None, None)] + [(c, tab[c].astype(str).to_numpy()) for c in columns]:
+            for stat in ("mean", "median"):
+                score = cv(levels, stat)
+                if self.task.better(score, best_score):
+                    best, best_score = c, score
+        return best
 
     def autogluon(self, sid: str) -> Solution:
         from tools.autogluon_tool import fit_autogluon

@@ -7,7 +7,7 @@ Each fixture is a function that writes one competition in the arena layout (what
     <dest>/<name>/meta.json    family, quirk, task type, metric, supported (and, when not, the refusal kind)
 
 Families live in their own modules (`layouts.py`: where the data is; `targets.py`: what is predicted and how it
-is scored) and register themselves with `@fixture`. The data are synthetic with a learnable signal; nothing here
+is scored; `features.py`: signal where generic feature engineering looks) and register themselves with `@fixture`. The data are synthetic with a learnable signal; nothing here
 is, or imitates, a real competition's data, and the product never sees a fixture's name.
 
     uv run python -m agentk.testing.competitions --out /tmp/fixtures [--only NAME ...] [--list]
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-FAMILY_MODULES = ("layouts", "targets")  # imported on first use, each registering its fixtures
+FAMILY_MODULES = ("layouts", "targets", "features")  # imported on first use, each registering its fixtures
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,143 @@
+"""Fixture family "features": tabular competitions whose signal sits where tools/features.py looks, so the benefit
+of each feature family shows in benchmarks/solve.py with and without `--ablate features`: a high-cardinality
+categorical whose per-level target rate carries the signal, a short free-text column whose words do, and a per-type
+regression where the per-type median is a strong baseline (rows grouped by an entity the test set does not share).
+Every dataset is synthetic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from agentk.testing.competitions import fixture
+from agentk.testing.competitions.targets import _tabular
+
+FAMILY = "features"
+
+
+def _split(frame: pd.DataFrame, n_train: int, target: str, id_col: str = "id"):
+    train, test = frame.iloc[:n_train].reset_index(drop=True), frame.iloc[n_train:].reset_index(drop=True)
+    return train, test.drop(columns=[target]), test[[id_col, target]]
+
+
+@fixture(FAMILY, "high-cardinality categorical (400 merchants) whose per-level rate carries the signal, AUC")
+def high_cardinality_rate(folder: Path, rng: np.random.Generator) -> dict:
+    n_train, n_test, n_levels = 3000, 1000, 400
+    n = n_train + n_test
+    merchants = np.array([f"m{rng.integers(10**6, 10**7)}" for _ in range(n_levels)])
+    rate = rng.normal(scale=1.6, size=n_levels)  # each merchant's log-odds
+    popularity = rng.dirichlet(np.full(n_levels, 2.0))
+    level = rng.choice(n_levels, size=n, p=popularity)
+    amount = rng.lognormal(3, 1, size=n).round(2)
+    hour = rng.integers(0, 24, size=n)
+    logit = rate[level] + 0.3 * (np.log(amount) - 3) + rng.normal(scale=0.5, size=n)
+    frame = pd.DataFrame(
+        {"id": np.arange(n), "merchant": merchants[level], "amount": amount, "hour": hour, "flagged": (logit > 0.8)}
+    )
+    frame["flagged"] = frame["flagged"].astype(int)
+    train, test, answers = _split(frame, n_train, "flagged")
+    sample = pd.DataFrame({"id": test["id"], "flagged": 0.5})
+    return _tabular(
+        folder,
+        "Flagged transactions",
+        "Predict the probability that a transaction is flagged.",
+        "Submissions are evaluated on area under the ROC curve between the predicted probability and the target.",
+        train,
+        test,
+        sample,
+        answers,
+        {"task_type": "BinCls", "metric": "roc_auc", "lower_is_better": False},
+    )
+
+
+WORDS = {
+    "vintage": 0.6,
+    "leather": 0.5,
+    "gold": 0.9,
+    "new": 0.4,
+    "used": -0.5,
+    "broken": -1.0,
+    "mini": -0.3,
+    "bundle": 0.3,
+}
+FILLER = ["blue", "red", "shirt", "bag", "lamp", "case", "set", "small", "large", "box", "cup", "shoes", "hat"]
+
+
+@fixture(FAMILY, "short free-text titles (3-6 words) whose words set the price, RMSE on the log price")
+def free_text_titles(folder: Path, rng: np.random.Generator) -> dict:
+    n_train, n_test = 2000, 600
+    n = n_train + n_test
+    vocab = list(WORDS) + FILLER
+    titles, value = [], np.zeros(n)
+    for i in range(n):
+        words = list(rng.choice(vocab, size=rng.integers(3, 7), replace=False))
+        titles.append(" ".join(w.capitalize() if k == 0 else w for k, w in enumerate(words)))
+        value[i] = sum(WORDS.get(w, 0.0) for w in words)
+    shipping = rng.integers(0, 2, size=n)
+    log_price = 3 + value + 0.2 * shipping + rng.normal(scale=0.25, size=n)
+    frame = pd.DataFrame({"id": np.arange(n), "title": titles, "shipping": shipping, "log_price": log_price.round(4)})
+    train, test, answers = _split(frame, n_train, "log_price")
+    sample = pd.DataFrame({"id": test["id"], "log_price": 3.0})
+    return _tabular(
+        folder,
+        "Listing prices",
+        "Predict the log price of each listing from its title and shipping flag.",
+        "Submissions are scored on the root mean squared error (RMSE) between predicted and true values.",
+        train,
+        test,
+        sample,
+        answers,
+        {"task_type": "Reg", "metric": "rmse", "lower_is_better": True},
+    )
+
+
+@fixture(FAMILY, "per-type regression (pairs of atoms in molecules): the per-type median is a strong baseline, MAE")
+def per_type_coupling(folder: Path, rng: np.random.Generator) -> dict:
+    types = {
+        "1JHC": 95.0,
+        "1JHN": 47.0,
+        "2JHH": -10.0,
+        "2JHC": -0.3,
+        "2JHN": 3.0,
+        "3JHH": 4.8,
+        "3JHC": 3.7,
+        "3JHN": 0.9,
+    }
+    spread = {"1JHC": 18.0, "1JHN": 10.0}
+    n_molecules = 700
+    rows = []
+    for m in range(n_molecules):
+        size = rng.integers(4, 12)
+        for _ in range(size):
+            t = rng.choice(list(types))
+            rows.append((f"mol_{m:05d}", t, rng.integers(0, 30), rng.integers(0, 30)))
+    frame = pd.DataFrame(rows, columns=["molecule_name", "type", "atom_index_0", "atom_index_1"])
+    n = len(frame)
+    frame.insert(0, "id", np.arange(n))
+    distance = rng.uniform(1.0, 3.5, size=n)
+    frame["distance"] = distance.round(4)
+    frame["noise_a"], frame["noise_b"] = rng.normal(size=n).round(4), rng.normal(size=n).round(4)
+    base = frame["type"].map(types).to_numpy()
+    scale = frame["type"].map(spread).fillna(2.0).to_numpy()
+    target = base + scale * (0.3 * (distance - 2.2) + rng.normal(size=n))
+    frame["scalar_coupling_constant"] = target.round(4)
+    molecules = frame["molecule_name"].unique()
+    test_molecules = set(rng.choice(molecules, size=len(molecules) // 4, replace=False))
+    is_test = frame["molecule_name"].isin(test_molecules).to_numpy()
+    frame = pd.concat([frame[~is_test], frame[is_test]]).reset_index(drop=True)
+    train, test, answers = _split(frame, int((~is_test).sum()), "scalar_coupling_constant")
+    sample = pd.DataFrame({"id": test["id"], "scalar_coupling_constant": 0.0})
+    return _tabular(
+        folder,
+        "Coupling constants",
+        "Predict the coupling constant of each pair of atoms in a molecule; the type column names the kind of pair. "
+        "The test molecules are not in the training set.",
+        "Submissions are evaluated on the mean absolute error (MAE) between predicted and true values.",
+        train,
+        test,
+        sample,
+        answers,
+        {"task_type": "Reg", "metric": "mae", "lower_is_better": True},
+    )
