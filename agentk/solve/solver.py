@@ -626,10 +626,21 @@ def main(argv: list[str] | None = None) -> int:
         metavar="K",
         help="with Ray, a network's HEBO trials run K at a time [default: the cluster's GPUs, else 2]",
     )
+    p.add_argument(
+        "--weights",
+        type=Path,
+        metavar="DIR",
+        help="a folder of pretrained image backbone weights (tools/modality_img.py:weights_file says which names), "
+        "looked in before the local caches",
+    )
     p.add_argument("--verbose", action="store_true", help="show everything the log gets as it comes")
     p.add_argument("--no-features", action="store_true", help="ablation: no engineered features on the tab inputs")
     p.add_argument("--no-refit", action="store_true", help="ablation: AutoGluon's test predictions without a refit")
     args = p.parse_args(argv)
+    if args.weights:  # the image modality reads it, here and in Ray workers started from this process
+        from tools.modality_img import WEIGHTS_ENV
+
+        os.environ[WEIGHTS_ENV] = str(args.weights.resolve())
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     ws = Workspace(args.workspace)
