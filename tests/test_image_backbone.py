@@ -3,13 +3,19 @@ without any weights offline the tiny CNN at its own small image side."""
 
 from __future__ import annotations
 
+import os
+
+import numpy as np
+import pandas as pd
 import pytest
 import timm
 import torch
+from PIL import Image
 from safetensors.torch import save_file
 
 from agentk.api import run_solve
 from agentk.core.errors import BadInput
+from agentk.solve import solver
 from tools import modality_img
 from tools.fusion import FusionConfig
 from tools.modality_img import ImageEmbedder, TinyCNN
@@ -52,10 +58,6 @@ def test_without_weights_the_tiny_cnn_trains_at_its_own_side(tmp_path, monkeypat
 
 
 def test_fusion_branch_decodes_at_the_tiny_cnns_side(tmp_path, offline):
-    import numpy as np
-    import pandas as pd
-    from PIL import Image
-
     for i in range(3):
         Image.fromarray(np.full((20, 30, 3), 40 * i, np.uint8)).save(tmp_path / f"{i}.png")
     frame = pd.DataFrame({"path": [f"{i}.png" for i in range(3)]})
@@ -68,3 +70,9 @@ def test_fusion_branch_decodes_at_the_tiny_cnns_side(tmp_path, offline):
 def test_solve_refuses_a_weights_folder_that_does_not_exist(tmp_path):
     with pytest.raises(BadInput, match="--weights .* is not a folder"):
         run_solve(tmp_path, weights=tmp_path / "missing")
+
+
+def test_the_solver_hands_the_weights_folder_to_the_image_modality(tmp_path, monkeypatch):
+    monkeypatch.setenv(modality_img.WEIGHTS_ENV, "")  # restored after the test: main sets it for its process
+    assert solver.main([str(tmp_path), "--weights", str(tmp_path)]) == 1  # no setup there: the solve fails
+    assert os.environ[modality_img.WEIGHTS_ENV] == str(tmp_path.resolve())
