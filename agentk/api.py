@@ -279,6 +279,7 @@ def run_solve(
     *,
     ray: str | None = None,
     parallel_trials: int | None = None,
+    weights: Path | None = None,
     output: TextIO | None = None,
     verbose: bool = False,
 ) -> SolveResult:
@@ -286,11 +287,14 @@ def run_solve(
     validation score the workspace's submission. The solver runs in a child process without credentials;
     every detail goes to <ws>/logs/solve.log, its progress bars and one line per solution to `output` (default:
     the terminal; verbose: the whole log as it comes). Finished solutions are kept, so a rerun resumes.
-    ray: run HEBO trials as Ray tasks (local, auto or ray://host:port)."""
+    ray: run HEBO trials as Ray tasks (local, auto or ray://host:port); weights: a folder of pretrained image
+    backbone weights (tools/modality_img.py says which file names it reads)."""
     from agentk.solve.budgets import PRESETS
 
     if budget not in PRESETS:
         raise BadInput(f"unknown budget {budget!r}: use {', '.join(PRESETS)}")
+    if weights is not None and not Path(weights).is_dir():
+        raise BadInput(f"--weights {weights} is not a folder: give the folder that holds the backbone weights files")
     ws = Workspace(Path(workspace or newest_workspace()).resolve())
     if load_state(ws.setup_state) is None:
         raise BadInput(f"{ws.root} holds no setup: run `agentk setup <competition> --workspace {ws.root}` first")
@@ -309,6 +313,7 @@ def run_solve(
             ["-m", "agentk.solve.solver", str(ws.root), "--budget", budget]
             + (["--ray", ray] if ray else [])
             + (["--parallel-trials", str(parallel_trials)] if parallel_trials else [])
+            + (["--weights", str(Path(weights).resolve())] if weights is not None else [])
             + (["--verbose"] if verbose else [])
         )
         rc = run_python_live(args, cwd=ws.root, output=output, network=bool(ray))

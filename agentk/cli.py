@@ -193,14 +193,26 @@ def solve(
         min=1,
         help="With --ray: a network's HEBO trials run K at a time \\[default: the cluster's GPUs, else 2].",
     ),
+    weights: Path | None = typer.Option(
+        None,
+        "--weights",
+        metavar="DIR",
+        help="A folder of pretrained image backbone weights, for machines without Internet: <timm name>.safetensors "
+        "(or .pth/.pt/.bin, e.g. resnet18.safetensors), <hub id>/model.safetensors (e.g. "
+        "timm/resnet18.a1_in1k/model.safetensors), torch hub's file name, or a copied Hugging Face cache. "
+        "Without weights there or in the local caches, images train a tiny CNN from scratch "
+        "\\[default: the caches only].",
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the whole log (epochs, trials, AutoGluon)."),
 ) -> None:
     """Build solutions on a finished setup: AutoGluon for tabular inputs, late-fusion networks (image, text and
     tabular embedders) tuned by HEBO, an MLP blend; the best by validation score becomes <ws>/submission.csv.
     Finished solutions are kept in <ws>/solutions/<id>/, so running it again resumes. Writes <ws>/report.html.
     Exit codes: 0 done; 1 the solve failed (the reason, and <ws>/logs/solve.log for details); 2 bad input
-    (no finished setup, unknown budget, the workspace in use)."""
-    result = api.run_solve(workspace, budget, ray=ray, parallel_trials=parallel_trials, verbose=verbose)
+    (no finished setup, unknown budget, no --weights folder, the workspace in use)."""
+    result = api.run_solve(
+        workspace, budget, ray=ray, parallel_trials=parallel_trials, weights=weights, verbose=verbose
+    )
     summary = result.summary
     ws = Workspace(result.workspace)
     table = Table(

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from agentk.modalities import TEXT
+from agentk.modalities import IMAGE, TEXT
 from tools.task_data import TaskData
 
-CANDIDATES = {TEXT.name: "tools.classical_txt"}  # modality -> module
+CANDIDATES = {TEXT.name: "tools.classical_txt", IMAGE.name: "tools.classical_img"}  # modality -> module
 FOLDS = 3
 
 

@@ -139,7 +139,7 @@ def fusion_branch(frame: pd.DataFrame, ws: Path, cfg: FusionConfig, fit: np.ndar
     from tools.fusion import Branch
 
     encoder = ImageEmbedder(cfg.image_backbone, cfg.pretrained)
-    images, note = decoded(frame.iloc[:, 0].tolist(), ws, cfg.image_size, f"the {NAME} input maps")
+    images, note = decoded(frame.iloc[:, 0].tolist(), ws, encoder.side or cfg.image_size, f"the {NAME} input maps")
     return Branch(
         encoder,
         encoder.dim,
@@ -255,12 +255,13 @@ def augment(images: torch.Tensor) -> torch.Tensor:
 
 class ImageEmbedder(nn.Module):
     """A classifier-less backbone: decoded images (B, S, S, 3) uint8 -> pooled features (B, dim). The images enter
-    as channels-last floats normalised here, on the device. `note` says which weights."""
+    as channels-last floats normalised here, on the device. `note` says which weights; `side` is the image side it
+    wants (the tiny CNN's TINY_SIDE), None when the configured size suits it."""
 
     def __init__(self, name: str, pretrained: bool):
         super().__init__()
-        self.backbone, self.note = _backbone(name, pretrained)
-        self.pretrained = "random initialisation" not in self.note
+        self.backbone, self.note, self.pretrained = _backbone(name, pretrained)
+        self.side = TINY_SIDE if isinstance(self.backbone, TinyCNN) else None
         self.dim = int(self.backbone.num_features)
         self.register_buffer("mean", torch.tensor(IMAGENET_MEAN).view(1, 3, 1, 1) * 255, persistent=False)
         self.register_buffer("std", torch.tensor(IMAGENET_STD).view(1, 3, 1, 1) * 255, persistent=False)
@@ -270,33 +271,85 @@ class ImageEmbedder(nn.Module):
         return self.backbone((x.permute(0, 3, 1, 2).float() - self.mean) / self.std)
 
 
-def _backbone(name: str, pretrained: bool) -> tuple[nn.Module, str]:
+WEIGHTS_ENV = "AGENTK_WEIGHTS"  # a folder of backbone weights: `agentk solve --weights DIR` sets it for the solver
+TINY_SIDE = 48  # the tiny CNN's image side: small images keep an epoch short on a CPU
+
+
+class TinyCNN(nn.Sequential):
+    """What trains when no pretrained weights exist: four conv stages (24 to 192 channels, each halving the side
+    after the first), batch-normalised, 0.65M weights; on a 2-core CPU it runs a few hundred images per second at
+    TINY_SIDE px, so it gets many epochs where a random resnet18 would get one."""
+
+    def __init__(self, widths: tuple[int, ...] = (24, 48, 96, 192)):
+        layers, before = [], 3
+        for k, w in enumerate(widths):
+            stride = 1 if k == 0 else 2
+            layers += [nn.Conv2d(before, w, 3, stride, 1, bias=False), nn.BatchNorm2d(w), nn.ReLU(inplace=True)]
+            if k:
+                layers += [nn.Conv2d(w, w, 3, 1, 1, bias=False), nn.BatchNorm2d(w), nn.ReLU(inplace=True)]
+            before = w
+        super().__init__(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        self.num_features = before
+        for m in self.modules():  # He initialisation, as resnets have: features keep their scale through the stages
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+
+
+def _backbone(name: str, pretrained: bool) -> tuple[nn.Module, str, bool]:
+    """(model, note, pretrained?): the timm model `name` with its pretrained weights from the --weights folder, the
+    local caches or the hub; the model with random weights when pretrained is False; else the tiny CNN, which
+    learns from scratch in the epochs a CPU affords (a random resnet does not)."""
+    tiny = f"tiny CNN at {TINY_SIDE}px from random initialisation instead of {name}"
     try:
         import timm
 
         model = timm.create_model(name, pretrained=False, num_classes=0)
-    except (ImportError, RuntimeError) as exc:  # an unknown name or a broken timm: torchvision's resnets
-        from torchvision import models
-
-        arch = name if name.startswith("resnet") and name in models.list_models() else "resnet18"
-        model = models.get_model(arch, weights=None)
-        model.num_features, model.fc = model.fc.in_features, nn.Identity()
-        return model, f"{name}: timm failed ({str(exc)[:80]}); torchvision {arch}, random initialisation"
+    except (ImportError, RuntimeError) as exc:  # an unknown name or a broken timm
+        return TinyCNN(), f"{tiny} (timm failed: {str(exc)[:80]})", False
     if not pretrained:
-        return model, f"{name}: random initialisation (pretrained=False)"
-    cached = _cached_weights(model.pretrained_cfg)
+        return model, f"{name}: random initialisation (pretrained=False)", False
+    found = weights_file(name, model.pretrained_cfg)
     # offline, the hub client retries for about a minute before failing: look before asking it
-    if cached is None and not _reachable():
-        return model, f"{name}: random initialisation (no pretrained weights offline)"
+    if found is None and not _reachable():
+        return TinyCNN(), f"{tiny} (no pretrained weights offline: none cached, none in --weights)", False
     try:
         return (
             timm.create_model(
-                name, pretrained=True, num_classes=0, pretrained_cfg_overlay={"file": cached} if cached else None
+                name, pretrained=True, num_classes=0, pretrained_cfg_overlay={"file": found} if found else None
             ),
-            f"{name}: pretrained weights{' (cached)' if cached else ''}",
+            f"{name}: pretrained weights{f' ({found})' if found else ''}",
+            True,
         )
     except Exception as exc:  # noqa: BLE001 - whatever went wrong, training goes on without the weights
-        return model, f"{name}: random initialisation (pretrained weights failed: {str(exc)[:120]})"
+        return TinyCNN(), f"{tiny} (pretrained weights failed: {str(exc)[:120]})", False
+
+
+def weights_file(name: str, cfg: dict) -> str | None:
+    """The weights of timm model `name` on this machine: in the folder $AGENTK_WEIGHTS names (`--weights DIR`), then
+    in the Hugging Face and torch hub caches."""
+    folder = os.environ.get(WEIGHTS_ENV)
+    return (_in_folder(Path(folder), name, cfg) if folder else None) or _cached_weights(cfg)
+
+
+def _in_folder(folder: Path, name: str, cfg: dict) -> str | None:
+    """A weights file for `name` in folder: <name>.safetensors (or .pth, .pt, .bin), the hub's file under its repo
+    id (<folder>/timm/resnet18.a1_in1k/model.safetensors), torch hub's file name, or a Hugging Face cache copied
+    there."""
+    from huggingface_hub import try_to_load_from_cache
+
+    hub_id, url = cfg.get("hf_hub_id"), cfg.get("url")
+    hub_files = [f for f in (cfg.get("hf_hub_filename"), "model.safetensors", "pytorch_model.bin") if f]
+    candidates = [folder / f"{name}{ext}" for ext in (".safetensors", ".pth", ".pt", ".bin")]
+    candidates += [folder / hub_id / f for f in hub_files] if hub_id else []
+    candidates += [folder / Path(urlparse(url).path).name] if url else []
+    for path in candidates:
+        if path.is_file():
+            return str(path)
+    for filename in hub_files if hub_id else []:
+        path = try_to_load_from_cache(hub_id, filename, cache_dir=folder)
+        if isinstance(path, str):
+            return path
+    return None
 
 
 def _cached_weights(cfg: dict) -> str | None:

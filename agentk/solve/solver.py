@@ -775,6 +775,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="K",
         help="with Ray, a network's HEBO trials run K at a time [default: the cluster's GPUs, else 2]",
     )
+    p.add_argument(
+        "--weights",
+        type=Path,
+        metavar="DIR",
+        help="a folder of pretrained image backbone weights (tools/modality_img.py:weights_file says which names), "
+        "looked in before the local caches",
+    )
     p.add_argument("--verbose", action="store_true", help="show everything the log gets as it comes")
     p.add_argument("--no-features", action="store_true", help="ablation: no engineered features on the tab inputs")
     p.add_argument(
@@ -787,6 +794,10 @@ def main(argv: list[str] | None = None) -> int:
     # before torch loads OpenMP: its threads sleep rather than spin while they wait, which on a busy machine made a
     # trained CNN 2-3 samples/s instead of 16-19 on two threads (measured at load 13 on two cores)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    if args.weights:  # the image modality reads it, here and in Ray workers started from this process
+        from tools.modality_img import WEIGHTS_ENV
+
+        os.environ[WEIGHTS_ENV] = str(args.weights.resolve())
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     ws = Workspace(args.workspace)

@@ -1,0 +1,89 @@
+"""The classical image candidate on tiny finished workspaces: a row of features per image, and models that learn
+what the pixels say (texture, brightness) well above a constant, with no network and no weights."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+from PIL import Image
+
+from tests.test_fusion import constant_score, workspace
+from tools import classical_img
+from tools.classical import fit_candidate
+
+
+def _images(ws, n: int, draw) -> pd.DataFrame:
+    """n PNGs of assorted sizes drawn by draw(i, rng) -> uint8 (h, w, 3); the img map's one path column."""
+    (ws / "raw").mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    for i in range(n):
+        Image.fromarray(draw(i, rng)).save(ws / "raw" / f"{i}.png")
+    return pd.DataFrame({"path": [f"raw/{i}.png" for i in range(n)]})
+
+
+@pytest.fixture(scope="module")
+def stripes_task(tmp_path_factory):
+    """Three classes told apart by texture alone: horizontal stripes, vertical stripes, speckle; each image in a
+    random colour at a random size, so neither colour nor size gives the class."""
+    labels = [("horizontal", "vertical", "speckle")[i % 3] for i in range(120)]
+
+    def draw(i, rng):
+        h, w = rng.integers(20, 48, 2)
+        period = rng.integers(3, 7)
+        yy, xx = np.mgrid[:h, :w]
+        pattern = {
+            "horizontal": (yy // period) % 2,
+            "vertical": (xx // period) % 2,
+            "speckle": rng.integers(0, 2, (h, w)),
+        }[labels[i]]
+        colour = rng.integers(60, 255, 3)
+        pixels = pattern[..., None] * colour + rng.normal(0, 20, (h, w, 3))
+        return np.clip(pixels, 0, 255).astype(np.uint8)
+
+    ws = tmp_path_factory.mktemp("stripes")
+    img = _images(ws, 120, draw)
+    outputs = [{"name": "label", "kind": "multiclass", "classes": ["horizontal", "vertical", "speckle"]}]
+    return workspace(ws, outputs, ["accuracy"], pd.DataFrame({"label": labels[:90]}), 30, img=img)
+
+
+@pytest.fixture(scope="module")
+def stripes_features(stripes_task):
+    return classical_img.features(stripes_task, log=lambda line: None)
+
+
+def test_features_have_a_row_per_image_and_the_same_columns_for_train_and_test(stripes_task, stripes_features):
+    feats = stripes_features
+    assert feats.train.shape[0] == len(stripes_task.train.ids) == 90
+    assert feats.test.shape[0] == 30 and feats.test.shape[1] == feats.train.shape[1] > 500
+    assert np.isfinite(feats.train).all() and np.isfinite(feats.test).all()
+    assert classical_img.applies(stripes_task) is None
+
+
+def test_learns_texture_classes_without_a_network(stripes_task, stripes_features, monkeypatch):
+    assert "gradient boosting" in classical_img.models(stripes_task)
+    monkeypatch.setattr(classical_img, "MAX_BOOSTED_CLASSES", 2)  # three classes are many now (and the test quick)
+    feats = replace(stripes_features, models=classical_img.models(stripes_task))
+    res = fit_candidate(stripes_task, feats, log=lambda line: None)
+    assert res.val_score >= 0.9 > constant_score(stripes_task) + 0.5  # a constant gets a third
+    assert res.test_pred.shape == (30, 3) and np.allclose(res.test_pred.sum(axis=1), 1)
+    assert set(res.details["cv"]) == {"linear (C=0.01)", "linear (C=0.1)", "extra trees"}
+
+
+def test_regresses_brightness_with_gradient_boosting_among_the_models(tmp_path):
+    rng = np.random.default_rng(1)
+    level = rng.uniform(20, 235, 80)
+
+    def draw(i, rng):
+        return np.clip(level[i] + rng.normal(0, 15, (24, 24, 3)), 0, 255).astype(np.uint8)
+
+    img = _images(tmp_path, 80, draw)
+    task = workspace(
+        tmp_path, [{"name": "y", "kind": "regression"}], ["r2"], pd.DataFrame({"y": level[:64]}), 16, img=img
+    )
+    res = fit_candidate(task, classical_img.features(task, log=lambda line: None), log=lambda line: None)
+    assert res.val_score > 0.9  # r2: a constant scores about 0
+    assert res.test_pred.shape == (16, 1) and "gradient boosting" in res.details["cv"]
+    assert np.corrcoef(res.test_pred[:, 0], level[64:])[0, 1] > 0.95

@@ -1,0 +1,152 @@
+"""The classical image candidate (tools/classical.py): hand-made features of every image, no network and no
+downloaded weights — small grey and colour thumbnails, colour histograms (RGB per channel, joint HSV), colour
+statistics, texture (HOG, local binary patterns, edge strength) and the file's own width and height — into gradient
+boosting and linear models. Each image is decoded once, through the decode cache the networks share
+(tools/modality_img.py)."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pandas as pd
+from sklearn.ensemble import (
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+)
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from agentk.modalities import IMAGE
+from tools.classical import Features
+from tools.task_data import TaskData
+
+SIZE = 64  # side the images are decoded at; every feature is computed from it
+GREY, COLOUR = 16, 8  # sides of the grey and colour thumbnails
+HIST_BINS, HSV_BINS = 16, (8, 4, 4)  # per RGB channel; hue x saturation x value
+HOG_SIDE, HOG_CELL = 32, 8  # HOG on the grey image at 32 px in 8-px cells: 3 x 3 blocks of 2 x 2 cells, 324 values
+LBP = ((8, 1), (16, 2))  # (points, radius) of the uniform local binary patterns
+MAX_BOOSTED_CLASSES = 4
+CHUNK = 256  # images per batch of feature extraction (bounds the float copies' memory)
+
+
+def applies(task: TaskData) -> str | None:
+    return None if IMAGE.name in task.modalities else f"no {IMAGE.name} input"
+
+
+def features(task: TaskData, log=print) -> Features:
+    from tools.modality_img import decoded
+
+    began = time.monotonic()
+    paths = pd.concat([task.train.inputs[IMAGE.name], task.test.inputs[IMAGE.name]]).iloc[:, 0].tolist()
+    images, note = decoded(paths, task.ws, SIZE, f"the {IMAGE.name} input maps")
+    log(f"  {note}")
+    chunks = [np.arange(i, min(i + CHUNK, len(paths))) for i in range(0, len(paths), CHUNK)]
+    with ThreadPoolExecutor() as pool:  # numpy and scikit-image release the GIL in their loops
+        parts = list(pool.map(lambda rows: describe(np.asarray(images[rows])), chunks))
+    X = np.hstack([np.vstack(parts), file_sizes(paths, task)]).astype(np.float32)
+    n = len(task.train.ids)
+    log(f"  {X.shape[1]} image features of {len(paths)} images in {time.monotonic() - began:.1f}s")
+    return Features(
+        X[:n],
+        X[n:],
+        f"{X.shape[1]} features of each image (grey {GREY}px and colour {COLOUR}px thumbnails, RGB and HSV "
+        "histograms, colour statistics, HOG, local binary patterns, edge strength, the file's width and height)",
+        models(task),
+        {"image_features": int(X.shape[1]), "decoded_at": SIZE},
+    )
+
+
+def models(task: TaskData) -> dict:
+    """Linear models on the standardised features and extra trees always; gradient boosting too unless an output
+    has more than MAX_BOOSTED_CLASSES classes: it grows a tree per class per round over some 1000 features, so 10
+    classes of 1437 images took 150 CPU seconds (extra trees: 2), 99 classes many minutes."""
+    widest = max((w for o, w in zip(task.outputs, task.widths, strict=True) if o["kind"] != "regression"), default=1)
+    chosen = {f"linear (C={c:g})": _linear(c) for c in (0.01, 0.1)} | {"extra trees": _trees}
+    return chosen | ({"gradient boosting": _boosting} if widest <= MAX_BOOSTED_CLASSES else {})
+
+
+def describe(batch: np.ndarray) -> np.ndarray:
+    """Decoded images (B, SIZE, SIZE, 3) uint8 -> (B, k) float features, the same k for every batch."""
+    from skimage.color import rgb2hsv
+    from skimage.feature import hog, local_binary_pattern
+    from skimage.filters import sobel
+
+    b = len(batch)
+    rgb = batch.astype(np.float32) / 255
+    grey = rgb @ np.float32([0.299, 0.587, 0.114])
+    hsv = rgb2hsv(rgb)
+    out = [_pooled(grey, GREY).reshape(b, -1), _pooled(rgb, COLOUR).reshape(b, -1)]
+    out.append(np.concatenate([_histogram(batch[..., c], 256, HIST_BINS) for c in range(3)], axis=1))
+    cells = [np.minimum((hsv[..., k] * n).astype(int), n - 1) for k, n in enumerate(HSV_BINS)]
+    joint = (cells[0] * HSV_BINS[1] + cells[1]) * HSV_BINS[2] + cells[2]
+    out.append(_histogram(joint, int(np.prod(HSV_BINS)), int(np.prod(HSV_BINS))))
+    channels = np.concatenate([rgb, hsv], axis=-1).reshape(b, -1, 6)
+    out += [channels.mean(1), channels.std(1), *np.percentile(channels, [10, 50, 90], axis=1)]
+    small = _pooled(grey, HOG_SIDE)
+    grey_bytes = (grey * 255).round().astype(np.uint8)  # LBP compares neighbours: exact levels, not float noise
+    out.append(
+        np.stack([hog(g, orientations=9, pixels_per_cell=(HOG_CELL, HOG_CELL), cells_per_block=(2, 2)) for g in small])
+    )
+    for points, radius in LBP:
+        codes = np.stack([local_binary_pattern(g, points, radius, "uniform") for g in grey_bytes]).astype(int)
+        out.append(_histogram(codes, points + 2, points + 2))
+    edges = np.stack([sobel(g) for g in grey]).reshape(b, -1)
+    out.append(np.stack([edges.mean(1), edges.std(1), (edges > 0.1).mean(1)], axis=1))
+    return np.concatenate(out, axis=1)
+
+
+def file_sizes(paths: list, task: TaskData) -> np.ndarray:
+    """(rows, 3): each image's width, height and log aspect ratio, read from its header (decoding squares the
+    images, and a shape or a camera often tells classes apart)."""
+    from PIL import Image
+
+    def one(cell) -> tuple[float, float, float]:
+        try:
+            with Image.open(task.ws / str(cell)) as img:
+                w, h = img.size
+        except (OSError, ValueError):  # decoding read every file already: a header that fails here says nothing
+            return np.nan, np.nan, np.nan
+        return w, h, np.log(w / h)
+
+    with ThreadPoolExecutor() as pool:
+        rows = list(pool.map(one, paths))
+    sizes = np.asarray(rows, dtype=float).reshape(-1, 3)
+    return np.nan_to_num(sizes, nan=np.nanmedian(sizes, axis=0) if np.isfinite(sizes).any() else 0.0)
+
+
+def _pooled(a: np.ndarray, side: int) -> np.ndarray:
+    """(B, S, S[, C]) -> (B, side, side[, C]) by block means (SIZE is a multiple of every side used)."""
+    f = a.shape[1] // side
+    return a.reshape(a.shape[0], side, f, side, f, *a.shape[3:]).mean((2, 4))
+
+
+def _histogram(values: np.ndarray, levels: int, bins: int) -> np.ndarray:
+    """Per image, the share of its pixels in each of `bins` equal bins of the integer values 0..levels-1."""
+    b = len(values)
+    codes = values.reshape(b, -1).astype(np.int64) * bins // levels + np.arange(b)[:, None] * bins
+    return np.bincount(codes.ravel(), minlength=b * bins).reshape(b, bins) / codes.shape[1]
+
+
+def _boosting(kind: str):
+    # lean trees over a share of the features: a few hundred features make the split search the cost
+    lean = {"max_iter": 100, "max_leaf_nodes": 15, "max_bins": 63, "max_features": 0.3, "random_state": 0}
+    return HistGradientBoostingRegressor(**lean) if kind == "regression" else HistGradientBoostingClassifier(**lean)
+
+
+def _trees(kind: str):
+    model = ExtraTreesRegressor if kind == "regression" else ExtraTreesClassifier
+    return model(n_estimators=300, max_features="sqrt", n_jobs=-1, random_state=0)
+
+
+def _linear(c: float):
+    def make(kind: str):
+        if kind == "regression":
+            return make_pipeline(StandardScaler(), Ridge(alpha=1.0 / c))
+        return make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=2000))
+
+    return make
