@@ -1,9 +1,8 @@
 """The classical text candidate (tools/classical.py): TF-IDF of word unigrams and bigrams plus character 2-5-grams,
-one vocabulary per text field (fields stay apart rather than one concatenated string), and dense features of the
-fields (tools/text_pairs.py: each field's length and word statistics; with two fields or more, how alike each pair
-of fields is). Linear models take the TF-IDF and the standardised dense features together; with two fields or more,
-gradient boosting takes the dense ones (the pair features, the statistics and an SVD of the TF-IDF), as whether two
-texts match is not a linear function of either."""
+one vocabulary per text field (fields stay apart rather than one concatenated string), into linear models. With
+two fields or more, also dense features (tools/text_pairs.py: each field's length and word statistics, how alike
+each pair of fields is, an SVD of the TF-IDF) into a linear model beside the TF-IDF and into gradient boosting alone:
+whether two texts say the same thing is not a linear function of either text's terms."""
 
 from __future__ import annotations
 
@@ -40,41 +39,39 @@ def features(task: TaskData, log=print) -> Features:
     tfidf = _tfidf(fields)
     if tfidf is None:
         raise ValueError("the text inputs hold no term that appears in two rows: nothing for TF-IDF to use")
-    dense, names = [], []
-    for c, texts in fields.items():
-        block, cols = field_stats(texts)
-        dense.append(block)
-        names += [f"{c}.{n}" for n in cols]
-    paired = list(fields)[:MAX_PAIRED_FIELDS] if len(fields) > 1 else []
-    if paired:
-        embeddings = {c: embed(fields[c]) for c in paired}
-        for a, b in itertools.combinations(paired, 2):
-            block, cols = pair_features(fields[a], fields[b], embeddings[a], embeddings[b])
-            dense.append(block)
-            names += [f"{a}~{b}.{n}" for n in cols]
-        k = min(SVD_COMPONENTS, min(tfidf.shape) - 1)
-        if k >= 2:
-            dense.append(TruncatedSVD(k, random_state=0).fit_transform(tfidf))
-            names += [f"tfidf_svd{j}" for j in range(k)]
-    dense = StandardScaler().fit_transform(np.column_stack(dense))  # on texts alone, train and test: no targets
-    X = sparse.hstack([tfidf, sparse.csr_matrix(dense)]).tocsr()
-    log(
-        f"  TF-IDF: {tfidf.shape[1]} terms over {len(fields)} text field(s); {dense.shape[1]} dense features"
-        + (f" ({len(paired) * (len(paired) - 1) // 2} field pair(s))" if paired else "")
-    )
+    paired = list(fields)[:MAX_PAIRED_FIELDS]
     k = tfidf.shape[1]
     models = {f"linear (C={c:g})": _linear(c, slice(0, k)) for c in (1.0, 10.0)}
-    if paired:
-        models["linear (C=10) with the dense features"] = _linear(10.0, slice(0, None))
-        models["gradient boosting on the dense features"] = _boosting(slice(k, None))
-    what = f"TF-IDF word 1-2-grams and char 2-5-grams of each of the {len(fields)} text field(s), their statistics"
+    what = f"TF-IDF word 1-2-grams and char 2-5-grams of each of the {len(fields)} text field(s)"
+    if len(paired) < 2:  # one text: the TF-IDF linear models as they are
+        log(f"  TF-IDF: {k} terms over {len(fields)} text field")
+        return Features(tfidf[:n_train], tfidf[n_train:], what, models, {"terms": k, "paired_fields": []})
+    dense = _dense(fields, paired, tfidf)
+    X = sparse.hstack([tfidf, sparse.csr_matrix(dense)]).tocsr()
+    n_pairs = len(paired) * (len(paired) - 1) // 2
+    log(f"  TF-IDF: {k} terms over {len(fields)} text fields; {dense.shape[1]} dense features ({n_pairs} pair(s))")
+    models["linear (C=10) with the dense features"] = _linear(10.0, slice(0, None))
+    models["gradient boosting on the dense features"] = _boosting(slice(k, None))
     return Features(
         X[:n_train],
         X[n_train:],
-        what + (f", pair similarities of {len(paired)} fields and a TF-IDF SVD" if paired else ""),
+        f"{what}, their statistics, the pair similarities of {len(paired)} fields and a TF-IDF SVD",
         models,
-        {"terms": int(tfidf.shape[1]), "dense_features": len(names), "paired_fields": paired},
+        {"terms": k, "dense_features": int(dense.shape[1]), "paired_fields": paired},
     )
+
+
+def _dense(fields: dict[str, pd.Series], paired: list[str], tfidf) -> np.ndarray:
+    """Each field's statistics, each pair's similarities and an SVD of the TF-IDF, standardised (on the texts
+    alone, train and test: no targets)."""
+    blocks = [field_stats(texts)[0] for texts in fields.values()]
+    embeddings = {c: embed(fields[c]) for c in paired}
+    for a, b in itertools.combinations(paired, 2):
+        blocks.append(pair_features(fields[a], fields[b], embeddings[a], embeddings[b])[0])
+    k = min(SVD_COMPONENTS, min(tfidf.shape) - 1)
+    if k >= 2:
+        blocks.append(TruncatedSVD(k, random_state=0).fit_transform(tfidf))
+    return StandardScaler().fit_transform(np.column_stack(blocks))
 
 
 def _tfidf(fields: dict[str, pd.Series]):
