@@ -1,19 +1,31 @@
 """The classical text candidate (tools/classical.py): TF-IDF of word unigrams and bigrams plus character 2-5-grams,
-one vocabulary per text field (fields stay apart rather than one concatenated string), into a linear model; the
-sparse matrix goes straight to scikit-learn, whose linear models take it as it is."""
+one vocabulary per text field (fields stay apart rather than one concatenated string), into linear models. With
+two fields or more, also dense features (tools/text_pairs.py: each field's length and word statistics, how alike
+each pair of fields is, an SVD of the TF-IDF) into a linear model beside the TF-IDF and into gradient boosting alone:
+whether two texts say the same thing is not a linear function of either text's terms."""
 
 from __future__ import annotations
 
+import itertools
+
+import numpy as np
 import pandas as pd
 from scipy import sparse
+from sklearn.decomposition import TruncatedSVD
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from agentk.modalities import TEXT
 from tools.classical import Features
 from tools.task_data import TaskData
+from tools.text_pairs import embed, field_stats, pair_features
 
 MAX_WORDS, MAX_CHARS = 50_000, 100_000  # vocabulary sizes per field
+SVD_COMPONENTS = 64  # of the TF-IDF, for gradient boosting
+MAX_PAIRED_FIELDS = 6  # pairs grow quadratically: the first fields only
 
 
 def applies(task: TaskData) -> str | None:
@@ -22,42 +34,89 @@ def applies(task: TaskData) -> str | None:
 
 def features(task: TaskData, log=print) -> Features:
     train, test = task.train.inputs[TEXT.name], task.test.inputs[TEXT.name]
-    blocks_train, blocks_test = [], []
-    for c in train.columns:
-        a, b = _cells(train[c]), _cells(test[c])
+    n_train = len(train)
+    fields = {c: pd.concat([_cells(train[c]), _cells(test[c])], ignore_index=True) for c in train.columns}
+    tfidf = _tfidf(fields)
+    if tfidf is None:
+        raise ValueError("the text inputs hold no term that appears in two rows: nothing for TF-IDF to use")
+    paired = list(fields)[:MAX_PAIRED_FIELDS]
+    k = tfidf.shape[1]
+    models = {f"linear (C={c:g})": _linear(c, slice(0, k)) for c in (1.0, 10.0)}
+    what = f"TF-IDF word 1-2-grams and char 2-5-grams of each of the {len(fields)} text field(s)"
+    if len(paired) < 2:  # one text: the TF-IDF linear models as they are
+        log(f"  TF-IDF: {k} terms over {len(fields)} text field")
+        return Features(tfidf[:n_train], tfidf[n_train:], what, models, {"terms": k, "paired_fields": []})
+    dense = _dense(fields, paired, tfidf)
+    X = sparse.hstack([tfidf, sparse.csr_matrix(dense)]).tocsr()
+    n_pairs = len(paired) * (len(paired) - 1) // 2
+    log(f"  TF-IDF: {k} terms over {len(fields)} text fields; {dense.shape[1]} dense features ({n_pairs} pair(s))")
+    models["linear (C=10) with the dense features"] = _linear(10.0, slice(0, None))
+    models["gradient boosting on the dense features"] = _boosting(slice(k, None))
+    return Features(
+        X[:n_train],
+        X[n_train:],
+        f"{what}, their statistics, the pair similarities of {len(paired)} fields and a TF-IDF SVD",
+        models,
+        {"terms": k, "dense_features": int(dense.shape[1]), "paired_fields": paired},
+    )
+
+
+def _dense(fields: dict[str, pd.Series], paired: list[str], tfidf) -> np.ndarray:
+    """Each field's statistics, each pair's similarities and an SVD of the TF-IDF, standardised (on the texts
+    alone, train and test: no targets)."""
+    blocks = [field_stats(texts)[0] for texts in fields.values()]
+    embeddings = {c: embed(fields[c]) for c in paired}
+    for a, b in itertools.combinations(paired, 2):
+        blocks.append(pair_features(fields[a], fields[b], embeddings[a], embeddings[b])[0])
+    k = min(SVD_COMPONENTS, min(tfidf.shape) - 1)
+    if k >= 2:
+        blocks.append(TruncatedSVD(k, random_state=0).fit_transform(tfidf))
+    return StandardScaler().fit_transform(np.column_stack(blocks))
+
+
+def _tfidf(fields: dict[str, pd.Series]):
+    """Each field's word and char TF-IDF (vocabularies from the texts alone, train and test; no targets), side by
+    side; None when no field has a term in two rows."""
+    blocks = []
+    for texts in fields.values():
         for vec in (
             TfidfVectorizer(ngram_range=(1, 2), min_df=2, max_features=MAX_WORDS, sublinear_tf=True),
             TfidfVectorizer(
                 analyzer="char_wb", ngram_range=(2, 5), min_df=2, max_features=MAX_CHARS, sublinear_tf=True
             ),
         ):
-            try:  # the vocabulary comes from the texts alone, train and test (no targets)
-                vec.fit(pd.concat([a, b]))
+            try:
+                blocks.append(vec.fit_transform(texts))
             except ValueError:  # no term in two documents: a field with nothing to learn from
                 continue
-            blocks_train.append(vec.transform(a))
-            blocks_test.append(vec.transform(b))
-    if not blocks_train:
-        raise ValueError("the text inputs hold no term that appears in two rows: nothing for TF-IDF to use")
-    X, X_test = sparse.hstack(blocks_train).tocsr(), sparse.hstack(blocks_test).tocsr()
-    log(f"  TF-IDF: {X.shape[1]} terms over {len(train.columns)} text field(s)")
-    return Features(
-        X,
-        X_test,
-        f"TF-IDF word 1-2-grams and char 2-5-grams of each of the {len(train.columns)} text field(s)",
-        {f"linear (C={c:g})": _linear(c) for c in (1.0, 10.0)},
-        {"terms": int(X.shape[1])},
-    )
+    return sparse.hstack(blocks).tocsr() if blocks else None
 
 
 def _cells(column: pd.Series) -> pd.Series:
     return column.fillna("").astype(str)
 
 
-def _linear(c: float):
+def _columns(X, columns: slice, dense: bool):
+    X = X[:, columns]
+    return X.toarray() if dense and sparse.issparse(X) else X
+
+
+def _linear(c: float, columns: slice):
+    """Ridge or logistic regression on the given columns."""
+
     def make(kind: str):
-        if kind == "regression":
-            return Ridge(alpha=1.0 / c)
-        return LogisticRegression(C=c, max_iter=2000)
+        model = Ridge(alpha=1.0 / c) if kind == "regression" else LogisticRegression(C=c, max_iter=2000)
+        return make_pipeline(FunctionTransformer(_columns, kw_args={"columns": columns, "dense": False}), model)
+
+    return make
+
+
+def _boosting(columns: slice):
+    """Gradient boosting on the given (dense) columns, early-stopped on a held-out tenth of its rows."""
+
+    def make(kind: str):
+        cls = HistGradientBoostingRegressor if kind == "regression" else HistGradientBoostingClassifier
+        model = cls(learning_rate=0.1, max_iter=200, max_leaf_nodes=15, early_stopping=True, random_state=0)
+        return make_pipeline(FunctionTransformer(_columns, kw_args={"columns": columns, "dense": True}), model)
 
     return make

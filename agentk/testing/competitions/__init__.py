@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-FAMILY_MODULES = ("layouts", "targets", "features")  # imported on first use, each registering its fixtures
+FAMILY_MODULES = ("layouts", "targets", "features", "text")  # imported on first use, each registering its fixtures
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,108 @@
+"""The classical text candidate (tools/classical_txt.py, tools/text_pairs.py): per-field TF-IDF, field statistics and,
+for two fields or more, pair features into gradient boosting, chosen by cross-validation (tools/classical.py).
+
+A finished setup takes minutes, so these tests hand the candidate an in-memory task: the few TaskData members that
+tools/classical.py reads, over the rows of a generated fixture. The full path (setup, then the solver's
+classical-txt solution) is measured by benchmarks/classical_txt.py."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from agentk.modalities import TEXT
+from agentk.testing.competitions import build
+from tools import classical_txt
+from tools.classical import Features, fit_candidate
+from tools.metrics import pearson, roc_auc
+
+
+class FrameTask:
+    """The members of TaskData that tools/classical.py uses, for one output over in-memory text fields."""
+
+    def __init__(self, texts: pd.DataFrame, y: np.ndarray, kind: str, n_test: int, metric):
+        n = len(texts) - n_test
+        self.modalities = [TEXT.name]
+        self.train = SimpleNamespace(inputs={TEXT.name: texts.iloc[:n].reset_index(drop=True)})
+        self.test = SimpleNamespace(inputs={TEXT.name: texts.iloc[n:].reset_index(drop=True)})
+        self.y = np.asarray(y[:n], dtype=float).reshape(-1, 1)
+        self.outputs, self.widths = [{"kind": kind}], [1]
+        rows = np.random.default_rng(0).permutation(n)
+        self.split = (np.sort(rows[n // 5 :]), np.sort(rows[: n // 5]))
+        self.metric, self.metric_name = metric, metric.__name__
+
+    def score(self, pred: np.ndarray, rows) -> float:
+        return float(self.metric(self.y[rows, 0], pred[:, 0]))
+
+    def better(self, a: float, b: float) -> bool:
+        return a > b
+
+
+def quiet(*_):
+    pass
+
+
+@pytest.fixture(scope="module")
+def phrase_pairs(tmp_path_factory) -> pd.DataFrame:
+    folder = build("phrase-pair-similarity", tmp_path_factory.mktemp("fixtures"))
+    return pd.read_csv(folder / "public" / "train.csv").head(300)
+
+
+def test_pair_features_make_the_candidate_beat_tfidf_alone_on_phrase_similarity(phrase_pairs):
+    task = FrameTask(phrase_pairs[["anchor", "target"]], phrase_pairs["score"].to_numpy(), "regression", 40, pearson)
+    feats = classical_txt.features(task, log=quiet)
+    assert feats.details["paired_fields"] == ["anchor", "target"]
+    assert any(n.startswith("gradient boosting") for n in feats.models)
+    full = fit_candidate(task, feats, log=quiet)
+    terms = feats.details["terms"]
+    tfidf_only = Features(
+        feats.train[:, :terms], feats.test[:, :terms], "TF-IDF", {"linear": classical_txt._linear(1.0, slice(None))}
+    )
+    alone = fit_candidate(task, tfidf_only, log=quiet)
+    # whether the target phrase keeps the anchor's words is invisible to per-field TF-IDF, plain to the pair features
+    assert full.details["chosen"] != "linear (C=1)" and full.details["chosen"] != "linear (C=10)"
+    assert full.val_score > 0.5 and full.val_score > alone.val_score + 0.2, (full.val_score, alone.val_score)
+    assert full.test_pred.shape == (40, 1) and np.isfinite(full.test_pred).all()
+
+
+def test_each_field_has_its_own_vocabulary():
+    """The label is which field holds the marker word: one string of both fields could not tell."""
+    rng = np.random.default_rng(1)
+    words = "river stone cloud paper window garden music bread".split()
+    n = 240
+    y = rng.integers(0, 2, n)
+    a = [" ".join([*rng.choice(words, 6), *(["marker"] if t else [])]) for t in y]
+    b = [" ".join([*rng.choice(words, 6), *([] if t else ["marker"])]) for t in y]
+    task = FrameTask(pd.DataFrame({"first": a, "second": b}), y, "binary", 40, roc_auc)
+    feats = classical_txt.features(task, log=quiet)
+    res = fit_candidate(task, feats, log=quiet)
+    assert res.val_score > 0.95
+
+
+def test_missing_and_empty_cells_and_an_empty_field_do_not_break_the_candidate():
+    rng = np.random.default_rng(2)
+    n = 120
+    y = rng.integers(0, 2, n)
+    text = np.array([f"good fine day {i % 7}" if t else f"bad awful night {i % 5}" for i, t in enumerate(y)], object)
+    text[::9] = None
+    text[1::11] = ""
+    frame = pd.DataFrame({"body": text, "note": [None] * n, "title": ["same title"] * n})
+    task = FrameTask(frame, y, "binary", 20, roc_auc)
+    feats = classical_txt.features(task, log=quiet)
+    assert np.isfinite(feats.train.toarray()).all() and np.isfinite(feats.test.toarray()).all()
+    res = fit_candidate(task, feats, log=quiet)
+    assert np.isfinite(res.test_pred).all() and res.val_score > 0.8
+
+
+def test_one_field_gets_no_pair_features_and_no_text_at_all_is_a_clear_error():
+    texts = pd.DataFrame({"comment": ["spam offer now", "hello friend", "spam spam win", "hello there"] * 10})
+    y = np.array([1, 0, 1, 0] * 10)
+    task = FrameTask(texts, y, "binary", 8, roc_auc)
+    feats = classical_txt.features(task, log=quiet)
+    assert feats.details["paired_fields"] == [] and set(feats.models) == {"linear (C=1)", "linear (C=10)"}
+    blank = FrameTask(pd.DataFrame({"comment": [None, " "] * 10}), y[:20], "binary", 4, roc_auc)
+    with pytest.raises(ValueError, match="no term"):
+        classical_txt.features(blank, log=quiet)

@@ -1,0 +1,104 @@
+"""Dense features of text fields for the classical text candidate (tools/classical_txt.py): per field, length and
+word statistics; per pair of fields, how alike the two texts are (sentence-embedding cosine of the packaged
+all-MiniLM-L6-v2, TF-IDF cosines over one vocabulary shared by the pair, token overlap, character similarity,
+length differences). A linear model over each field's own TF-IDF cannot see whether two texts say the same thing;
+these features can."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+
+import numpy as np
+import pandas as pd
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+TOKEN = re.compile(r"\w+")
+EMBED_LENGTH = 128  # tokens per text for the sentence embeddings
+EMBED_BATCH = 64
+DIFF_CHARS = 300  # difflib is quadratic: long texts are compared on their heads
+
+
+def field_stats(texts: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """Per text: characters, words, mean word length, distinct-word share, upper-case, digit and punctuation
+    shares, question and exclamation marks, lines (counts as log1p: long texts are heavy-tailed)."""
+    s = texts.to_numpy(dtype=str)
+    chars = np.array([len(t) for t in s], dtype=float)
+    words = [TOKEN.findall(t.lower()) for t in s]
+    n_words = np.array([len(w) for w in words], dtype=float)
+    per_char = np.maximum(chars, 1)
+    cols = {
+        "chars": np.log1p(chars),
+        "words": np.log1p(n_words),
+        "mean_word_length": np.array([np.mean([len(x) for x in w]) if w else 0.0 for w in words]),
+        "distinct_words": np.array([len(set(w)) / len(w) if w else 0.0 for w in words]),
+        "upper_share": np.array([sum(c.isupper() for c in t) for t in s]) / per_char,
+        "digit_share": np.array([sum(c.isdigit() for c in t) for t in s]) / per_char,
+        "punctuation_share": np.array([sum(not c.isalnum() and not c.isspace() for c in t) for t in s]) / per_char,
+        "question_marks": np.log1p([t.count("?") for t in s]),
+        "exclamation_marks": np.log1p([t.count("!") for t in s]),
+        "lines": np.log1p([t.count("\n") for t in s]),
+    }
+    return np.column_stack(list(cols.values())), list(cols)
+
+
+def embed(texts: pd.Series) -> np.ndarray:
+    """Unit-length all-MiniLM-L6-v2 sentence embeddings (mean-pooled, as the network's text branch), shortest
+    texts batched together so padding costs little."""
+    import torch
+
+    encoder = _encoder()
+    rows = texts.to_numpy(dtype=object).reshape(-1, 1)
+    tokens = encoder.tokens(rows)
+    order = np.argsort(tokens["attention_mask"].sum(dim=1).numpy(), kind="stable")
+    out = np.zeros((len(rows), encoder.dim), dtype=np.float32)
+    with torch.inference_mode():
+        for start in range(0, len(order), EMBED_BATCH):
+            idx = torch.from_numpy(order[start : start + EMBED_BATCH])
+            out[idx.numpy()] = encoder({k: v[idx] for k, v in tokens.items()}).numpy()
+    return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
+
+
+@functools.lru_cache(maxsize=1)
+def _encoder():
+    from tools.modality_txt import TextEmbedder
+
+    return TextEmbedder(None, EMBED_LENGTH).eval()
+
+
+def pair_features(a: pd.Series, b: pd.Series, emb_a: np.ndarray, emb_b: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """How alike the texts of two fields are, row by row."""
+    sa, sb = a.to_numpy(dtype=str), b.to_numpy(dtype=str)
+    cols = {"embedding_cosine": np.sum(emb_a * emb_b, axis=1)}
+    for name, vec in (
+        ("tfidf_word_cosine", TfidfVectorizer(sublinear_tf=True)),
+        ("tfidf_char_cosine", TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True)),
+    ):
+        try:  # one vocabulary for both fields, so their vectors are comparable
+            vec.fit(np.concatenate([sa, sb]))
+        except ValueError:  # no term at all (every cell empty)
+            cols[name] = np.zeros(len(sa))
+            continue
+        cols[name] = np.asarray(vec.transform(sa).multiply(vec.transform(sb)).sum(axis=1)).ravel()
+    ta = [set(TOKEN.findall(t.lower())) for t in sa]
+    tb = [set(TOKEN.findall(t.lower())) for t in sb]
+    shared = np.array([len(x & y) for x, y in zip(ta, tb, strict=True)], dtype=float)
+    na, nb = np.array([len(x) for x in ta], dtype=float), np.array([len(y) for y in tb], dtype=float)
+    la, lb = np.array([len(t) for t in sa], dtype=float), np.array([len(t) for t in sb], dtype=float)
+    cols |= {
+        "shared_tokens": np.log1p(shared),
+        "jaccard": shared / np.maximum(na + nb - shared, 1),
+        "share_of_first_in_second": shared / np.maximum(na, 1),
+        "share_of_second_in_first": shared / np.maximum(nb, 1),
+        "char_similarity": np.array(
+            [
+                difflib.SequenceMatcher(None, x[:DIFF_CHARS].lower(), y[:DIFF_CHARS].lower(), autojunk=False).ratio()
+                for x, y in zip(sa, sb, strict=True)
+            ]
+        ),
+        "length_ratio": np.minimum(la, lb) / np.maximum(np.maximum(la, lb), 1),
+        "log_length_difference": np.log1p(la) - np.log1p(lb),
+        "word_count_difference": np.log1p(na) - np.log1p(nb),
+    }
+    return np.column_stack(list(cols.values())), list(cols)
