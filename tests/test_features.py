@@ -166,6 +166,29 @@ def test_text_statistics_for_free_text_only_and_group_aggregates_for_grouped_row
     assert not any("batch" in c for c in record["added"])
 
 
+def test_two_phrase_columns_that_share_words_get_pair_features_and_unrelated_strings_do_not():
+    """Short phrases compared with each other (too short to be free text) get how alike they are; a name-like and a
+    code-like column, which never share a word, are no pair."""
+    rng = np.random.default_rng(0)
+    words = [f"w{k}" for k in range(60)]
+    rows = []
+    for _ in range(200):
+        anchor = list(rng.choice(words, 2, replace=False))
+        same = rng.random() < 0.5
+        target = anchor if same else [anchor[0], str(rng.choice(words))]
+        rows.append((" ".join(anchor), " ".join(target[::-1]), f"name {rng.integers(500)}", f"C{rng.integers(40)}/P"))
+    frame = pd.DataFrame(rows, columns=["a", "b", "who", "code"])
+    train, test, record = engineer(frame.iloc[:150], frame.iloc[150:])
+    pair = {c for c in record["added"] if c.startswith("a_b__")}
+    assert {"a_b__embedding_cosine", "a_b__jaccard", "a_b__char_similarity"} <= pair
+    assert {c.split("__")[0] for c in record["added"]} <= {"a", "b", "who", "code", "a_b"}  # their counts, no pair
+    same = frame["a"].str.split().map(set) == frame["b"].str.split().map(set)
+    jaccard = pd.concat([train, test])["a_b__jaccard"].to_numpy()
+    assert jaccard[same.to_numpy()].min() == 1.0 and jaccard[~same.to_numpy()].max() < 1.0
+    cosine = pd.concat([train, test])["a_b__embedding_cosine"].to_numpy()
+    assert cosine[same.to_numpy()].mean() > cosine[~same.to_numpy()].mean() + 0.05
+
+
 def test_a_multiclass_output_gets_one_encoding_per_class():
     train, test, labels, _ = _labelled()
     classes = (labels.y[:, 0] > np.median(labels.y[:, 0])).astype(float) + (labels.y[:, 0] > 3)

@@ -12,6 +12,10 @@ column is called beyond generic patterns:
   its levels have rows enough and the test rows share them.
 - free text: a text column of many-word, mostly distinct values gets its length, word and character statistics
   and, given the labels, an out-of-fold TF-IDF -> linear model prediction per output.
+- pairs of texts: two string columns of many levels whose values share words in a good share of the rows (a
+  phrase and the phrase it is compared with, a question and its answer) get how alike they are, row by row
+  (tools.text_pairs: sentence-embedding cosine, TF-IDF cosines, token overlap, character similarity, length
+  differences): no model reads that off either column alone. No targets involved.
 - grouped rows (tools.task_data.group_column: groups the test rows do not share): each row's group size and the
   group's mean and standard deviation of the numeric columns, over the rows of its own table.
 
@@ -51,6 +55,8 @@ MIN_LEVEL_ROWS = 5
 TEXT_WORDS = 3.0  # free text: this many words per value on average, and
 TEXT_DISTINCT = 0.5  # at least this share of distinct values
 MAX_GROUP_COLUMNS = 20  # numeric columns aggregated per group
+MAX_PAIR_COLUMNS = 6  # string columns compared pairwise
+PAIR_SHARE = 0.05  # of the train rows whose two values share a word: below it the columns are not a pair of texts
 
 
 @dataclass
@@ -119,6 +125,14 @@ def engineer(
             rows_per_level = len(train) / train[c].nunique()
             if labels is not None and shared_levels >= MIN_SHARED and rows_per_level >= MIN_LEVEL_ROWS:
                 _add(train, test, added, *_target_encoding(train[c], test[c], labels))
+    strings = [
+        c
+        for c in shared
+        if c not in dropped and c != group and train[c].dtype != bool and not pd.api.types.is_numeric_dtype(train[c])
+    ]
+    for a, b in text_pairs(train, [c for c in strings if train[c].nunique() > HIGH_CARDINALITY]):
+        names = _add_pair(train, test, a, b)
+        added.update({f"{a}_{b}__{n}": f"texts {a!r} and {b!r}: {n}" for n in names})
     if group is not None:  # aggregates of the table's own numeric columns, not of the engineered ones
         numeric = [c for c in numeric if c != group][:MAX_GROUP_COLUMNS]
         for frame in (train, test):
@@ -150,6 +164,41 @@ def apply_features(task) -> dict:
     train, test, record = engineer(task.train.inputs[TABULAR.name], task.test.inputs[TABULAR.name], labels)
     task.train.inputs[TABULAR.name], task.test.inputs[TABULAR.name] = train, test
     return record
+
+
+# -- pairs of texts ---------------------------------------------------------------------------------------------
+def text_pairs(frame: pd.DataFrame, columns: list[str]) -> list[tuple[str, str]]:
+    """The pairs among the first MAX_PAIR_COLUMNS columns whose values share a word in at least PAIR_SHARE of
+    the rows (identical values aside: a copied column is no pair)."""
+    from tools.text_pairs import TOKEN
+
+    columns = columns[:MAX_PAIR_COLUMNS]
+    sample = frame[columns].dropna().head(DATE_SAMPLE).astype(str)
+    words = {c: [set(TOKEN.findall(v.lower())) for v in sample[c]] for c in columns}
+    pairs = []
+    for i, a in enumerate(columns):
+        for b in columns[i + 1 :]:
+            shared = [bool(x & y) for x, y in zip(words[a], words[b], strict=True)]
+            if len(sample) and np.mean(shared) >= PAIR_SHARE and (sample[a] != sample[b]).any():
+                pairs.append((a, b))
+    return pairs
+
+
+def _add_pair(train: pd.DataFrame, test: pd.DataFrame, a: str, b: str) -> list[str]:
+    """Adds tools.text_pairs' features of columns a and b to both frames; returns their names. Each distinct
+    value is embedded once (a phrase column repeats its phrases)."""
+    from tools.text_pairs import embed, pair_features
+
+    texts = {c: pd.concat([train[c], test[c]]).fillna("").astype(str) for c in (a, b)}
+    distinct = pd.Series(pd.unique(pd.concat(list(texts.values()))))
+    vectors = dict(zip(distinct, embed(distinct), strict=True))
+    names: list[str] = []
+    for frame in (train, test):
+        x, y = frame[a].fillna("").astype(str), frame[b].fillna("").astype(str)
+        values, names = pair_features(x, y, np.stack(x.map(vectors)), np.stack(y.map(vectors)))
+        for k, n in enumerate(names):
+            frame[f"{a}_{b}__{n}"] = values[:, k]
+    return names
 
 
 # -- datetimes ---------------------------------------------------------------------------------------------------

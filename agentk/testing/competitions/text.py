@@ -111,10 +111,24 @@ def _rewrite(rng: np.random.Generator, words: list[str]) -> tuple[list[str], flo
 
 @fixture(FAMILY, "phrase pairs (anchor, target, context) rated for similarity 0-1 in quarters, Pearson correlation")
 def phrase_pair_similarity(folder: Path, rng: np.random.Generator) -> dict:
+    return _phrase_pairs(folder, rng, lambda: _phrase(rng, int(rng.integers(6, 10))), ["text", "tabular"])
+
+
+@fixture(
+    FAMILY,
+    "short phrase pairs (1-3 words, anchors repeated over rows, as in patent phrase matching): setup reads them as "
+    "table columns, so the pair features come from the tab feature engineering",
+)
+def short_phrase_pairs(folder: Path, rng: np.random.Generator) -> dict:
+    anchors = [" ".join(rng.choice(VOCABULARY, int(rng.integers(1, 4)), replace=False)) for _ in range(150)]
+    return _phrase_pairs(folder, rng, lambda: str(rng.choice(anchors)).split(), ["tabular"])
+
+
+def _phrase_pairs(folder: Path, rng: np.random.Generator, make_anchor, inputs: list[str]) -> dict:
     n_train, n_test = 1200, 400
     rows = []
     for i in range(n_train + n_test):
-        anchor = _phrase(rng, int(rng.integers(6, 10)))
+        anchor = make_anchor()
         target, sim = _rewrite(rng, anchor)
         if rng.random() < 0.3:  # the raters judge meaning, not word order
             rng.shuffle(target)
@@ -135,7 +149,7 @@ def phrase_pair_similarity(folder: Path, rng: np.random.Generator) -> dict:
         pd.DataFrame({"id": test["id"], "score": 0.0}),
         test[["id", "score"]],
         {
-            "modalities": {"inputs": ["text", "tabular"], "targets": ["tabular"]},
+            "modalities": {"inputs": inputs, "targets": ["tabular"]},
             "task_type": "Reg",
             "metric": "pearson",
             "lower_is_better": False,
