@@ -7,7 +7,8 @@ Each fixture is a function that writes one competition in the arena layout (what
     <dest>/<name>/meta.json    family, quirk, task type, metric, supported (and, when not, the refusal kind)
 
 Families live in their own modules (`layouts.py`: where the data is; `targets.py`: what is predicted and how it
-is scored; `features.py`: signal where generic feature engineering looks; `text.py`: answers in how two texts relate) and register themselves with `@fixture`. The data are synthetic with a learnable signal; nothing here
+is scored; `features.py`: signal where generic feature engineering looks; `text.py`: answers in how two texts
+relate) and register themselves with `@fixture`. The data are synthetic with a learnable signal; nothing here
 is, or imitates, a real competition's data, and the product never sees a fixture's name.
 
     uv run python -m agentk.testing.competitions --out /tmp/fixtures [--only NAME ...] [--list]
