@@ -189,6 +189,28 @@ def test_two_phrase_columns_that_share_words_get_pair_features_and_unrelated_str
     assert cosine[same.to_numpy()].mean() > cosine[~same.to_numpy()].mean() + 0.05
 
 
+def test_composite_codes_split_into_parts_and_free_text_does_not():
+    rng = np.random.default_rng(1)
+    n = 300
+    frame = pd.DataFrame(
+        {
+            "cabin": [f"{rng.choice(list('ABCDEFG'))}/{rng.integers(1000)}/{rng.choice(['P', 'S'])}" for _ in range(n)],
+            "note": [
+                " ".join(rng.choice(["red", "cat", "sat", "on", "mat", "big"], rng.integers(2, 9))) for _ in range(n)
+            ],
+        }
+    )
+    train, test, record = engineer(frame.iloc[:200], frame.iloc[200:])
+    assert [c for c in record["added"] if c.startswith("cabin__part")] == [
+        "cabin__part1",
+        "cabin__part2",
+        "cabin__part3",
+    ]
+    assert train["cabin__part2"].dtype == float and set(test["cabin__part3"]) <= {"P", "S"}
+    assert train["cabin__part1"].tolist() == frame["cabin"].str[0].iloc[:200].tolist()
+    assert not [c for c in record["added"] if c.startswith("note__part")]
+
+
 def test_a_multiclass_output_gets_one_encoding_per_class():
     train, test, labels, _ = _labelled()
     classes = (labels.y[:, 0] > np.median(labels.y[:, 0])).astype(float) + (labels.y[:, 0] > 3)

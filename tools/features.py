@@ -10,6 +10,10 @@ column is called beyond generic patterns:
   test rows together (no targets involved, so nothing leaks and every row can be encoded), and, given the labels,
   an out-of-fold target encoding per output (the smoothed mean of the target, or of each class, per level) when
   its levels have rows enough and the test rows share them.
+- composite codes: a text column of many levels whose values split on one separator (/ - _ : | or a space) into
+  the same number of parts (a cabin "E/285/S", a full name) gets each part as a column, numeric where every part
+  is a number, and the count of each text part's value over train and test rows (how many share a deck, a
+  surname) where it has many levels.
 - free text: a text column of many-word, mostly distinct values gets its length, word and character statistics
   and, given the labels, an out-of-fold TF-IDF -> linear model prediction per output.
 - pairs of texts: two string columns of many levels whose values share words in a good share of the rows (a
@@ -52,6 +56,9 @@ MIN_SHARED = 0.5  # share of test rows whose level the train rows hold, below wh
 # rows per level on average below which a target encoding is mostly noise a model overfits (an arena task with 1.9
 # rows per level validated 2 points lower with it; a fixture with 7.5 gained 3 AUC points)
 MIN_LEVEL_ROWS = 5
+CODE_SEPARATORS = ("/", "-", "_", ":", "|", " ")
+CODE_SHARE = 0.95  # of a column's values that must split into the same number of parts
+MAX_CODE_PARTS = 4
 TEXT_WORDS = 3.0  # free text: this many words per value on average, and
 TEXT_DISTINCT = 0.5  # at least this share of distinct values
 MAX_GROUP_COLUMNS = 20  # numeric columns aggregated per group
@@ -105,6 +112,8 @@ def engineer(
     for c in shared:
         if c in dropped or pd.api.types.is_numeric_dtype(train[c]) or train[c].dtype == bool:
             continue
+        if c != group and train[c].nunique() > HIGH_CARDINALITY and (sep := _code_separator(train[c])) is not None:
+            added.update(_add_code_parts(train, test, c, sep))
         if _is_free_text(train[c]):
             for name, values in _text_stats(train[c]).items():
                 train[f"{c}__{name}"] = values
@@ -164,6 +173,48 @@ def apply_features(task) -> dict:
     train, test, record = engineer(task.train.inputs[TABULAR.name], task.test.inputs[TABULAR.name], labels)
     task.train.inputs[TABULAR.name], task.test.inputs[TABULAR.name] = train, test
     return record
+
+
+# -- composite codes ---------------------------------------------------------------------------------------------
+def _code_separator(s: pd.Series) -> str | None:
+    """The separator that splits at least CODE_SHARE of a sample of the values into the same 2..MAX_CODE_PARTS
+    parts, none empty; None for free text (words vary in number) and for plain values."""
+    values = s.dropna().astype(str)
+    if values.empty:
+        return None
+    sample = values.sample(min(len(values), DATE_SAMPLE), random_state=0)
+    for sep in CODE_SEPARATORS:
+        parts = sample.str.split(sep, regex=False)
+        counts = parts.str.len()
+        k = counts.mode().iloc[0]
+        if 2 <= k <= MAX_CODE_PARTS and (counts == k).mean() >= CODE_SHARE:
+            if parts[counts == k].map(lambda p: all(p)).mean() >= CODE_SHARE:
+                return sep
+    return None
+
+
+def _add_code_parts(train: pd.DataFrame, test: pd.DataFrame, c: str, sep: str) -> dict[str, str]:
+    """Each part of column c split on sep as a column (a number where every part in train parses as one), and
+    the count over train and test rows of each text part with many levels; returns the record's entries."""
+    split = {id(f): f[c].astype("string").str.split(sep, regex=False) for f in (train, test)}
+    k = int(split[id(train)].dropna().str.len().mode().iloc[0])
+    added = {}
+    for i in range(k):
+        name = f"{c}__part{i + 1}"
+        parts = {id(f): split[id(f)].str.get(i) for f in (train, test)}
+        numbers = {key: pd.to_numeric(p, errors="coerce") for key, p in parts.items()}
+        train_part = parts[id(train)].dropna()
+        numeric = numbers[id(train)].notna().sum() == len(train_part) and len(train_part) > 0
+        for f in (train, test):
+            f[name] = numbers[id(f)].astype(float) if numeric else parts[id(f)].astype(object)
+        added[name] = f"composite code {c!r} split on {sep!r}: part {i + 1}{' (a number)' if numeric else ''}"
+        levels = train_part.nunique()
+        if not numeric and HIGH_CARDINALITY < levels < len(train_part):
+            counts = pd.concat([train[name], test[name]]).astype(str).value_counts()
+            for f in (train, test):
+                f[f"{name}__count"] = f[name].astype(str).map(counts).where(f[name].notna()).astype(float)
+            added[f"{name}__count"] = f"composite code {c!r}, part {i + 1}: count over train and test rows"
+    return added
 
 
 # -- pairs of texts ---------------------------------------------------------------------------------------------
