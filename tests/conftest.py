@@ -53,6 +53,22 @@ def example_ws(tmp_path_factory):
     return get
 
 
+@pytest.fixture
+def example_copy(example_ws, tmp_path, monkeypatch):
+    """example name -> a copy of its session setup in tmp_path, the working directory (as for `agentk solve`: the
+    setup's generated code reads workspace-relative paths); the session's setup stays as it was."""
+
+    def get(name: str) -> Path:
+        src, setup = example_ws(name)
+        assert setup.returncode == 0, setup.stderr[-2000:]
+        ws = tmp_path / name
+        shutil.copytree(src, ws, symlinks=True)
+        monkeypatch.chdir(ws)
+        return ws
+
+    return get
+
+
 def render(html_path, screenshot):
     """Opens the page in chromium; returns what it shows: each image's alt and decoded width, the tables' header
     rows, section ids, the page's text, and every URL it asked for."""

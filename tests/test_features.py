@@ -3,8 +3,6 @@ categoricals from what the columns hold, and computes the right values."""
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -222,16 +220,10 @@ def test_a_multiclass_output_gets_one_encoding_per_class():
     assert np.allclose(proba.sum(axis=1), 1.0)
 
 
-def test_the_constant_is_the_per_level_statistic_when_a_few_level_column_sets_the_target(
-    example_ws, tmp_path, monkeypatch
-):
+def test_the_constant_is_the_per_level_statistic_when_a_few_level_column_sets_the_target(example_copy):
     """A regression whose target is mostly a per-type offset (as coupling constants per pair type): the constant
     solution reads the type column, chosen by cross-validation on the fit rows, and beats the overall mean/median."""
-    src, setup = example_ws("diabetes")
-    assert setup.returncode == 0, setup.stderr[-2000:]
-    ws = tmp_path / "diabetes"
-    shutil.copytree(src, ws, symlinks=True)
-    monkeypatch.chdir(ws)
+    ws = example_copy("diabetes")
     layout = Workspace(ws)
     rng = np.random.default_rng(0)
     offsets = {"t0": 0.0, "t1": 150.0, "t2": 400.0, "t3": 900.0, "t4": 1500.0}

@@ -243,14 +243,10 @@ def test_a_trials_epoch_bar_shows_its_epochs_speed_and_gpu_memory(setup_ws):
 
 
 @pytest.mark.parametrize("name", ["diabetes", "iris-species"])
-def test_the_constant_is_a_solution_and_the_floor_of_the_choice(example_ws, tmp_path, monkeypatch, name):
+def test_the_constant_is_a_solution_and_the_floor_of_the_choice(example_copy, name):
     """The trivial candidate is the best input-free prediction the metric allows (class priors; the target's
     mean or median, whichever validates better), and a solution that validates worse is never chosen over it."""
-    src, setup = example_ws(name)
-    assert setup.returncode == 0, setup.stderr[-2000:]
-    ws = tmp_path / name
-    shutil.copytree(src, ws, symlinks=True)  # the session's setup stays as it was
-    monkeypatch.chdir(ws)  # as `agentk solve`: the setup's generated code reads workspace-relative paths
+    ws = example_copy(name)
     solver = Solver(ws, PRESETS["quick"], log=lambda m: None, features=False)
     assert solver.plans()[0] == ("constant", "constant", {})
     task = solver.task
@@ -286,12 +282,8 @@ def test_the_constant_is_a_solution_and_the_floor_of_the_choice(example_ws, tmp_
     assert (ws / "submission.csv").read_text() == (ws / "solutions" / "constant" / "submission.csv").read_text()
 
 
-def test_the_solver_adds_generic_features_to_the_tab_inputs_and_records_them(example_ws, tmp_path, monkeypatch):
-    src, setup = example_ws("diabetes")
-    assert setup.returncode == 0, setup.stderr[-2000:]
-    ws = tmp_path / "diabetes"
-    shutil.copytree(src, ws, symlinks=True)
-    monkeypatch.chdir(ws)
+def test_the_solver_adds_generic_features_to_the_tab_inputs_and_records_them(example_copy):
+    ws = example_copy("diabetes")
     layout = Workspace(ws)
     for split in ("train", "test"):  # a date column the setup could have mapped
         path = layout.input_maps(split)["tab"]
@@ -309,12 +301,8 @@ def test_the_solver_adds_generic_features_to_the_tab_inputs_and_records_them(exa
     assert set(solver.task.test.inputs["tab"].columns) == set(tab.columns)
 
 
-def test_a_network_refits_on_every_row_for_its_best_epochs_unless_no_refit(example_ws, tmp_path, monkeypatch):
-    src, setup = example_ws("diabetes")
-    assert setup.returncode == 0, setup.stderr[-2000:]
-    ws = tmp_path / "diabetes"
-    shutil.copytree(src, ws, symlinks=True)
-    monkeypatch.chdir(ws)
+def test_a_network_refits_on_every_row_for_its_best_epochs_unless_no_refit(example_copy):
+    ws = example_copy("diabetes")
     budget = replace(PRESETS["quick"], n_trials=1, max_epochs=4, min_epochs=4)
     kept = Solver(ws, budget, log=lambda m: None, features=False, refit=False).network("network-1", {})
     files = Workspace(ws).solution("network-1")

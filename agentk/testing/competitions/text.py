@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from agentk.testing.competitions import fixture
+from agentk.testing.competitions.targets import _tabular
 
 FAMILY = "text pairs"
 
@@ -54,29 +55,6 @@ PAIRED = SYNONYMS | {v: k for k, v in SYNONYMS.items()}  # either word of a pair
 VOCABULARY = sorted(PAIRED)
 FILLER = "for with of in on the a an using having".split()
 CONTEXTS = ["A01", "B23", "C07", "F16", "G06", "H04"]
-
-
-def _description(title: str, task: str, evaluation: str, files: list[str]) -> str:
-    listing = "\n".join(f"- {f}" for f in files)
-    return f"# {title}\n\n## Description\n\n{task}\n\n## Evaluation\n\n{evaluation}\n\n## Data\n\n{listing}\n"
-
-
-def _write(folder: Path, title: str, task: str, evaluation: str, train, test, sample, answers, meta: dict) -> dict:
-    pub = folder / "public"
-    files = ["train.csv - the training set", "test.csv - the test set", "sample_submission.csv - the format"]
-    (pub / "description.md").write_text(_description(title, task, evaluation, files))
-    train.to_csv(pub / "train.csv", index=False)
-    test.to_csv(pub / "test.csv", index=False)
-    sample.to_csv(pub / "sample_submission.csv", index=False)
-    answers.to_csv(folder / "private" / "answers.csv", index=False)
-    return {
-        "supported": True,
-        "n_train": len(train),
-        "n_test": len(test),
-        "answers": "private/answers.csv",
-        "sample_submission": "public/sample_submission.csv",
-        **meta,
-    }
 
 
 def _phrase(rng: np.random.Generator, n_words: int) -> list[str]:
@@ -136,7 +114,7 @@ def _phrase_pairs(folder: Path, rng: np.random.Generator, make_anchor, inputs: l
         rows.append((f"p{i:05d}", " ".join(anchor), " ".join(target), str(rng.choice(CONTEXTS)), score))
     frame = pd.DataFrame(rows, columns=["id", "anchor", "target", "context", "score"])
     train, test = frame.iloc[:n_train], frame.iloc[n_train:]
-    return _write(
+    return _tabular(
         folder,
         "Phrase to phrase matching",
         "Each row pairs an anchor phrase with a target phrase, within a technical context (a class code). Predict "
@@ -223,7 +201,7 @@ def qa_quality_ratings(folder: Path, rng: np.random.Generator) -> dict:
     frame = pd.DataFrame(records, columns=["qa_id", "question_title", "question_body", "answer", "category"])
     frame[RATINGS] = y.round(6)
     train, test = frame.iloc[:n_train], frame.iloc[n_train:]
-    return _write(
+    return _tabular(
         folder,
         "Question and answer quality",
         "Each row is a question (title and body) from a help forum and one answer to it, with its forum category. "
