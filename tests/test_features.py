@@ -248,3 +248,30 @@ def test_the_constant_is_the_per_level_statistic_when_a_few_level_column_sets_th
     levels = task.train.inputs["tab"]["kind"].to_numpy()
     per_level = pd.Series(task.y[:, 0]).groupby(levels).agg(statistic.split()[0])  # every row, for the test rows
     assert np.allclose(constant.test_pred[:, 0], task.test.inputs["tab"]["kind"].map(per_level).to_numpy())
+
+
+def test_taxi_and_house_price_fixtures_are_read_as_the_features_expect(tmp_path):
+    """The two fixtures whose signal needs a reading beyond the raw columns: the taxi fare follows the haversine
+    distance between the pickup and dropoff pairs (found from the columns' names and ranges, then computed), and
+    the house prices are scored on an RMSE between logarithms, which the analysis reads as RMSLE, so the target is
+    modelled as log1p(price)."""
+    from agentk.policies.analysis import analyse
+    from agentk.testing.competitions import build
+    from stages.fetch import fetch_local
+
+    taxi = pd.read_csv(build("taxi-trip-fares", tmp_path) / "public" / "train.csv")
+    assert coordinate_points(taxi) == {
+        "pickup": ("pickup_latitude", "pickup_longitude"),
+        "dropoff": ("dropoff_latitude", "dropoff_longitude"),
+    }
+    features = taxi.drop(columns=["key", "fare_amount"])
+    new, _, record = engineer(features, features.copy())
+    distance = new["pickup_dropoff__haversine_km"]
+    assert np.corrcoef(distance, taxi["fare_amount"])[0, 1] > 0.9  # the raw coordinates correlate far less
+    assert max(abs(np.corrcoef(taxi[c], taxi["fare_amount"])[0, 1]) for c in coordinate_points(taxi)["pickup"]) < 0.3
+    assert "pickup_datetime__hour" in record["added"]
+
+    ws = tmp_path / "house-ws"
+    fetch_local(build("house-prices-log-rmse", tmp_path) / "public", ws)
+    analysis = analyse(ws)
+    assert analysis.metric == "rmsle" and [(t.kind, t.log) for t in analysis.targets] == [("regression", True)]

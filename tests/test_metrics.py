@@ -378,8 +378,13 @@ TEXTS = [
     (
         "Submissions are evaluated on Root-Mean-Squared-Error (RMSE) between the logarithm of the "
         "predicted value and the logarithm of the observed sales price.",
-        "rmse",
+        "rmsle",
     ),
+    ("The evaluation metric is the RMSE of the log-transformed target.", "rmsle"),
+    ("The score is the root mean squared error computed on log(1 + y).", "rmsle"),
+    ("Submissions are ranked by log RMSE.", "rmsle"),
+    ("Submissions are scored on the RMSE in dollars; the log of the error is not used.", "rmse"),
+    ("Submissions are evaluated on RMSE. Log loss is shown for reference.", "rmse"),
     ("Submissions are evaluated using the quadratic weighted kappa", "qwk"),
     ("Submissions are evaluated according to the Mean Average Precision @ 3 (MAP@3):", "map_at_3"),
     ("The metric is MAP@5.", "map_at_5"),

@@ -706,7 +706,22 @@ METRICS: dict[str, Metric] = {
             "rmse", rmse, False, "value", False, (r"\broot mean squared? (?:error|deviation)", r"\brmse\b", r"\brmsd\b")
         ),
         Metric("mse", mse, False, "value", False, (r"\bmean squared? error", r"\bmse\b")),
-        Metric("rmsle", rmsle, False, "value", False, (r"root mean squared? log(?:arithmic)? error", r"\brmsle\b")),
+        Metric(
+            "rmsle",
+            rmsle,
+            False,
+            "value",
+            False,
+            (
+                r"root mean squared? log(?:arithmic)? error",
+                r"\brmsle\b",
+                # an RMSE taken between logarithms ("RMSE between the logarithm of the predicted value and ...",
+                # "RMSE of the log-transformed target"): log1p differs from log by < 1/y, nothing at a price's scale
+                r"(?:\broot mean squared? (?:error|deviation)|\brmse\b)(?: \([^)]*\))?[^.;]{0,40}?"
+                r"\b(?:between|of|on|in|using) (?:the )?(?:natural )?(?:log|logarithms?)\b",
+                r"\blog (?:rmse|root mean squared? error)\b",
+            ),
+        ),
         Metric("mae", mae, False, "value", False, (r"\bmean absolute error", r"\bmae\b")),
         Metric("median_ae", median_ae, False, "value", False, (r"\bmedian absolute error", r"\bmedae\b")),
         Metric("mape", mape, False, "value", False, (r"\bmean absolute percent(?:age)? error", r"\bmape\b")),

@@ -1,8 +1,10 @@
 """Fixture family "features": tabular competitions whose signal sits where tools/features.py looks, so the benefit
 of each feature family shows in benchmarks/solve.py with and without `--ablate features`: a high-cardinality
-categorical whose per-level target rate carries the signal, a short free-text column whose words do, and a per-type
-regression where the per-type median is a strong baseline (rows grouped by an entity the test set does not share).
-Every dataset is synthetic."""
+categorical whose per-level target rate carries the signal, a short free-text column whose words do, a per-type
+regression where the per-type median is a strong baseline (rows grouped by an entity the test set does not share),
+taxi trips whose fare follows the distance between two coordinate pairs and the hour of a timestamp, and house
+prices scored by an RMSE between logarithms (worded as Kaggle's house-prices competition words it, with no
+"RMSLE" in the text). Every dataset is synthetic."""
 
 from __future__ import annotations
 
@@ -140,4 +142,108 @@ def per_type_coupling(folder: Path, rng: np.random.Generator) -> dict:
         sample,
         answers,
         {"task_type": "Reg", "metric": "mae", "lower_is_better": True},
+    )
+
+
+@fixture(FAMILY, "taxi trips: pickup/dropoff coordinates and a UTC timestamp; the fare follows distance and hour, RMSE")
+def taxi_trip_fares(folder: Path, rng: np.random.Generator) -> dict:
+    n_train, n_test = 4000, 1000
+    n = n_train + n_test
+    start = pd.Timestamp("2012-01-01")
+    when = start + pd.to_timedelta(rng.integers(0, 3 * 365 * 24 * 3600, size=n), unit="s")
+    lat0, lon0 = rng.normal(40.75, 0.03, n), rng.normal(-73.98, 0.03, n)
+    km = rng.gamma(2.0, 1.8, n)  # trip length
+    heading = rng.uniform(0, 2 * np.pi, n)
+    lat1 = lat0 + km * np.cos(heading) / 111.0
+    lon1 = lon0 + km * np.sin(heading) / (111.0 * np.cos(np.radians(40.75)))
+    hour = when.hour.to_numpy()
+    rush = ((hour >= 16) & (hour < 20)).astype(float)
+    night = ((hour >= 20) | (hour < 6)).astype(float)
+    years = (when - start).days.to_numpy() / 365
+    fare = (2.5 + 1.55 * km) * (1 + 0.05 * years) + 1.0 * rush + 0.5 * night + rng.gamma(1.0, 0.8, n)
+    frame = pd.DataFrame(
+        {
+            "key": [f"{t}.{i:07d}" for i, t in enumerate(when.strftime("%Y-%m-%d %H:%M:%S"))],
+            "fare_amount": fare.round(2),
+            "pickup_datetime": when.strftime("%Y-%m-%d %H:%M:%S UTC"),
+            "pickup_longitude": lon0.round(6),
+            "pickup_latitude": lat0.round(6),
+            "dropoff_longitude": lon1.round(6),
+            "dropoff_latitude": lat1.round(6),
+            "passenger_count": rng.choice([1, 1, 1, 1, 2, 3, 5, 6], size=n),
+        }
+    )
+    train, test, answers = _split(frame, n_train, "fare_amount", id_col="key")
+    sample = pd.DataFrame({"key": test["key"], "fare_amount": 11.35})
+    return _tabular(
+        folder,
+        "Taxi fares",
+        "Predict the fare amount (inclusive of tolls) for a taxi ride given the pickup and dropoff locations.",
+        "The evaluation metric for this competition is the root mean-squared error or RMSE. RMSE measures the "
+        "difference between the predictions of a model, and the corresponding ground truth.",
+        train,
+        test,
+        sample,
+        answers,
+        {"task_type": "Reg", "metric": "rmse", "lower_is_better": True},
+    )
+
+
+@fixture(FAMILY, "house prices with missing values and a 25-level neighbourhood, RMSE between the logs of the prices")
+def house_prices_log_rmse(folder: Path, rng: np.random.Generator) -> dict:
+    n_train, n_test = 1460, 1459
+    n = n_train + n_test
+    neighbourhoods = np.array([f"N{k:02d}" for k in range(25)])
+    hood_effect = rng.normal(scale=0.18, size=25)
+    hood = rng.choice(25, size=n, p=rng.dirichlet(np.full(25, 3.0)))
+    quality = np.clip(np.round(rng.normal(6, 1.4, n)), 1, 10)
+    living = np.round(rng.lognormal(np.log(1500), 0.33, n))
+    year = rng.integers(1880, 2010, n)
+    garage = rng.choice([0, 1, 2, 3], size=n, p=[0.06, 0.26, 0.56, 0.12])
+    lot = np.round(rng.lognormal(np.log(9500), 0.5, n))
+    log_price = (
+        12.0
+        + 0.11 * (quality - 6)
+        + 0.45 * np.log(living / 1500)
+        + 0.0025 * (year - 1970)
+        + 0.05 * garage
+        + 0.08 * np.log(lot / 9500)
+        + hood_effect[hood]
+        + rng.normal(scale=0.1, size=n)
+    )
+    frontage = np.round(np.sqrt(lot) * rng.uniform(0.5, 0.9, n))
+    frontage[rng.random(n) < 0.18] = np.nan  # LotFrontage-like: often missing
+    frame = pd.DataFrame(
+        {
+            "Id": np.arange(1, n + 1),
+            "MSZoning": rng.choice(["RL", "RM", "FV", "RH", "C (all)"], size=n, p=[0.78, 0.15, 0.04, 0.02, 0.01]),
+            "LotFrontage": frontage,
+            "LotArea": lot.astype(int),
+            "Neighborhood": neighbourhoods[hood],
+            "OverallQual": quality.astype(int),
+            "OverallCond": rng.integers(3, 10, n),
+            "YearBuilt": year,
+            "GrLivArea": living.astype(int),
+            "FullBath": np.clip(np.round(living / 900), 1, 3).astype(int),
+            "GarageType": np.where(garage == 0, None, rng.choice(["Attchd", "Detchd", "BuiltIn"], size=n)),
+            "GarageCars": garage,
+            "SaleCondition": rng.choice(["Normal", "Partial", "Abnorml", "Family"], size=n, p=[0.82, 0.09, 0.07, 0.02]),
+            "SalePrice": np.round(np.exp(log_price)).astype(int),
+        }
+    )
+    train, test, answers = _split(frame, n_train, "SalePrice", id_col="Id")
+    sample = pd.DataFrame({"Id": test["Id"], "SalePrice": 169277.05})
+    return _tabular(
+        folder,
+        "House prices",
+        "Predict the sales price for each house. For each Id in the test set, you must predict the value of the "
+        "SalePrice variable.",
+        "Submissions are evaluated on Root-Mean-Squared-Error (RMSE) between the logarithm of the predicted value "
+        "and the logarithm of the observed sales price. (Taking logs means that errors in predicting expensive "
+        "houses and cheap houses will affect the result equally.)",
+        train,
+        test,
+        sample,
+        answers,
+        {"task_type": "Reg", "metric": "rmsle", "lower_is_better": True},
     )
