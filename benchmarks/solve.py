@@ -1,6 +1,7 @@
 """Setup + solve (agentk.api) on the bundled examples and the arena competitions, graded on hidden answers.
 
-    uv run python benchmarks/solve.py [--arena ../shared/arena-dev] [--examples] [--budget quick] [--only NAME ...]
+    uv run python benchmarks/solve.py [--arena ../shared/arena-dev] [--examples] [--fixtures NAME ...]
+                                      [--budget quick] [--only NAME ...]
                                       [--fresh] [--ablate features refit] [--before OUT]
 
 Per competition it prints the grader's score of the workspace's submission, the score of the best constant
@@ -68,20 +69,33 @@ class Competition:
     grade: callable  # submission path -> score
 
 
-def competitions(arena: Path | None, examples: bool) -> list[Competition]:
+def competitions(arena: Path | None, examples: bool, fixtures: list[str] = (), out_dir: Path | None = None):
+    """The arena's competitions, the bundled examples, and generated fixtures (agentk.testing.competitions, written
+    in the arena layout into <out_dir>/fixtures)."""
     out = []
-    if arena:
-        for meta_path in sorted(arena.glob("*/meta.json")):
+    folders = [arena] if arena else []
+    if fixtures:
+        from agentk.testing.competitions import build
+
+        built = out_dir / "fixtures"
+        for name in fixtures:
+            if not (built / name / "meta.json").exists():  # a fixture is deterministic: built once
+                build(name, built)
+        folders.append(built)
+    for folder in folders:
+        for meta_path in sorted(folder.glob("*/meta.json")):
+            if folder != arena and meta_path.parent.name not in fixtures:
+                continue
             meta = json.loads(meta_path.read_text())
-            folder = meta_path.parent.resolve()
+            comp = meta_path.parent.resolve()
             metric = ARENA_METRICS.get(meta["metric"], meta["metric"])
             out.append(
                 Competition(
-                    folder.name,
-                    folder / "public",
+                    comp.name,
+                    comp / "public",
                     metric,
                     "+".join(meta["modalities"]["inputs"]),
-                    lambda p, f=folder, m=metric, a=meta["answers"]: grade_arena(p, f / a, m),
+                    lambda p, f=comp, m=metric, a=meta["answers"]: grade_arena(p, f / a, m),
                 )
             )
     if examples:
@@ -209,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--arena", type=Path, help="folder of competitions with meta.json, public/ and private/")
     p.add_argument("--examples", action="store_true", help="also the bundled examples/")
+    p.add_argument("--fixtures", nargs="+", default=[], metavar="NAME", help="also these generated fixtures")
     p.add_argument("--budget", default="quick")
     p.add_argument("--only", nargs="+", metavar="NAME")
     p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "solve")
@@ -216,9 +231,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ablate", nargs="+", choices=ABLATIONS, default=(), help="solve without these parts")
     p.add_argument("--before", type=Path, metavar="OUT", help="an earlier run's --out: print before -> after too")
     args = p.parse_args(argv)
-    if not args.arena and not args.examples:
-        p.error("give --arena and/or --examples")
-    comps = [c for c in competitions(args.arena, args.examples) if not args.only or c.name in args.only]
+    if not args.arena and not args.examples and not args.fixtures:
+        p.error("give --arena, --examples and/or --fixtures")
+    comps = competitions(args.arena, args.examples, args.fixtures, args.out.resolve())
+    comps = [c for c in comps if not args.only or c.name in args.only]
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     for c in comps:

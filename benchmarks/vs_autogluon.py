@@ -1,6 +1,7 @@
 """agentk (setup + solve) against plain AutoGluon and a constant, on tabular competitions, graded on hidden answers.
 
-    uv run python benchmarks/vs_autogluon.py [--arena ../shared/arena-dev] [--examples] [--budget quick]
+    uv run python benchmarks/vs_autogluon.py [--arena ../shared/arena-dev] [--examples] [--fixtures NAME ...]
+                                             [--budget quick]
 
 Plain AutoGluon is what a user would run instead, on fair terms:
 - the same rows: every row of train.csv (agentk's final AutoGluon model is refitted on every row too), labels
@@ -117,16 +118,17 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--arena", type=Path)
     p.add_argument("--examples", action="store_true")
+    p.add_argument("--fixtures", nargs="+", default=[], metavar="NAME", help="also these generated fixtures")
     p.add_argument("--budget", default="quick")
     p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "solve")
     p.add_argument("--only", nargs="+", metavar="NAME")
     p.add_argument("--fresh", action="store_true", help="rebuild agentk's solutions (keeps the setups)")
     args = p.parse_args(argv)
-    if not args.arena and not args.examples:
-        p.error("give --arena and/or --examples")
+    if not args.arena and not args.examples and not args.fixtures:
+        p.error("give --arena, --examples and/or --fixtures")
     comps = [
         c
-        for c in competitions(args.arena, args.examples)
+        for c in competitions(args.arena, args.examples, args.fixtures, args.out.resolve())
         if c.inputs in (TABULAR.name, TABULAR.title) and (not args.only or c.name in args.only)
     ]
     rows = []
