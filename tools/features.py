@@ -61,6 +61,9 @@ CODE_SHARE = 0.95  # of a column's values that must split into the same number o
 MAX_CODE_PARTS = 4
 TEXT_WORDS = 3.0  # free text: this many words per value on average, and
 TEXT_DISTINCT = 0.5  # at least this share of distinct values
+TEXT_ALPHAS = (1.0, 3.0, 10.0, 30.0)  # ridge strengths, and logistic Cs, the free-text model chooses from
+TEXT_CS = (0.25, 1.0, 4.0)
+TEXT_CHOICE_ROWS = 5000  # fit rows sampled for that choice
 MAX_GROUP_COLUMNS = 20  # numeric columns aggregated per group
 MAX_PAIR_COLUMNS = 6  # string columns compared pairwise
 PAIR_SHARE = 0.05  # of the train rows whose two values share a word: below it the columns are not a pair of texts
@@ -432,48 +435,48 @@ def _text_stats(s: pd.Series) -> dict[str, np.ndarray]:
 
 
 def _text_model(train: pd.Series, test: pd.Series, labels: Labels):
-    """Per output, the out-of-fold prediction of a linear model on the column's TF-IDF word uni- and bigrams:
-    P(class 1), each class's probability, or the value (ridge). The vocabulary comes from the train and test texts
-    (no targets)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.linear_model import LogisticRegression, Ridge
+    """Per output, the out-of-fold prediction of a linear model on the column's word uni- and bigrams: P(class 1),
+    each class's probability, or the value (ridge). The vocabulary comes from the train and test texts (no
+    targets). Each output's words as TF-IDF (sublinear, unit length: documents of any length) or as binary counts
+    (short texts whose words add up, e.g. titles, where unit length blurs each word's effect), and the
+    regularisation, are chosen by 3-fold CV on a sample of the fit rows (_text_choice)."""
+    from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
     texts_train, texts_test = train.fillna("").astype(str), test.fillna("").astype(str)
-    vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=2, max_features=50_000, sublinear_tf=True)
+    both = pd.concat([texts_train, texts_test])
+    words = dict(ngram_range=(1, 2), min_df=2, max_features=50_000)
     try:
-        vectorizer.fit(pd.concat([texts_train, texts_test]))
+        views = {
+            "tf-idf": TfidfVectorizer(sublinear_tf=True, **words).fit(both),
+            "binary counts": CountVectorizer(binary=True, dtype=np.float64, **words).fit(both),
+        }
     except ValueError:  # no word occurs twice
         return {}, np.empty((len(train), 0)), np.empty((len(test), 0)), "", ""
-    x_train, x_test = vectorizer.transform(texts_train), vectorizer.transform(texts_test)
+    x = {k: (v.transform(texts_train), v.transform(texts_test)) for k, v in views.items()}
     specs = [(name, j, width) for name, j, _, width in _targets(labels)]
+    chosen = [_text_choice(x, labels, j) for _, j, _ in specs]
 
     def learn(rows: np.ndarray):
         models = []
-        for _, j, width in specs:
-            y = labels.y[rows, j]
-            known = rows[np.isfinite(y)]
+        for (_, j, width), (view, strength) in zip(specs, chosen, strict=True):
+            known = rows[np.isfinite(labels.y[rows, j])]
             y = labels.y[known, j]
-            kind = labels.outputs[j]["kind"]
-            if kind == "regression":
-                models.append((Ridge(alpha=1.0).fit(x_train[known], y), width, None))
-            elif len(np.unique(y)) < 2:  # one class in these rows: its frequency
+            if labels.outputs[j]["kind"] != "regression" and len(np.unique(y)) < 2:  # one class: its frequency
                 models.append((None, width, np.eye(width)[int(y[0])] if width > 1 else np.array([float(y[0])])))
             else:
-                models.append(
-                    (LogisticRegression(C=4.0, max_iter=1000).fit(x_train[known], y.astype(int)), width, None)
-                )
+                models.append((_linear(labels.outputs[j]["kind"], strength).fit(x[view][0][known], y), width, None))
 
         def predict(which: np.ndarray | None) -> np.ndarray:
-            x = x_test if which is None else x_train[which]
             cols = []
-            for (model, width, constant), (_, j, _) in zip(models, specs, strict=True):
+            for (model, width, constant), (_, j, _), (view, _) in zip(models, specs, chosen, strict=True):
+                rows_x = x[view][1] if which is None else x[view][0][which]
                 if model is None:
-                    cols.append(np.tile(constant, (x.shape[0], 1)))
+                    cols.append(np.tile(constant, (rows_x.shape[0], 1)))
                 elif labels.outputs[j]["kind"] == "regression":
-                    cols.append(model.predict(x).reshape(-1, 1))
+                    cols.append(model.predict(rows_x).reshape(-1, 1))
                 else:
-                    proba = model.predict_proba(x)
-                    full = np.zeros((x.shape[0], max(width, 2)))
+                    proba = model.predict_proba(rows_x)
+                    full = np.zeros((rows_x.shape[0], max(width, 2)))
                     full[:, model.classes_.astype(int)] = proba
                     cols.append(full[:, 1:2] if width == 1 else full[:, :width])
             return np.hstack(cols)
@@ -486,8 +489,46 @@ def _text_model(train: pd.Series, test: pd.Series, labels: Labels):
         for cls in range(width):
             columns[f"{train.name}__tfidf_{name}" + (f"_{cls}" if width > 1 else "")] = k
             k += 1
-    how = "out-of-fold prediction of a linear model (logistic or ridge) on TF-IDF word 1-2-grams"
+    picks = ", ".join(
+        f"{name}: {view}, {'alpha' if labels.outputs[j]['kind'] == 'regression' else 'C'} {strength:g}"
+        for (name, j, _), (view, strength) in zip(specs, chosen, strict=True)
+    )
+    how = f"out-of-fold prediction of a linear model (logistic or ridge) on word 1-2-grams ({picks})"
     return columns, train_values, test_values, how, f"free text {train.name!r}"
+
+
+def _linear(kind: str, strength: float):
+    from sklearn.linear_model import LogisticRegression, Ridge
+
+    return Ridge(alpha=strength) if kind == "regression" else LogisticRegression(C=strength, max_iter=1000)
+
+
+def _text_choice(x: dict, labels: Labels, j: int) -> tuple[str, float]:
+    """(words view, alpha or C) of the lowest 3-fold CV error (squared error, or log loss) on at most TEXT_CHOICE_ROWS
+    fit rows with output j's target."""
+    from sklearn.metrics import log_loss
+    from sklearn.model_selection import KFold
+
+    rows = labels.fit[np.isfinite(labels.y[labels.fit, j])]
+    rows = np.random.default_rng(0).permutation(rows)[:TEXT_CHOICE_ROWS]
+    y, kind = labels.y[rows, j], labels.outputs[j]["kind"]
+    grid = TEXT_ALPHAS if kind == "regression" else TEXT_CS
+    if len(rows) < 30 or (kind != "regression" and np.bincount(y.astype(int)).max() > len(y) - 3):
+        return "tf-idf", 1.0 if kind == "regression" else 4.0  # too few rows (or examples of a class) to choose
+    errors = {}
+    for view, (xt, _) in x.items():
+        for strength in grid:
+            err = 0.0
+            for inner, outer in KFold(3, shuffle=True, random_state=0).split(rows):
+                model = _linear(kind, strength).fit(xt[rows[inner]], y[inner])
+                if kind == "regression":
+                    err += float(np.sum((model.predict(xt[rows[outer]]) - y[outer]) ** 2))
+                else:
+                    proba = np.full((len(outer), int(y.max()) + 1), 1e-6)
+                    proba[:, model.classes_.astype(int)] = model.predict_proba(xt[rows[outer]])
+                    err += log_loss(y[outer].astype(int), proba, labels=range(proba.shape[1])) * len(outer)
+            errors[(view, strength)] = err
+    return min(errors, key=errors.get)
 
 
 # -- grouped rows ------------------------------------------------------------------------------------------------
