@@ -255,6 +255,12 @@ class Solution:
         return self.folder / "test_pred.npy"
 
     @property
+    def validated_test_pred(self) -> Path:
+        """Test predictions of the model as validated (fitted on the fit rows), when the solution's own come from a
+        refit: the blender's inputs, since the blender learned how those models predict."""
+        return self.folder / "validated_test_pred.npy"
+
+    @property
     def submission(self) -> Path:
         return self.folder / Workspace.SUBMISSION
 

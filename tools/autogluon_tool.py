@@ -53,7 +53,8 @@ def fit_autogluon(
     refit: bool = True,
 ) -> dict:
     """Fit and predict. Returns val_pred (model space, task.split[1] rows), test_pred (model space, all test rows;
-    from the refitted model when refit), val_score (task.score on the val rows), models (per output: best model,
+    from the refitted model when refit), validated_test_pred (the test rows by the model before its refit),
+    val_score (task.score on the val rows), models (per output: best model,
     the refitted one, the rows tuned and refitted on, and the leaderboard; AutoGluon's score_val is on its own
     holdout and higher-is-better, so losses appear negated) and seconds."""
     if TABULAR.name not in task.modalities:
@@ -68,7 +69,7 @@ def fit_autogluon(
     options["ag_args_fit"] = {"num_cpus": threads()}
     if any(presets.startswith(p) for p in BAGGING_PRESETS):
         options.update(ag_args_ensemble={"fold_fitting_strategy": "sequential_local"})
-    val_parts, test_parts, models = [], [], []
+    val_parts, test_parts, validated_parts, models = [], [], [], []
     for j, output in enumerate(task.outputs):
         label = _labels(task.y[:, j], output["kind"])
         remaining = time_limit - (time.monotonic() - start)  # what earlier outputs left, shared by the rest
@@ -88,6 +89,7 @@ def fit_autogluon(
         )
         val_parts.append(_predict(predictor, X.iloc[val_rows], output["kind"], task.widths[j]))
         selected, refit_note = predictor.model_best, None
+        validated_parts.append(_predict(predictor, X_test, output["kind"], task.widths[j]) if refit else None)
         if refit:  # the validation rows join the fit rows; the refitted best model becomes the predictor's best
             refitted = predictor.refit_full(
                 model="best", train_data_extra=X.iloc[val_j].assign(**{LABEL: label[val_j]})
@@ -109,6 +111,7 @@ def fit_autogluon(
     return {
         "val_pred": val_pred,
         "test_pred": test_pred,
+        "validated_test_pred": np.hstack(validated_parts) if refit else test_pred,
         "val_score": task.score(val_pred, val_rows),
         "models": models,
         "seconds": time.monotonic() - start,

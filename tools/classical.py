@@ -45,6 +45,7 @@ class ClassicalResult:
     val_score: float
     plan: str
     details: dict
+    validated_test_pred: np.ndarray | None = None  # the fit rows' model's, when test_pred comes from a refit
 
 
 def modules(task: TaskData) -> list[tuple[str, object]]:
@@ -70,9 +71,11 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
         if task.better(cv[name], cv[chosen]):
             chosen = name
     factory = feats.models[chosen]
-    val_pred = predict_outputs(task, factory, feats.train, fit, feats.train[val])
+    # one model on the fit rows predicts the validation rows and, for the blender, the test rows
+    both = predict_outputs(task, factory, feats.train, fit, _rows_then(feats.train[val], feats.test))
+    val_pred, validated = both[: len(val)], both[len(val) :]
     every = np.arange(len(task.y))
-    test_pred = predict_outputs(task, factory, feats.train, every if refit else fit, feats.test)
+    test_pred = predict_outputs(task, factory, feats.train, every, feats.test) if refit else validated
     refitted = f"; refitted on all {len(every)} rows for the test predictions" if refit else ""
     return ClassicalResult(
         val_pred,
@@ -81,6 +84,7 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
         f"{chosen} on {feats.what}, chosen among {list(cv)} by {FOLDS}-fold {task.metric_name} on the {len(fit)} fit "
         f"rows, scored on the {len(val)} validation rows{refitted}",
         {"chosen": chosen, "cv": cv, "seconds": time.monotonic() - t0, **feats.details},
+        validated if refit else None,
     )
 
 
@@ -109,6 +113,13 @@ def predict_outputs(task: TaskData, factory: Callable[[str], object], X: np.ndar
                 out[:, np.asarray(model.classes_, dtype=int)] = proba
         parts.append(out)
     return np.concatenate(parts, axis=1)
+
+
+def _rows_then(a, b):
+    """The rows of a, then those of b (dense arrays or scipy sparse matrices)."""
+    from scipy import sparse
+
+    return sparse.vstack([a, b]).tocsr() if sparse.issparse(a) else np.concatenate([a, b])
 
 
 def _folds(task: TaskData, rows: np.ndarray):
