@@ -171,6 +171,7 @@ def test_fit_autogluon_beats_the_constant_on_the_validation_rows(tasks, tmp_path
         after = predictor.predict_proba(X_test, model=summary["refit"])[1].to_numpy(float)
         before = predictor.predict_proba(X_test, model=summary["selected"])[1].to_numpy(float)
     assert np.allclose(result["test_pred"][:, 0], after) and not np.allclose(before, after)
+    assert np.allclose(result["validated_test_pred"][:, 0], before)  # the blender's: the model it saw validate
 
 
 def test_fit_autogluon_without_refit_predicts_the_test_rows_with_the_selected_model(tasks, tmp_path):
@@ -181,6 +182,7 @@ def test_fit_autogluon_without_refit_predicts_the_test_rows_with_the_selected_mo
     predictor = TabularPredictor.load(str(tmp_path / "ag" / "output_0"))
     X_test = task.test.inputs["tab"].reset_index(drop=True)
     assert np.allclose(result["test_pred"][:, 0], predictor.predict(X_test).to_numpy(float))
+    assert np.array_equal(result["validated_test_pred"], result["test_pred"])
     assert not any(m.endswith("_FULL") for m in predictor.model_names())
 
 

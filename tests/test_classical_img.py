@@ -69,6 +69,8 @@ def test_learns_texture_classes_without_a_network(stripes_task, stripes_features
     res = fit_candidate(stripes_task, feats, log=lambda line: None)
     assert res.val_score >= 0.9 > constant_score(stripes_task) + 0.5  # a constant gets a third
     assert res.test_pred.shape == (30, 3) and np.allclose(res.test_pred.sum(axis=1), 1)
+    # the test rows twice: by the refit on every row, and (for the blender) by the model that was validated
+    assert res.validated_test_pred.shape == (30, 3) and not np.allclose(res.validated_test_pred, res.test_pred)
     assert set(res.details["cv"]) == {"linear (C=0.01)", "linear (C=0.1)", "extra trees"}
 
 

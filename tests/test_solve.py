@@ -45,6 +45,8 @@ def test_solve_writes_every_solution_and_the_best_submission(solved):
         folder = ws / "solutions" / sid
         for f in ("plan.json", "score.json", "val_pred.npy", "test_pred.npy", "submission.csv"):
             assert (folder / f).exists(), f"{sid}/{f}"
+        refitted = sid in ("autogluon", "network-1")  # and, for the blender, the validated model's test rows
+        assert (folder / "validated_test_pred.npy").exists() == refitted, sid
         assert len(pd.read_csv(folder / "submission.csv")) == len(
             pd.read_csv(EXAMPLES / "breast-cancer" / "sample_submission.csv")
         )
@@ -319,3 +321,9 @@ def test_a_network_refits_on_every_row_for_its_best_epochs_unless_no_refit(examp
     np.testing.assert_array_equal(refitted.val_pred, kept.val_pred)  # validated on rows the trial never saw
     assert refitted.val_score == kept.val_score and not np.allclose(refitted.test_pred, kept.test_pred)
     assert f"refitted on all {rows} rows for {epochs} epochs" in refitted.plan
+    # the blender combines the test predictions of the model it saw validate: the trial's, kept beside the refit's
+    assert kept.validated_test_pred is None
+    solver.save(refitted)
+    reloaded = solver.load("network-1")
+    np.testing.assert_array_equal(reloaded.test_pred, refitted.test_pred)
+    np.testing.assert_array_equal(reloaded.blend_test_pred, kept.test_pred)

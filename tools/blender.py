@@ -1,6 +1,6 @@
 """The MLP blender (paper 3.2): after `blend_after` solutions, a small network learns to combine the solutions'
 validation predictions. It is kept only when its honest score, K-fold cross-validated over the validation rows it
-learns from, strictly beats the best single solution on those rows.
+learns from, strictly beats the best single solution on those rows, and does so in all folds but at most one.
 
 Features are the solutions' model-space predictions side by side: logits for binary outputs, centred
 log-probabilities for multiclass, values for regression, standardised. The network is one hidden layer plus a
@@ -114,11 +114,31 @@ def blend(
     if not np.isfinite(oof).all():
         return fallback
     cv = score_fn(oof, val_rows)
-    if not (cv > singles[best] if higher_is_better else cv < singles[best]):
+    if not (cv > singles[best] if higher_is_better else cv < singles[best]) or not _wins_most_folds(
+        oof, np.asarray(val_preds[best], dtype=float), fold_of, score_fn, val_rows, higher_is_better
+    ):
         fallback.cv_score = cv
         return fallback
     model, _ = _fit(val_preds, y_val, outputs, seed, steps=int(np.median(steps)))
     return BlendResult(True, cv, singles[best], best, model.predict(test_preds), oof, model)
+
+
+def _wins_most_folds(oof, single, fold_of, score_fn, val_rows, higher_is_better) -> bool:
+    """Whether the blend's out-of-fold predictions beat the best single solution's in all folds but at most one
+    (folds a metric cannot score, e.g. AUC on one class, aside): a gain from a few rows is noise. On a house-price
+    regression an MLP blend whose out-of-fold RMSE beat the best single one by 1 % over 292 validation rows scored
+    8 % worse on the test rows."""
+    wins, scored = 0, 0
+    for k in range(fold_of.max() + 1):
+        held = fold_of == k
+        try:
+            ours, theirs = score_fn(oof[held], val_rows[held]), score_fn(single[held], val_rows[held])
+        except Exception:  # noqa: BLE001 - the setup's generated metric: a fold it cannot score
+            continue
+        if np.isfinite(ours) and np.isfinite(theirs):
+            scored += 1
+            wins += bool(ours > theirs if higher_is_better else ours < theirs)
+    return scored > 0 and wins >= scored - 1
 
 
 def features(preds: list[np.ndarray], outputs: list[dict]) -> np.ndarray:

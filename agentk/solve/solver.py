@@ -582,7 +582,8 @@ class Solver:
             "best_single_id": solutions[res.best_single_index].id,
         }
         self.say(
-            f"blend of {len(solutions)} solutions: {verdict}: out-of-fold {self.task.metric_name} {res.cv_score:.5g} "
+            f"blend of {len(solutions)} solutions: {verdict} (kept when better overall and in all folds but one): "
+            f"out-of-fold {self.task.metric_name} {res.cv_score:.5g} "
             f"(the blender cross-validated on the validation rows) vs {res.best_single_score:.5g} for "
             f"{solutions[res.best_single_index].id} on the same rows"
         )
