@@ -421,16 +421,25 @@ def _blend(ws: Workspace) -> str:
     kept, record = files.score.exists(), read_json(files.plan) if files.score.exists() else read_json(files.skipped)
     if record is None:
         return "<p>No blend: it runs once the budget's number of solutions exist.</p>"
-    verdict = "<b class=ok>kept</b>" if kept else "<b class=bad>not kept</b>"
+    mean = record.get("how") == "mean"
+    verdict = (
+        f"<b class=ok>kept: the mean of {esc(', '.join(record.get('members') or []))}</b>"
+        if kept and mean
+        else "<b class=ok>kept: the MLP</b>"
+        if kept
+        else "<b class=bad>not kept</b>"
+    )
     single = record.get("best_single_id", "the best single solution")
     return (
-        f"<p>MLP blender over {esc(', '.join(record.get('inputs', [])))}: {verdict}. Both figures are scored on the "
-        f"same validation rows: the blender's out of fold (5-fold cross-validation on those rows, since it is trained "
-        f"on them), the single solution's as it predicted them.</p>"
+        f"<p>Blends of {esc(', '.join(record.get('inputs', [])))}: the mean of the best few, and an MLP blender; "
+        f"one is kept when it beats the best single solution overall and in all folds but one: {verdict}. The "
+        f"figures are scored on the same validation rows: a mean's as it predicted them (it learns nothing from "
+        f"them), the MLP's out of fold (5-fold cross-validation on those rows, since it is trained on them), the "
+        f"single solution's as it predicted them; the blend's row shows the best blend tried.</p>"
         + table(
             ["", f"validation {metric}"],
             [
-                ["blend, out of fold", number(record.get("cv_score"))],
+                ["blend (a mean as predicted, the MLP out of fold)", number(record.get("cv_score"))],
                 [f"{single} (best single)", number(record.get("best_single"))],
             ],
             numeric={1},

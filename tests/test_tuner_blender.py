@@ -292,3 +292,21 @@ def test_a_blend_must_win_in_all_folds_but_one():
         oof = np.where(fold_of[:, None] < folds_won, 0.4, 0.6)  # closer to 0 in the first folds_won folds
         assert _wins_most_folds(oof, single, fold_of, rmse, rows, False) is expected, folds_won
     assert _wins_most_folds(-oof, -single, fold_of, lambda p, r: -rmse(-p, r), rows, True) is False  # 2 of 5
+
+
+def test_a_mean_of_equally_good_solutions_is_kept_and_averages_their_own_test_predictions():
+    """Two solutions that each see the target through small independent noise: their mean halves its variance,
+    needs no weights, so it is scored as it predicts the validation rows, and for the test rows it averages the
+    solutions' own (refitted) test predictions, not the validated models' the MLP would use."""
+    metric_name, output = CASES["regression"]
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=(240, 1))
+    val_preds = [y + 0.2 * rng.normal(size=y.shape) for _ in range(2)]
+    validated, finals = [rng.normal(size=(30, 1)) for _ in range(2)], [rng.normal(size=(30, 1)) for _ in range(2)]
+    score = scorer(metric_name, "regression", y)
+    result = blend(val_preds, y, [output], score, False, np.arange(240), validated, final_test_preds=finals)
+    assert result.kept and result.how == "mean" and sorted(result.members) == [0, 1]
+    np.testing.assert_allclose(result.val_pred, (val_preds[0] + val_preds[1]) / 2)
+    assert result.cv_score == pytest.approx(score(result.val_pred, np.arange(240)))
+    assert result.cv_score < 0.8 * result.best_single_score  # the noise's sd falls by sqrt(2)
+    np.testing.assert_allclose(result.test_pred, (finals[0] + finals[1]) / 2)

@@ -1,6 +1,8 @@
 """The MLP blender (paper 3.2): after `blend_after` solutions, a small network learns to combine the solutions'
 validation predictions. It is kept only when its honest score, K-fold cross-validated over the validation rows it
 learns from, strictly beats the best single solution on those rows, and does so in all folds but at most one.
+A plain mean of the best solutions competes with it under the same rule: on a few hundred validation rows the
+mean is often the sturdier blend (blend()).
 
 Features are the solutions' model-space predictions side by side: logits for binary outputs, centred
 log-probabilities for multiclass, values for regression, standardised. The network is one hidden layer plus a
@@ -56,16 +58,25 @@ class Blender:
 @dataclass
 class BlendResult:
     kept: bool
-    cv_score: float  # nan when there were too few rows to cross-validate
+    cv_score: float  # the kept blend's: out of fold for the MLP, the validation score for a mean (it learns nothing)
     best_single_score: float
     best_single_index: int
     test_pred: np.ndarray
-    val_pred: np.ndarray  # out-of-fold blend predictions if kept, else the best single solution's
-    model: Blender | None  # the blender refit on all validation rows, when kept
+    val_pred: np.ndarray  # the kept blend's validation predictions (the MLP's out of fold), else the best single's
+    model: Blender | None  # the MLP refit on all validation rows, when it is the kept blend
+    members: list[int] | None = None  # the solutions averaged, when a mean is the kept blend
+
+    @property
+    def how(self) -> str:
+        return "mean" if self.members else "MLP"
 
     def predict(self, preds: list[np.ndarray]) -> np.ndarray:
         """Model-space predictions for new rows from the solutions' predictions there: what this result chose."""
-        return self.model.predict(preds) if self.kept else np.asarray(preds[self.best_single_index], dtype=float)
+        if not self.kept:
+            return np.asarray(preds[self.best_single_index], dtype=float)
+        if self.members:
+            return np.mean([np.asarray(preds[i], dtype=float) for i in self.members], axis=0)
+        return self.model.predict(preds)
 
 
 def blend(
@@ -78,9 +89,15 @@ def blend(
     test_preds: list[np.ndarray],
     folds: int = 5,
     seed: int = 0,
+    final_test_preds: list[np.ndarray] | None = None,
 ) -> BlendResult:
     """Blend the solutions' validation predictions (each (rows, total width), model space) against y_val
-    ((rows, n_outputs): 0/1, class codes or values). score_fn(pred, val_rows) is the competition metric."""
+    ((rows, n_outputs): 0/1, class codes or values). score_fn(pred, val_rows) is the competition metric.
+    Two kinds of blend compete: the mean of the k best solutions by validation (k >= 2; it learns no weights, so
+    its validation score is honest, and it averages final_test_preds, the solutions' own test predictions, refits
+    included) and the MLP (its score cross-validated; it predicts from test_preds, the models it learned from).
+    Either must beat the best single solution overall and in all folds but one; the better one is kept (the mean
+    on a tie)."""
     total = sum(width(o) for o in outputs)
     shapes = {np.shape(p) for p in val_preds}
     if not val_preds or shapes != {(len(val_rows), total)} or len(test_preds) != len(val_preds):
@@ -90,37 +107,48 @@ def blend(
             f"{len(val_preds)} solutions and {len(test_preds)} test predictions"
         )
     y_val = np.asarray(y_val, dtype=float).reshape(len(val_rows), len(outputs))
-    singles = [score_fn(np.asarray(p, dtype=float), val_rows) for p in val_preds]
+    vals = [np.asarray(p, dtype=float) for p in val_preds]
+    finals = [np.asarray(p, dtype=float) for p in (final_test_preds or test_preds)]
+    singles = [score_fn(p, val_rows) for p in vals]
     pick = max if higher_is_better else min
     best = singles.index(pick(singles))
-    fallback = BlendResult(
-        False,
-        float("nan"),
-        singles[best],
-        best,
-        np.asarray(test_preds[best], dtype=float),
-        np.asarray(val_preds[best], dtype=float),
-        None,
-    )
+    fallback = BlendResult(False, float("nan"), singles[best], best, finals[best], vals[best], None)
     fold_of = _folds(y_val, outputs, folds, seed)
     if fold_of is None or len(val_preds) < 2:
         return fallback
-    oof, steps = np.zeros_like(np.asarray(val_preds[0], dtype=float)), []
+
+    def qualifies(score: float, pred: np.ndarray) -> bool:
+        better = score > singles[best] if higher_is_better else score < singles[best]
+        return (
+            bool(np.isfinite(pred).all())
+            and better
+            and _wins_most_folds(pred, vals[best], fold_of, score_fn, val_rows, higher_is_better)
+        )
+
+    kept, tried = [], []  # the blends that qualify; every blend's score (the log shows the best)
+    order = sorted(range(len(vals)), key=lambda i: singles[i], reverse=higher_is_better)
+    for k in range(2, len(vals) + 1):
+        members = order[:k]
+        mean = np.mean([vals[i] for i in members], axis=0)
+        tried.append(score := score_fn(mean, val_rows))
+        if qualifies(score, mean):
+            test = np.mean([finals[i] for i in members], axis=0)
+            kept.append(BlendResult(True, score, singles[best], best, test, mean, None, members))
+    oof, steps = np.zeros_like(vals[0]), []
     for k in range(fold_of.max() + 1):
         held = fold_of == k
-        model, n = _fit([p[~held] for p in val_preds], y_val[~held], outputs, seed + k)
-        oof[held] = model.predict([p[held] for p in val_preds])
+        model, n = _fit([p[~held] for p in vals], y_val[~held], outputs, seed + k)
+        oof[held] = model.predict([p[held] for p in vals])
         steps.append(n)
-    if not np.isfinite(oof).all():
+    if np.isfinite(oof).all():
+        tried.append(cv := score_fn(oof, val_rows))
+        if qualifies(cv, oof):
+            model, _ = _fit(vals, y_val, outputs, seed, steps=int(np.median(steps)))
+            kept.append(BlendResult(True, cv, singles[best], best, model.predict(test_preds), oof, model))
+    if not kept:
+        fallback.cv_score = pick(tried) if tried else float("nan")
         return fallback
-    cv = score_fn(oof, val_rows)
-    if not (cv > singles[best] if higher_is_better else cv < singles[best]) or not _wins_most_folds(
-        oof, np.asarray(val_preds[best], dtype=float), fold_of, score_fn, val_rows, higher_is_better
-    ):
-        fallback.cv_score = cv
-        return fallback
-    model, _ = _fit(val_preds, y_val, outputs, seed, steps=int(np.median(steps)))
-    return BlendResult(True, cv, singles[best], best, model.predict(test_preds), oof, model)
+    return min(kept, key=lambda r: (-r.cv_score if higher_is_better else r.cv_score, r.how != "mean"))
 
 
 def _wins_most_folds(oof, single, fold_of, score_fn, val_rows, higher_is_better) -> bool:

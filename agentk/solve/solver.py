@@ -572,32 +572,40 @@ class Solver:
             self.task.higher_is_better,
             val,
             [s.blend_test_pred for s in solutions],
+            final_test_preds=[s.test_pred for s in solutions],
         )
-        # both figures are scored on the same validation rows: the blender's out of fold (it is trained on those
-        # rows, so only its cross-validated predictions are a fair score), the single solution's as it predicted them
-        verdict = "kept" if res.kept else "not kept"
+        # both figures are scored on the same validation rows: a mean's as it predicted them (it learns nothing),
+        # the MLP's out of fold (it is trained on those rows), the single solution's as it predicted them
+        verdict = f"kept: the {res.how}" if res.kept else "not kept"
+        ids = [s.id for s in solutions]
         verdict_record = {
-            "cv_score": res.cv_score,  # out of fold, on the validation rows
+            "how": res.how if res.kept else None,
+            "members": [ids[i] for i in res.members] if res.members else None,
+            "cv_score": res.cv_score,  # the best blend's on the validation rows (the MLP's out of fold)
             "best_single": res.best_single_score,  # on the same rows
-            "best_single_id": solutions[res.best_single_index].id,
+            "best_single_id": ids[res.best_single_index],
         }
         self.say(
-            f"blend of {len(solutions)} solutions: {verdict} (kept when better overall and in all folds but one): "
-            f"out-of-fold {self.task.metric_name} {res.cv_score:.5g} "
-            f"(the blender cross-validated on the validation rows) vs {res.best_single_score:.5g} for "
-            f"{solutions[res.best_single_index].id} on the same rows"
+            f"blend of {len(solutions)} solutions (a mean of the best, or an MLP; kept when better overall and in all "
+            f"folds but one): {verdict}: {self.task.metric_name} {res.cv_score:.5g} (a mean as predicted, the "
+            f"MLP's out-of-fold) vs "
+            f"{res.best_single_score:.5g} for {ids[res.best_single_index]} on the same validation rows"
         )
         if not res.kept:
-            write_json(
-                self.workspace.solution("blend").skipped, {**verdict_record, "inputs": [s.id for s in solutions]}
-            )
+            write_json(self.workspace.solution("blend").skipped, {**verdict_record, "inputs": ids})
             return None
+        plan = (
+            f"mean of the model-space predictions of {verdict_record['members']} (the best by validation), their "
+            "own test predictions averaged; its score on the validation rows (it learns nothing from them)"
+            if res.members
+            else f"MLP blender over the validation predictions of {ids}; score from cross-validation on the "
+            "validation rows; applied to the test predictions of those models as validated (fitted on the fit "
+            "rows), not of their refits"
+        )
         return Solution(
             "blend",
             "blend",
-            f"MLP blender over the validation predictions of {[s.id for s in solutions]}; "
-            "score from cross-validation on the validation rows; applied to the test predictions of those models as "
-            "validated (fitted on the fit rows), not of their refits",
+            plan,
             float(res.cv_score),
             res.val_pred,
             res.test_pred,
