@@ -586,8 +586,8 @@ class Solver:
             "best_single_id": ids[res.best_single_index],
         }
         self.say(
-            f"blend of {len(solutions)} solutions (a mean of the best, or an MLP; kept when better overall and in all "
-            f"folds but one): {verdict}: {self.task.metric_name} {res.cv_score:.5g} (a mean as predicted, the "
+            f"blend of {len(solutions)} solutions (a mean of the best, or an MLP; kept when better overall and on 90 % "
+            f"of bootstrap resamples): {verdict}: {self.task.metric_name} {res.cv_score:.5g} (a mean as predicted, the "
             f"MLP's out-of-fold) vs "
             f"{res.best_single_score:.5g} for {ids[res.best_single_index]} on the same validation rows"
         )
