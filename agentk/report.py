@@ -432,7 +432,8 @@ def _blend(ws: Workspace) -> str:
     single = record.get("best_single_id", "the best single solution")
     return (
         f"<p>Blends of {esc(', '.join(record.get('inputs', [])))}: the mean of the best few, and an MLP blender; "
-        f"one is kept when it beats the best single solution overall and on 90 % of bootstrap resamples of the validation rows: {verdict}. The "
+        f"one is kept when it beats the best single solution overall and on 90 % of bootstrap resamples of the "
+        f"validation rows: {verdict}. The "
         f"figures are scored on the same validation rows: a mean's as it predicted them (it learns nothing from "
         f"them), the MLP's out of fold (5-fold cross-validation on those rows, since it is trained on them), the "
         f"single solution's as it predicted them; the blend's row shows the best blend tried.</p>"

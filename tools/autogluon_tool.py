@@ -89,8 +89,9 @@ def fit_autogluon(
         )
         val_parts.append(_predict(predictor, X.iloc[val_rows], output["kind"], task.widths[j]))
         selected, refit_note = predictor.model_best, None
-        validated_parts.append(_predict(predictor, X_test, output["kind"], task.widths[j]) if refit else None)
         if refit:  # the validation rows join the fit rows; the refitted best model becomes the predictor's best
+            # the selected model's test predictions first, for the blender
+            validated_parts.append(_predict(predictor, X_test, output["kind"], task.widths[j]))
             refitted = predictor.refit_full(
                 model="best", train_data_extra=X.iloc[val_j].assign(**{LABEL: label[val_j]})
             )

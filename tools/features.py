@@ -526,6 +526,7 @@ def _text_choice(x: dict, labels: Labels, j: int) -> tuple[str, float]:
                 else:
                     proba = np.full((len(outer), int(y.max()) + 1), 1e-6)
                     proba[:, model.classes_.astype(int)] = model.predict_proba(xt[rows[outer]])
+                    proba /= proba.sum(axis=1, keepdims=True)  # the floor for classes the fold did not see
                     err += log_loss(y[outer].astype(int), proba, labels=range(proba.shape[1])) * len(outer)
             errors[(view, strength)] = err
     return min(errors, key=errors.get)
