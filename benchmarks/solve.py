@@ -116,6 +116,14 @@ def competitions(arena: Path | None, examples: bool, fixtures: list[str] = (), o
     return out
 
 
+def check_fixtures(parser: argparse.ArgumentParser, names: list[str]) -> None:
+    """Exit 2 with one line when a --fixtures name is not a generated fixture."""
+    from agentk.testing.competitions import registry
+
+    if unknown := [n for n in names if n not in registry()]:
+        parser.error(f"unknown fixture {unknown[0]!r}: `python -m agentk.testing.competitions --list` lists them")
+
+
 def constant_submission(ws: Path, out: Path) -> Path:
     """The training targets' mean in model space (class priors, mean value) for every test row, through the
     setup's formatter: the best prediction that ignores the inputs."""
@@ -233,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if not args.arena and not args.examples and not args.fixtures:
         p.error("give --arena, --examples and/or --fixtures")
+    check_fixtures(p, args.fixtures)
     comps = competitions(args.arena, args.examples, args.fixtures, args.out.resolve())
     comps = [c for c in comps if not args.only or c.name in args.only]
     args.out.mkdir(parents=True, exist_ok=True)

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from agentk.competition.dataview import find_tables, read_table  # noqa: E402
 from agentk.modalities import TABULAR  # noqa: E402
 from agentk.workspace import Workspace  # noqa: E402
-from benchmarks.solve import competitions, fmt, run  # noqa: E402
+from benchmarks.solve import check_fixtures, competitions, fmt, run  # noqa: E402
 from tools.metrics import METRICS  # noqa: E402
 
 COLUMNS = (
@@ -126,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if not args.arena and not args.examples and not args.fixtures:
         p.error("give --arena, --examples and/or --fixtures")
+    check_fixtures(p, args.fixtures)
     comps = [
         c
         for c in competitions(args.arena, args.examples, args.fixtures, args.out.resolve())
