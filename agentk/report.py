@@ -326,10 +326,11 @@ def _network(sid: str, trials: list[dict], metric: str) -> str:
                 r["trial"] + 1,
                 number(float(r["params"]["lr"]), 3),
                 r["params"]["optimizer"],
-                number(r.get("val_score"))
+                number(r.get("stop_score"))
                 if r.get("ok")
                 else Raw(f"<span class=bad>{esc(r.get('error', 'failed'))}</span>"),
-                number(r.get("val_loss", r.get("train_loss")), 4),
+                number(r.get("stop_loss"), 4),
+                number(r.get("val_score")) if r.get("ok") else "–",
                 r.get("best_epoch", "–"),
                 r.get("epochs", "–"),
                 f"{r.get('seconds', 0):.1f}",
@@ -341,15 +342,16 @@ def _network(sid: str, trials: list[dict], metric: str) -> str:
             "trial",
             "learning rate",
             "optimizer",
+            f"stop rows' {metric} (tuned on)",
+            "stop rows' loss at best epoch",
             f"validation {metric}",
-            "validation loss at best epoch",
             "best epoch",
             "epochs run",
             "seconds",
             "notes",
         ],
         rows,
-        numeric={0, 1, 3, 4, 5, 6, 7},
+        numeric={0, 1, 3, 4, 5, 6, 7, 8},
     )
     ok = [r for r in trials if r.get("ok")]
     charts = []
@@ -357,18 +359,18 @@ def _network(sid: str, trials: list[dict], metric: str) -> str:
         fig, ax = plt.subplots(figsize=(6, 3.2))
         for optimizer in sorted({r["params"]["optimizer"] for r in ok}):
             mine = [r for r in ok if r["params"]["optimizer"] == optimizer]
-            ax.scatter([float(r["params"]["lr"]) for r in mine], [r["val_score"] for r in mine], label=optimizer, s=36)
+            ax.scatter([float(r["params"]["lr"]) for r in mine], [r["stop_score"] for r in mine], label=optimizer, s=36)
         for r in ok:
             ax.annotate(
                 str(r["trial"] + 1),
-                (float(r["params"]["lr"]), r["val_score"]),
+                (float(r["params"]["lr"]), r["stop_score"]),
                 xytext=(4, 3),
                 textcoords="offset points",
                 fontsize=8,
             )
         ax.set_xscale("log")
         ax.set_xlabel("learning rate")
-        ax.set_ylabel(f"validation {metric}")
+        ax.set_ylabel(f"stop rows' {metric}")
         ax.set_title(f"{sid}: HEBO trials (numbered in order)")
         ax.legend(fontsize=8)
         charts.append(figure(fig, f"{sid} HEBO trials"))
@@ -380,17 +382,17 @@ def _network(sid: str, trials: list[dict], metric: str) -> str:
             label = f"trial {r['trial'] + 1}"
             line = loss_ax.plot(epochs, [h["train_loss"] for h in r["history"]], "--", lw=1)[0]
             loss_ax.plot(
-                epochs, [h["val_loss"] for h in r["history"]], "-", lw=1.4, color=line.get_color(), label=label
+                epochs, [h["stop_loss"] for h in r["history"]], "-", lw=1.4, color=line.get_color(), label=label
             )
             score_ax.plot(
-                epochs, [h["val_score"] for h in r["history"]], "-", lw=1.4, color=line.get_color(), label=label
+                epochs, [h["stop_score"] for h in r["history"]], "-", lw=1.4, color=line.get_color(), label=label
             )
             if r.get("best_epoch") in epochs:
                 best = r["history"][epochs.index(r["best_epoch"])]
-                score_ax.plot([best["epoch"]], [best["val_score"]], "o", color=line.get_color())
-        loss_ax.set_title("training objective (dashed: fit rows; solid: validation rows)", fontsize=10)
+                score_ax.plot([best["epoch"]], [best["stop_score"]], "o", color=line.get_color())
+        loss_ax.set_title("training objective (dashed: rows learnt; solid: stop rows)", fontsize=10)
         loss_ax.set_xlabel("epoch")
-        score_ax.set_title(f"validation {metric} (dot: the epoch kept)", fontsize=10)
+        score_ax.set_title(f"stop rows' {metric} (dot: the epoch kept)", fontsize=10)
         fig.tight_layout()
         score_ax.set_xlabel("epoch")
         loss_ax.legend(fontsize=8)

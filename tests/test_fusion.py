@@ -217,7 +217,7 @@ def test_heads_have_the_widths_of_binary_multiclass_and_regression_outputs(mixed
     flag, size = result.test_pred[:, 0], result.test_pred[:, 1:4]
     assert ((flag > 0) & (flag < 1)).all()
     np.testing.assert_allclose(size.sum(axis=1), 1, rtol=1e-5)
-    assert np.isfinite(result.val_score) and np.isfinite(result.val_loss)
+    assert np.isfinite(result.val_score) and np.isfinite(result.stop_loss)
 
 
 def test_loss_follows_the_metric():
@@ -241,15 +241,15 @@ def test_mae_trains_towards_the_median_and_rmse_towards_the_mean(tmp_path, metri
     assert to_median < to_mean if metric == "mae" else to_mean < to_median
 
 
-def test_early_stopping_keeps_the_best_epoch(mixed_task):
+def test_early_stopping_keeps_the_best_epoch_on_the_stop_rows(mixed_task):
     cfg = FusionConfig(lr=1e-2, max_epochs=60, patience=3, seed=3)
     result = train_fusion(mixed_task, cfg, log=lambda line: None)
-    scores = [h["val_score"] for h in result.history]
+    scores = [h["stop_score"] for h in result.history]
     assert result.epochs_run == len(scores) < 60
     assert result.best_epoch == int(np.argmax(scores)) + 1  # the first epoch reaching the highest score
     assert result.epochs_run - result.best_epoch == cfg.patience
     best = result.history[result.best_epoch - 1]
-    assert (result.val_score, result.val_loss) == (best["val_score"], best["val_loss"])
+    assert (result.stop_score, result.stop_loss) == (best["stop_score"], best["stop_loss"])
     assert mixed_task.score(result.val_pred, mixed_task.split[1]) == pytest.approx(result.val_score)
     # the test predictions come from the best epoch's weights: a run that ends there predicts the same
     again = train_fusion(
@@ -289,7 +289,7 @@ def test_an_epoch_trains_on_a_fresh_sample_of_epoch_rows(mixed_task):
     result = train_fusion(mixed_task, FusionConfig(max_epochs=3, batch_size=16, epoch_rows=40), log=lambda line: None)
     assert [h["samples"] for h in result.history] == [48] * 3  # whole batches: 3 of 16
     full = train_fusion(mixed_task, FusionConfig(max_epochs=1, batch_size=16), log=lambda line: None)
-    assert full.history[0]["samples"] == len(mixed_task.split[0])
+    assert full.history[0]["samples"] == len(mixed_task.holdout(mixed_task.split[0])[0])  # the rows it learns from
 
 
 def test_refit_learns_from_every_row_for_the_given_epochs(tmp_path):
@@ -438,3 +438,25 @@ def test_a_frozen_encoders_embeddings_are_reused_by_the_next_run_with_the_same_r
     np.testing.assert_array_equal(again.val_pred, fresh.val_pred)
     other = train_fusion(image_task, replace(cfg, seed=5), log=lambda line: None)  # another random encoder
     assert not any("reused" in n for n in other.notes)
+
+
+def test_the_validation_rows_choose_nothing_in_training(tmp_path):
+    """Early stopping reads the stop rows, a holdout of the fit rows: replacing every validation row's target by
+    noise changes the validation score and nothing else, so that score is an honest one to choose solutions by."""
+    task = regression_task(tmp_path)
+    fit, val = task.split
+    learn, stop = task.holdout(fit)
+    assert len(np.intersect1d(learn, stop)) == 0 and sorted([*learn, *stop]) == sorted(fit)
+    assert abs(len(stop) - 0.2 * len(fit)) <= 2
+    cfg = FusionConfig(lr=3e-3, max_epochs=12, patience=3, seed=3)
+    result = train_fusion(task, cfg, log=lambda line: None)
+    target_map = tmp_path / "train_tab_target_map.csv"
+    targets = pd.read_csv(target_map)
+    targets.loc[val, "y"] = np.random.default_rng(5).normal(0, 100, len(val))
+    targets.to_csv(target_map, index=False)
+    noisy = TaskData(tmp_path)
+    assert np.array_equal(noisy.split[1], val)
+    again = train_fusion(noisy, cfg, log=lambda line: None)
+    assert again.best_epoch == result.best_epoch and again.stop_score == result.stop_score
+    np.testing.assert_allclose(again.test_pred, result.test_pred, rtol=1e-6)
+    assert again.val_score > 10 * result.val_score  # rmse against the noise

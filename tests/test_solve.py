@@ -94,12 +94,12 @@ def test_solve_writes_a_report_with_plots_and_tables(solved, tmp_path):
 def test_console_is_short_and_the_log_has_every_detail(solved):
     ws, run = solved
     log = (ws / "logs" / "solve.log").read_text()
-    assert "fusion epoch" in log and "network-1 trial 2:" in log and "validation loss" in log
+    assert "fusion epoch" in log and "network-1 trial 2:" in log and "stop rows" in log
     assert "fusion epoch" not in run.stderr and "Warning" not in run.stderr
     assert len(run.stderr.splitlines()) < 25, run.stderr
     assert "blend of 2 solutions" in run.stderr and "out-of-fold" in run.stderr
     history = json.loads((ws / "solutions" / "network-1" / "trials.jsonl").read_text().splitlines()[0])["history"]
-    assert history[0]["epoch"] == 1 and {"train_loss", "val_loss", "val_score"} <= set(history[0])
+    assert history[0]["epoch"] == 1 and {"train_loss", "stop_loss", "stop_score"} <= set(history[0])
 
 
 def test_best_submission_beats_the_constant_on_hidden_answers(solved):

@@ -1,7 +1,8 @@
 """The late-fusion network of the paper (3.2): one embedder per input modality (each modality's model module
 builds its branch: an MLP over preprocessed tabular features, a timm image backbone, a transformers text encoder
 with mean pooling), concatenated, a fusion MLP and one head per output, with a loss matched to the metric. Early
-stopping watches the competition's metric on the task's validation rows and keeps the best epoch's weights.
+stopping watches the competition's metric on a holdout of the fit rows (the stop rows) and keeps the best epoch's
+weights; the task's validation rows, which select among solutions, are only predicted and scored.
 
 Frozen encoders embed every row once (no grad) and only the rest trains, on the cached features: that is what
 makes CPU presets fast. Trained encoders see augmented images and learn at a reduced rate.
@@ -66,8 +67,9 @@ class FusionConfig:
 class FusionResult:
     val_pred: np.ndarray  # model space, the task's validation rows, at the best epoch
     test_pred: np.ndarray  # model space, every test row, with the best epoch's weights
-    val_score: float
-    val_loss: float  # the training loss on the validation rows (regression standardised) at the best epoch
+    val_score: float  # on the validation rows, which chose nothing here
+    stop_score: float  # on the stop rows, at the best epoch: what early stopping (and a tuner) looks at
+    stop_loss: float  # the training loss on the stop rows (regression standardised) at the best epoch
     best_epoch: int
     epochs_run: int
     seconds: float
@@ -391,9 +393,9 @@ def _optimizer(model: FusionNet, slow_modules: list[nn.Module], cfg: FusionConfi
 def _improves(task: TaskData, score: float, best: dict | None) -> bool:
     if best is None:
         return True
-    if not np.isfinite(best["val_score"]):  # a metric undefined on one epoch's predictions never blocks a real one
+    if not np.isfinite(best["stop_score"]):  # a metric undefined on one epoch's predictions never blocks a real one
         return bool(np.isfinite(score))
-    return task.better(score, best["val_score"])
+    return task.better(score, best["stop_score"])
 
 
 @dataclass
@@ -499,17 +501,19 @@ def train_fusion(
     log: Callable[[str], None] = print,
     on_epoch: Callable[[dict], None] | None = None,
 ) -> FusionResult:
-    """Train on the task's fit rows with early stopping on the validation score; predict the validation rows
-    and every test row in model space with the best epoch's weights. log: text lines (notes, the result).
-    on_epoch: called after each epoch with {epoch, epochs (the most that may run), seconds (since the start),
-    images_per_s (samples trained per second of the training pass), gpu_mem_gb (peak; None on CPU), train_loss,
-    val_loss, val_score, batch_size, samples (trained in the epoch)}; the history keeps the same dicts. The epochs
-    are config.max_epochs at most, whatever the machine's speed: max_time is a safety cap that only stops a
-    runaway, and the result says when it did (capped, and a note)."""
+    """Train on the task's fit rows less a holdout of them (task.holdout: the stop rows), with early stopping on
+    the stop rows' score; predict the validation rows and every test row in model space with the best epoch's
+    weights. log: text lines (notes, the result). on_epoch: called after each epoch with {epoch, epochs (the most
+    that may run), seconds (since the start), images_per_s (samples trained per second of the training pass),
+    gpu_mem_gb (peak; None on CPU), train_loss, stop_loss, stop_score, batch_size, samples (trained in the
+    epoch)}; the history keeps the same dicts. The epochs are config.max_epochs at most, whatever the machine's
+    speed: max_time is a safety cap that only stops a runaway, and the result says when it did (capped, and a
+    note)."""
     cfg, start = config or FusionConfig(), time.monotonic()
     deadline = start + cfg.max_time
     fit, val = task.split
-    run = _prepare(task, cfg, fit, log)
+    learn, stop = task.holdout(fit)
+    run = _prepare(task, cfg, learn, log)
     device, model, feed, batch = run.device, run.model, run.feed, run.batch
     order = torch.Generator().manual_seed(cfg.seed)
     best, history, capped = None, [], False
@@ -522,7 +526,7 @@ def train_fusion(
                 model,
                 run.opt,
                 run.scaler,
-                feed(_epoch_batches(fit, cfg, batch, order)),
+                feed(_epoch_batches(learn, cfg, batch, order)),
                 run.augments,
                 run.kinds,
                 deadline,
@@ -531,10 +535,9 @@ def train_fusion(
             images_per_s = seen / max(time.monotonic() - began, 1e-9)
             if capped and best is not None:
                 break  # a cut epoch is not evaluated: the best one so far stands
-            logits, t = _logits(model, feed, val, run.eval_size, device)
-            val_loss = head_loss(logits, t, run.kinds)
-            val_pred = to_model_space(logits, task.outputs, run.mean, run.scale)
-            score = task.score(val_pred, val)
+            logits, t = _logits(model, feed, stop, run.eval_size, device)
+            stop_loss = head_loss(logits, t, run.kinds)
+            score = task.score(to_model_space(logits, task.outputs, run.mean, run.scale), stop)
             history.append(
                 {
                     "epoch": epoch,
@@ -543,8 +546,8 @@ def train_fusion(
                     "images_per_s": images_per_s,
                     "gpu_mem_gb": _peak_memory_gb(device),
                     "train_loss": losses,
-                    "val_loss": float("nan") if val_loss is None else float(val_loss),
-                    "val_score": score,
+                    "stop_loss": float("nan") if stop_loss is None else float(stop_loss),
+                    "stop_score": score,
                     "batch_size": batch,
                     "samples": seen,
                 }
@@ -554,9 +557,8 @@ def train_fusion(
             if _improves(task, score, best):
                 best = {
                     "epoch": epoch,
-                    "val_score": score,
-                    "val_loss": history[-1]["val_loss"],
-                    "val_pred": val_pred,
+                    "stop_score": score,
+                    "stop_loss": history[-1]["stop_loss"],
                     "state": {k: v.detach().clone() for k, v in model.state_dict().items()},
                 }
             elif epoch - best["epoch"] >= cfg.patience:
@@ -564,16 +566,19 @@ def train_fusion(
             if capped:
                 break
         model.load_state_dict(best["state"])
+        val_logits, _ = _logits(model, feed, val, run.eval_size, device)
         test_logits, _ = _logits(model, feed, _test_rows(task), run.eval_size, device)
     notes = run.notes
     if capped:
         notes.append(_cap_note(cfg, len(history), cfg.max_epochs, time.monotonic() - start))
         log(f"fusion: {notes[-1]}")
+    val_pred = to_model_space(val_logits, task.outputs, run.mean, run.scale)
     result = FusionResult(
-        best["val_pred"],
+        val_pred,
         to_model_space(test_logits, task.outputs, run.mean, run.scale),
-        best["val_score"],
-        best["val_loss"],
+        task.score(val_pred, val),
+        best["stop_score"],
+        best["stop_loss"],
         best["epoch"],
         len(history),
         time.monotonic() - start,
@@ -584,8 +589,9 @@ def train_fusion(
         capped,
     )
     log(
-        f"fusion: best epoch {result.best_epoch}/{result.epochs_run}, val {task.metric_name} "
-        f"{result.val_score:.5f}, {result.seconds:.1f}s on {device}"
+        f"fusion: best epoch {result.best_epoch}/{result.epochs_run} by the {len(stop)} stop rows' "
+        f"{task.metric_name} {result.stop_score:.5f}; validation {task.metric_name} {result.val_score:.5f} on "
+        f"{len(val)} rows; {result.seconds:.1f}s on {device}"
     )
     return result
 
@@ -632,7 +638,7 @@ def epoch_line(report: dict, metric_name: str) -> str:
     memory = f", {report['gpu_mem_gb']:.1f} GB GPU" if report["gpu_mem_gb"] is not None else ""
     return (
         f"fusion epoch {report['epoch']}/{report['epochs']}: train loss {report['train_loss']:.4f}, "
-        f"val loss {report['val_loss']:.4f}, val {metric_name} {report['val_score']:.5f}; "
+        f"stop-rows loss {report['stop_loss']:.4f}, stop-rows {metric_name} {report['stop_score']:.5f}; "
         f"{report['images_per_s']:.0f} samples/s (batch {report['batch_size']}){memory}"
     )
 

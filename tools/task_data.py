@@ -20,6 +20,7 @@ from tools.heads import width
 from tools.map_dataset import MapDataset
 
 VAL_FRACTION, SPLIT_SEED = 0.2, 0
+STOP_FRACTION = 0.2  # of the fit rows, held out by a network to early-stop and tune on (holdout)
 
 
 class TaskData:
@@ -75,17 +76,28 @@ class TaskData:
             pos = {i: k for k, i in enumerate(ids)}
             if set(saved["fit"]) | set(saved["val"]) == set(ids):
                 return np.array([pos[i] for i in saved["fit"]]), np.array([pos[i] for i in saved["val"]])
-        groups = self.groups
-        if groups is None:
-            fit, val = _stratified_split(self.y, self.outputs, VAL_FRACTION, SPLIT_SEED)
-        else:  # whole groups go to validation, as the test set holds groups the training set has not seen
+        fit, val = self._split(np.arange(len(ids)), VAL_FRACTION)
+        record = {"fit": ids[fit].tolist(), "val": ids[val].tolist(), "seed": SPLIT_SEED}
+        write_json(path, record | ({"groups": self.groups[0]} if self.groups else {}))
+        return fit, val
+
+    def holdout(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(learn rows, stop rows): `rows` (the fit rows) split the way the validation rows were split off, for a
+        model that early-stops or is tuned on rows of its own, so that the validation rows, which select among
+        solutions, stay unseen by everything that shaped it."""
+        return self._split(np.asarray(rows), STOP_FRACTION)
+
+    def _split(self, rows: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndarray]:
+        """`rows` split into (kept, held out): stratified on the first classification output, or, when the rows
+        come in groups, whole groups held out, as the test set holds groups the training set has not seen."""
+        if self.groups is None:
+            keep, out = _stratified_split(self.y[rows], self.outputs, fraction, SPLIT_SEED)
+        else:
             from sklearn.model_selection import GroupShuffleSplit
 
-            splitter = GroupShuffleSplit(n_splits=1, test_size=VAL_FRACTION, random_state=SPLIT_SEED)
-            fit, val = next(splitter.split(ids, groups=groups[1]))
-        record = {"fit": ids[fit].tolist(), "val": ids[val].tolist(), "seed": SPLIT_SEED}
-        write_json(path, record | ({"groups": groups[0]} if groups else {}))
-        return fit, val
+            splitter = GroupShuffleSplit(n_splits=1, test_size=fraction, random_state=SPLIT_SEED)
+            keep, out = next(splitter.split(rows, groups=self.groups[1][rows]))
+        return rows[np.sort(keep)], rows[np.sort(out)]
 
     @cached_property
     def groups(self) -> tuple[str, np.ndarray] | None:
