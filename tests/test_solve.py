@@ -40,12 +40,12 @@ def test_solve_writes_every_solution_and_the_best_submission(solved):
     assert run.returncode == 0, run.stderr[-3000:]
     summary = json.loads((ws / "solve.json").read_text())
     ids = [s["id"] for s in summary["solutions"]]
-    assert ids[:3] == ["constant", "autogluon", "network-1"]
+    assert ids[:4] == ["constant", "autogluon", "classical-tab", "network-1"]
     for sid in ids:
         folder = ws / "solutions" / sid
         for f in ("plan.json", "score.json", "val_pred.npy", "test_pred.npy", "submission.csv"):
             assert (folder / f).exists(), f"{sid}/{f}"
-        refitted = sid in ("autogluon", "network-1")  # and, for the blender, the validated model's test rows
+        refitted = sid in ("autogluon", "classical-tab", "network-1")  # and, for the blender, the validated model's test rows
         assert (folder / "validated_test_pred.npy").exists() == refitted, sid
         assert len(pd.read_csv(folder / "submission.csv")) == len(
             pd.read_csv(EXAMPLES / "breast-cancer" / "sample_submission.csv")
@@ -97,7 +97,7 @@ def test_console_is_short_and_the_log_has_every_detail(solved):
     assert "fusion epoch" in log and "network-1 trial 2:" in log and "stop rows" in log
     assert "fusion epoch" not in run.stderr and "Warning" not in run.stderr
     assert len(run.stderr.splitlines()) < 25, run.stderr
-    assert "blend of 2 solutions" in run.stderr and "out-of-fold" in run.stderr
+    assert "blend of 3 solutions" in run.stderr and "out-of-fold" in run.stderr  # autogluon, classical-tab, network
     history = json.loads((ws / "solutions" / "network-1" / "trials.jsonl").read_text().splitlines()[0])["history"]
     assert history[0]["epoch"] == 1 and {"train_loss", "stop_loss", "stop_score"} <= set(history[0])
 

@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from agentk.modalities import IMAGE, TEXT
+from agentk.modalities import IMAGE, TABULAR, TEXT
 from tools.task_data import TaskData
 
-CANDIDATES = {TEXT.name: "tools.classical_txt", IMAGE.name: "tools.classical_img"}  # modality -> module
+# modality -> module
+CANDIDATES = {TABULAR.name: "tools.classical_tab", TEXT.name: "tools.classical_txt", IMAGE.name: "tools.classical_img"}
 FOLDS = 3
 
 
@@ -60,13 +61,13 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
     t0 = time.monotonic()
     fit, val = task.split
     cv = {}
-    for name, factory in feats.models.items():
+    for name, factory in feats.models.items() if len(feats.models) > 1 else ():  # one model: nothing to choose
         oof = np.zeros((len(task.y), sum(task.widths)))
         for inner_fit, inner_val in _folds(task, fit):
             oof[inner_val] = predict_outputs(task, factory, feats.train, inner_fit, feats.train[inner_val])
         cv[name] = task.score(oof[fit], fit)
         log(f"  {name}: {FOLDS}-fold {task.metric_name} on the fit rows {cv[name]:.5g}")
-    chosen = next(iter(cv))
+    chosen = next(iter(feats.models))
     for name in cv:
         if task.better(cv[name], cv[chosen]):
             chosen = name
@@ -81,8 +82,9 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
         val_pred,
         test_pred,
         float(task.score(val_pred, val)),
-        f"{chosen} on {feats.what}, chosen among {list(cv)} by {FOLDS}-fold {task.metric_name} on the {len(fit)} fit "
-        f"rows, scored on the {len(val)} validation rows{refitted}",
+        f"{chosen} on {feats.what}"
+        + (f", chosen among {list(cv)} by {FOLDS}-fold {task.metric_name} on the {len(fit)} fit rows" if cv else "")
+        + f", scored on the {len(val)} validation rows{refitted}",
         {"chosen": chosen, "cv": cv, "seconds": time.monotonic() - t0, **feats.details},
         validated if refit else None,
     )

@@ -1,0 +1,123 @@
+"""The classical tabular candidate (tools/classical_tab.py): kernel methods on small tables, chosen by cross-validation
+(tools/classical.py). Like tests/test_classical_txt.py, the candidate gets an in-memory task; the solver's
+classical-tab solution on finished setups is measured by benchmarks/solve.py and benchmarks/vs_autogluon.py."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+from sklearn.ensemble import HistGradientBoostingRegressor
+from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.svm import SVC
+
+from agentk.modalities import TABULAR, TEXT
+from tools import classical_tab
+from tools.classical import fit_candidate
+from tools.metrics import rmse, roc_auc
+
+
+class FrameTask:
+    """The members of TaskData that tools/classical.py uses, over an in-memory table and its outputs."""
+
+    def __init__(self, table: pd.DataFrame, y: np.ndarray, outputs: list[dict], n_test: int, metric, higher: bool):
+        n = len(table) - n_test
+        self.modalities = [TABULAR.name]
+        self.train = SimpleNamespace(inputs={TABULAR.name: table.iloc[:n].reset_index(drop=True)})
+        self.test = SimpleNamespace(inputs={TABULAR.name: table.iloc[n:].reset_index(drop=True)})
+        self.y = np.asarray(y[:n], dtype=float).reshape(n, -1)
+        self.outputs = outputs
+        self.widths = [o.get("n_classes", 1) for o in outputs]
+        rows = np.random.default_rng(0).permutation(n)
+        self.split = (np.sort(rows[n // 5 :]), np.sort(rows[: n // 5]))
+        self.metric, self.metric_name, self.higher = metric, metric.__name__, higher
+
+    def score(self, pred: np.ndarray, rows) -> float:
+        return float(self.metric(self.y[rows, 0], pred[:, 0]))
+
+    def better(self, a: float, b: float) -> bool:
+        return a > b if self.higher else a < b
+
+
+def quiet(*_):
+    pass
+
+
+def smooth_table(n: int, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
+    """A target that varies smoothly with two numbers, shifted by a three-level category; a noise column, a column
+    with missing numbers, a name-like text column (a level per row) and a constant one."""
+    rng = np.random.default_rng(seed)
+    x1, x2 = rng.uniform(-2, 2, n), rng.uniform(-2, 2, n)
+    colour = rng.choice(["red", "green", "blue"], n)
+    y = np.sin(2 * x1) + 0.5 * x2**2 + pd.Series(colour).map({"red": 1.0, "green": 0.0, "blue": -1.0}).to_numpy()
+    y += rng.normal(0, 0.05, n)
+    patchy = np.where(rng.random(n) < 0.2, np.nan, rng.normal(size=n))
+    table = pd.DataFrame(
+        {
+            "x1": x1,
+            "x2": x2,
+            "noise": rng.normal(size=n),
+            "patchy": patchy,
+            "colour": colour,
+            "name": [f"passenger {i}" for i in range(n)],
+            "same": 1.0,
+        }
+    )
+    return table, y
+
+
+def test_features_standardise_numbers_one_hot_categories_and_leave_out_names():
+    table, y = smooth_table(200)
+    task = FrameTask(table, y, [{"kind": "regression"}], 40, rmse, higher=False)
+    feats = classical_tab.features(task, log=quiet)
+    # x1, x2, noise, patchy and its missing indicator, three colours; the names and the constant left out
+    assert feats.train.shape == (160, 8) and feats.test.shape == (40, 8)
+    assert feats.what.startswith("5 standardised numbers and 1 one-hot categories")
+    np.testing.assert_allclose(feats.train[:, :3].mean(axis=0), 0, atol=1e-9)
+    np.testing.assert_allclose(feats.train[:, :3].std(axis=0), 1, atol=1e-9)
+    assert np.isfinite(feats.train).all() and set(np.unique(feats.train[:, -3:])) == {0.0, 1.0}
+    assert list(feats.models) == ["gaussian process"]
+
+
+def test_the_gaussian_process_beats_boosted_trees_on_a_smooth_target():
+    table, y = smooth_table(400)
+    task = FrameTask(table, y, [{"kind": "regression"}], 50, rmse, higher=False)
+    result = fit_candidate(task, classical_tab.features(task, log=quiet), log=quiet)
+    fit, val = task.split
+    X = pd.get_dummies(task.train.inputs[TABULAR.name].drop(columns="name"), dtype=float).to_numpy()
+    trees = HistGradientBoostingRegressor(random_state=0).fit(X[fit], y[fit]).predict(X[val])
+    assert result.val_score < 0.5 * rmse(y[val], trees), (result.val_score, rmse(y[val], trees))
+    assert "gaussian process" in result.plan and "chosen among" not in result.plan  # one model: no choice made
+    assert result.test_pred.shape == (50, 1) and rmse(y[350:], result.test_pred[:, 0]) < 0.2  # the test rows too
+
+
+def test_classes_get_a_machine_or_a_logistic_regression_chosen_on_the_fit_rows():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(300, 2))
+    ring = (np.hypot(x[:, 0], x[:, 1]) > 1.1).astype(float)  # no line separates a ring from its centre
+    task = FrameTask(pd.DataFrame(x, columns=["a", "b"]), ring, [{"kind": "binary"}], 50, roc_auc, higher=True)
+    feats = classical_tab.features(task, log=quiet)
+    assert set(feats.models) == {"logistic", "svm"}
+    result = fit_candidate(task, feats, log=quiet)
+    assert result.details["chosen"] == "svm" and result.details["cv"]["svm"] > result.details["cv"]["logistic"] + 0.2
+    assert result.val_score > 0.9 and ((result.test_pred >= 0) & (result.test_pred <= 1)).all()
+
+
+def test_many_classes_skip_the_machine_and_mixed_outputs_pair_the_models():
+    table, y = smooth_table(100)
+    many = FrameTask(table, y, [{"kind": "multiclass", "n_classes": 40}], 20, rmse, higher=False)
+    assert list(classical_tab.features(many, log=quiet).models) == ["logistic"]  # a machine per pair of 40 classes
+    mixed = FrameTask(table, y, [{"kind": "regression"}, {"kind": "binary"}], 20, rmse, higher=False)
+    models = classical_tab.features(mixed, log=quiet).models
+    assert set(models) == {"gaussian process and logistic", "gaussian process and svm"}
+    pair = models["gaussian process and svm"]
+    assert isinstance(pair("regression"), GaussianProcessRegressor) and isinstance(pair("binary").estimator, SVC)
+
+
+def test_applies_to_small_tables_only():
+    table, y = smooth_table(50)
+    assert classical_tab.applies(FrameTask(table, y, [{"kind": "regression"}], 10, rmse, higher=False)) is None
+    big = SimpleNamespace(modalities=[TABULAR.name], y=np.zeros((classical_tab.MAX_ROWS + 1, 1)))
+    assert "cost the cube of the rows" in classical_tab.applies(big)
+    assert classical_tab.applies(SimpleNamespace(modalities=[TEXT.name], y=np.zeros((5, 1)))) == "no tab input"

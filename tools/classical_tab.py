@@ -1,0 +1,108 @@
+"""The classical tabular candidate (tools/classical.py): kernel methods on small tables, beside AutoGluon's trees.
+Numbers standardised (with missing indicators), categories one-hot; a Gaussian process for regression (its kernel's
+length scales learnt by maximising the marginal likelihood, one per column when there are few columns), a support
+vector machine or a logistic regression for classes. On a few hundred or thousand rows whose target varies
+smoothly with the inputs, a kernel model often beats boosted trees, and it errs differently, so the blend gains
+even where it does not.
+
+Kernel methods cost the cube of the rows: the candidate applies to tables of at most MAX_ROWS train rows."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+from sklearn.linear_model import LogisticRegression
+from sklearn.svm import SVC
+
+from agentk.modalities import TABULAR
+from tools.classical import Features
+from tools.task_data import TaskData
+
+MAX_ROWS = 2000  # a Gaussian process on 2,000 rows: a 2,000² kernel factorised at each optimiser step
+MAX_LEVELS = 30  # categories with more levels are left out (the feature step adds their counts)
+ARD_COLUMNS = 40  # up to this many columns, one length scale each; beyond, one for all (each adds a gradient)
+MAX_SVM_CLASSES = 20
+
+
+def applies(task: TaskData) -> str | None:
+    if TABULAR.name not in task.modalities:
+        return f"no {TABULAR.name} input"
+    if len(task.y) > MAX_ROWS:
+        return f"{len(task.y)} train rows: kernel methods cost the cube of the rows (this candidate takes {MAX_ROWS})"
+    return None
+
+
+def features(task: TaskData, log=print) -> Features:
+    train, test = task.train.inputs[TABULAR.name], task.test.inputs[TABULAR.name]
+    n = len(train)
+    frame = pd.concat([train, test], ignore_index=True)
+    blocks, numbers, categories = [], 0, 0
+    for column in frame.columns:
+        s = frame[column]
+        if s.dtype != bool and pd.api.types.is_numeric_dtype(s):
+            v = s.astype(float).to_numpy()
+            missing = np.isnan(v)
+            v = np.where(missing, np.nanmedian(v[:n]) if (~missing[:n]).any() else 0.0, v)
+            blocks.append(((v - v[:n].mean()) / (v[:n].std() or 1.0))[:, None])
+            if missing.any():
+                blocks.append(missing[:, None].astype(float))
+            numbers += 1
+        elif s.astype("string")[:n].nunique() <= MAX_LEVELS:  # missing is a level of its own
+            blocks.append(pd.get_dummies(s.astype("string").fillna("<missing>")).to_numpy(float))
+            categories += 1
+    X = np.hstack(blocks) if blocks else np.zeros((len(frame), 0))
+    X = X[:, X[:n].std(axis=0) > 0]
+    return Features(
+        X[:n],
+        X[n:],
+        f"{numbers} standardised numbers and {categories} one-hot categories ({X.shape[1]} columns)",
+        models(task, X.shape[1]),
+        {"columns": X.shape[1]},
+    )
+
+
+def models(task: TaskData, columns: int) -> dict:
+    """A Gaussian process for values; for classes a support vector machine (up to MAX_SVM_CLASSES classes: it fits
+    a machine per pair of classes, five times over for its probabilities) and a logistic regression."""
+    kinds = {o["kind"] == "regression" for o in task.outputs}
+    widest = max((w for o, w in zip(task.outputs, task.widths, strict=True) if o["kind"] != "regression"), default=1)
+    for_classes = {"logistic": _logistic} | ({"svm": _svm} if widest <= MAX_SVM_CLASSES else {})
+    if kinds == {True}:
+        return {"gaussian process": lambda kind: _gp(columns)}
+    if kinds == {False}:
+        return {name: (lambda kind, make=make: make()) for name, make in for_classes.items()}
+    return {
+        f"gaussian process and {name}": (lambda kind, make=make: _gp(columns) if kind == "regression" else make())
+        for name, make in for_classes.items()
+    }
+
+
+class _GaussianProcess(GaussianProcessRegressor):
+    """A Gaussian process that does not warn when a column's length scale reaches its upper bound: that is how it
+    says the column does not matter, which is expected of some columns."""
+
+    def fit(self, X, y):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            return super().fit(X, y)
+
+
+def _gp(columns: int) -> GaussianProcessRegressor:
+    scales = np.ones(columns) if columns <= ARD_COLUMNS else 1.0
+    kernel = ConstantKernel() * RBF(scales, length_scale_bounds=(1e-2, 1e3)) + WhiteKernel()
+    return _GaussianProcess(kernel, normalize_y=True, random_state=0)
+
+
+def _svm() -> CalibratedClassifierCV:
+    """Probabilities from a sigmoid fitted on the machine's cross-validated decision values."""
+    return CalibratedClassifierCV(SVC(C=1.0), ensemble=False)
+
+
+def _logistic() -> LogisticRegression:
+    return LogisticRegression(C=1.0, max_iter=2000)
