@@ -45,7 +45,11 @@ def test_solve_writes_every_solution_and_the_best_submission(solved):
         folder = ws / "solutions" / sid
         for f in ("plan.json", "score.json", "val_pred.npy", "test_pred.npy", "submission.csv"):
             assert (folder / f).exists(), f"{sid}/{f}"
-        refitted = sid in ("autogluon", "classical-tab", "network-1")  # and, for the blender, the validated model's test rows
+        refitted = sid in (
+            "autogluon",
+            "classical-tab",
+            "network-1",
+        )  # and, for the blender, the validated model's test rows
         assert (folder / "validated_test_pred.npy").exists() == refitted, sid
         assert len(pd.read_csv(folder / "submission.csv")) == len(
             pd.read_csv(EXAMPLES / "breast-cancer" / "sample_submission.csv")

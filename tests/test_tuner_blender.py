@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import json
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 
-from tools.blender import _wins_resamples, blend
+from tools.blender import blend
 from tools.hebo_tuner import SPACE, _hebo, design, tune
 from tools.metrics import METRICS
+from tools.resampling import wins_on_resamples
 
 OPT_PENALTY = {"Adam": 0.0, "SGD": 1.0, "AdamW": 0.5}
 
@@ -291,9 +293,14 @@ def test_a_blend_must_win_on_most_bootstrap_resamples():
     lucky = single.copy()
     lucky[:10], lucky[10:18] = 0.2, 0.7  # better on 10 rows, worse on 8: a little better overall, not reliably
     assert rmse(lucky, rows) < rmse(single, rows)
-    assert _wins_resamples(steady, single, rmse, rows, False)
-    assert not _wins_resamples(lucky, single, rmse, rows, False)
-    assert not _wins_resamples(steady, single, rmse, rows, True)  # read as higher-is-better, its lower RMSE loses
+
+    def wins(pred, higher_is_better=False):
+        return wins_on_resamples(
+            lambda idx: rmse(pred[idx], rows[idx]), lambda idx: rmse(single[idx], rows[idx]), 200, higher_is_better
+        )
+
+    assert wins(steady) and not wins(lucky)
+    assert not wins(steady, higher_is_better=True)  # read as higher-is-better, its lower RMSE loses
 
 
 def test_a_mean_of_equally_good_solutions_is_kept_and_averages_their_own_test_predictions():
@@ -312,3 +319,43 @@ def test_a_mean_of_equally_good_solutions_is_kept_and_averages_their_own_test_pr
     assert result.cv_score == pytest.approx(score(result.val_pred, np.arange(240)))
     assert result.cv_score < 0.8 * result.best_single_score  # the noise's sd falls by sqrt(2)
     np.testing.assert_allclose(result.test_pred, (finals[0] + finals[1]) / 2)
+
+
+def _threshold_task(truth: np.ndarray):
+    """A TaskData over a binary label decoded at THRESHOLD (tunable on a grid), scored by accuracy: its real
+    tune_decoding, without a workspace."""
+    import pandas as pd
+
+    from tools.task_data import TaskData
+
+    task = TaskData.__new__(TaskData)
+    task.transform = SimpleNamespace(THRESHOLD=0.5, TUNABLE={"THRESHOLD": [0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7]})
+    task.transform.inverse_transform = lambda p: pd.DataFrame({"y": (p[:, 0] >= task.transform.THRESHOLD) * 1})
+    task.metric_module = SimpleNamespace(metric=lambda t, p: float((t["y"].to_numpy() == p["y"].to_numpy()).mean()))
+    task.higher_is_better = True
+    task.__dict__["targets"] = pd.DataFrame({"y": truth})
+    task.decoding_defaults = {"THRESHOLD": 0.5}
+    return task
+
+
+def test_a_decoding_constant_leaves_its_default_only_on_most_resamples():
+    rows = np.arange(360)
+    truth = rows % 2
+    sure = np.where(truth == 1, 0.9, 0.1)
+    lucky = sure.copy()
+    lucky[[0, 2, 4]] = 0.52  # three negatives just above 0.5, one positive: 0.55 wins by two rows in 360
+    lucky[1] = 0.53
+    task = _threshold_task(truth)
+    assert task.tune_decoding(lucky[:, None], rows) == {"THRESHOLD": 0.5}
+    assert task.transform.THRESHOLD == 0.5
+    at = {}
+    for value in (0.5, 0.55):
+        task.transform.THRESHOLD = value
+        at[value] = task.score(lucky[:, None], rows)
+    assert at[0.55] > at[0.5]  # better overall, by a margin a few rows carry
+    shifted = np.where(truth == 1, 0.42, 0.1)  # every positive below 0.5: a lower threshold wins on every resample
+    shifted[::7] = 0.35
+    chosen = task.tune_decoding(shifted[:, None], rows)
+    assert chosen["THRESHOLD"] in (0.3, 0.4) and task.transform.THRESHOLD == chosen["THRESHOLD"]
+    task.reset_decoding()
+    assert task.transform.THRESHOLD == 0.5

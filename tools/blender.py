@@ -22,9 +22,9 @@ import torch
 from torch import nn
 
 from tools.heads import head_loss, output_losses, target_scaling, to_model_space, width
+from tools.resampling import wins_on_resamples
 
 HIDDEN, LR, WEIGHT_DECAY, MAX_STEPS, PATIENCE, INNER_FRACTION, EPS = 32, 1e-2, 1e-3, 500, 40, 0.2, 1e-6
-RESAMPLES, WIN_SHARE = 200, 0.9  # a blend must beat the best single solution on this share of bootstrap resamples
 
 
 class BlendNet(nn.Module):
@@ -98,8 +98,8 @@ def blend(
     Two kinds of blend compete: the mean of the k best solutions by validation (k >= 2; it learns no weights, so
     its validation score is honest, and it averages final_test_preds, the solutions' own test predictions, refits
     included) and the MLP (its score cross-validated; it predicts from test_preds, the models it learned from).
-    Either must beat the best single solution overall and on WIN_SHARE of bootstrap resamples of the validation
-    rows; the better one is kept (the mean on a tie)."""
+    Either must beat the best single solution overall and on most bootstrap resamples of the validation
+    rows (tools/resampling.py); the better one is kept (the mean on a tie)."""
     total = sum(width(o) for o in outputs)
     shapes = {np.shape(p) for p in val_preds}
     if not val_preds or shapes != {(len(val_rows), total)} or len(test_preds) != len(val_preds):
@@ -124,7 +124,12 @@ def blend(
         return (
             bool(np.isfinite(pred).all())
             and better
-            and _wins_resamples(pred, vals[best], score_fn, val_rows, higher_is_better)
+            and wins_on_resamples(
+                lambda idx: score_fn(pred[idx], val_rows[idx]),
+                lambda idx: score_fn(vals[best][idx], val_rows[idx]),
+                len(val_rows),
+                higher_is_better,
+            )
         )
 
     kept, tried = [], []  # the blends that qualify; every blend's score (the log shows the best)
@@ -151,25 +156,6 @@ def blend(
         fallback.cv_score = pick(tried) if tried else float("nan")
         return fallback
     return min(kept, key=lambda r: (-r.cv_score if higher_is_better else r.cv_score, r.how != "mean"))
-
-
-def _wins_resamples(pred, single, score_fn, val_rows, higher_is_better) -> bool:
-    """Whether the blend beats the best single solution on at least WIN_SHARE of RESAMPLES bootstrap resamples of
-    the validation rows (the same resamples for both; resamples a metric cannot score, e.g. AUC on one class,
-    aside): a gain a few rows carry is noise. On a house-price regression an MLP blend whose out-of-fold RMSE beat
-    the best single one by 1 % over 292 validation rows scored 8 % worse on the test rows."""
-    rng = np.random.default_rng(0)
-    wins, scored = 0, 0
-    for _ in range(RESAMPLES):
-        idx = rng.integers(0, len(val_rows), len(val_rows))
-        try:
-            ours, theirs = score_fn(pred[idx], val_rows[idx]), score_fn(single[idx], val_rows[idx])
-        except Exception:  # noqa: BLE001 - the setup's generated metric: a resample it cannot score
-            continue
-        if np.isfinite(ours) and np.isfinite(theirs):
-            scored += 1
-            wins += bool(ours > theirs if higher_is_better else ours < theirs)
-    return scored > 0 and wins >= WIN_SHARE * scored
 
 
 def features(preds: list[np.ndarray], outputs: list[dict]) -> np.ndarray:

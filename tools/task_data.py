@@ -8,7 +8,7 @@ submission's columns."""
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +42,7 @@ class TaskData:
         self.widths = [width(o) for o in self.outputs]
         self.higher_is_better = bool(self.metric_module.HIGHER_IS_BETTER)
         self.metric_name = str(getattr(self.metric_module, "METRIC", "metric"))
+        self.decoding_defaults = {name: getattr(self.transform, name) for name in self._tunable}
 
     @cached_property
     def train(self) -> MapDataset:
@@ -117,19 +118,42 @@ class TaskData:
         truth = self.targets.iloc[np.asarray(rows)].reset_index(drop=True)
         return float(self.metric_module.metric(truth, self.transform.inverse_transform(np.asarray(pred))))
 
+    @property
+    def _tunable(self) -> dict:
+        return dict(getattr(self.transform, "TUNABLE", {}))
+
     def tune_decoding(self, pred: np.ndarray, rows: np.ndarray) -> dict:
-        """Set each decoding constant the transform offers (its TUNABLE grid, e.g. a multi-label threshold) to the
-        value whose decoded predictions score best on these rows; returns the values chosen."""
-        chosen = {}
-        for name, grid in dict(getattr(self.transform, "TUNABLE", {})).items():
-            scores = []
-            for value in grid:
+        """Set each decoding constant the transform offers (its TUNABLE grid, e.g. a multi-label threshold) for
+        these predictions: the grid value that scores best on these rows, when it beats the transform's default
+        on most bootstrap resamples of them (tools/resampling.py), else the default. The rows are the validation
+        rows, which also choose among solutions: a threshold that wins by a few of them is noise, and the
+        submission would carry it. Returns the values set."""
+        from tools.resampling import wins_on_resamples
+
+        rows, chosen = np.asarray(rows), {}
+        every = np.arange(len(rows))
+        for name, grid in self._tunable.items():
+            default = self.decoding_defaults[name]
+
+            def at(value, idx, name=name):
                 setattr(self.transform, name, value)
-                scores.append(self.score(pred, rows))
-            best = int(np.argmax(scores) if self.higher_is_better else np.argmin(scores))
-            setattr(self.transform, name, grid[best])
-            chosen[name] = grid[best]
+                return self.score(pred[idx], rows[idx])
+
+            scores = [at(value, every) for value in grid]
+            best = grid[int(np.argmax(scores) if self.higher_is_better else np.argmin(scores))]
+            keep = (
+                best != default
+                and self.better(at(best, every), at(default, every))
+                and wins_on_resamples(partial(at, best), partial(at, default), len(rows), self.higher_is_better)
+            )
+            chosen[name] = best if keep else default
+            setattr(self.transform, name, chosen[name])
         return chosen
+
+    def reset_decoding(self) -> None:
+        """The transform's decoding constants back to their defaults."""
+        for name, value in self.decoding_defaults.items():
+            setattr(self.transform, name, value)
 
     def better(self, a: float, b: float) -> bool:
         """Is score a strictly better than score b?"""

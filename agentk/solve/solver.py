@@ -626,10 +626,13 @@ class Solver:
         np.save(files.test_pred, s.test_pred)
         if s.validated_test_pred is not None:
             np.save(files.validated_test_pred, s.validated_test_pred)
-        self.task.tune_decoding(s.val_pred, self.task.split[1])  # decoding constants (a multi-label threshold)
+        # decoding constants (a multi-label threshold) for this solution's submission only: every validation
+        # score is taken at the defaults
+        decoding = self.task.tune_decoding(s.val_pred, self.task.split[1])
         formatter, sub = format_with_fallback(
             self.ws, self.task.test.ids, self.task.transform.inverse_transform(s.test_pred)
         )
+        self.task.reset_decoding()
         sub.to_csv(files.submission, index=False)
         write_json(files.plan, {"id": s.id, "kind": s.kind, "plan": s.plan, **_jsonable(s.details)})
         write_json(
@@ -640,6 +643,7 @@ class Solver:
                 "higher_is_better": self.task.higher_is_better,
                 "seconds": s.seconds,
                 "formatter": formatter,
+                "decoding": decoding,
                 "kind": s.kind,
             },
         )  # last: marks the solution done
