@@ -353,7 +353,7 @@ def _network(sid: str, trials: list[dict], metric: str) -> str:
         rows,
         numeric={0, 1, 3, 4, 5, 6, 7, 8},
     )
-    ok = [r for r in trials if r.get("ok")]
+    ok = [r for r in trials if r.get("ok") and "stop_score" in r]  # a record from before the stop rows: table only
     charts = []
     if ok:
         fig, ax = plt.subplots(figsize=(6, 3.2))

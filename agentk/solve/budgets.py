@@ -22,7 +22,7 @@ no plan avoids); the plan keeps the budget's n_trials and max_epochs when they f
 (the default configuration is a sound start; below HEBO's random initial design plus one the trials are a random
 search, and the plan says so), then the epochs (down to min_epochs), and last the rows an epoch trains on (a fresh
 random sample of the fit rows each epoch), so that a large competition on a CPU still gets min_epochs passes.
-Early stopping (patience epochs without a better validation score) ends most trials before their planned epochs,
+Early stopping (patience epochs without a better score on the stop rows) ends most trials before their planned epochs,
 so the estimate is an upper bound. Refitting the chosen trial on every row adds one more run of at most as many
 epochs.
 
@@ -217,7 +217,9 @@ def plan_network(
     refit: bool,
 ) -> NetworkPlan:
     """Plans a network's trials, epochs and rows per epoch to fit budget.network_seconds of modelled work (see the
-    module's docstring); design is the number of observations HEBO draws at random before its model suggests."""
+    module's docstring); design is the number of observations HEBO draws at random before its model suggests.
+    fit_rows: the rows a trial learns from; val_rows: the rest of the train rows (the stop rows it early-stops on
+    and the validation rows)."""
     device = "cuda" if machine.cuda else "cpu"
     speeds = MODEL_SPEED[device]
     cores = 1 if machine.cuda else min(max(1, machine.cores), MAX_CORES)

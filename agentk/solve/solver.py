@@ -382,10 +382,11 @@ class Solver:
             },
         )
         fit, val = self.task.split
+        learn, stop = self.task.holdout(fit)  # a trial learns from these and early-stops on those
         plan = plan_network(
             b,
-            fit_rows=len(fit),
-            val_rows=len(val),
+            fit_rows=len(learn),
+            val_rows=len(stop) + len(val),
             test_rows=len(self.task.test),
             modalities=self.task.modalities,
             finetune_image=base.finetune_image,
