@@ -118,6 +118,16 @@ def test_many_classes_skip_the_machine_and_mixed_outputs_pair_the_models():
 def test_applies_to_small_tables_only():
     table, y = smooth_table(50)
     assert classical_tab.applies(FrameTask(table, y, [{"kind": "regression"}], 10, rmse, higher=False)) is None
-    big = SimpleNamespace(modalities=[TABULAR.name], y=np.zeros((classical_tab.MAX_ROWS + 1, 1)))
+    big = SimpleNamespace(
+        modalities=[TABULAR.name], y=np.zeros((classical_tab.MAX_ROWS + 1, 1)), outputs=[{"kind": "binary"}]
+    )
     assert "cost the cube of the rows" in classical_tab.applies(big)
     assert classical_tab.applies(SimpleNamespace(modalities=[TEXT.name], y=np.zeros((5, 1)))) == "no tab input"
+    # a Gaussian process per value: two values on 1,500 rows are within the work of one on 2,000, thirty are not
+    values = lambda k, rows: SimpleNamespace(  # noqa: E731
+        modalities=[TABULAR.name], y=np.zeros((rows, k)), outputs=[{"kind": "regression"}] * k
+    )
+    assert classical_tab.applies(values(2, 1500)) is None and classical_tab.applies(values(1, 2000)) is None
+    assert "30 values to predict on 1000 rows" in classical_tab.applies(values(30, 1000))
+    classes = SimpleNamespace(modalities=[TABULAR.name], y=np.zeros((1500, 30)), outputs=[{"kind": "binary"}] * 30)
+    assert classical_tab.applies(classes) is None  # machines and logistic regressions: no cube
