@@ -61,7 +61,8 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
     t0 = time.monotonic()
     fit, val = task.split
     cv = {}
-    for name, factory in feats.models.items() if len(feats.models) > 1 else ():  # one model: nothing to choose
+    choices = feats.models if len(feats.models) > 1 else {}  # one model: nothing to choose, no cross-validation
+    for name, factory in choices.items():
         oof = np.zeros((len(task.y), sum(task.widths)))
         for inner_fit, inner_val in _folds(task, fit):
             oof[inner_val] = predict_outputs(task, factory, feats.train, inner_fit, feats.train[inner_val])

@@ -20,7 +20,7 @@ from tools.heads import width
 from tools.map_dataset import MapDataset
 
 VAL_FRACTION, SPLIT_SEED = 0.2, 0
-STOP_FRACTION = 0.2  # of the fit rows, held out by a network to early-stop and tune on (holdout)
+STOP_FRACTION = 0.2  # of the fit rows: the stop rows a network early-stops and is tuned on (TaskData.holdout)
 
 
 class TaskData:
