@@ -14,6 +14,11 @@ per-column base from tools.metrics (mean_columnwise_auc -> roc_auc, mcrmse -> rm
 averages per target is its own base). A column-wise mean is the average of those per-column scores, so
 optimising each column optimises the competition's score.
 
+A metric that reads columns beside the targets (identity sub-groups, a mask of the scored rows: the metric stage's
+METRIC_COLUMNS) cannot be computed from the target alone, which is all AutoGluon passes: such an output is scored
+with the metric of the target alone that it refines (tools.metrics.TARGET_ALONE: bias AUC -> ROC AUC, masked MAE ->
+MAE). The solver still selects among solutions on the competition's own metric.
+
 The score function is picklable (AutoGluon pickles the predictor with its metric): it stores only the workspace
 path and indices and reloads the generated modules lazily in whichever process unpickles it."""
 
@@ -27,7 +32,7 @@ from autogluon.core.metrics import Scorer, make_scorer
 
 from agentk.workspace import METRIC, TARGET_TRANSFORM, Workspace, read_map
 from tools.heads import width
-from tools.metrics import COLUMNWISE, METRICS
+from tools.metrics import COLUMNWISE, METRICS, TARGET_ALONE
 
 BASE_METRIC = {columnwise: base for base, columnwise in COLUMNWISE.items()}
 
@@ -84,11 +89,12 @@ class CompetitionScore:
     def __call__(self, y_true, y_pred, **_) -> float:
         w = self.loaded
         codes, pred = self._model_codes(y_true), self._model_space(y_pred)
-        if len(w.outputs) == 1:
+        if w.base is None:
             truth = pd.DataFrame({w.column: w.decode(codes)})
             return float(w.metric.metric(truth, w.transform.inverse_transform(pred)))
-        # several outputs: the base metric's inputs, as the adapter builds them for one column: binary the
-        # positive-class indicator (= the model-space label), multiclass codes, regression original values
+        # several outputs, or a metric reading other columns: the base metric's inputs, as the adapter builds them
+        # for one column: binary the positive-class indicator (= the model-space label), multiclass codes,
+        # regression original values
         truth = w.decode(codes).astype(float) if w.kind == "regression" else codes
         return float(w.base(truth, self._base_pred(pred)))
 
@@ -150,7 +156,16 @@ class _Loaded:
         model = np.asarray(self.transform.transform(targets), dtype=float).reshape(len(targets), -1)[:, j]
         self.lookup = _lookup(model, targets[self.column], unique=self.kind == "regression")
         self.needs = "value" if self.kind == "regression" else self._probe_needs()
-        if len(self.outputs) > 1:
+        self.base = None  # the metric of this output alone, where the competition's metric() cannot score it
+        beside = list(getattr(self.metric, "METRIC_COLUMNS", None) or [])
+        if beside:
+            if self.metric_name not in TARGET_ALONE:
+                raise ValueError(
+                    f"metric {self.metric_name!r} reads {beside} beside the targets and has no metric of the target "
+                    "alone in tools.metrics.TARGET_ALONE"
+                )
+            self.base = METRICS[TARGET_ALONE[self.metric_name]].fn
+        elif len(self.outputs) > 1:
             base = BASE_METRIC.get(self.metric_name, self.metric_name)
             if base == "log_loss" and self.kind == "multiclass":
                 base = "multi_log_loss"

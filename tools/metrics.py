@@ -852,6 +852,11 @@ COLUMNWISE = {
 }
 assert set(COLUMNWISE.values()) <= set(METRICS), "metric catalogue lacks a column-wise metric"
 
+# metric reading columns beside the target (identity sub-groups, a mask of the scored rows) -> the metric of the
+# target alone that it refines: what a scorer that sees only the target (AutoGluon's) optimises instead
+TARGET_ALONE = {"bias_auc": "roc_auc", "masked_mae": "mae"}
+assert all(METRICS[a].higher_is_better == METRICS[b].higher_is_better for a, b in TARGET_ALONE.items())
+
 
 def _normalise(text):
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # [anchor](url) -> anchor
