@@ -32,6 +32,16 @@ def type_family(s: pd.Series) -> str:
     return "string"
 
 
+def numbers_as_text(s: pd.Series) -> bool:
+    """Is this a text column whose every cell is numbers separated by spaces (label ids such as "1 4")?"""
+    cells = s.dropna()
+    return (
+        type_family(s) == "string"
+        and len(cells) > 0
+        and bool(cells.astype(str).str.fullmatch(r"\s*[-+]?\d+(?:\.\d+)?(?:\s+[-+]?\d+(?:\.\d+)?)*\s*").all())
+    )
+
+
 def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
     """Round-trip through CSV, as Kaggle reads it, and compare with the sample submission; `who` names the
     submission's maker in the message."""
@@ -75,6 +85,8 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
     if gaps:
         raise SubmissionMismatch(f"{who}: missing values in {gaps[:5]}: every cell must be filled")
     for c in sample.columns:
+        if type_family(got[c]) == "numeric" and numbers_as_text(sample[c]):
+            continue  # label ids "1 4": a submission of one id per row reads back as numbers, as valid
         if type_family(got[c]) != type_family(sample[c]) and type_family(sample[c]) != "empty":
             raise SubmissionMismatch(
                 f"{who}: column {c!r} is {got[c].dtype} but the sample's is {sample[c].dtype}; "
