@@ -43,6 +43,7 @@ from benchmarks.arena import ARENA_METRICS  # noqa: E402
 from benchmarks.arena import grade as grade_arena  # noqa: E402
 from rag.memory import Memory  # noqa: E402
 from tools.metrics import METRICS  # noqa: E402
+from tools.submission import SubmissionMismatch  # noqa: E402
 
 COLUMNS = (
     "competition",
@@ -184,7 +185,10 @@ def run(c: Competition, out: Path, budget: str, fresh: bool, ablate: tuple[str, 
     seconds = time.monotonic() - t0
     best = next(s for s in summary["solutions"] if s["id"] == summary["best"])
     score = c.grade(ws.submission)
-    constant = c.grade(constant_submission(ws.root, ws.root / "constant_submission.csv"))
+    try:
+        constant = c.grade(constant_submission(ws.root, ws.root / "constant_submission.csv"))
+    except SubmissionMismatch as exc:  # one competition's row, not the whole run
+        return {"competition": c.name, "error": f"constant submission: {exc}"}
     top = perfect(c.metric)
     return {
         "competition": c.name,
