@@ -6,8 +6,10 @@
 Plain AutoGluon is what a user would run instead, on fair terms:
 - the same rows: every row of train.csv (agentk's final AutoGluon model is refitted on every row too), labels
   the train columns that test.csv lacks, ids dropped;
-- the competition's metric where AutoGluon has it (AG_METRICS); a log-error metric is AutoGluon's RMSE on a
-  log1p target, as a user would do; AutoGluon's default metric otherwise;
+- the labels the sample submission asks for where train has them, else every train column test lacks;
+- the competition's metric where AutoGluon has it (AG_METRICS) and accepts it for the label (not AUC for a
+  fraction); a log-error metric is AutoGluon's RMSE on a log1p target, as a user would do; AutoGluon's default
+  metric otherwise;
 - the same total wall time as agentk's setup + solve (from the setup state and the measured solve; with a
   reused solve, the solutions' recorded seconds);
 then predict (probabilities where the metric scores probabilities) into the sample submission's format.
@@ -85,7 +87,8 @@ def plain_autogluon(source: Path, metric: str, time_limit: float, out: Path) -> 
     train, test = read_table(tables["train"]), read_table(tables["test"])
     sample = read_table(tables["sample"], dtype=str)
     id_col, sub_cols = sample.columns[0], list(sample.columns[1:])
-    labels = [c for c in train.columns if c not in test.columns and c != id_col]
+    only_train = [c for c in train.columns if c not in test.columns and c != id_col]
+    labels = [c for c in sub_cols if c in only_train] or only_train  # what the sample asks for, where train has it
     features = [c for c in train.columns if c in test.columns and c != id_col]
     proba = METRICS[metric].prediction == "proba"
     sub = pd.DataFrame({id_col: test[id_col].astype(str) if id_col in test.columns else sample[id_col]})
@@ -94,9 +97,16 @@ def plain_autogluon(source: Path, metric: str, time_limit: float, out: Path) -> 
         data = train[features + [label]].dropna(subset=[label])
         if log:
             data[label] = np.log1p(data[label].astype(float))
-        predictor = TabularPredictor(
-            label=label, eval_metric=AG_METRICS.get(metric), path=str(out / f"ag_{label}"), verbosity=0
-        ).fit(data, time_limit=time_limit / len(labels))
+        try:
+            predictor = TabularPredictor(
+                label=label, eval_metric=AG_METRICS.get(metric), path=str(out / f"ag_{label}"), verbosity=0
+            ).fit(data, time_limit=time_limit / len(labels))
+        except ValueError as exc:  # the metric does not fit the label AutoGluon sees (AUC of a fraction): its default
+            if "is not a valid metric for problem_type" not in str(exc):
+                raise
+            predictor = TabularPredictor(label=label, path=str(out / f"ag_{label}_default"), verbosity=0).fit(
+                data, time_limit=time_limit / len(labels)
+            )
         x = test[features]
         if set(sub_cols) <= {str(c) for c in train[label].unique()}:  # one probability column per class
             p = predictor.predict_proba(x)
