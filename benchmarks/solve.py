@@ -43,7 +43,6 @@ from benchmarks.arena import ARENA_METRICS  # noqa: E402
 from benchmarks.arena import grade as grade_arena  # noqa: E402
 from rag.memory import Memory  # noqa: E402
 from tools.metrics import METRICS  # noqa: E402
-from tools.submission import SubmissionMismatch  # noqa: E402
 
 COLUMNS = (
     "competition",
@@ -96,7 +95,11 @@ def competitions(arena: Path | None, examples: bool, fixtures: list[str] = (), o
                     comp / "public",
                     metric,
                     "+".join(meta["modalities"]["inputs"]),
-                    lambda p, f=comp, m=metric, a=meta["answers"]: grade_arena(p, f / a, m),
+                    # the scored columns and row alignment as meta.json says (samples that repeat test inputs,
+                    # samples without ids)
+                    lambda p, f=comp, m=metric, meta=meta: grade_arena(
+                        p, f / meta["answers"], m, meta.get("targets"), meta.get("by_position", False)
+                    ),
                 )
             )
     if examples:
@@ -184,10 +187,13 @@ def run(c: Competition, out: Path, budget: str, fresh: bool, ablate: tuple[str, 
         return {"competition": c.name, "error": f"solve exit {exc.exit_code}: {api.one_line(exc)}"}
     seconds = time.monotonic() - t0
     best = next(s for s in summary["solutions"] if s["id"] == summary["best"])
-    score = c.grade(ws.submission)
+    try:  # a submission that cannot be graded is one competition's row, not the end of the run
+        score = c.grade(ws.submission)
+    except ValueError as exc:
+        return {"competition": c.name, "error": f"grading: {exc}"}
     try:
         constant = c.grade(constant_submission(ws.root, ws.root / "constant_submission.csv"))
-    except SubmissionMismatch as exc:  # one competition's row, not the whole run
+    except ValueError as exc:  # the formatter's SubmissionMismatch among them
         return {"competition": c.name, "error": f"constant submission: {exc}"}
     top = perfect(c.metric)
     return {
