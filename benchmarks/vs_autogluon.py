@@ -4,8 +4,8 @@
                                              [--budget quick]
 
 Plain AutoGluon is what a user would run instead, on fair terms:
-- the same rows: every row of train.csv (agentk's final AutoGluon model is refitted on every row too), labels
-  the train columns that test.csv lacks, ids dropped;
+- the same rows: every row of train.csv (agentk's final AutoGluon model is refitted on every row too), ids
+  dropped;
 - the labels the sample submission asks for where train has them, else every train column test lacks;
 - the competition's metric where AutoGluon has it (AG_METRICS) and accepts it for the label (not AUC for a
   fraction); a log-error metric is AutoGluon's RMSE on a log1p target, as a user would do; AutoGluon's default
