@@ -23,6 +23,7 @@ from sklearn.svm import SVC
 
 from agentk.modalities import TABULAR
 from tools.classical import Features
+from tools.tabular import standardised
 from tools.task_data import TaskData
 
 # a Gaussian process on 2,000 rows: a 2,000² kernel factorised at each optimiser step (40 length scales: 45 s on
@@ -56,12 +57,7 @@ def features(task: TaskData, log=print) -> Features:
     for column in frame.columns:
         s = frame[column]
         if s.dtype != bool and pd.api.types.is_numeric_dtype(s):
-            v = s.astype(float).to_numpy()
-            missing = np.isnan(v)
-            v = np.where(missing, np.nanmedian(v[:n]) if (~missing[:n]).any() else 0.0, v)
-            blocks.append(((v - v[:n].mean()) / (v[:n].std() or 1.0))[:, None])
-            if missing.any():
-                blocks.append(missing[:, None].astype(float))
+            blocks += [b[:, None] for b in standardised(s.astype(float).to_numpy(), np.arange(n))]
             numbers += 1
         elif s.astype("string")[:n].nunique() <= MAX_LEVELS:  # missing is a level of its own
             blocks.append(pd.get_dummies(s.astype("string").fillna("<missing>")).to_numpy(float))

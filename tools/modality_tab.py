@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from agentk.modalities import TABULAR
-from tools.tabular import encode
+from tools.tabular import encode, standardised
 
 if TYPE_CHECKING:
     import torch
@@ -94,13 +94,7 @@ def tab_features(frame: pd.DataFrame, fit_rows: np.ndarray) -> tuple[torch.Tenso
             cards.append(len(levels) + 1)
         if is_text:
             continue
-        missing = np.isnan(v)
-        fill = np.nanmedian(v[fit_rows]) if (~missing[fit_rows]).any() else 0.0
-        v = np.where(missing, fill, v)
-        std = v[fit_rows].std()
-        numeric.append((v - v[fit_rows].mean()) / (std if std > 0 else 1.0))
-        if missing.any():
-            numeric.append(missing.astype(float))
+        numeric += standardised(v, fit_rows)
     n = len(frame)
     num = np.column_stack(numeric) if numeric else np.zeros((n, 0))
     cat = np.column_stack(codes) if codes else np.zeros((n, 0))

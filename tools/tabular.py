@@ -28,3 +28,13 @@ def encode(frames: list[pd.DataFrame]) -> tuple[list[np.ndarray], list[str]]:
         out.append(matrix[start : start + len(f)])
         start += len(f)
     return out, columns
+
+
+def standardised(v: np.ndarray, rows: np.ndarray) -> list[np.ndarray]:
+    """A numeric column median-imputed and standardised on `rows` (those a model learns from), followed by its
+    missing-value indicator when any value is missing."""
+    missing = np.isnan(v)
+    v = np.where(missing, np.nanmedian(v[rows]) if (~missing[rows]).any() else 0.0, v)
+    std = v[rows].std()
+    out = [(v - v[rows].mean()) / (std if std > 0 else 1.0)]
+    return out + [missing.astype(float)] if missing.any() else out
