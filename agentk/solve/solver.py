@@ -36,6 +36,7 @@ from agentk.modalities import IMAGE, TABULAR, TEXT
 from agentk.solve.budgets import FIELD_INPUT, PRESETS, Machine, SolveBudget, plan_network
 from agentk.workspace import Solution as SolutionFiles
 from agentk.workspace import Workspace
+from tools.resampling import wins_on_resamples
 from tools.submission import format_with_fallback
 from tools.task_data import TaskData
 
@@ -671,6 +672,16 @@ class Solver:
         for s in solutions[1:]:
             if self.task.better(s.val_score, best.val_score):
                 best = s
+        constant = next((s for s in solutions if s.kind == "constant"), None)
+        if constant is not None and best is not constant and not self._beats(best, constant):
+            # a noisy target (a popularity score): a gain over the constant that a few validation rows carry is
+            # as likely a loss on the test rows
+            self.say(
+                f"{best.id} validates better than the constant ({self.task.metric_name} {best.val_score:.5g} vs "
+                f"{constant.val_score:.5g}) but not on 90 % of bootstrap resamples of the validation rows: the "
+                "constant is submitted"
+            )
+            best = constant
         shutil.copyfile(self.workspace.solution(best.id).submission, self.workspace.submission)
         summary = {
             "status": "done",
@@ -688,6 +699,16 @@ class Solver:
             f"best: {best.id} (validation {self.task.metric_name} {best.val_score:.5g}) -> {self.workspace.submission}"
         )
         return summary
+
+    def _beats(self, ours: Solution, theirs: Solution) -> bool:
+        """Does `ours` score better than `theirs` on most bootstrap resamples of the validation rows?"""
+        val = self.task.split[1]
+        return wins_on_resamples(
+            lambda idx: self.task.score(ours.val_pred[idx], val[idx]),
+            lambda idx: self.task.score(theirs.val_pred[idx], val[idx]),
+            len(val),
+            self.task.higher_is_better,
+        )
 
 
 def _train_trial(

@@ -440,6 +440,48 @@ def png_modes(folder, rng):
     return finish(folder, answers, "sample_submission.csv", inputs=("image",))
 
 
+@fixture(
+    "images",
+    "photos named by id in train/ and test/ beside metadata flags; a 1-100 score they barely explain (RMSE): the "
+    "train mean is hard to beat",
+)
+def noisy_photo_scores(folder, rng):
+    pub = folder / "public"
+    n_train, n_test = 400, 100
+    n = n_train + n_test
+    flags = pd.DataFrame(rng.integers(0, 2, (n, 6)), columns=["Near", "Blur", "Group", "Indoor", "Caption", "Frame"])
+    bright = rng.integers(0, 2, n)
+    # a weak signal (a few points from two flags and the image) under noise of 20 points, as in popularity scores
+    score = 38 + 3 * flags["Near"] - 2 * flags["Blur"] + 2 * bright + rng.normal(0, 20, n)
+    frame = flags.assign(Id=[f"{rng.integers(0, 16**12):012x}" for _ in range(n)], Score=np.clip(score.round(), 1, 100))
+    frame = frame[["Id", *flags.columns, "Score"]].astype({"Score": int})
+    for split, rows in (("train", frame.iloc[:n_train]), ("test", frame.iloc[n_train:])):
+        (pub / split).mkdir()
+        for i, row_id in zip(rows.index, rows["Id"], strict=True):
+            picture(rng, int(bright[i]), size=32).save(pub / split / f"{row_id}.jpg")
+    frame.iloc[:n_train].to_csv(pub / "train.csv", index=False)
+    test = frame.iloc[n_train:].reset_index(drop=True)
+    test.drop(columns="Score").to_csv(pub / "test.csv", index=False)
+    answers = test[["Id", "Score"]]
+    answers.assign(Score=50).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict each photo's score (1 to 100) from the photo and its metadata flags.",
+            RMSE,
+            ["train/*.jpg", "train.csv", "test/*.jpg", "test.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(
+        folder,
+        answers,
+        "sample_submission.csv",
+        task_type="Reg",
+        metric="rmse",
+        inputs=("image", "tabular"),
+        lower=True,
+    )
+
+
 @fixture("images", "pixel columns in a CSV (digit-recognizer layout), ImageId 1..n in the sample only")
 def pixel_csv(folder, rng):
     pub = folder / "public"
