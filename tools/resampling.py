@@ -1,6 +1,6 @@
 """Whether one way of predicting beats another on bootstrap resamples of the validation rows: the rule for any
 choice made on the rows that also choose among solutions (a blend over the best single solution, a decoding
-constant over its default). A gain that a few rows carry is noise."""
+constant over its default, the best solution over the constant). A gain that a few rows carry is noise."""
 
 from __future__ import annotations
 
