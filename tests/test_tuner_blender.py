@@ -299,8 +299,13 @@ def test_a_blend_must_win_on_most_bootstrap_resamples():
             lambda idx: rmse(pred[idx], rows[idx]), lambda idx: rmse(single[idx], rows[idx]), 200, higher_is_better
         )
 
-    assert wins(steady) and not wins(lucky)
-    assert not wins(steady, higher_is_better=True)  # read as higher-is-better, its lower RMSE loses
+    assert wins(steady) and wins(lucky) is False
+    assert wins(steady, higher_is_better=True) is False  # read as higher-is-better, its lower RMSE loses
+
+    def unscorable(idx):  # a metric that scores no resample (AUC where every target is of one class)
+        raise ValueError("only one class present")
+
+    assert wins_on_resamples(unscorable, unscorable, 200, False) is None  # no verdict, which the solver reads apart
 
 
 def test_a_mean_of_equally_good_solutions_is_kept_and_averages_their_own_test_predictions():

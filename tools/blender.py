@@ -124,11 +124,13 @@ def blend(
         return (
             bool(np.isfinite(pred).all())
             and better
-            and wins_on_resamples(
-                lambda idx: score_fn(pred[idx], val_rows[idx]),
-                lambda idx: score_fn(vals[best][idx], val_rows[idx]),
-                len(val_rows),
-                higher_is_better,
+            and bool(
+                wins_on_resamples(
+                    lambda idx: score_fn(pred[idx], val_rows[idx]),
+                    lambda idx: score_fn(vals[best][idx], val_rows[idx]),
+                    len(val_rows),
+                    higher_is_better,
+                )
             )
         )
 

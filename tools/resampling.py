@@ -13,9 +13,9 @@ RESAMPLES, WIN_SHARE = 200, 0.9  # the challenger must win on this share of the 
 
 def wins_on_resamples(
     ours: Callable[[np.ndarray], float], theirs: Callable[[np.ndarray], float], n_rows: int, higher_is_better: bool
-) -> bool:
+) -> bool | None:
     """ours(idx) and theirs(idx) score the rows at positions idx (the same resample for both); resamples a metric
-    cannot score (AUC on one class) are left aside."""
+    cannot score (AUC on one class) are left aside. None (falsy) when no resample could be scored: no verdict."""
     rng = np.random.default_rng(0)
     wins, scored = 0, 0
     for _ in range(RESAMPLES):
@@ -27,4 +27,4 @@ def wins_on_resamples(
         if np.isfinite(a) and np.isfinite(b):
             scored += 1
             wins += bool(a > b if higher_is_better else a < b)
-    return scored > 0 and wins >= WIN_SHARE * scored
+    return wins >= WIN_SHARE * scored if scored else None

@@ -144,7 +144,7 @@ class TaskData:
             keep = (
                 best != default
                 and self.better(at(best, every), at(default, every))
-                and wins_on_resamples(partial(at, best), partial(at, default), len(rows), self.higher_is_better)
+                and bool(wins_on_resamples(partial(at, best), partial(at, default), len(rows), self.higher_is_better))
             )
             chosen[name] = best if keep else default
             setattr(self.transform, name, chosen[name])

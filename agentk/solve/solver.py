@@ -673,7 +673,7 @@ class Solver:
             if self.task.better(s.val_score, best.val_score):
                 best = s
         constant = next((s for s in solutions if s.kind == "constant"), None)
-        if constant is not None and best is not constant and not self._beats(best, constant):
+        if constant is not None and best is not constant and self._beats(best, constant) is False:
             # a noisy target (a popularity score): a gain over the constant that a few validation rows carry is
             # as likely a loss on the test rows
             self.say(
@@ -700,8 +700,9 @@ class Solver:
         )
         return summary
 
-    def _beats(self, ours: Solution, theirs: Solution) -> bool:
-        """Does `ours` score better than `theirs` on most bootstrap resamples of the validation rows?"""
+    def _beats(self, ours: Solution, theirs: Solution) -> bool | None:
+        """Does `ours` score better than `theirs` on most bootstrap resamples of the validation rows? None when the
+        metric can score no resample (then no resample says the gain is noise)."""
         val = self.task.split[1]
         return wins_on_resamples(
             lambda idx: self.task.score(ours.val_pred[idx], val[idx]),
