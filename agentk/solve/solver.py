@@ -36,7 +36,7 @@ from agentk.modalities import IMAGE, TABULAR, TEXT
 from agentk.solve.budgets import FIELD_INPUT, PRESETS, Machine, SolveBudget, plan_network
 from agentk.workspace import Solution as SolutionFiles
 from agentk.workspace import Workspace
-from tools.resampling import wins_on_resamples
+from tools.resampling import WIN_SHARE, wins_on_resamples
 from tools.submission import format_with_fallback
 from tools.task_data import TaskData
 
@@ -593,8 +593,8 @@ class Solver:
             "best_single_id": ids[res.best_single_index],
         }
         self.say(
-            f"blend of {len(solutions)} solutions (a mean of the best, or an MLP; kept when better overall and on 90 % "
-            f"of bootstrap resamples): {verdict}: {self.task.metric_name} {res.cv_score:.5g} (a mean as predicted, the "
+            f"blend of {len(solutions)} solutions (a mean of the best, or an MLP; kept when better overall and on "
+            f"{WIN_SHARE * 100:g} % of bootstrap resamples): {verdict}: {self.task.metric_name} {res.cv_score:.5g} (a mean as predicted, the "
             f"MLP's out-of-fold) vs "
             f"{res.best_single_score:.5g} for {ids[res.best_single_index]} on the same validation rows"
         )
@@ -678,8 +678,8 @@ class Solver:
             # as likely a loss on the test rows
             self.say(
                 f"{best.id} validates better than the constant ({self.task.metric_name} {best.val_score:.5g} vs "
-                f"{constant.val_score:.5g}) but not on 90 % of bootstrap resamples of the validation rows: the "
-                "constant is submitted"
+                f"{constant.val_score:.5g}) but not on {WIN_SHARE * 100:g} % of bootstrap resamples of the validation "
+                "rows: the constant is submitted"
             )
             best = constant
         shutil.copyfile(self.workspace.solution(best.id).submission, self.workspace.submission)
