@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from agentk.policies.target_shapes import class_columns  # noqa: E402
 from agentk.workspace import METRIC, Workspace  # noqa: E402
 from benchmarks.isolated import setup_isolated  # noqa: E402
 from tools.metrics import METRICS  # noqa: E402
@@ -162,7 +163,7 @@ def grade(
     pred = sub.set_index(id_col).loc[truth[truth_id].to_numpy(), targets]
     truth = truth.set_index(truth_id)
 
-    if metric.name == "multi_log_loss":  # probability columns -> class codes in the submission's column order
+    if metric.name in ("multi_log_loss", "balanced_log_loss"):  # probability columns -> class codes in their order
         y_pred = pred.to_numpy(float)
         if set(targets) <= set(truth.columns):  # one-hot answers
             onehot = truth[targets].to_numpy(float)
@@ -173,6 +174,8 @@ def grade(
         if len(labels) != 1:
             raise ValueError(f"cannot find the class column of the answers among {list(truth.columns)[:5]}")
         code = {c: i for i, c in enumerate(targets)}
+        if named := class_columns(set(truth[labels[0]]) - set(code), targets):  # "class_0" for a class 0
+            code |= {value: code[column] for value, column in named.items()}
         if unknown := sorted(set(truth[labels[0]]) - set(code)):
             raise ValueError(f"answer class {unknown[0]!r} is not a submission column")
         return metric.fn(truth[labels[0]].map(code).to_numpy(int), y_pred)

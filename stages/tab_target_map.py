@@ -36,6 +36,8 @@ def expert(a: Analysis, ctx: Context) -> Action:
     if renamed:
         lines.append(f"out = out.rename(columns={renamed!r})  # named as in the submission")
     for t in a.targets:
+        if t.named:  # the label as the name of the column that submits its probability
+            lines.append(f"out[{t.column!r}] = out[{t.column!r}].map(lambda v: {t.named!r}.get(str(v), v))")
         if t.kind == "binary" and all(isinstance(c, bool) for c in t.classes):  # "True"/"False" text -> bool
             lines.append(f"out[{t.column!r}] = out[{t.column!r}].astype(str).str.lower().eq('true')")
     lines.append("return out")

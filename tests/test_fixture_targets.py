@@ -13,11 +13,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn import metrics as skm
 
 from agentk.competition.support import is_label_set, unsupported_reason, unsupported_task
 from agentk.core.engine import Context
 from agentk.core.memory import WorkingMemory
 from agentk.policies.analysis import analyse
+from agentk.policies.target_shapes import class_columns
 from agentk.testing.competitions import build, registry
 from agentk.workspace import METRIC, SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, TARGET_MAP, TARGET_TRANSFORM, Workspace
 from stages import metric as metric_stage
@@ -33,6 +35,7 @@ REFUSED = sorted(n for n in FIXTURES if n.startswith("refuse-"))
 
 # fixture -> (metric, [(kind, submit) per target]) the expert must read off it
 EXPECTED = {
+    "balanced-log-loss-classes": ("balanced_log_loss", [("multiclass", "proba_columns")]),
     "bias-auc-identities": ("bias_auc", [("binary", "proba")]),
     "binary-f2": ("f2", [("binary", "label")]),
     "exclusive-outcomes": ("multi_log_loss", [("multiclass", "proba_columns")]),
@@ -210,6 +213,42 @@ def test_exclusive_outcomes_are_one_softmax_and_sum_to_one(fetched, monkeypatch)
     independent.iloc[:, 1:] = np.random.default_rng(1).random((200, 3))  # three binary heads: rows off 1
     with pytest.raises(SubmissionMismatch, match="sum to 1"):
         compare_with_sample(ws, independent, "independent heads")
+
+
+def test_class_columns_named_with_a_prefix_submit_the_label_classes(fetched, monkeypatch):
+    """A 0/1 label submitted as class_0, class_1 probabilities: the columns are the classes, each train value maps
+    to its column, and the generated metric is the balanced log loss of the labels."""
+    ws = fetched["balanced-log-loss-classes"]
+    monkeypatch.chdir(ws)
+    g = _generated(ws)
+    (t,) = g["analysis"].targets
+    assert (t.column, t.classes, t.named) == ("Class", ["class_0", "class_1"], {"0": "class_0", "1": "class_1"})
+    labels = pd.read_csv(Workspace(ws).raw / "train.csv")["Class"].to_numpy()
+    y = pd.read_csv(Workspace(ws).target_map, dtype={"id": str}).drop(columns="id")
+    assert (y["Class"] == np.array(["class_0", "class_1"])[labels]).all()
+    np.testing.assert_array_equal(g["transform"].transform(y)[:, 0], labels)
+    proba = np.random.default_rng(0).dirichlet(np.ones(2), len(y))
+    preds = g["transform"].inverse_transform(proba)
+    assert list(preds.columns) == ["class_0", "class_1"]
+    np.testing.assert_allclose(preds.to_numpy(), proba)
+    weight = 1 / np.bincount(labels)[labels]
+    expected = skm.log_loss(labels, proba, sample_weight=weight)
+    assert g["metric"].metric(y, preds) == pytest.approx(expected) and expected != pytest.approx(
+        skm.log_loss(labels, proba)
+    )
+
+
+@pytest.mark.parametrize(
+    "values, columns, named",
+    [
+        ({"0", "1"}, ["class_0", "class_1"], {"0": "class_0", "1": "class_1"}),
+        ({"a", "b", "c"}, ["p_A_prob", "p_B_prob", "p_C_prob"], {"a": "p_A_prob", "b": "p_B_prob", "c": "p_C_prob"}),
+        ({"0", "1", "2"}, ["class_0", "class_1"], None),  # a value without a column
+        ({"0", "1"}, ["class_0"], None),  # one column names no classes
+    ],
+)
+def test_class_columns_strip_what_every_column_shares(values, columns, named):
+    assert class_columns(values, columns) == named
 
 
 def test_binarised_fraction_and_continuous_gini_in_the_metric(fetched):

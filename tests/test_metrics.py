@@ -95,6 +95,19 @@ def test_probability_metrics_match_sklearn(seed):
     close(METRICS["multi_log_loss"].fn(np.eye(6)[codes], pd.DataFrame(probs)), expected, rtol=1e-9)
 
 
+@pytest.mark.parametrize("classes", [2, 4])
+def test_balanced_log_loss_is_log_loss_weighing_each_class_the_same(classes):
+    rng = np.random.default_rng(classes)
+    codes = rng.choice(classes, 400, p=np.r_[0.7, np.full(classes - 1, 0.3 / (classes - 1))])
+    probs = rng.dirichlet(np.ones(classes), 400)
+    weight = 1 / np.bincount(codes)[codes]
+    expected = skm.log_loss(codes, probs, sample_weight=weight, labels=range(classes))
+    close(METRICS["balanced_log_loss"].fn(codes, probs), expected, rtol=1e-9)
+    assert abs(expected - skm.log_loss(codes, probs)) > 1e-3  # the weighting matters on these rows
+    if classes == 2:  # P(class 1) alone scores the same as both columns
+        close(METRICS["balanced_log_loss"].fn(codes, probs[:, 1]), expected, rtol=1e-9)
+
+
 def test_multi_log_loss_clips_then_renormalises_rows():
     # row 1: [2, 2] renormalises to [0.5, 0.5] -> -ln 0.5; row 2: 0 clips to 1e-15, row sum 1 + 1e-15
     got = METRICS["multi_log_loss"].fn([0, 1], [[2.0, 2.0], [1.0, 0.0]])
@@ -117,6 +130,8 @@ def test_regression_metrics_match_sklearn(seed):
     }
     for name, value in expected.items():
         close(METRICS[name].fn(pd.Series(y), list(p)), value, rtol=1e-9, err_msg=name)
+    scored = y != 0  # RMSPE leaves out the rows whose true value is 0
+    close(METRICS["rmspe"].fn(y, p), skm.root_mean_squared_error(np.ones(scored.sum()), p[scored] / y[scored]))
     Y, P = rng.uniform(0, 9, (300, 3)), rng.uniform(0, 9, (300, 3))
     close(METRICS["mcrmse"].fn(Y, P), skm.root_mean_squared_error(Y, P), rtol=1e-9)
     close(METRICS["mean_columnwise_rmsle"].fn(Y, P), skm.root_mean_squared_log_error(Y, P), rtol=1e-9)
@@ -395,6 +410,11 @@ TEXTS = [
     ("The evaluation metric is macro F1.", "f1_macro"),
     ("Submissions are evaluated on Symmetric mean absolute percentage error (SMAPE)", "smape"),
     ("Submissions are evaluated on mean absolute percentage error.", "mape"),
+    ("Submissions are evaluated on the Root Mean Square Percentage Error (RMSPE).", "rmspe"),
+    (
+        "Submissions are evaluated using a balanced logarithmic loss: each class is equally important.",
+        "balanced_log_loss",
+    ),
     ("Submissions are evaluated on the mean absolute error between predicted and actual values.", "mae"),
     ("Submissions are evaluated using the coefficient of determination R2", "r2"),
     ("Submissions are evaluated using the Normalized Gini Coefficient (2 * AUC - 1).", "gini"),

@@ -350,6 +350,31 @@ def multi_log_loss(y_true, y_pred):
     return float(-np.mean(logp[np.arange(len(yt)), yt.astype(np.int64)]))
 
 
+def balanced_log_loss(y_true, y_pred):
+    """Log loss with every class weighing the same: the mean over classes of each class's mean log loss over its
+    own rows. y_true: class codes 0..C-1 (n,); y_pred: (n, C) probabilities, or P(class 1) (n,) for two classes;
+    clipped to [1e-15, 1 - 1e-15] and rows renormalised. A class without rows is left out."""
+    yp = np.asarray(y_pred, dtype=float)
+    if yp.ndim == 1 or (yp.ndim == 2 and yp.shape[1] == 1):
+        yp = yp.reshape(-1, 1)
+        yp = np.column_stack([1 - yp[:, 0], yp[:, 0]])
+    yt = np.asarray(y_true)
+    if np.isnan(yp).any():
+        raise ValueError("y_pred contains NaN; fill or drop missing values before scoring")
+    _same_length(len(yt), len(yp))
+    if (
+        yt.ndim != 1
+        or yt.dtype.kind not in "biuf"
+        or np.any(yt != np.round(yt))
+        or yt.min() < 0
+        or yt.max() >= yp.shape[1]
+    ):
+        raise ValueError(f"y_true must be integer class codes 0..{yp.shape[1] - 1} (n,) in y_pred's column order")
+    p = np.clip(yp, 1e-15, 1 - 1e-15)
+    logp = np.log(p / p.sum(axis=1, keepdims=True))[np.arange(len(yt)), yt.astype(np.int64)]
+    return float(-np.mean([logp[yt == c].mean() for c in np.unique(yt)]))
+
+
 # ----------------------------------------------------------------------------- regression metrics
 def mse(y_true, y_pred):
     yt, yp = _vectors(y_true, y_pred)
@@ -390,6 +415,16 @@ def smape(y_true, y_pred):
     yt, yp = _vectors(y_true, y_pred)
     num, den = 2.0 * np.abs(yp - yt), np.abs(yt) + np.abs(yp)
     return float(100.0 * np.mean(np.divide(num, den, out=np.zeros_like(num), where=den > 0)))
+
+
+def rmspe(y_true, y_pred):
+    """Root mean squared percentage error as a fraction, over the rows whose true value is not 0 (a percentage of
+    0 is undefined; Kaggle's sales competitions ignore those rows)."""
+    yt, yp = _vectors(y_true, y_pred)
+    scored = yt != 0
+    if not scored.any():
+        raise ValueError("rmspe needs at least one row whose true value is not 0")
+    return float(np.sqrt(np.mean(((yt[scored] - yp[scored]) / yt[scored]) ** 2)))
 
 
 def r2(y_true, y_pred):
@@ -691,6 +726,14 @@ METRICS: dict[str, Metric] = {
             (r"\blog ?loss\b", r"\blogarithmic loss\b", r"\bcross ?entropy\b"),
         ),
         Metric(
+            "balanced_log_loss",
+            balanced_log_loss,
+            False,
+            "proba",
+            False,
+            (r"\bbalanced (?:logarithmic loss|log ?loss|cross ?entropy)",),
+        ),
+        Metric(
             "multi_log_loss",
             multi_log_loss,
             False,
@@ -724,6 +767,7 @@ METRICS: dict[str, Metric] = {
         ),
         Metric("mae", mae, False, "value", False, (r"\bmean absolute error", r"\bmae\b")),
         Metric("median_ae", median_ae, False, "value", False, (r"\bmedian absolute error", r"\bmedae\b")),
+        Metric("rmspe", rmspe, False, "value", False, (r"\broot mean squared? percent(?:age)? error", r"\brmspe\b")),
         Metric("mape", mape, False, "value", False, (r"\bmean absolute percent(?:age)? error", r"\bmape\b")),
         Metric("smape", smape, False, "value", False, (r"symmetric mean absolute percent(?:age)? error", r"\bsmape\b")),
         Metric(
@@ -812,12 +856,14 @@ PRIORITY: tuple[str, ...] = (
     "map_at_5",
     "map_at_10",
     "smape",
+    "rmspe",
     "mape",
     "median_ae",
     "rmsle",
     "rmse",
     "mse",
     "mae",
+    "balanced_log_loss",
     "multi_log_loss",
     "log_loss",
     "gini",

@@ -51,6 +51,9 @@ class Target:
     k: int = 0  # ranking: labels per row
     threshold: float | None = None  # binary from a continuous train column: positive when value >= threshold
     onehot: bool = False  # proba_columns whose train rows are one-hot over `columns` (exclusive outcomes)
+    # proba_columns named by the classes with an affix ("class_0"): each train value (as text) -> its column; the
+    # target map writes the column's name as the label, so the classes are the columns
+    named: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.source = self.source or self.column
@@ -208,8 +211,10 @@ def analyse(ws: Path) -> Analysis:
         for c in sub_cols:
             targets.append(_target(train[c], c, [c], metric, sample[c], evaluation_text(ws)))
     else:
-        label = _label_column(train, test, set(sub_cols), id_col)
-        if label is not None:
+        label, named = _label_column(train, test, sub_cols, id_col)
+        if named:
+            targets.append(Target(label, "multiclass", "proba_columns", sub_cols, list(sub_cols), named=named))
+        elif label is not None:
             classes = sorted(_py(v) for v in train[label].dropna().unique())
             by_name = {str(v): v for v in classes}
             targets.append(
@@ -343,14 +348,22 @@ def _shaped_target(
     return None
 
 
-def _label_column(train: pd.DataFrame, test: pd.DataFrame, sub_cols: set[str], id_col: str) -> str | None:
+def _label_column(
+    train: pd.DataFrame, test: pd.DataFrame, sub_cols: list[str], id_col: str
+) -> tuple[str | None, dict[str, str]]:
+    """The train-only column whose values the submission's columns are the classes of, and, where the columns name
+    them with an affix ("class_0"), each value's column ({} when the names are the values)."""
     for c in train.columns:
         if c in test.columns or c == id_col:
             continue
         values = {str(_py(v)) for v in train[c].dropna().unique()}
-        if values and values <= sub_cols and len(values) >= 0.5 * len(sub_cols):
-            return c
-    return None
+        if not values or len(values) < 0.5 * len(sub_cols):
+            continue
+        if values <= set(sub_cols):
+            return c, {}
+        if named := shapes.class_columns(values, sub_cols):
+            return c, named
+    return None, {}
 
 
 def _adjust_metric(metric: Metric | None, targets: list[Target]) -> str:

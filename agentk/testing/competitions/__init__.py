@@ -8,7 +8,7 @@ Each fixture is a function that writes one competition in the arena layout (what
 
 Families live in their own modules (`layouts.py`: where the data is; `targets.py`: what is predicted and how it
 is scored; `features.py`: signal where generic feature engineering looks; `text.py`: answers in how two texts
-relate) and register themselves with `@fixture`. The data are synthetic with a learnable signal; nothing here
+relate; `forecasts.py`: sales over days, the test rows the days after the train's) and register themselves with `@fixture`. The data are synthetic with a learnable signal; nothing here
 is, or imitates, a real competition's data, and the product never sees a fixture's name.
 
     uv run python -m agentk.testing.competitions --out /tmp/fixtures [--only NAME ...] [--list]
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-FAMILY_MODULES = ("layouts", "targets", "features", "text")  # imported on first use, each registering its fixtures
+FAMILY_MODULES = ("layouts", "targets", "features", "text", "forecasts")  # imported on first use, each registering its fixtures
 
 
 @dataclass(frozen=True)

@@ -353,6 +353,32 @@ def gini_claims(folder: Path, rng: np.random.Generator) -> dict:
     )
 
 
+@fixture(FAMILY, "imbalanced binary label 0/1 submitted as class_0, class_1 probability columns, balanced log loss")
+def balanced_log_loss_classes(folder: Path, rng: np.random.Generator) -> dict:
+    n = N_TRAIN + N_TEST
+    x = _features(rng, n)
+    x["EJ"] = rng.choice(["A", "B"], n)
+    z = x.drop(columns="EJ").to_numpy() @ rng.normal(size=6) + 0.8 * (x["EJ"] == "B")
+    frame = pd.concat([pd.DataFrame({"Id": [f"{rng.integers(16**11, 16**12):012x}" for _ in range(n)]}), x], axis=1)
+    frame["Class"] = (z + rng.normal(scale=0.8, size=n) > 1.6).astype(int)  # about one row in six
+    train, test = frame.iloc[:N_TRAIN], frame.iloc[N_TRAIN:].drop(columns="Class")
+    answers = frame.iloc[N_TRAIN:][["Id", "Class"]]
+    sample = pd.DataFrame({"Id": test["Id"], "class_0": 0.5, "class_1": 0.5})
+    return _tabular(
+        folder,
+        "Age-related conditions",
+        "Predict the probability that a subject has any of the conditions (Class 1) or none (Class 0).",
+        "Submissions are evaluated using a balanced logarithmic loss. The overall effect is such that each class "
+        "is roughly equally important for the final score. Each observation is either of class 0 or of class 1. "
+        "For each observation, you must submit a probability for each class.",
+        train,
+        test,
+        sample,
+        answers,
+        {"task_type": "BinCls", "metric": "balanced_log_loss", "lower_is_better": True},
+    )
+
+
 @fixture(FAMILY, "three regression targets scored by MCRMSE", fast=True)
 def multi_target_mcrmse(folder: Path, rng: np.random.Generator) -> dict:
     n = N_TRAIN + N_TEST

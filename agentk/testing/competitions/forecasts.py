@@ -1,0 +1,151 @@
+"""Fixture family "forecasting": sales per store and item over days, the test rows the days after the train rows,
+as Kaggle's demand-forecasting competitions lay them out: one long table of (date, store, item, sales), scored by
+SMAPE; and a store-sales table whose store attributes sit in a second table keyed by store, with a train-only
+column (customers) and closed days, scored by RMSPE over the days with sales. Every dataset is synthetic: weekly
+and yearly seasonality, a trend and per-store and per-item levels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from agentk.testing.competitions import fixture
+from agentk.testing.competitions.targets import _description
+
+FAMILY = "forecasting"
+
+
+def _days(start: str, n: int) -> pd.DatetimeIndex:
+    return pd.date_range(start, periods=n, freq="D")
+
+
+def _seasonal(days: pd.DatetimeIndex, rng: np.random.Generator) -> np.ndarray:
+    """A multiplicative level per day: a weekly pattern, a yearly wave and a slow trend."""
+    week = 1 + 0.25 * np.sin(2 * np.pi * (days.dayofweek.to_numpy() + rng.uniform()) / 7)
+    year = 1 + 0.2 * np.sin(2 * np.pi * days.dayofyear.to_numpy() / 365.25)
+    trend = 1 + 0.15 * np.arange(len(days)) / 365
+    return week * year * trend
+
+
+def _write(folder: Path, title: str, task: str, evaluation: str, files: dict[str, pd.DataFrame], answers) -> None:
+    pub = folder / "public"
+    listing = "\n".join(f"- {name}" for name in files)
+    (pub / "description.md").write_text(_description(title, task, evaluation, listing))
+    for name, frame in files.items():
+        frame.to_csv(pub / name, index=False)
+    answers.to_csv(folder / "private" / "answers.csv", index=False)
+
+
+@fixture(FAMILY, "daily sales per store and item, the test the 60 days after the train's, SMAPE")
+def store_item_forecast(folder: Path, rng: np.random.Generator) -> dict:
+    stores, items, n_train_days, n_test_days = 4, 6, 300, 60
+    days = _days("2017-01-01", n_train_days + n_test_days)
+    level = np.outer(rng.uniform(0.6, 1.6, stores), rng.uniform(8, 40, items))  # store x item mean sales
+    season = _seasonal(days, rng)
+    rows = [
+        (d, s + 1, i + 1, rng.poisson(level[s, i] * season[k]))
+        for k, d in enumerate(days)
+        for s in range(stores)
+        for i in range(items)
+    ]
+    frame = pd.DataFrame(rows, columns=["date", "store", "item", "sales"])
+    frame["date"] = frame["date"].dt.strftime("%Y-%m-%d")
+    cut = n_train_days * stores * items
+    train, future = frame.iloc[:cut], frame.iloc[cut:].reset_index(drop=True)
+    test = future.drop(columns="sales").assign(id=np.arange(len(future)))[["id", "date", "store", "item"]]
+    answers = pd.DataFrame({"id": test["id"], "sales": future["sales"]})
+    _write(
+        folder,
+        "Store item demand",
+        "Predict the daily sales of each item at each store for the three months after the training data.",
+        "Submissions are evaluated on SMAPE between forecasts and actual values. We define SMAPE = 0 when the "
+        "actual and predicted values are both 0.",
+        {"train.csv": train, "test.csv": test, "sample_submission.csv": pd.DataFrame({"id": test["id"], "sales": 52})},
+        answers,
+    )
+    return {
+        "modalities": {"inputs": ["tabular"], "targets": ["tabular"]},
+        "task_type": "Reg",
+        "metric": "smape",
+        "lower_is_better": True,
+        "supported": True,
+        "n_train": len(train),
+        "n_test": len(test),
+        "answers": "private/answers.csv",
+        "sample_submission": "public/sample_submission.csv",
+    }
+
+
+@fixture(FAMILY, "store sales with a store table keyed by store, a train-only customers column, closed days; RMSPE")
+def store_table_rmspe(folder: Path, rng: np.random.Generator) -> dict:
+    n_stores, n_train_days, n_test_days = 30, 200, 40
+    days = _days("2014-03-01", n_train_days + n_test_days)
+    store = pd.DataFrame(
+        {
+            "Store": np.arange(1, n_stores + 1),
+            "StoreType": rng.choice(list("abcd"), n_stores),
+            "Assortment": rng.choice(list("abc"), n_stores),
+            "CompetitionDistance": rng.lognormal(7.5, 1.0, n_stores).round(-1),
+        }
+    )
+    type_effect = {"a": 1.0, "b": 1.6, "c": 0.9, "d": 1.2}
+    base = (
+        rng.uniform(3000, 9000, n_stores)
+        * store["StoreType"].map(type_effect).to_numpy()
+        * (1 + 0.15 * (np.log(store["CompetitionDistance"].to_numpy()) - 7.5))
+    )
+    season = _seasonal(days, rng)
+    day, shop = np.meshgrid(np.arange(len(days)), np.arange(n_stores), indexing="ij")
+    day, shop = day.ravel(), shop.ravel()
+    when = days[day]
+    promo = (rng.random(len(day)) < 0.4).astype(int)
+    closed = (when.dayofweek.to_numpy() == 6) | (rng.random(len(day)) < 0.02)
+    holiday = rng.random(len(day)) < 0.03
+    sales = base[shop] * season[day] * (1 + 0.25 * promo) * rng.lognormal(0, 0.08, len(day))
+    sales = np.where(closed, 0, sales).round()
+    frame = pd.DataFrame(
+        {
+            "Store": shop + 1,
+            "DayOfWeek": when.dayofweek.to_numpy() + 1,
+            "Date": when.strftime("%Y-%m-%d"),
+            "Sales": sales.astype(int),
+            "Customers": np.where(closed, 0, sales / rng.uniform(8, 11, len(day))).round().astype(int),
+            "Open": (~closed).astype(int),
+            "Promo": promo,
+            "StateHoliday": np.where(holiday, "a", "0"),
+            "SchoolHoliday": (rng.random(len(day)) < 0.2).astype(int),
+        }
+    )
+    cut = n_train_days * n_stores
+    train, future = frame.iloc[:cut], frame.iloc[cut:].reset_index(drop=True)
+    test = future.drop(columns=["Sales", "Customers"]).assign(Id=np.arange(1, len(future) + 1))
+    test = test[["Id", *[c for c in test.columns if c != "Id"]]]
+    answers = pd.DataFrame({"Id": test["Id"], "Sales": future["Sales"]})
+    _write(
+        folder,
+        "Store sales",
+        "Forecast the daily sales of each store for the six weeks after the training data. store.csv holds "
+        "supplemental information about the stores.",
+        "Submissions are evaluated on the Root Mean Square Percentage Error (RMSPE). Any day and store with 0 "
+        "sales is ignored in scoring.",
+        {
+            "train.csv": train,
+            "test.csv": test,
+            "store.csv": store,
+            "sample_submission.csv": pd.DataFrame({"Id": test["Id"], "Sales": 0}),
+        },
+        answers,
+    )
+    return {
+        "modalities": {"inputs": ["tabular"], "targets": ["tabular"]},
+        "task_type": "Reg",
+        "metric": "rmspe",
+        "lower_is_better": True,
+        "supported": True,
+        "n_train": len(train),
+        "n_test": len(test),
+        "answers": "private/answers.csv",
+        "sample_submission": "public/sample_submission.csv",
+    }

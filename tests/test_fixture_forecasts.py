@@ -1,0 +1,58 @@
+"""The "forecasting" fixture family: sales over days, the test rows the days after the train's. What the expert
+reads off each (metric, inputs, the store table joined by its key), and the metrics it names scoring as their
+definitions say."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from agentk.policies.analysis import analyse
+from agentk.testing.competitions import build, registry
+from stages.fetch import fetch_local
+from tools.metrics import METRICS
+
+FIXTURES = sorted(n for n, fx in registry().items() if fx.family == "forecasting")
+
+
+@pytest.fixture(scope="module")
+def fetched(tmp_path_factory) -> dict[str, tuple[Path, Path]]:
+    dest = tmp_path_factory.mktemp("fixtures")
+    out = {}
+    for name in FIXTURES:
+        folder = build(name, dest)
+        ws = tmp_path_factory.mktemp(name) / "ws"
+        fetch_local(folder / "public", ws)
+        out[name] = folder, ws
+    return out
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_the_metric_is_read_off_the_description_and_the_test_days_follow_the_train_days(fetched, name):
+    folder, ws = fetched[name]
+    a, meta = analyse(ws), json.loads((folder / "meta.json").read_text())
+    assert a.metric == meta["metric"] and a.metric_from == "description"
+    assert [(t.kind, t.submit) for t in a.targets] == [("regression", "value")]
+    train, test = (pd.read_csv(folder / "public" / f"{s}.csv") for s in ("train", "test"))
+    date = next(c for c in test.columns if c.lower() == "date")
+    assert pd.to_datetime(test[date]).min() > pd.to_datetime(train[date]).max()
+
+
+def test_the_store_table_is_joined_and_the_train_only_column_is_no_input(fetched):
+    folder, ws = fetched["store-table-rmspe"]
+    a = analyse(ws)
+    store = pd.read_csv(folder / "public" / "store.csv")
+    assert set(store.columns) - {"Store"} <= set(a.features)  # the store's attributes, through its key
+    assert "Customers" not in a.features and "Sales" not in a.features
+
+
+def test_rmspe_leaves_out_the_rows_without_sales(fetched):
+    folder, _ = fetched["store-table-rmspe"]
+    answers = pd.read_csv(folder / "private" / "answers.csv")["Sales"].to_numpy(float)
+    assert (answers == 0).any()  # closed days
+    guess = np.where(answers == 0, 1e6, answers * 1.1)  # 10 % off on every open day, absurd on closed ones
+    assert METRICS["rmspe"].fn(answers, guess) == pytest.approx(0.1)
