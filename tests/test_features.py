@@ -209,6 +209,29 @@ def test_composite_codes_split_into_parts_and_free_text_does_not():
     assert not [c for c in record["added"] if c.startswith("note__part")]
 
 
+def test_fixed_width_letter_codes_get_positions_and_letter_counts_but_identifiers_do_not():
+    rng = np.random.default_rng(2)
+    n = 300
+    frame = pd.DataFrame(
+        {
+            "code": ["".join(rng.choice(list("ABCDE"), 6)) for _ in range(n)],
+            "merchant": [f"m{rng.integers(10**5, 10**6)}" for _ in range(n)],  # letters and digits: an identifier
+            "hash": [f"{rng.integers(16**9, 16**10):010x}" for _ in range(n)],
+        }
+    )
+    train, test, record = engineer(frame.iloc[:200], frame.iloc[200:])
+    letters = sorted(set("".join(frame["code"])))
+    assert [c for c in record["added"] if c.startswith("code__")] == [
+        *[f"code__char{i}" for i in range(1, 7)],
+        *[f"code__n_{ch}" for ch in letters],
+        "code__distinct",
+    ]
+    assert test["code__char3"].tolist() == frame["code"].str[2].iloc[200:].tolist()
+    assert (train[[f"code__n_{ch}" for ch in letters]].sum(axis=1) == 6).all()
+    assert test["code__distinct"].tolist() == [len(set(v)) for v in frame["code"].iloc[200:]]
+    assert not [c for c in record["added"] if c.startswith(("merchant__char", "hash__char", "hash__n_"))]
+
+
 def test_a_multiclass_output_gets_one_encoding_per_class():
     train, test, labels, _ = _labelled()
     classes = (labels.y[:, 0] > np.median(labels.y[:, 0])).astype(float) + (labels.y[:, 0] > 3)

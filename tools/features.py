@@ -14,6 +14,10 @@ column is called beyond generic patterns:
   the same number of parts (a cabin "E/285/S", a full name) gets each part as a column, numeric where every part
   is a number, and the count of each text part's value over train and test rows (how many share a deck, a
   surname) where it has many levels.
+- fixed-width codes: a text column of many levels whose values are words of one length (3 to
+  MAX_CODE_WIDTH letters) over a small alphabet ("ABBCDAEBCA", a DNA sequence) gets the character at each position (a
+  categorical) and the count of each character of the alphabet, and how many distinct characters it holds: no
+  model reads those off the whole string, a level of its own in nearly every row.
 - free text: a text column of many-word, mostly distinct values gets its length, word and character statistics
   and, given the labels, an out-of-fold TF-IDF -> linear model prediction per output.
 - pairs of texts: two string columns of many levels whose values share words in a good share of the rows (a
@@ -59,6 +63,7 @@ MIN_LEVEL_ROWS = 5
 CODE_SEPARATORS = ("/", "-", "_", ":", "|", " ")
 CODE_SHARE = 0.95  # of a column's values that must split into the same number of parts
 MAX_CODE_PARTS = 4
+MIN_CODE_WIDTH, MAX_CODE_WIDTH, MAX_CODE_ALPHABET = 3, 16, 26
 TEXT_WORDS = 3.0  # free text: this many words per value on average, and
 TEXT_DISTINCT = 0.5  # at least this share of distinct values
 TEXT_ALPHAS = (1.0, 3.0, 10.0, 30.0)  # ridge strengths, and logistic Cs, the free-text model chooses from
@@ -117,6 +122,8 @@ def engineer(
             continue
         if c != group and train[c].nunique() > HIGH_CARDINALITY and (sep := _code_separator(train[c])) is not None:
             added.update(_add_code_parts(train, test, c, sep))
+        elif c != group and train[c].nunique() > HIGH_CARDINALITY and (width := _code_width(train[c])) is not None:
+            added.update(_add_code_letters(train, test, c, width))
         if _is_free_text(train[c]):
             for name, values in _text_stats(train[c]).items():
                 train[f"{c}__{name}"] = values
@@ -217,6 +224,42 @@ def _add_code_parts(train: pd.DataFrame, test: pd.DataFrame, c: str, sep: str) -
             for f in (train, test):
                 f[f"{name}__count"] = f[name].astype(str).map(counts).where(f[name].notna()).astype(float)
             added[f"{name}__count"] = f"composite code {c!r}, part {i + 1}: count over train and test rows"
+    return added
+
+
+def _code_width(s: pd.Series) -> int | None:
+    """The length shared by CODE_SHARE of a sample of the values when they are words of MIN_CODE_WIDTH to
+    MAX_CODE_WIDTH letters over at most MAX_CODE_ALPHABET distinct letters; else None. Letters only: identifiers
+    ("m4821", hex hashes) mix in digits, and their characters say nothing."""
+    values = s.dropna().astype(str)
+    if values.empty:
+        return None
+    sample = values.sample(min(len(values), DATE_SAMPLE), random_state=0)
+    width = int(sample.str.len().mode().iloc[0])
+    fixed = (sample.str.len() == width) & sample.str.fullmatch(r"[^\W\d_]+")  # letters: ids mix in digits
+    alphabet = set("".join(sample[fixed]))
+    if MIN_CODE_WIDTH <= width <= MAX_CODE_WIDTH and fixed.mean() >= CODE_SHARE and len(alphabet) <= MAX_CODE_ALPHABET:
+        return width
+    return None
+
+
+def _add_code_letters(train: pd.DataFrame, test: pd.DataFrame, c: str, width: int) -> dict[str, str]:
+    """The character at each position of column c's codes, the count of each character of their alphabet and the
+    number of distinct characters per code; returns the record's entries."""
+    text = {id(f): f[c].astype("string") for f in (train, test)}
+    alphabet = sorted(set("".join(text[id(train)].dropna())))
+    added = {}
+    for i in range(width):
+        for f in (train, test):
+            f[f"{c}__char{i + 1}"] = text[id(f)].str.slice(i, i + 1).astype(object)
+        added[f"{c}__char{i + 1}"] = f"fixed-width code {c!r}: character {i + 1}"
+    for ch in alphabet:
+        for f in (train, test):
+            f[f"{c}__n_{ch}"] = text[id(f)].str.count(re.escape(ch)).astype(float)
+        added[f"{c}__n_{ch}"] = f"fixed-width code {c!r}: count of {ch!r}"
+    for f in (train, test):
+        f[f"{c}__distinct"] = text[id(f)].map(lambda v: float(len(set(v))) if isinstance(v, str) else np.nan)
+    added[f"{c}__distinct"] = f"fixed-width code {c!r}: distinct characters"
     return added
 
 

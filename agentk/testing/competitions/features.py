@@ -1,10 +1,10 @@
 """Fixture family "features": tabular competitions whose signal sits where tools/features.py looks, so the benefit
 of each feature family shows in benchmarks/solve.py with and without `--ablate features`: a high-cardinality
-categorical whose per-level target rate carries the signal, a short free-text column whose words do, a per-type
-regression where the per-type median is a strong baseline (rows grouped by an entity the test set does not share),
-taxi trips whose fare follows the distance between two coordinate pairs and the hour of a timestamp, and house
-prices scored by an RMSE between logarithms (worded as Kaggle's house-prices competition words it, with no
-"RMSLE" in the text). Every dataset is synthetic."""
+categorical whose per-level target rate carries the signal, a fixed-width letter code whose letters do, a short
+free-text column whose words do, a per-type regression where the per-type median is a strong baseline (rows grouped
+by an entity the test set does not share), taxi trips whose fare follows the distance between two coordinate pairs
+and the hour of a timestamp, and house prices scored by an RMSE between logarithms (worded as Kaggle's house-prices
+competition words it, with no "RMSLE" in the text). Every dataset is synthetic."""
 
 from __future__ import annotations
 
@@ -142,6 +142,46 @@ def per_type_coupling(folder: Path, rng: np.random.Generator) -> dict:
         sample,
         answers,
         {"task_type": "Reg", "metric": "mae", "lower_is_better": True},
+    )
+
+
+@fixture(
+    FAMILY, "a 10-letter code column, nearly unique per row, whose letter counts and positions carry the signal, AUC"
+)
+def letter_codes(folder: Path, rng: np.random.Generator) -> dict:
+    n_train, n_test = 3000, 1000
+    n = n_train + n_test
+    letters = np.array(list("ABCDEFGHIJKLMNOPQRST"))
+    weights = rng.dirichlet(np.full(len(letters), 1.5))  # some letters common, some rare
+    codes = rng.choice(len(letters), size=(n, 10), p=weights)
+    x = rng.normal(size=(n, 4)).round(4)
+    counts = np.stack([(codes == k).sum(axis=1) for k in range(len(letters))], axis=1)
+    distinct = np.array([len(set(row)) for row in codes])
+    top = np.argsort(-weights)[:3]  # the common letters, so their counts vary from row to row
+    logit = (
+        0.9 * (counts[:, top[0]] - counts[:, top[0]].mean())
+        - 0.8 * (counts[:, top[1]] - counts[:, top[1]].mean())
+        + 1.2 * (codes[:, 2] == top[2])
+        - 0.5 * (distinct - distinct.mean())
+        + 0.6 * x[:, 0]
+        + rng.normal(scale=0.5, size=n)
+    )
+    frame = pd.DataFrame({"id": np.arange(n), **{f"f_{j:02d}": x[:, j] for j in range(4)}})
+    frame["f_code"] = ["".join(row) for row in letters[codes]]
+    frame["target"] = (logit > np.median(logit)).astype(int)
+    train, test, answers = _split(frame, n_train, "target")
+    sample = pd.DataFrame({"id": test["id"], "target": 0.5})
+    return _tabular(
+        folder,
+        "Machine states",
+        "Predict the probability that a machine is in state 1 from its sensor readings and its control code.",
+        "Submissions are evaluated on area under the ROC curve between the predicted probability and the observed "
+        "target.",
+        train,
+        test,
+        sample,
+        answers,
+        {"task_type": "BinCls", "metric": "roc_auc", "lower_is_better": False},
     )
 
 
