@@ -4,12 +4,16 @@ probabilities (one column per class of each multi-class target)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 
 from agentk.core.checks import Check
 from agentk.core.engine import HOLE, Action, Context, Stage, fill
 from agentk.policies.analysis import Analysis
 from agentk.workspace import ROLE_TARGET_TRANSFORM, TARGET_MAP, TARGET_TRANSFORM, map_file
+from tools.metrics import METRICS
 from unit_tests_lib.targets import check_transform
 
 TEMPLATE = f'''"""transform(df) -> float array (n, one column per target) for the model;
@@ -32,6 +36,9 @@ if __name__ == "__main__":
 BODY = """SPEC = {spec!r}
 THRESHOLD = 0.5  # a binary label, or each label of a set, is predicted when its probability reaches this
 TUNABLE = {tunable!r}  # decoding constants the solver tunes on validation rows for the metric
+# class probabilities divided by the train class shares (a target's "prior") to this power, for a metric that weighs
+# every class alike (a balanced log loss): 0 submits them as predicted, 1 as if the classes were equally common
+BALANCE = 0.0
 {cuts}
 
 def _outputs(s):
@@ -41,6 +48,11 @@ def _outputs(s):
 
 
 OUTPUTS = [o for s in SPEC for o in _outputs(s)]
+
+
+def _balanced(proba, prior):
+    w = np.clip(proba, 0.0, None) / np.clip(np.asarray(prior, dtype=float), 1e-6, None) ** BALANCE
+    return w / np.clip(w.sum(axis=1, keepdims=True), 1e-15, None)
 
 
 def transform(df: pd.DataFrame) -> np.ndarray:
@@ -84,6 +96,8 @@ def inverse_transform(arr) -> pd.DataFrame:
             else:
                 proba = arr[:, j:j + len(classes)]
                 j += len(classes)
+                if s["prior"]:
+                    proba = _balanced(proba, s["prior"])
             if s["submit"] == "proba_columns":
                 by_name = {{str(c): i for i, c in enumerate(classes)}}
                 for col in s["columns"]:
@@ -102,7 +116,8 @@ def inverse_transform(arr) -> pd.DataFrame:
             elif s["kind"] == "regression":
                 out[s["columns"][0]] = np.clip(np.expm1(v), 0, None) if s["log"] else v
             elif s["submit"] == "proba":
-                out[s["columns"][0]] = np.clip(v, 0.0, 1.0)
+                p = np.clip(v, 0.0, 1.0)
+                out[s["columns"][0]] = _balanced(np.column_stack([1 - p, p]), s["prior"])[:, 1] if s["prior"] else p
             else:
                 negative = [c for c in classes if str(c) != str(s["positive"])]
                 out[s["columns"][0]] = [s["positive"] if p >= THRESHOLD else (negative[0] if negative else s["positive"]) for p in v]
@@ -123,6 +138,7 @@ def expert(a: Analysis, ctx: Context) -> Action:
             "k": t.k,
             "threshold": t.threshold,
             "cuts": [f"CUT_{j}_{i}" for i in range(len(t.classes) - 1)] if t.kind == "regression" else [],
+            "prior": _class_shares(ctx.ws, t) if getattr(METRICS.get(a.metric), "balanced", False) else None,
         }
         for j, t in enumerate(a.targets)
     ]
@@ -133,8 +149,23 @@ def expert(a: Analysis, ctx: Context) -> Action:
         for name, lo, hi in zip(s["cuts"], t.classes, t.classes[1:]):
             cuts.append(f"{name} = {(lo + hi) / 2!r}  # between ratings {lo} and {hi}")
             tunable[name] = [round(lo + (hi - lo) * f, 3) for f in (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.1, 0.9)]
+    if any(s["prior"] for s in spec):
+        tunable["BALANCE"] = [0.0, 0.25, 0.5, 0.75, 1.0]
     body = BODY.format(spec=spec, tunable=tunable, cuts="".join(line + "\n" for line in cuts))
     return Action(code=fill(TEMPLATE, body))
+
+
+def _class_shares(ws: Path, t) -> list[float] | None:
+    """The share of the train target map's rows in each class a target submits probabilities of (both classes of a
+    binary one, negative first); None for targets submitted otherwise."""
+    if t.submit == "proba_columns":
+        classes = t.classes
+    elif t.kind == "binary" and t.submit == "proba" and t.threshold is None:
+        classes = [next((c for c in t.classes if str(c) != str(t.positive)), None), t.positive]
+    else:
+        return None
+    y = pd.read_csv(ws / map_file(TARGET_MAP), dtype=str, keep_default_na=False)[t.column]
+    return [round(float((y == str(c)).mean()), 6) for c in classes]
 
 
 STAGE = Stage(

@@ -122,10 +122,10 @@ def _generated(ws: Path) -> dict:
     """The expert's target map, transform, metric and formatter for a fetched workspace, run in-process."""
     a, w = analyse(ws), Workspace(ws)
     ctx = Context(ws, "first", 0, WorkingMemory(), None, None)
-    stages = (tab_target_map.STAGE, target_transform.STAGE, metric_stage.STAGE, *map(submission_format.make, (0, 1)))
-    for stage in stages:
-        w.code(stage.name).write_text(stage.expert(a, ctx).code)
+    w.code(TARGET_MAP).write_text(tab_target_map.STAGE.expert(a, ctx).code)
     subprocess.run([sys.executable, w.code(TARGET_MAP).name], cwd=ws, check=True, capture_output=True)
+    for stage in (target_transform.STAGE, metric_stage.STAGE, *map(submission_format.make, (0, 1))):
+        w.code(stage.name).write_text(stage.expert(a, ctx).code)  # after the map, as setup runs them
     return {
         "analysis": a,
         "transform": w.load(TARGET_TRANSFORM),
@@ -236,6 +236,16 @@ def test_class_columns_named_with_a_prefix_submit_the_label_classes(fetched, mon
     assert g["metric"].metric(y, preds) == pytest.approx(expected) and expected != pytest.approx(
         skm.log_loss(labels, proba)
     )
+    # the metric weighs the classes alike: the decoding may divide by the train shares, which turns the train
+    # shares (the best constant for a plain log loss) into 0.5 / 0.5, the best constant for this one
+    shares = np.bincount(labels) / len(labels)
+    assert g["transform"].TUNABLE["BALANCE"][0] == g["transform"].BALANCE == 0.0
+    as_predicted = g["metric"].metric(y, g["transform"].inverse_transform(np.tile(shares, (len(y), 1))))
+    monkeypatch.setattr(g["transform"], "BALANCE", 1.0)
+    balanced = g["transform"].inverse_transform(np.tile(shares, (len(y), 1)))
+    np.testing.assert_allclose(balanced.to_numpy(), 0.5, atol=1e-4)
+    assert g["metric"].metric(y, balanced) == pytest.approx(np.log(2), abs=1e-3)
+    assert as_predicted > np.log(2) + 0.05
 
 
 @pytest.mark.parametrize(

@@ -39,6 +39,7 @@ class Metric:
     prediction: str  # "label" | "proba" | "value" | "ranking"
     multi_target: bool
     patterns: tuple[str, ...]
+    balanced: bool = False  # weighs every class alike, whatever its share of the rows
 
 
 # ----------------------------------------------------------------------------- input checks
@@ -732,6 +733,7 @@ METRICS: dict[str, Metric] = {
             "proba",
             False,
             (r"\bbalanced (?:logarithmic loss|log ?loss|cross ?entropy)",),
+            balanced=True,
         ),
         Metric(
             "multi_log_loss",
