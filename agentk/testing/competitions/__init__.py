@@ -25,7 +25,13 @@ from pathlib import Path
 
 import numpy as np
 
-FAMILY_MODULES = ("layouts", "targets", "features", "text", "forecasts")  # imported on first use, each registering its fixtures
+FAMILY_MODULES = (
+    "layouts",
+    "targets",
+    "features",
+    "text",
+    "forecasts",
+)  # imported on first use, each registering its fixtures
 
 
 @dataclass(frozen=True)
