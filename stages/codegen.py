@@ -23,22 +23,33 @@ def read_expr(path: str, id_col: str | None = None) -> str:
     if name.endswith((".csv", ".csv.gz")):
         return f"pd.read_csv({path!r}{dtype})"
     if name.endswith(".jsonl"):
-        return f"pd.read_json({path!r}, lines=True)"
+        return f"nested_as_text(pd.read_json({path!r}, lines=True))"
     if name.endswith(".json"):
-        return f"pd.read_json({path!r})"
+        return f"nested_as_text(pd.read_json({path!r}))"
     if name.endswith(".feather"):
-        return f"pd.read_feather({path!r})"
-    return f"pd.read_parquet({path!r})"
+        return f"nested_as_text(pd.read_feather({path!r}))"
+    return f"nested_as_text(pd.read_parquet({path!r}))"
 
 
 def map_template(output: str, doc: str, preview: str = "table.head().to_string()") -> str:
     """The template of a map stage: build_map() returns the table, running the file writes it."""
     return f'''"""Builds {output}: {doc}"""
+import json
 import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+
+def nested_as_text(df: pd.DataFrame) -> pd.DataFrame:
+    """Cells holding lists or records (JSON, parquet) as text: a list's items joined by spaces, a record as JSON."""
+    for c in df.select_dtypes(include="object").columns:
+        df[c] = df[c].map(
+            lambda v: " ".join(map(str, v)) if isinstance(v, (list, tuple, np.ndarray))
+            else json.dumps(v, sort_keys=True, default=str) if isinstance(v, dict) else v
+        )
+    return df
 
 
 def build_map() -> pd.DataFrame:

@@ -16,6 +16,7 @@ import pytest
 from conftest import agentk
 from PIL import Image
 
+from agentk.competition.dataview import read_table
 from agentk.competition.series import pixel_columns
 from agentk.competition.tables import SampleColumns, find, sample_columns
 from agentk.core.errors import BadInput
@@ -146,6 +147,19 @@ def test_numbers_with_thousands_separators_and_na_tokens_are_read_as_numbers(fet
     assert pd.api.types.is_numeric_dtype(train["income"]) and pd.api.types.is_numeric_dtype(train["x2"])
     assert train["income"].iloc[0] == float(raw["income"].iloc[0].replace(",", ""))
     assert train["x2"].isna().sum() == raw["x2"].str.lower().isin(["na", ""]).sum() > 0
+
+
+def test_json_fields_holding_lists_and_records_are_read_as_text(fetched):
+    ws, _ = fetched("json-nested-fields")
+    raw = json.loads((ws / "raw" / "train.json").read_text())
+    table = read_table(ws / "raw" / "train.json", dtype=str)  # raised "truth value of an empty array" before
+    assert table["forums"].tolist() == [" ".join(r["forums"]) for r in raw]
+    assert json.loads(table["flair"].iloc[0]) == raw[0]["flair"]
+    a = analyse(ws)
+    assert {"forums", "flair", "account_age_days"} <= set(a.features) | set(a.text_columns)
+    assert "upvotes_at_retrieval" not in a.features  # known only after the outcome: not in test.json
+    train = run_map(ws, "train", a)
+    assert len(train) == len(raw) and train["forums"].notna().sum() == sum(bool(r["forums"]) for r in raw)
 
 
 def test_image_layouts(fetched):

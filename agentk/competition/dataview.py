@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import codecs
 import gzip
+import json
 import re
 import zlib
 from pathlib import Path
 
 import charset_normalizer
+import numpy as np
 import pandas as pd
 
 from agentk.core.errors import BadInput
@@ -61,8 +63,9 @@ def text_encoding(path: Path, limit: int | None = HEAD) -> str | None:
     return next((m.encoding for m in tied if "cp1252" in m.could_be_from_charset), best.encoding)
 
 
-def read_table(path: Path, nrows: int | None = None, **kwargs) -> pd.DataFrame:
-    """Read a CSV/TSV/JSON/parquet table, in whatever text encoding; an empty or corrupt file is BadInput."""
+def read_table(path: Path, nrows: int | None = None, nested: bool = False, **kwargs) -> pd.DataFrame:
+    """Read a CSV/TSV/JSON/parquet table, in whatever text encoding; an empty or corrupt file is BadInput. Cells
+    holding lists or records become text (nested_as_text) unless `nested` (image bands as number lists)."""
     path = Path(path)
     name = path.name.lower()
     try:
@@ -87,6 +90,7 @@ def read_table(path: Path, nrows: int | None = None, **kwargs) -> pd.DataFrame:
             raise BadInput(f"{path.name}: unknown table format; use CSV, TSV, JSON(L), parquet or feather")
         if nrows is not None and name.endswith((".json", ".parquet", ".feather")):
             df = df.head(nrows)
+        df = df if nested else nested_as_text(df)
         if kwargs.get("dtype") is str and not name.endswith((".tsv", ".tsv.gz", ".csv", ".csv.gz")):
             df = df.map(lambda v: v if pd.isna(v) else str(v))  # as read_csv(dtype=str) reads a CSV
     except pd.errors.EmptyDataError:
@@ -98,6 +102,22 @@ def read_table(path: Path, nrows: int | None = None, **kwargs) -> pd.DataFrame:
         raise BadInput(f"{path.name} is not a readable table ({first}): re-download or repair it") from None
     if df.shape[1] == 0 or (nrows is None and len(df) == 0):
         raise BadInput(f"{path.name} has no rows: re-download the competition data")
+    return df
+
+
+def nested_as_text(df: pd.DataFrame) -> pd.DataFrame:
+    """Cells holding lists or records (a JSON field listing a user's forums) as text: a list's items joined by
+    spaces, a record as JSON, as the generated maps read them (stages.codegen). Nothing can count, compare or group
+    cells that hold lists."""
+
+    def text(v):
+        if isinstance(v, list | tuple | np.ndarray):
+            return " ".join(str(x) for x in v)
+        return json.dumps(v, sort_keys=True, default=str) if isinstance(v, dict) else v
+
+    for c in df.select_dtypes(include="object").columns:
+        if df[c].map(lambda v: isinstance(v, list | tuple | dict | np.ndarray)).any():
+            df[c] = df[c].map(text)
     return df
 
 

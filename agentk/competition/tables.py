@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.competition.dataview import TABLE_EXT, is_table, read_table, role_of, walk
+from agentk.competition.dataview import TABLE_EXT, is_table, nested_as_text, read_table, role_of, walk
 from agentk.competition.file_inputs import listing_source, modality_files
 from agentk.competition.series import (
     SUMMARY,
@@ -350,11 +350,11 @@ def _bands(root: Path) -> list[str]:
         dest = root / f"{_stem(path)}.csv"
         if dest.exists():
             continue
-        table = read_table(path)
+        table = read_table(path, nested=True)
         id_col = sample.columns[0] if sample.columns[0] in table.columns else table.columns[0]
         flat = bands_to_images(table, id_col, root / f"{_stem(path)}_images")
         if flat is not None:
-            _write_csv(flat, dest)
+            _write_csv(nested_as_text(flat), dest)
             done.append(f"{dest.name}: {path.name} without its image bands, written as {_stem(path)}_images/<id>.png")
     return done
 

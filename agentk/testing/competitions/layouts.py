@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import zipfile
 from pathlib import Path
 
@@ -366,6 +367,48 @@ def jsonl_feather(folder, rng):
 @fixture("formats", "JSON records train and test")
 def json_records(folder, rng):
     return tab_competition(folder, rng, {"train": "train.json", "test": "test.json", "sample": "sample_submission.csv"})
+
+
+@fixture(
+    "formats", "JSON records with list-valued fields (the forums a user posts in), free text and train-only fields"
+)
+def json_nested_fields(folder, rng):
+    pub = folder / "public"
+    forums = ["books", "pics", "food", "gaming", "music", "giving", "movies", "science"]
+    words = "i am broke and hungry please help student job lost rent family kids pay forward tonight thanks".split()
+    records = []
+    for i in range(600):
+        joined = sorted(rng.choice(forums, rng.integers(0, 5), replace=False).tolist())
+        text = " ".join(rng.choice(words, rng.integers(6, 30)))
+        age = round(float(rng.exponential(200)), 2)
+        z = 0.004 * age + 0.8 * ("job" in text.split()) + 1.2 * ("giving" in joined) + rng.normal(scale=0.6) - 1.4
+        records.append(
+            {
+                "request_id": f"t3_{i:05x}",
+                "request_text": text,
+                "account_age_days": age,
+                "forums": joined,  # a list in each record
+                "flair": {"colour": str(rng.choice(["red", "blue"])), "size": int(rng.integers(1, 4))},
+                "upvotes_at_retrieval": int(rng.poisson(5 + 3 * (z > 0))),  # known after the outcome: train only
+                "received": bool(z > 0),
+            }
+        )
+    train, test = records[:450], records[450:]
+    hidden = ("upvotes_at_retrieval", "received")
+    (pub / "train.json").write_text(json.dumps(train))
+    (pub / "test.json").write_text(json.dumps([{k: v for k, v in r.items() if k not in hidden} for r in test]))
+    ids = [r["request_id"] for r in test]
+    pd.DataFrame({"request_id": ids, "received": 0}).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the probability that a request receives a gift (`received`).",
+            "Submissions are evaluated on area under the ROC curve between the predicted probability and the "
+            "observed outcome.",
+            ["train.json", "test.json", "sample_submission.csv"],
+        )
+    )
+    answers = pd.DataFrame({"request_id": ids, "received": [int(r["received"]) for r in test]})
+    return finish(folder, answers, "sample_submission.csv", metric="roc_auc", inputs=("tabular", "text"))
 
 
 # ---- 8. image layouts ---------------------------------------------------------------------------------------------
