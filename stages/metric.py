@@ -37,7 +37,10 @@ SCORED_VALUE = {scored_value!r}  # a masked metric scores only the rows whose ME
 def _truth(y_true: pd.DataFrame, t: dict) -> np.ndarray:
     v = pd.Series(np.asarray(y_true[t["column"]]))
     if t["submit"] == "proba_columns":
-        return v.astype(str).map({{c: i for i, c in enumerate(t["columns"])}}).to_numpy()
+        codes = v.astype(str).map({{c: i for i, c in enumerate(t["columns"])}}).to_numpy()
+        if MULTI_TARGET:  # a column-wise metric (mean AUC over the class columns) scores each class as 0/1
+            return np.eye(len(t["columns"]))[codes.astype(int)]
+        return codes
     if t["kind"] == "regression":
         return v.astype(float).to_numpy()
     if t["threshold"] is not None:  # a fraction the metric scores as 0/1

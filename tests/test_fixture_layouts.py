@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from conftest import agentk
 from PIL import Image
+from sklearn.metrics import roc_auc_score
 
 from agentk.competition.dataview import read_table
 from agentk.competition.series import pixel_columns
@@ -294,6 +295,25 @@ def test_a_metric_that_masks_rows_scores_only_the_rows_the_evaluation_text_names
     assert scope["metric"](truth, truth[["pressure"]] + 1.0) == pytest.approx(1.0)
     said = "The expiratory phase is not scored: rows where valve_open is 1 are not scored."
     assert scored_rows(said, train[["valve_open", "time_step"]]) == ("valve_open", 0.0)
+
+
+def test_one_hot_classes_scored_column_wise_score_each_class_column(fetched):
+    """Classes given as one-hot columns, scored by the mean AUC of the columns (a leaf-disease layout, train and test
+    images in one folder): the generated metric scores each class as 0/1 (it raised on the class codes before)."""
+    ws, meta = fetched("shared-folder-onehot")
+    a = analyse(ws)
+    (t,) = a.targets
+    assert (a.metric, t.onehot, t.columns) == ("mean_columnwise_auc", True, ["healthy", "mixed", "rust", "scab"])
+    assert a.file_source("train", IMAGE.name).folder == a.file_source("test", IMAGE.name).folder == "raw/images"
+    scope: dict = {}
+    exec(metric_stage.expert(a, None).code, scope)
+    train = pd.read_csv(ws / a.train)
+    onehot = train[t.columns].to_numpy()
+    truth = pd.DataFrame({t.column: np.array(t.columns)[onehot.argmax(axis=1)]})
+    guess = pd.DataFrame(np.random.default_rng(0).random(onehot.shape), columns=t.columns)
+    expected = np.mean([roc_auc_score(onehot[:, j], guess.iloc[:, j]) for j in range(onehot.shape[1])])
+    assert scope["metric"](truth, guess) == pytest.approx(expected)
+    assert scope["metric"](truth, pd.DataFrame(onehot, columns=t.columns)) == 1.0
 
 
 def test_a_layout_in_a_format_agentk_cannot_read_is_refused_naming_it(fixtures):

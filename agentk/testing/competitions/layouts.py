@@ -484,6 +484,39 @@ def png_modes(folder, rng):
 
 
 @fixture(
+    "images", "one images/ folder for train and test (Train_0.jpg, Test_0.jpg), classes as one-hot columns, mean AUC"
+)
+def shared_folder_onehot(folder, rng):
+    pub = folder / "public"
+    (pub / "images").mkdir()
+    names = ["healthy", "mixed", "rust", "scab"]
+    rows = {"train": [], "test": []}
+    for split, n in (("train", 160), ("test", 60)):
+        for i in range(n):
+            k = int(rng.integers(0, 4))  # 0, 1, 2 as picture()'s patterns; 3 the first pattern, brighter
+            image = picture(rng, k % 3, size=24)
+            if k == 3:
+                image = image.point(lambda v: min(255, v + 60))
+            name = f"{split.title()}_{i}"
+            image.save(pub / "images" / f"{name}.jpg", quality=95)
+            rows[split].append({"image_id": name, **{c: int(j == k) for j, c in enumerate(names)}})
+    train, truth = pd.DataFrame(rows["train"]), pd.DataFrame(rows["test"])
+    train.to_csv(pub / "train.csv", index=False)
+    truth[["image_id"]].to_csv(pub / "test.csv", index=False)
+    truth.assign(**{c: 0.25 for c in names}).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Classify each leaf image as healthy, with mixed diseases, with rust or with scab: submit the probability "
+            "of each class.",
+            "Submissions are evaluated on mean column-wise ROC AUC: the score is the average of the individual AUCs "
+            "of each predicted column.",
+            ["images/*.jpg", "train.csv", "test.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, truth, "sample_submission.csv", "MultiCls", "mean_columnwise_auc", inputs=("image",))
+
+
+@fixture(
     "images",
     "photos named by id in train/ and test/ beside metadata flags; a 1-100 score they barely explain (RMSE): the "
     "train mean is hard to beat",
