@@ -232,6 +232,26 @@ def test_fixed_width_letter_codes_get_positions_and_letter_counts_but_identifier
     assert not [c for c in record["added"] if c.startswith(("merchant__char", "hash__char", "hash__n_"))]
 
 
+def test_token_sets_get_one_indicator_per_token_and_sentences_and_multi_word_names_do_not():
+    rng = np.random.default_rng(3)
+    n = 300
+    genres = ["Action", "Comedy", "Drama", "Horror", "Romance"]
+    words = "the cat sat on the mat and the dog ran off with a hat".split()
+    frame = pd.DataFrame(
+        {
+            "genres": ["|".join(rng.choice(genres, rng.integers(1, 4), replace=False)) for _ in range(n)],
+            "sentence": [" ".join(rng.choice(words, 8)) for _ in range(n)],  # words repeat within a value
+            "place": rng.choice(["55 Cancri e", "PSO J318.5-22", "TRAPPIST-1e"], n),  # levels, not combinations
+        }
+    )
+    train, test, record = engineer(frame.iloc[:200], frame.iloc[200:])
+    assert sorted(c for c in record["added"] if c.startswith("genres__has_")) == [f"genres__has_{g}" for g in genres]
+    has = test[[f"genres__has_{g}" for g in genres]].to_numpy()
+    expected = [[float(g in v.split("|")) for g in genres] for v in frame["genres"].iloc[200:]]
+    assert has.tolist() == expected and (test["genres__tokens"] == has.sum(axis=1)).all()
+    assert not [c for c in record["added"] if c.startswith(("sentence__has", "place__has"))]
+
+
 def test_a_multiclass_output_gets_one_encoding_per_class():
     train, test, labels, _ = _labelled()
     classes = (labels.y[:, 0] > np.median(labels.y[:, 0])).astype(float) + (labels.y[:, 0] > 3)

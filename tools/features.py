@@ -18,6 +18,9 @@ column is called beyond generic patterns:
   MAX_CODE_WIDTH letters) over a small alphabet ("ABBCDAEBCA", a DNA sequence) gets the character at each position (a
   categorical) and the count of each character of the alphabet, and how many distinct characters it holds: no
   model reads those off the whole string, a level of its own in nearly every row.
+- token sets: a text column whose values list a few tokens from a small vocabulary ("books food giving", a
+  genre list "Action|Comedy") gets one 0/1 column per token and the number of tokens: as one string per
+  combination, a tree or a network sees a level, not which tokens it holds.
 - free text: a text column of many-word, mostly distinct values gets its length, word and character statistics
   and, given the labels, an out-of-fold TF-IDF -> linear model prediction per output.
 - pairs of texts: two string columns of many levels whose values share words in a good share of the rows (a
@@ -64,6 +67,12 @@ CODE_SEPARATORS = ("/", "-", "_", ":", "|", " ")
 CODE_SHARE = 0.95  # of a column's values that must split into the same number of parts
 MAX_CODE_PARTS = 4
 MIN_CODE_WIDTH, MAX_CODE_WIDTH, MAX_CODE_ALPHABET = 3, 16, 26
+TOKENS = re.compile(
+    r"[^\s,;|\[\]'\"]+"
+)  # a list's items, whether joined by spaces, commas or pipes, or written as a repr
+MAX_VOCABULARY = 50  # distinct tokens of a token-set column (natural language has many more)
+MULTI_TOKEN_SHARE = 0.2  # of the values that must list two tokens or more (else it is one categorical)
+MAX_REPEATS = 0.1  # of the values that may list a token twice
 TEXT_WORDS = 3.0  # free text: this many words per value on average, and
 TEXT_DISTINCT = 0.5  # at least this share of distinct values
 TEXT_ALPHAS = (1.0, 3.0, 10.0, 30.0)  # ridge strengths, and logistic Cs, the free-text model chooses from
@@ -124,6 +133,8 @@ def engineer(
             added.update(_add_code_parts(train, test, c, sep))
         elif c != group and train[c].nunique() > HIGH_CARDINALITY and (width := _code_width(train[c])) is not None:
             added.update(_add_code_letters(train, test, c, width))
+        if (vocabulary := _token_vocabulary(train[c])) is not None:
+            added.update(_add_token_set(train, test, c, vocabulary))
         if _is_free_text(train[c]):
             for name, values in _text_stats(train[c]).items():
                 train[f"{c}__{name}"] = values
@@ -452,6 +463,39 @@ def _target_encoding(train: pd.Series, test: pd.Series, labels: Labels):
 
 
 # -- free text ---------------------------------------------------------------------------------------------------
+def _token_vocabulary(s: pd.Series) -> list[str] | None:
+    """The tokens of a token-set column, in order of frequency: a sample of its values lists 2..MAX_VOCABULARY
+    distinct tokens, at least MULTI_TOKEN_SHARE of them two or more, at most MAX_REPEATS of them a token twice, and
+    holds more distinct values than tokens (combinations: a few multi-word names, "55 Cancri e", are levels of a
+    categorical); else None."""
+    values = s.dropna().astype(str)
+    if values.empty:
+        return None
+    sample = values.sample(min(len(values), DATE_SAMPLE), random_state=0)
+    tokens = sample.map(TOKENS.findall)
+    counts = pd.Series([t for row in tokens for t in row]).value_counts()
+    if not 2 <= len(counts) <= MAX_VOCABULARY or (tokens.str.len() >= 2).mean() < MULTI_TOKEN_SHARE:
+        return None
+    repeats = tokens.map(lambda row: len(row) != len(set(row))).mean()  # words of a sentence repeat, a set's do not
+    if sample.nunique() <= len(counts) or repeats > MAX_REPEATS:
+        return None
+    return counts.index.tolist()
+
+
+def _add_token_set(train: pd.DataFrame, test: pd.DataFrame, c: str, vocabulary: list[str]) -> dict[str, str]:
+    """One 0/1 column per token of the vocabulary (a token outside it counts toward the number only) and the number
+    of tokens of each value; returns the record's entries."""
+    added = {}
+    for f in (train, test):
+        sets = f[c].map(lambda v: set(TOKENS.findall(v)) if isinstance(v, str) else set())
+        for token in vocabulary:
+            f[f"{c}__has_{token}"] = sets.map(lambda row, token=token: float(token in row))
+        f[f"{c}__tokens"] = sets.map(len).astype(float)
+    added.update({f"{c}__has_{t}": f"token set {c!r}: lists {t!r}" for t in vocabulary})
+    added[f"{c}__tokens"] = f"token set {c!r}: number of tokens"
+    return added
+
+
 def _is_free_text(s: pd.Series) -> bool:
     values = s.dropna().astype(str)
     if values.empty:
