@@ -173,6 +173,15 @@ def test_image_layouts(fetched):
     a = analyse(ws)
     assert a.train == "raw/trainLabels.csv"
     assert (a.file_source("train", IMAGE.name).folder, a.file_source("train", IMAGE.name).ext) == ("raw/train", ".png")
+    ws, _ = fetched("image-grades-qwk")  # grades of images in <split>_images/, scored by kappa: a value cut into grades
+    a = analyse(ws)
+    assert [(a.file_source(s, IMAGE.name).folder, a.file_source(s, IMAGE.name).column) for s in ("train", "test")] == [
+        ("raw/train_images", "id_code"),
+        ("raw/test_images", "id_code"),
+    ]
+    assert a.metric == "qwk" and [(t.kind, t.submit, t.classes) for t in a.targets] == [
+        ("regression", "label", [0, 1, 2, 3, 4])
+    ]
 
 
 def test_pixel_columns_of_a_table_become_images_named_by_position(fetched):

@@ -484,6 +484,38 @@ def png_modes(folder, rng):
 
 
 @fixture(
+    "images", "train_images/ and test_images/ named by id_code, a 0-4 severity grade scored by quadratic weighted kappa"
+)
+def image_grades_qwk(folder, rng):
+    from PIL import Image
+
+    pub = folder / "public"
+    rows = {"train": [], "test": []}
+    for split, n in (("train", 200), ("test", 60)):
+        (pub / f"{split}_images").mkdir()
+        for _ in range(n):
+            grade = int(rng.choice(5, p=[0.4, 0.2, 0.2, 0.1, 0.1]))
+            level = 0.25 + 0.12 * grade + rng.normal(0, 0.06)  # brighter with the grade, give or take
+            arr = np.clip(rng.normal(level, 0.08, (24, 24)), 0, 1)
+            code = f"{rng.integers(16**9, 16**10):010x}"
+            Image.fromarray((arr * 255).astype(np.uint8)).convert("RGB").save(pub / f"{split}_images" / f"{code}.png")
+            rows[split].append({"id_code": code, "diagnosis": grade})
+    train, truth = pd.DataFrame(rows["train"]), pd.DataFrame(rows["test"])
+    train.to_csv(pub / "train.csv", index=False)
+    truth[["id_code"]].to_csv(pub / "test.csv", index=False)
+    truth.assign(diagnosis=0).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Rate the severity of the condition in each image on a scale of 0 to 4.",
+            "Submissions are scored based on the quadratic weighted kappa, which measures the agreement between two "
+            "ratings.",
+            ["train_images/*.png", "test_images/*.png", "train.csv", "test.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, truth, "sample_submission.csv", "MultiCls", "qwk", inputs=("image",))
+
+
+@fixture(
     "images", "one images/ folder for train and test (Train_0.jpg, Test_0.jpg), classes as one-hot columns, mean AUC"
 )
 def shared_folder_onehot(folder, rng):
