@@ -92,6 +92,18 @@ def test_the_gaussian_process_beats_boosted_trees_on_a_smooth_target():
     assert result.test_pred.shape == (50, 1) and rmse(y[350:], result.test_pred[:, 0]) < 0.2  # the test rows too
 
 
+def test_the_gaussian_process_learns_its_kernel_on_a_subset_of_many_rows_and_fits_them_all(monkeypatch):
+    monkeypatch.setattr(classical_tab, "TUNE_ROWS", 200)
+    table, y = smooth_table(600)
+    X = classical_tab.features(FrameTask(table, y, [{"kind": "regression"}], 100, rmse, False), log=quiet).train
+    gp = classical_tab._gp(X.shape[1]).fit(X[:450], y[:450])
+    rows = np.random.default_rng(0).choice(450, 200, replace=False)
+    on_subset = GaussianProcessRegressor(gp.kernel, normalize_y=True, random_state=0).fit(X[rows], y[rows])
+    np.testing.assert_allclose(gp.kernel_.theta, on_subset.kernel_.theta)  # the subset's kernel, kept as learnt
+    assert gp.optimizer == "fmin_l_bfgs_b" and len(gp.X_train_) == 450  # fitted on every row, its settings intact
+    assert rmse(y[450:500], gp.predict(X[450:500])) < rmse(y[450:500], on_subset.predict(X[450:500]))
+
+
 def test_classes_get_a_machine_or_a_logistic_regression_chosen_on_the_fit_rows():
     rng = np.random.default_rng(1)
     x = rng.normal(size=(300, 2))

@@ -107,7 +107,7 @@ def engineer(
     shared = [c for c in train.columns if c in test.columns]
     numeric = [c for c in shared if pd.api.types.is_numeric_dtype(train[c]) and train[c].dtype != bool]
     for c in shared:
-        if _is_datetime(train[c]):
+        if is_datetime(train[c]):
             t_train, t_test = _to_datetime(train[c]), _to_datetime(test[c])
             origin = t_train.min()
             for frame, t in ((train, t_train), (test, t_test)):
@@ -310,7 +310,7 @@ def _add_pair(train: pd.DataFrame, test: pd.DataFrame, a: str, b: str) -> list[s
 
 
 # -- datetimes ---------------------------------------------------------------------------------------------------
-def _is_datetime(s: pd.Series) -> bool:
+def is_datetime(s: pd.Series) -> bool:
     if pd.api.types.is_datetime64_any_dtype(s):
         return True
     if pd.api.types.is_numeric_dtype(s) or s.dtype == bool:

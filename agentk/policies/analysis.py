@@ -24,6 +24,7 @@ from agentk.competition.values import numeric_text
 from agentk.modalities import MODALITIES, TABULAR, TEXT
 from agentk.policies import target_shapes as shapes
 from agentk.workspace import Workspace
+from tools.features import is_datetime
 from tools.metrics import COLUMNWISE, METRICS, Metric, find_metric
 
 BOOL_VALUES = {"true", "false"}
@@ -251,6 +252,8 @@ def analyse(ws: Path) -> Analysis:
         for c in train.columns
         if c in test.columns and c not in target_cols and c not in (id_col, train_id, test_id) and c not in file_cols
     ]
+    if not any(is_datetime(train[c]) for c in features):  # a timestamp id is the rows' time: information, not a name
+        features += [c for c in dict.fromkeys((test_id, id_col)) if _time_id(c, train, test)]
     both = pd.concat([train[features], test[features]], ignore_index=True)
     text_columns = [c for c in features if is_long_text(both[c])]
     features = [c for c in features if c not in text_columns]
@@ -297,6 +300,10 @@ def analyse(ws: Path) -> Analysis:
         metric_columns,
         scored_value,
     )
+
+
+def _time_id(c: str | None, train: pd.DataFrame, test: pd.DataFrame) -> bool:
+    return c is not None and c in train.columns and c in test.columns and is_datetime(train[c]) and is_datetime(test[c])
 
 
 def _table_sources(

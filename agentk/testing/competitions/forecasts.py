@@ -1,7 +1,8 @@
 """Fixture family "forecasting": sales per store and item over days, the test rows the days after the train rows,
 as Kaggle's demand-forecasting competitions lay them out: one long table of (date, store, item, sales), scored by
-SMAPE; and a store-sales table whose store attributes sit in a second table keyed by store, with a train-only
-column (customers) and closed days, scored by RMSPE over the days with sales. Every dataset is synthetic: weekly
+SMAPE; a store-sales table whose store attributes sit in a second table keyed by store, with a train-only
+column (customers) and closed days, scored by RMSPE over the days with sales; and hourly rentals whose timestamp is
+also the submission's id, the hour of day their main signal, scored by RMSLE. Every dataset is synthetic: weekly
 and yearly seasonality, a trend and per-store and per-item levels."""
 
 from __future__ import annotations
@@ -142,6 +143,62 @@ def store_table_rmspe(folder: Path, rng: np.random.Generator) -> dict:
         "modalities": {"inputs": ["tabular"], "targets": ["tabular"]},
         "task_type": "Reg",
         "metric": "rmspe",
+        "lower_is_better": True,
+        "supported": True,
+        "n_train": len(train),
+        "n_test": len(test),
+        "answers": "private/answers.csv",
+        "sample_submission": "public/sample_submission.csv",
+    }
+
+
+@fixture(
+    FAMILY,
+    "hourly rentals keyed by their timestamp (the sample's id), the hour the main signal; train-only parts of the count; RMSLE",
+)
+def datetime_id_counts(folder: Path, rng: np.random.Generator) -> dict:
+    hours = pd.date_range("2011-01-01", periods=24 * 120, freq="h")
+    hour, day = hours.hour.to_numpy(), hours.dayofweek.to_numpy()
+    working = (day < 5).astype(int)
+    temp = (
+        15 + 10 * np.sin(2 * np.pi * (hours.dayofyear.to_numpy() - 100) / 365) + rng.normal(0, 3, len(hours))
+    ).round(1)
+    commute = working * (np.exp(-((hour - 8) ** 2) / 3) + np.exp(-((hour - 18) ** 2) / 4))
+    leisure = (1 - working) * np.exp(-((hour - 14) ** 2) / 12)
+    level = np.clip(20 + 300 * commute + 200 * leisure + 4 * temp, 1, None)
+    registered = rng.poisson(0.8 * level)
+    casual = rng.poisson(0.2 * level)
+    frame = pd.DataFrame(
+        {
+            "datetime": hours.strftime("%Y-%m-%d %H:%M:%S"),
+            "workingday": working,
+            "weather": rng.choice([1, 2, 3], len(hours), p=[0.6, 0.3, 0.1]),
+            "temp": temp,
+            "humidity": rng.integers(20, 100, len(hours)),
+            "casual": casual,
+            "registered": registered,
+            "count": casual + registered,
+        }
+    )
+    in_test = hours.day.to_numpy() > 19  # the last days of each month, as a month's first days train
+    train, future = frame[~in_test].reset_index(drop=True), frame[in_test].reset_index(drop=True)
+    test = future.drop(columns=["casual", "registered", "count"])
+    _write(
+        folder,
+        "Bike rentals",
+        "Forecast the number of bikes rented in each hour of the test days.",
+        "Submissions are evaluated on the Root Mean Squared Logarithmic Error (RMSLE).",
+        {
+            "train.csv": train,
+            "test.csv": test,
+            "sample_submission.csv": pd.DataFrame({"datetime": test["datetime"], "count": 0}),
+        },
+        future[["datetime", "count"]],
+    )
+    return {
+        "modalities": {"inputs": ["tabular"], "targets": ["tabular"]},
+        "task_type": "Reg",
+        "metric": "rmsle",
         "lower_is_better": True,
         "supported": True,
         "n_train": len(train),
