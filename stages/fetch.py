@@ -9,9 +9,12 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pandas as pd
+
 from agentk.competition.archives import is_archive, members, unpack_beside
 from agentk.competition.dataview import (
     competition_name,
+    csv_dialect,
     find_description,
     find_tables,
     is_table,
@@ -68,10 +71,10 @@ def check_source(source: str | Path, try_unsupported: bool = False) -> str | Non
 
 
 def link_children(source: Path, raw: Path, utf8: bool = False) -> None:
-    """Link the folder's files into raw/ (utf8: tables in other encodings become UTF-8 copies instead)."""
+    """Link the folder's files into raw/ (utf8: tables that are not plain UTF-8 CSV become plain copies instead)."""
     for child in sorted(source.iterdir()):
         link = raw / child.name
-        if not child.name.startswith(".") and not link.exists() and not (utf8 and utf8_copy(child, link)):
+        if not child.name.startswith(".") and not link.exists() and not (utf8 and plain_copy(child, link)):
             link.symlink_to(child)
 
 
@@ -159,17 +162,30 @@ def write_pages(w: Workspace, description: str, evaluation: str, data: str, meta
     write_text(w.description, description)
 
 
-def utf8_copy(table: Path, dest: Path) -> bool:
-    """Write a CSV/TSV that is not UTF-8 (UTF-16, latin-1...) to dest as UTF-8, so that every program reading
-    raw/ (generated ones too) reads it with pandas' default; False (nothing written) for UTF-8 and other files."""
-    if not table.is_file() or not table.name.lower().endswith((".csv", ".tsv")):
+def plain_copy(table: Path, dest: Path) -> bool:
+    """Write a CSV/TSV that is not plain UTF-8 CSV to dest as one, so that every program reading raw/ (generated
+    ones too) reads it with pandas' defaults: other encodings (UTF-16, latin-1...) recoded; a .csv delimited by
+    ";", tab or "|" written with commas, its numbers with decimal commas ("0,126") with points. False (nothing
+    written) for plain CSVs and other files."""
+    name = table.name.lower()
+    if not table.is_file() or not name.endswith((".csv", ".tsv")):
         return False
-    encoding = text_encoding(table, None)
-    if encoding is None:
+    encoding, tsv = text_encoding(table, None), name.endswith(".tsv")
+    sep, decimal = ("\t", ".") if tsv else csv_dialect(table, encoding)
+    recode_only = tsv or (sep, decimal) == (",", ".")
+    if encoding is None and recode_only:
         return False
-    tmp = dest.with_name(f".{dest.name}.utf8")
-    with open(table, encoding=encoding, newline="") as src, open(tmp, "w", encoding="utf-8", newline="") as out:
-        shutil.copyfileobj(src, out)
+    tmp = dest.with_name(f".{dest.name}.plain")
+    if recode_only:  # the text is copied as it is
+        with open(table, encoding=encoding, newline="") as src, open(tmp, "w", encoding="utf-8", newline="") as out:
+            shutil.copyfileobj(src, out)
+    else:
+        frame = pd.read_csv(table, sep=sep, dtype=str, keep_default_na=False, encoding=encoding)
+        for c in frame.columns:
+            cells = frame[c][frame[c] != ""]
+            if decimal == "," and len(cells) and cells.str.fullmatch(r"[+-]?\d+(,\d+)?").all():
+                frame[c] = frame[c].str.replace(",", ".", regex=False)
+        frame.to_csv(tmp, index=False)
     tmp.replace(dest)
     return True
 
@@ -182,7 +198,7 @@ def fetch_local(source: Path, ws: Path, try_unsupported: bool = False) -> None:
     link_children(Path(source).resolve(), raw, utf8=True)
     unpack_beside(Path(source).resolve(), raw)  # train.zip -> raw/train/; the user's folder stays untouched
     for table in (p for p in walk(raw, 3) if is_table(p) and p.resolve().is_relative_to(raw.resolve())):
-        utf8_copy(table, table)  # unpacked tables in other encodings too (never the user's own files)
+        plain_copy(table, table)  # unpacked tables in other encodings or dialects too (never the user's own files)
     normalised = normalise(raw)
     found = find(raw)
     desc = find_description(raw)
@@ -216,7 +232,7 @@ def fetch_kaggle(url: str, ws: Path, try_unsupported: bool = False) -> None:
     meta = tool.metadata(slug)
     tool.download(slug, w.raw)
     for table in [p for p in walk(w.raw, 3) if is_table(p)]:
-        utf8_copy(table, table)
+        plain_copy(table, table)
     check_source(w.raw, try_unsupported)
     normalised = normalise(w.raw)
     found = find(w.raw)

@@ -6,6 +6,7 @@ One full setup (the Titanic layout). The fixtures' full setups are in benchmarks
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -148,6 +149,22 @@ def test_numbers_with_thousands_separators_and_na_tokens_are_read_as_numbers(fet
     assert pd.api.types.is_numeric_dtype(train["income"]) and pd.api.types.is_numeric_dtype(train["x2"])
     assert train["income"].iloc[0] == float(raw["income"].iloc[0].replace(",", ""))
     assert train["x2"].isna().sum() == raw["x2"].str.lower().isin(["na", ""]).sum() > 0
+
+
+def test_semicolon_csvs_with_decimal_commas_become_plain_copies_and_the_users_files_stay(fetched, fixtures):
+    ws, _ = fetched("semicolon-decimal-comma")
+    source = fixtures("semicolon-decimal-comma") / "public" / "train.csv"
+    original = source.read_text()
+    assert original.splitlines()[0] == "id;x1;x2;colour;target"
+    assert re.search(r";-?\d+,\d+;", original.splitlines()[1])  # a number with a decimal comma: "0,1257"
+    copy = ws / "raw" / "train.csv"
+    assert not copy.is_symlink() and copy.read_text().splitlines()[0] == "id,x1,x2,colour,target"
+    ours, theirs = pd.read_csv(copy), pd.read_csv(source, sep=";", decimal=",")
+    pd.testing.assert_frame_equal(ours, theirs)  # every number as the spreadsheet meant it
+    assert source.read_text() == original
+    a = analyse(ws)
+    assert a.features == ["x1", "x2", "colour"] and [t.column for t in a.targets] == ["target"]
+    assert pd.api.types.is_float_dtype(run_map(ws, "train", a)["x1"])
 
 
 def test_json_fields_holding_lists_and_records_are_read_as_text(fetched):

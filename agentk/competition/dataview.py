@@ -63,6 +63,25 @@ def text_encoding(path: Path, limit: int | None = HEAD) -> str | None:
     return next((m.encoding for m in tied if "cp1252" in m.could_be_from_charset), best.encoding)
 
 
+DELIMITERS = (",", ";", "\t", "|")
+DECIMAL_COMMA = re.compile(r"^[+-]?\d+,\d+$")  # "0,126": a number written with a decimal comma
+
+
+def csv_dialect(path: Path, encoding: str | None = None) -> tuple[str, str]:
+    """(delimiter, decimal mark) of a .csv: "," when its header holds one, else the one of ";", tab and "|" the
+    header holds most; with another delimiter than ",", a decimal comma when cells of the first lines are numbers
+    written with one ("0,126", as European spreadsheets write them)."""
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    with opener(path, "rt", encoding=encoding or "utf-8-sig", errors="replace") as f:
+        lines = [line.rstrip("\r\n") for _, line in zip(range(21), f)]
+    header = lines[0] if lines else ","
+    sep = max(DELIMITERS[1:], key=header.count) if "," not in header else ","
+    if sep == "," or not header.count(sep):
+        return ",", "."
+    cells = [c.strip().strip('"') for line in lines[1:] for c in line.split(sep)]
+    return sep, "," if any(DECIMAL_COMMA.match(c) for c in cells) else "."
+
+
 def read_table(path: Path, nrows: int | None = None, nested: bool = False, **kwargs) -> pd.DataFrame:
     """Read a CSV/TSV/JSON/parquet table, in whatever text encoding; an empty or corrupt file is BadInput. Cells
     holding lists or records become text (nested_as_text) unless `nested` (image bands as number lists)."""
@@ -70,14 +89,13 @@ def read_table(path: Path, nrows: int | None = None, nested: bool = False, **kwa
     name = path.name.lower()
     try:
         if name.endswith((".tsv", ".tsv.gz", ".csv", ".csv.gz")):
-            sep = "\t" if name.endswith((".tsv", ".tsv.gz")) else ","
-            if "encoding" in kwargs:
-                df = pd.read_csv(path, sep=sep, nrows=nrows, **kwargs)
-            else:
-                try:
-                    df = pd.read_csv(path, sep=sep, nrows=nrows, encoding=text_encoding(path), **kwargs)
-                except UnicodeDecodeError:  # a byte past the head is not UTF-8: the whole file tells
-                    df = pd.read_csv(path, sep=sep, nrows=nrows, encoding=text_encoding(path, None), **kwargs)
+            encoding = kwargs.pop("encoding", None) or text_encoding(path)
+            sep, decimal = ("\t", ".") if name.endswith((".tsv", ".tsv.gz")) else csv_dialect(path, encoding)
+            try:
+                df = pd.read_csv(path, sep=sep, decimal=decimal, nrows=nrows, encoding=encoding, **kwargs)
+            except UnicodeDecodeError:  # a byte past the head is not UTF-8: the whole file tells
+                encoding = text_encoding(path, None)
+                df = pd.read_csv(path, sep=sep, decimal=decimal, nrows=nrows, encoding=encoding, **kwargs)
         elif name.endswith(".jsonl"):
             df = pd.read_json(path, lines=True, nrows=nrows)
         elif name.endswith(".json"):

@@ -318,6 +318,19 @@ def utf16_tsv(folder, rng):
     return meta
 
 
+@fixture("formats", "semicolon-delimited CSVs with decimal commas (as European spreadsheets write them)")
+def semicolon_decimal_comma(folder, rng):
+    pub = folder / "public"
+    train, test, answers = tabular(rng)
+    for frame, name in ((train, "train.csv"), (test, "test.csv")):
+        frame.to_csv(pub / name, sep=";", decimal=",", index=False)
+    sample_of(test, "id", "target").to_csv(pub / "sample_submission.csv", sep=";", index=False)
+    (pub / "description.md").write_text(
+        description("Predict the target (0 or 1).", ACCURACY, ["train.csv", "test.csv", "sample_submission.csv"])
+    )
+    return finish(folder, answers, "sample_submission.csv")
+
+
 @fixture("formats", "latin-1 CSV with quoted multi-line text, UTF-8 BOM sample")
 def latin1_multiline(folder, rng):
     pub = folder / "public"
