@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from agentk.competition.dataview import find_tables, read_table  # noqa: E402
 from agentk.modalities import TABULAR  # noqa: E402
+from agentk.policies.target_shapes import class_columns  # noqa: E402
 from agentk.workspace import Workspace  # noqa: E402
 from benchmarks.solve import check_fixtures, competitions, fmt, run  # noqa: E402
 from tools.metrics import METRICS  # noqa: E402
@@ -108,10 +109,13 @@ def plain_autogluon(source: Path, metric: str, time_limit: float, out: Path) -> 
                 data, time_limit=time_limit / len(labels)
             )
         x = test[features]
-        if set(sub_cols) <= {str(c) for c in train[label].unique()}:  # one probability column per class
+        classes = {str(c) for c in train[label].dropna().unique()}
+        # one probability column per class, named as the class or with an affix ("class_0" for a class 0)
+        named = {c: c for c in sub_cols} if set(sub_cols) <= classes else class_columns(classes, sub_cols)
+        if named:
             p = predictor.predict_proba(x)
-            for c in sub_cols:
-                sub[c] = p[[k for k in p.columns if str(k) == c][0]].to_numpy()
+            for value, column in named.items():
+                sub[column] = p[[k for k in p.columns if str(k) == value][0]].to_numpy()
         elif proba and predictor.problem_type == "binary":
             p = predictor.predict_proba(x)
             positive = next((k for k in p.columns if str(k).lower() in ("1", "true")), predictor.positive_class)
