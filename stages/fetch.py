@@ -70,11 +70,11 @@ def check_source(source: str | Path, try_unsupported: bool = False) -> str | Non
     return reason
 
 
-def link_children(source: Path, raw: Path, utf8: bool = False) -> None:
-    """Link the folder's files into raw/ (utf8: tables that are not plain UTF-8 CSV become plain copies instead)."""
+def link_children(source: Path, raw: Path, plain: bool = False) -> None:
+    """Link the folder's files into raw/ (plain: tables that are not plain UTF-8 CSV become plain copies instead)."""
     for child in sorted(source.iterdir()):
         link = raw / child.name
-        if not child.name.startswith(".") and not link.exists() and not (utf8 and plain_copy(child, link)):
+        if not child.name.startswith(".") and not link.exists() and not (plain and plain_copy(child, link)):
             link.symlink_to(child)
 
 
@@ -195,7 +195,7 @@ def fetch_local(source: Path, ws: Path, try_unsupported: bool = False) -> None:
     w = Workspace(ws)
     raw = w.raw
     raw.mkdir(parents=True, exist_ok=True)
-    link_children(Path(source).resolve(), raw, utf8=True)
+    link_children(Path(source).resolve(), raw, plain=True)
     unpack_beside(Path(source).resolve(), raw)  # train.zip -> raw/train/; the user's folder stays untouched
     for table in (p for p in walk(raw, 3) if is_table(p) and p.resolve().is_relative_to(raw.resolve())):
         plain_copy(table, table)  # unpacked tables in other encodings or dialects too (never the user's own files)
