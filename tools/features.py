@@ -67,9 +67,8 @@ CODE_SEPARATORS = ("/", "-", "_", ":", "|", " ")
 CODE_SHARE = 0.95  # of a column's values that must split into the same number of parts
 MAX_CODE_PARTS = 4
 MIN_CODE_WIDTH, MAX_CODE_WIDTH, MAX_CODE_ALPHABET = 3, 16, 26
-TOKENS = re.compile(
-    r"[^\s,;|\[\]'\"]+"
-)  # a list's items, whether joined by spaces, commas or pipes, or written as a repr
+# a list's items, whether joined by spaces, commas or pipes, or written as a repr
+TOKENS = re.compile(r"[^\s,;|\[\]'\"]+")
 MAX_VOCABULARY = 50  # distinct tokens of a token-set column (natural language has many more)
 MULTI_TOKEN_SHARE = 0.2  # of the values that must list two tokens or more (else it is one categorical)
 MAX_REPEATS = 0.1  # of the values that may list a token twice
@@ -196,14 +195,19 @@ def apply_features(task) -> dict:
     return record
 
 
+def _text_sample(s: pd.Series) -> pd.Series:
+    """Up to DATE_SAMPLE of a column's known values as text, the same draw for every check of the column."""
+    values = s.dropna().astype(str)
+    return values.sample(min(len(values), DATE_SAMPLE), random_state=0)
+
+
 # -- composite codes ---------------------------------------------------------------------------------------------
 def _code_separator(s: pd.Series) -> str | None:
     """The separator that splits at least CODE_SHARE of a sample of the values into the same 2..MAX_CODE_PARTS
     parts, none empty; None for free text (words vary in number) and for plain values."""
-    values = s.dropna().astype(str)
-    if values.empty:
+    sample = _text_sample(s)
+    if sample.empty:
         return None
-    sample = values.sample(min(len(values), DATE_SAMPLE), random_state=0)
     for sep in CODE_SEPARATORS:
         parts = sample.str.split(sep, regex=False)
         counts = parts.str.len()
@@ -242,10 +246,9 @@ def _code_width(s: pd.Series) -> int | None:
     """The length shared by CODE_SHARE of a sample of the values when they are words of MIN_CODE_WIDTH to
     MAX_CODE_WIDTH letters over at most MAX_CODE_ALPHABET distinct letters; else None. Letters only: identifiers
     ("m4821", hex hashes) mix in digits, and their characters say nothing."""
-    values = s.dropna().astype(str)
-    if values.empty:
+    sample = _text_sample(s)
+    if sample.empty:
         return None
-    sample = values.sample(min(len(values), DATE_SAMPLE), random_state=0)
     width = int(sample.str.len().mode().iloc[0])
     fixed = (sample.str.len() == width) & sample.str.fullmatch(r"[^\W\d_]+")  # letters: ids mix in digits
     alphabet = set("".join(sample[fixed]))
@@ -315,10 +318,9 @@ def is_datetime(s: pd.Series) -> bool:
         return True
     if pd.api.types.is_numeric_dtype(s) or s.dtype == bool:
         return False
-    values = s.dropna().astype(str)
-    if values.empty:
+    sample = _text_sample(s)
+    if sample.empty:
         return False
-    sample = values.sample(min(len(values), DATE_SAMPLE), random_state=0)
     # a date has digits and a date or time separator; plain numbers and codes like "B/0/P" do not parse
     if not sample.str.contains(r"\d[-/:.]\d|\d{4}-\d", regex=True).mean() >= DATE_SHARE:
         return False
@@ -468,10 +470,9 @@ def _token_vocabulary(s: pd.Series) -> list[str] | None:
     distinct tokens, at least MULTI_TOKEN_SHARE of them two or more, at most MAX_REPEATS of them a token twice, and
     holds more distinct values than tokens (combinations: a few multi-word names, "55 Cancri e", are levels of a
     categorical); else None."""
-    values = s.dropna().astype(str)
-    if values.empty:
+    sample = _text_sample(s)
+    if sample.empty:
         return None
-    sample = values.sample(min(len(values), DATE_SAMPLE), random_state=0)
     tokens = sample.map(TOKENS.findall)
     counts = pd.Series([t for row in tokens for t in row]).value_counts()
     if not 2 <= len(counts) <= MAX_VOCABULARY or (tokens.str.len() >= 2).mean() < MULTI_TOKEN_SHARE:

@@ -322,9 +322,10 @@ def log_loss(y_true, y_pred):
     return float(-np.mean(yt * np.log(p) + (1 - yt) * np.log(1 - p)))
 
 
-def multi_log_loss(y_true, y_pred):
-    """Multi-class log loss. y_true: class codes 0..C-1 (n,) or one-hot (n, C); y_pred: (n, C).
-    Probabilities are clipped to [1e-15, 1 - 1e-15] and rows renormalised, as Kaggle does."""
+def _true_class_log_proba(y_true, y_pred) -> tuple[np.ndarray, np.ndarray]:
+    """(log-probability of each row's true class, each row's class code). y_true: class codes 0..C-1 (n,) or
+    one-hot (n, C); y_pred: (n, C). Probabilities are clipped to [1e-15, 1 - 1e-15] and rows renormalised, as
+    Kaggle does."""
     yt, yp = np.asarray(y_true), np.asarray(y_pred, dtype=float)
     if yp.ndim != 2:
         raise ValueError(f"y_pred must be (n_rows, n_classes) probabilities, got shape {yp.shape}")
@@ -336,7 +337,7 @@ def multi_log_loss(y_true, y_pred):
     if yt.ndim == 2:
         if yt.shape != yp.shape:
             raise ValueError(f"one-hot y_true {yt.shape} and y_pred {yp.shape} must have the same shape")
-        return float(-np.mean(np.sum(yt * logp, axis=1)))
+        return np.sum(yt * logp, axis=1), yt.argmax(axis=1)
     if (
         yt.ndim != 1
         or yt.dtype.kind not in "biuf"
@@ -348,32 +349,25 @@ def multi_log_loss(y_true, y_pred):
             f"y_true must be integer class codes 0..{yp.shape[1] - 1} (n,) or one-hot; "
             "map labels to y_pred's column order first"
         )
-    return float(-np.mean(logp[np.arange(len(yt)), yt.astype(np.int64)]))
+    codes = yt.astype(np.int64)
+    return logp[np.arange(len(yt)), codes], codes
+
+
+def multi_log_loss(y_true, y_pred):
+    """Multi-class log loss. y_true: class codes 0..C-1 (n,) or one-hot (n, C); y_pred: (n, C).
+    Probabilities are clipped to [1e-15, 1 - 1e-15] and rows renormalised, as Kaggle does."""
+    return float(-np.mean(_true_class_log_proba(y_true, y_pred)[0]))
 
 
 def balanced_log_loss(y_true, y_pred):
     """Log loss with every class weighing the same: the mean over classes of each class's mean log loss over its
-    own rows. y_true: class codes 0..C-1 (n,); y_pred: (n, C) probabilities, or P(class 1) (n,) for two classes;
-    clipped to [1e-15, 1 - 1e-15] and rows renormalised. A class without rows is left out."""
+    own rows. y_true: class codes 0..C-1 (n,) or one-hot; y_pred: (n, C) probabilities, or P(class 1) (n,) for two
+    classes; clipped and renormalised as multi_log_loss does. A class without rows is left out."""
     yp = np.asarray(y_pred, dtype=float)
     if yp.ndim == 1 or (yp.ndim == 2 and yp.shape[1] == 1):
-        yp = yp.reshape(-1, 1)
-        yp = np.column_stack([1 - yp[:, 0], yp[:, 0]])
-    yt = np.asarray(y_true)
-    if np.isnan(yp).any():
-        raise ValueError("y_pred contains NaN; fill or drop missing values before scoring")
-    _same_length(len(yt), len(yp))
-    if (
-        yt.ndim != 1
-        or yt.dtype.kind not in "biuf"
-        or np.any(yt != np.round(yt))
-        or yt.min() < 0
-        or yt.max() >= yp.shape[1]
-    ):
-        raise ValueError(f"y_true must be integer class codes 0..{yp.shape[1] - 1} (n,) in y_pred's column order")
-    p = np.clip(yp, 1e-15, 1 - 1e-15)
-    logp = np.log(p / p.sum(axis=1, keepdims=True))[np.arange(len(yt)), yt.astype(np.int64)]
-    return float(-np.mean([logp[yt == c].mean() for c in np.unique(yt)]))
+        yp = np.column_stack([1 - yp.reshape(-1), yp.reshape(-1)])
+    logp, codes = _true_class_log_proba(y_true, yp)
+    return float(-np.mean([logp[codes == c].mean() for c in np.unique(codes)]))
 
 
 # ----------------------------------------------------------------------------- regression metrics

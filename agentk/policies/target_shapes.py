@@ -1,7 +1,7 @@
 """Target shapes beyond one label or value per column, as the expert reads them off the train table, the sample
 submission and the metric: label sets in one string column, top-k rankings in one column, fractions that the
 metric binarises, continuous targets of ranking metrics, ordinal ratings scored by kappa, mutually exclusive
-outcomes given as one-hot columns, and class probability columns named by the class with a prefix ("class_0").
+outcomes given as one-hot columns, and class probability columns named by the class with an affix ("class_0").
 
 Each function returns the analysis' Target for its shape, or None when the data do not show that shape.
 """

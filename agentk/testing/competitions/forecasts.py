@@ -30,13 +30,28 @@ def _seasonal(days: pd.DatetimeIndex, rng: np.random.Generator) -> np.ndarray:
     return week * year * trend
 
 
-def _write(folder: Path, title: str, task: str, evaluation: str, files: dict[str, pd.DataFrame], answers) -> None:
+def _write(
+    folder: Path, title: str, task: str, evaluation: str, files: dict[str, pd.DataFrame], answers, metric: str
+) -> dict:
+    """Writes the description, the tables (train.csv, test.csv, the sample and any other) and the answers of a
+    regression scored by `metric` (lower is better); returns its meta."""
     pub = folder / "public"
     listing = "\n".join(f"- {name}" for name in files)
     (pub / "description.md").write_text(_description(title, task, evaluation, listing))
     for name, frame in files.items():
         frame.to_csv(pub / name, index=False)
     answers.to_csv(folder / "private" / "answers.csv", index=False)
+    return {
+        "modalities": {"inputs": ["tabular"], "targets": ["tabular"]},
+        "task_type": "Reg",
+        "metric": metric,
+        "lower_is_better": True,
+        "supported": True,
+        "n_train": len(files["train.csv"]),
+        "n_test": len(files["test.csv"]),
+        "answers": "private/answers.csv",
+        "sample_submission": "public/sample_submission.csv",
+    }
 
 
 @fixture(FAMILY, "daily sales per store and item, the test the 60 days after the train's, SMAPE")
@@ -57,7 +72,7 @@ def store_item_forecast(folder: Path, rng: np.random.Generator) -> dict:
     train, future = frame.iloc[:cut], frame.iloc[cut:].reset_index(drop=True)
     test = future.drop(columns="sales").assign(id=np.arange(len(future)))[["id", "date", "store", "item"]]
     answers = pd.DataFrame({"id": test["id"], "sales": future["sales"]})
-    _write(
+    return _write(
         folder,
         "Store item demand",
         "Predict the daily sales of each item at each store for the three months after the training data.",
@@ -65,18 +80,8 @@ def store_item_forecast(folder: Path, rng: np.random.Generator) -> dict:
         "actual and predicted values are both 0.",
         {"train.csv": train, "test.csv": test, "sample_submission.csv": pd.DataFrame({"id": test["id"], "sales": 52})},
         answers,
+        "smape",
     )
-    return {
-        "modalities": {"inputs": ["tabular"], "targets": ["tabular"]},
-        "task_type": "Reg",
-        "metric": "smape",
-        "lower_is_better": True,
-        "supported": True,
-        "n_train": len(train),
-        "n_test": len(test),
-        "answers": "private/answers.csv",
-        "sample_submission": "public/sample_submission.csv",
-    }
 
 
 @fixture(FAMILY, "store sales with a store table keyed by store, a train-only customers column, closed days; RMSPE")
@@ -124,7 +129,7 @@ def store_table_rmspe(folder: Path, rng: np.random.Generator) -> dict:
     test = future.drop(columns=["Sales", "Customers"]).assign(Id=np.arange(1, len(future) + 1))
     test = test[["Id", *[c for c in test.columns if c != "Id"]]]
     answers = pd.DataFrame({"Id": test["Id"], "Sales": future["Sales"]})
-    _write(
+    return _write(
         folder,
         "Store sales",
         "Forecast the daily sales of each store for the six weeks after the training data. store.csv holds "
@@ -138,18 +143,8 @@ def store_table_rmspe(folder: Path, rng: np.random.Generator) -> dict:
             "sample_submission.csv": pd.DataFrame({"Id": test["Id"], "Sales": 0}),
         },
         answers,
+        "rmspe",
     )
-    return {
-        "modalities": {"inputs": ["tabular"], "targets": ["tabular"]},
-        "task_type": "Reg",
-        "metric": "rmspe",
-        "lower_is_better": True,
-        "supported": True,
-        "n_train": len(train),
-        "n_test": len(test),
-        "answers": "private/answers.csv",
-        "sample_submission": "public/sample_submission.csv",
-    }
 
 
 @fixture(
@@ -183,7 +178,7 @@ def datetime_id_counts(folder: Path, rng: np.random.Generator) -> dict:
     in_test = hours.day.to_numpy() > 19  # the last days of each month, as a month's first days train
     train, future = frame[~in_test].reset_index(drop=True), frame[in_test].reset_index(drop=True)
     test = future.drop(columns=["casual", "registered", "count"])
-    _write(
+    return _write(
         folder,
         "Bike rentals",
         "Forecast the number of bikes rented in each hour of the test days.",
@@ -194,15 +189,5 @@ def datetime_id_counts(folder: Path, rng: np.random.Generator) -> dict:
             "sample_submission.csv": pd.DataFrame({"datetime": test["datetime"], "count": 0}),
         },
         future[["datetime", "count"]],
+        "rmsle",
     )
-    return {
-        "modalities": {"inputs": ["tabular"], "targets": ["tabular"]},
-        "task_type": "Reg",
-        "metric": "rmsle",
-        "lower_is_better": True,
-        "supported": True,
-        "n_train": len(train),
-        "n_test": len(test),
-        "answers": "private/answers.csv",
-        "sample_submission": "public/sample_submission.csv",
-    }
