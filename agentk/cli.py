@@ -206,7 +206,8 @@ def solve(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the whole log (epochs, trials, AutoGluon)."),
 ) -> None:
     """Build solutions on a finished setup: AutoGluon for tabular inputs, late-fusion networks (image, text and
-    tabular embedders) tuned by HEBO, an MLP blend; the best by validation score becomes <ws>/submission.csv.
+    tabular embedders) tuned by HEBO, an MLP blend; the best by validation score (on a table of at most 1,000 rows, by
+    5-fold cross-validation) becomes <ws>/submission.csv.
     Finished solutions are kept in <ws>/solutions/<id>/, so running it again resumes. Writes <ws>/report.html.
     Exit codes: 0 done; 1 the solve failed (the reason, and <ws>/logs/solve.log for details); 2 bad input
     (no finished setup, unknown budget, no --weights folder, the workspace in use)."""
@@ -219,13 +220,15 @@ def solve(
         title=f"solutions of {ws.root.name} (validation {summary['metric']}, "
         f"{'higher' if summary['higher_is_better'] else 'lower'} is better)"
     )
-    for col in ("solution", "kind", "validation", "seconds"):
+    cv = summary.get("selected_by") == "cross-validation"  # a small table: compared by their out-of-fold scores
+    for col in ("solution", "kind", "validation", *(("cross-validated",) if cv else ()), "seconds"):
         table.add_column(col)
     for s in summary["solutions"]:
         table.add_row(
             s["id"] + (" ★" if s["id"] == summary["best"] else ""),
             s["kind"],
             f"{s['val_score']:.5g}",
+            *((f"{s['cv_score']:.5g}" if s.get("cv_score") is not None else "–",) if cv else ()),
             f"{s['seconds']:.0f}",
         )
     console.print(table)

@@ -260,9 +260,15 @@ def _solutions(ws: Workspace) -> str:
         else f"<p>Solve: <b class=bad>{esc(solve_status(ws.root))}</b>. Log: {link(ws.solve_log, ws.root)}.</p>"
     )
     rows, scores = [], []
+    cv = None  # a small table's solutions are compared by their out-of-fold scores
+    if summary.get("selected_by") == "cross-validation":
+        cv = {s["id"]: s.get("cv_score") for s in summary.get("solutions", [])}
     light = read_json(ws.light.score)
     if light:
-        rows.append(["light (setup)", "light", Raw(number(light["score"])), "–", light.get("model", ""), ""])
+        rows.append(
+            ["light (setup)", "light", Raw(number(light["score"])), *(["–"] if cv is not None else []), "–"]
+            + [light.get("model", ""), ""]
+        )
         scores.append(("light (setup)", light["score"]))
     for sid in _solution_ids(ws):
         files = ws.solution(sid)
@@ -273,6 +279,7 @@ def _solutions(ws: Workspace) -> str:
                 sid + best,
                 score.get("kind", ""),
                 number(score.get("val_score")),
+                *([number(cv.get(sid)) if cv.get(sid) is not None else "–"] if cv is not None else []),
                 f"{score.get('seconds', 0):.0f}",
                 plan.get("plan", ""),
                 score.get("formatter", ""),
@@ -283,9 +290,17 @@ def _solutions(ws: Workspace) -> str:
         return note + "<p>No solution yet: run <code>agentk solve</code>.</p>"
     out = note + (
         f"<p>Validation {esc(metric)}{esc(_direction(higher))} on the validation rows every solution shares "
-        f"(the light solution was scored on the setup's own split). ★ the submission's.</p>"
+        f"(the light solution was scored on the setup's own split). ★ the submission's"
+        + (
+            ", chosen by the cross-validated score: each solution rebuilt on every fold of all the train rows (a "
+            "small table's validation rows are too few to choose by)"
+            if cv is not None
+            else ""
+        )
+        + ".</p>"
     )
-    out += table(["solution", "kind", "validation", "seconds", "plan", "formatter"], rows, numeric={2, 3})
+    columns = ["solution", "kind", "validation", *(["cross-validated"] if cv is not None else []), "seconds"]
+    out += table([*columns, "plan", "formatter"], rows, numeric=set(range(2, len(columns))))
     out += _score_bars(scores, metric)
     for sid in _solution_ids(ws):
         files = ws.solution(sid)

@@ -261,6 +261,12 @@ class Solution:
         return self.folder / "validated_test_pred.npy"
 
     @property
+    def cross_validated(self) -> Path:
+        """A small table's out-of-fold predictions over every train row, and the seconds they took
+        (agentk/solve/cross_validation.py)."""
+        return self.folder / "cross_validated.npz"
+
+    @property
     def submission(self) -> Path:
         return self.folder / Workspace.SUBMISSION
 

@@ -2,7 +2,7 @@
 
     uv run python benchmarks/solve.py [--arena ../shared/arena-dev] [--examples] [--fixtures NAME ...]
                                       [--budget quick] [--only NAME ...]
-                                      [--fresh] [--ablate features refit] [--before OUT]
+                                      [--fresh] [--ablate features refit cv] [--before OUT]
 
 Per competition it prints the grader's score of the workspace's submission, the score of the best constant
 prediction (training prior / mean, formatted by the setup's own formatter), the perfect-answer score (the
@@ -11,7 +11,7 @@ metric's optimum: what the hidden answers themselves score), and the normalised 
 score over the arena is the issue's target (>= 0.85 with --budget quick on a 2-core CPU).
 A setup that is already done in <out>/<name> is reused (delete it to redo); solve resumes finished solutions
 unless --fresh is given. The table also goes to <out>/solve.md.
---ablate switches parts of the solver off (the solver's --no-features / --no-refit), for the ablation table:
+--ablate switches parts of the solver off (the solver's --no-features / --no-refit / --no-cv), for the ablation table:
 run it with --fresh into the same --out, once with and once without.
 --before OUT adds a before -> after table against an earlier run's <OUT>/solve.json (e.g. made on an older commit).
 """
@@ -50,6 +50,7 @@ COLUMNS = (
     "metric",
     "best solution",
     "val",
+    "cv",
     "test score",
     "constant",
     "perfect",
@@ -57,7 +58,7 @@ COLUMNS = (
     "setup s",
     "solve s",
 )
-ABLATIONS = ("features", "refit")
+ABLATIONS = ("features", "refit", "cv")
 
 
 @dataclass
@@ -202,6 +203,7 @@ def run(c: Competition, out: Path, budget: str, fresh: bool, ablate: tuple[str, 
         "metric": c.metric,
         "best solution": best["id"],
         "val": best["val_score"],
+        "cv": best.get("cv_score"),  # a small table's solutions are chosen by their cross-validated score
         "test score": score,
         "constant": constant,
         "perfect": top,
@@ -234,7 +236,7 @@ def compared(before: list[dict], after: list[dict]) -> list[str]:
 
 
 def fmt(v) -> str:
-    return f"{v:.4g}" if isinstance(v, float) else str(v)
+    return "-" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,9 +17,12 @@ from conftest import EXAMPLES, agentk, render
 from agentk.core.errors import BadInput
 from agentk.core.fileio import append_jsonl, read_json, read_jsonl, write_json
 from agentk.solve.budgets import PRESETS
+from agentk.solve.cross_validation import FOLDS
 from agentk.solve.solver import Solution, Solver, trial_history
 from agentk.submit import submit_workspace
 from agentk.workspace import SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, Workspace, code_module
+from tools import classical_tab
+from tools.classical import predict_outputs
 from tools.submission import SubmissionMismatch, compare_with_sample
 
 sys.path.insert(0, str(EXAMPLES))
@@ -61,7 +64,11 @@ def test_solve_writes_every_solution_and_the_best_submission(solved):
     assert plan["search"] == {"method": "HEBO", "initial": 1, "random": 2, "model": len(trials) - 3}
     assert plan["refit"]["rows"] == len(pd.read_csv(EXAMPLES / "breast-cancer" / "train.csv"))
     assert all(t["epochs"] <= t["planned_epochs"] and not t["capped"] for t in trials)
-    best = max(summary["solutions"], key=lambda s: s["val_score"])  # AUC: higher is better
+    # 569 rows: a small table, its solutions chosen by their out-of-fold AUC (higher is better) over every row
+    assert summary["selected_by"] == "cross-validation"
+    scored = [s for s in summary["solutions"] if s.get("cv_score") is not None]
+    assert {s["id"] for s in scored} >= {"constant", "autogluon", "classical-tab", "network-1"}
+    best = max(scored, key=lambda s: s["cv_score"])
     assert summary["best"] == best["id"]
     assert (ws / "submission.csv").read_text() == (ws / "solutions" / best["id"] / "submission.csv").read_text()
     assert "solutions of" in run.stderr and "solve done" in run.stderr
@@ -125,12 +132,37 @@ def test_validation_split_is_shared_and_predictions_are_in_model_space(solved):
 def test_second_run_resumes_without_redoing_solutions(solved):
     ws, _ = solved
     stamps = {p: p.stat().st_mtime_ns for p in (ws / "solutions").glob("*/score.json")}
+    stamps |= {p: p.stat().st_mtime_ns for p in (ws / "solutions").glob("*/cross_validated.npz")}  # not done again
+    assert len(stamps) > 8
     again = agentk("solve", "--workspace", ws, "--verbose", timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
     assert "already done" in again.stderr
     assert "---- agentk solve --budget quick" in again.stderr  # --verbose: the log as it is written
     assert (ws / "logs" / "solve.log").read_text().count("---- agentk solve") == 2  # a rerun appends
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+
+
+def test_a_small_tables_solutions_are_compared_out_of_fold_over_every_row(solved):
+    """Each solution's out-of-fold predictions cover every train row, each fold's from its recipe fitted without
+    that fold's rows; its cross-validated score is theirs, and the report shows it."""
+    ws, _ = solved
+    summary = json.loads((ws / "solve.json").read_text())
+    task = Solver(ws, PRESETS["quick"], log=lambda m: None).task  # with the engineered features the solve added
+    rows = np.arange(len(task.y))
+    for s in summary["solutions"]:
+        if s.get("cv_score") is not None:
+            oof = np.load(ws / "solutions" / s["id"] / "cross_validated.npz")["pred"]
+            assert oof.shape == (len(rows), 1) and task.score(oof, rows) == pytest.approx(s["cv_score"])
+    # the classical candidate's first fold again: its chosen model fitted on the other folds' rows alone
+    plan = json.loads((ws / "solutions" / "classical-tab" / "plan.json").read_text())
+    train, held = task.folds(FOLDS)[0]
+    feats = classical_tab.features(task, log=lambda m: None)
+    model = feats.models[plan["chosen"]]
+    oof = np.load(ws / "solutions" / "classical-tab" / "cross_validated.npz")["pred"]
+    assert np.allclose(oof[held], predict_outputs(task, model, feats.train, train, feats.train[held]), atol=1e-6)
+    leaky = predict_outputs(task, model, feats.train, rows, feats.train[held])  # had it seen the held rows
+    assert not np.allclose(oof[held], leaky, atol=1e-6)
+    assert "cross-validated" in (ws / "report.html").read_text()
 
 
 def test_solve_refuses_a_workspace_without_a_finished_setup(tmp_path):
@@ -253,7 +285,7 @@ def test_the_constant_is_a_solution_and_the_floor_of_the_choice(example_copy, na
     """The trivial candidate is the best input-free prediction the metric allows (class priors; the target's
     mean or median, whichever validates better), and a solution that validates worse is never chosen over it."""
     ws = example_copy(name)
-    solver = Solver(ws, PRESETS["quick"], log=lambda m: None, features=False)
+    solver = Solver(ws, PRESETS["quick"], log=lambda m: None, features=False, cross_validate=False)
     assert solver.plans()[0] == ("constant", "constant", {})
     task = solver.task
     fit, val = task.split
@@ -293,7 +325,7 @@ def test_a_solution_replaces_the_constant_only_when_it_wins_on_most_resamples(ex
     submitted unless the best solution also beats it on 90 % of bootstrap resamples of the validation rows."""
     ws = example_copy("diabetes")
     said = []
-    solver = Solver(ws, PRESETS["quick"], log=said.append, features=False)
+    solver = Solver(ws, PRESETS["quick"], log=said.append, features=False, cross_validate=False)
     task = solver.task
     val = task.split[1]
     constant = solver.constant("constant")

@@ -8,6 +8,7 @@ submission's columns."""
 
 from __future__ import annotations
 
+import copy
 from functools import cached_property, partial
 from pathlib import Path
 
@@ -99,6 +100,31 @@ class TaskData:
             splitter = GroupShuffleSplit(n_splits=1, test_size=fraction, random_state=SPLIT_SEED)
             keep, out = next(splitter.split(rows, groups=self.groups[1][rows]))
         return rows[np.sort(keep)], rows[np.sort(out)]
+
+    def folds(self, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """k (train rows, held-out rows) pairs over every train row, each row held out once: whole groups held out
+        when the rows come in groups, else stratified on the first classification output (when each class has k
+        rows), as the validation rows are split off."""
+        from sklearn.model_selection import GroupKFold, KFold, StratifiedKFold
+
+        rows = np.arange(len(self.y))
+        if self.groups is not None:
+            splits = GroupKFold(k).split(rows, groups=self.groups[1])
+        else:
+            first = next((j for j, o in enumerate(self.outputs) if o["kind"] != "regression"), None)
+            strata = None if first is None else np.nan_to_num(self.y[:, first], nan=-1).astype(int)
+            if strata is not None and np.unique(strata, return_counts=True)[1].min() >= k:
+                splits = StratifiedKFold(k, shuffle=True, random_state=SPLIT_SEED).split(rows, strata)
+            else:
+                splits = KFold(k, shuffle=True, random_state=SPLIT_SEED).split(rows)
+        return [(np.sort(a), np.sort(b)) for a, b in splits]
+
+    def with_split(self, fit: np.ndarray, val: np.ndarray) -> TaskData:
+        """This task with other (fit, validation) rows, for the workspace's split file untouched: what a solution's
+        recipe is run on for one fold of a cross-validation. Data read so far is shared, not read again."""
+        other = copy.copy(self)
+        other.__dict__["split"] = (np.asarray(fit), np.asarray(val))
+        return other
 
     @cached_property
     def groups(self) -> tuple[str, np.ndarray] | None:

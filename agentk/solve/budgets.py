@@ -215,11 +215,13 @@ def plan_network(
     machine: Machine,
     design: int,
     refit: bool,
+    stop_rows: int | None = None,
 ) -> NetworkPlan:
     """Plans a network's trials, epochs and rows per epoch to fit budget.network_seconds of modelled work (see the
     module's docstring); design is the number of observations HEBO draws at random before its model suggests.
     fit_rows: the rows a trial learns from; val_rows: the rest of the train rows (the stop rows it early-stops on
-    and the validation rows)."""
+    and the validation rows); stop_rows: those of them scored after every epoch (default: all val_rows), the others
+    and the test rows predicted once per trial."""
     device = "cuda" if machine.cuda else "cpu"
     speeds = MODEL_SPEED[device]
     cores = 1 if machine.cuda else min(max(1, machine.cores), MAX_CORES)
@@ -236,8 +238,11 @@ def plan_network(
     setup = TRIAL_OVERHEAD_S
     embed = sum(every / s for s in frozen.values())  # once per network: its later runs reuse the embeddings
 
+    watched = val_rows if stop_rows is None else min(stop_rows, val_rows)
+    once = (val_rows - watched + test_rows) / eval_speed  # the best epoch's predictions
+
     def trial_s(epochs: int, rows: int) -> float:
-        return setup + epochs * (rows / train_speed + val_rows / eval_speed + EPOCH_OVERHEAD_S)
+        return setup + once + epochs * (rows / train_speed + watched / eval_speed + EPOCH_OVERHEAD_S)
 
     def refit_rows(rows: int) -> int:  # an epoch of the refit: every row, or the same sample size as a trial's
         return rows if rows < fit_rows else fit_rows + val_rows

@@ -33,6 +33,7 @@ import numpy as np
 
 from agentk.core.fileio import append_jsonl, read_json, read_jsonl, write_json, write_text
 from agentk.modalities import IMAGE, TABULAR, TEXT
+from agentk.solve import cross_validation
 from agentk.solve.budgets import FIELD_INPUT, PRESETS, Machine, SolveBudget, plan_network
 from agentk.workspace import Solution as SolutionFiles
 from agentk.workspace import Workspace
@@ -79,6 +80,7 @@ class Solver:
         say=None,
         features: bool = True,
         refit: bool = True,
+        cross_validate: bool = True,
     ):
         self.ws = Path(ws).resolve()
         self.budget = budget
@@ -95,7 +97,11 @@ class Solver:
         self.features = features
         self.feature_record = _add_features(self.task, self.workspace) if features else None
         self.refit = refit  # test predictions from models refitted on every row (AutoGluon, classical, networks)
+        # a small table's solutions compared by cross-validation (agentk/solve/cross_validation.py); False: by the
+        # validation rows alone, the ablation
+        self.cv = cross_validate and cross_validation.applies(self.task)
         self._plans: dict = {}  # a network's planned work, by solution id (budgets.plan_network)
+        self._cv_seconds: dict = {}  # what each solution's cross-validation took, by solution id
 
     # -- the plan ---------------------------------------------------------------------------------
     def plans(self) -> list[tuple[str, str, dict]]:
@@ -149,13 +155,17 @@ class Solver:
             solutions.append(done)
             self._advance(overall)
         models = [s for s in solutions if s.kind != "constant"]  # a constant column adds nothing to a blend
+        # a small table: every solution's out-of-fold predictions over all rows; {} when a recipe failed
+        cv = self.cross_validate(solutions) if self.cv else {}
         if len(models) >= self.budget.blend_after:
             blend = self.load("blend")
-            if blend is None and (blend := self.blend(models)) is not None:
-                self.save(blend)
+            if blend is None and (blend := self.blend(models, cv)) is not None:
+                self.save(blend)  # after its out-of-fold predictions: score.json marks it done
             if blend is not None:
                 solutions.append(blend)
-        return self.finish(solutions)
+                if cv:
+                    cv = self.cross_validate([blend], cv)
+        return self.finish(solutions, cv)
 
     def _bar_task(self, what: str, total: int):
         return self.bar.add_task(what, total=total) if self.bar is not None else None
@@ -367,7 +377,7 @@ class Solver:
         (agentk/solve/budgets.py: plan_network), so a busy machine runs the same epochs, only slower. With refit,
         the best trial's configuration is retrained on every row for its best epoch count and predicts the test
         rows; the validation predictions and score stay the trial's, on rows it never trained on."""
-        from tools.fusion import FusionConfig
+        from tools.fusion import FusionConfig, watched_rows
         from tools.hebo_tuner import design, tune
 
         b = self.budget
@@ -396,6 +406,7 @@ class Solver:
             machine=_machine(base.device),
             design=design(),
             refit=self.refit,
+            stop_rows=len(watched_rows(stop)),
         )
         self._plans[sid] = plan
         base = replace(
@@ -566,23 +577,26 @@ class Solver:
             f"{record['seconds']:.0f} s"
         )
 
-    def blend(self, solutions: list[Solution]) -> Solution | None:
+    def blend(self, solutions: list[Solution], cv: dict[str, np.ndarray] | None = None) -> Solution | None:
+        """A mean of the best solutions or an MLP over their predictions (tools/blender.py), learnt from and judged
+        on the validation rows, or with `cv` (a small table's out-of-fold predictions) on every train row."""
         from tools.blender import blend
 
-        fit, val = self.task.split
+        val = self.task.split[1]
+        rows = np.arange(len(self.task.y)) if cv else val
         t0 = time.monotonic()
         res = blend(
-            [s.val_pred for s in solutions],
-            self.task.y[val],
+            [cv[s.id] for s in solutions] if cv else [s.val_pred for s in solutions],
+            self.task.y[rows],
             self.task.outputs,
             self.task.score,
             self.task.higher_is_better,
-            val,
+            rows,
             [s.blend_test_pred for s in solutions],
             final_test_preds=[s.test_pred for s in solutions],
         )
-        # both figures are scored on the same validation rows: a mean's as it predicted them (it learns nothing),
-        # the MLP's out of fold (it is trained on those rows), the single solution's as it predicted them
+        # both figures are scored on the same rows: a mean's as it predicted them (it learns nothing), the MLP's
+        # out of fold (it is trained on those rows), the single solution's as it predicted them
         verdict = f"kept: the {res.how}" if res.kept else "not kept"
         ids = [s.id for s in solutions]
         verdict_record = {
@@ -595,26 +609,31 @@ class Solver:
         self.say(
             f"blend of {len(solutions)} solutions (a mean of the best, or an MLP; kept when better overall and on "
             f"{WIN_SHARE * 100:g} % of bootstrap resamples): {verdict}: {self.task.metric_name} {res.cv_score:.5g} (a mean as predicted, the "
-            f"MLP's out-of-fold) vs "
-            f"{res.best_single_score:.5g} for {ids[res.best_single_index]} on the same validation rows"
+            f"MLP's out-of-fold) vs {res.best_single_score:.5g} for {ids[res.best_single_index]} on the same "
+            + (f"out-of-fold predictions of all {len(rows)} train rows" if cv else "validation rows")
         )
         if not res.kept:
             write_json(self.workspace.solution("blend").skipped, {**verdict_record, "inputs": ids})
             return None
+        learnt = "out-of-fold predictions of every train row" if cv else "validation predictions"
         plan = (
-            f"mean of the model-space predictions of {verdict_record['members']} (the best by validation), their "
-            "own test predictions averaged; its score on the validation rows (it learns nothing from them)"
+            f"mean of the model-space predictions of {verdict_record['members']} (the best by "
+            f"{'cross-validation' if cv else 'validation'}), their own test predictions averaged; its score on the "
+            f"{'out-of-fold predictions' if cv else 'validation rows'} (it learns nothing from them)"
             if res.members
-            else f"MLP blender over the validation predictions of {ids}; score from cross-validation on the "
-            "validation rows; applied to the test predictions of those models as validated (fitted on the fit "
-            "rows), not of their refits"
+            else f"MLP blender over the {learnt} of {ids}; score from cross-validation on those rows; applied to the "
+            "test predictions of those models as validated (fitted on the fit rows), not of their refits"
         )
+        if cv:  # its own out-of-fold predictions of every row, kept before the solution is saved as done
+            folded = cross_validation.Folded(res.val_pred, time.monotonic() - t0)
+            cross_validation.keep(self.workspace.solution("blend").cross_validated, folded)
+        val_pred = res.val_pred[val] if cv else res.val_pred
         return Solution(
             "blend",
             "blend",
             plan,
-            float(res.cv_score),
-            res.val_pred,
+            self.task.score(val_pred, val) if cv else float(res.cv_score),
+            val_pred,
             res.test_pred,
             time.monotonic() - t0,
             {**verdict_record, "inputs": [s.id for s in solutions]},
@@ -667,19 +686,37 @@ class Solver:
             validated_test_pred=np.load(files.validated_test_pred) if files.validated_test_pred.exists() else None,
         )
 
-    def finish(self, solutions: list[Solution]) -> dict:
-        best = solutions[0]
-        for s in solutions[1:]:
-            if self.task.better(s.val_score, best.val_score):
+    def finish(self, solutions: list[Solution], cv: dict[str, np.ndarray] | None = None) -> dict:
+        """The best solution by validation score, or with `cv` (a small table's out-of-fold predictions over every
+        train row: agentk/solve/cross_validation.py) by its cross-validated score among those it holds; the constant
+        instead when the best does not beat it on most bootstrap resamples of the rows that judge them."""
+        if cv:
+            rows = np.arange(len(self.task.y))
+            preds = cv
+            scores = {sid: self.task.score(pred, rows) for sid, pred in cv.items()}
+            judged = f"{cross_validation.FOLDS}-fold cross-validation over the {len(rows)} train rows"
+        else:
+            rows = self.task.split[1]
+            preds = {s.id: s.val_pred for s in solutions}
+            scores = {s.id: s.val_score for s in solutions}
+            judged = f"the {len(rows)} validation rows"
+        pool = [s for s in solutions if s.id in scores]
+        best = pool[0]
+        for s in pool[1:]:
+            if self.task.better(scores[s.id], scores[best.id]):
                 best = s
-        constant = next((s for s in solutions if s.kind == "constant"), None)
-        if constant is not None and best is not constant and self._beats(best, constant) is False:
-            # a noisy target (a popularity score): a gain over the constant that a few validation rows carry is
-            # as likely a loss on the test rows
+        constant = next((s for s in pool if s.kind == "constant"), None)
+        if (
+            constant is not None
+            and best is not constant
+            and self._beats(preds[best.id], preds[constant.id], rows) is False
+        ):
+            # a noisy target (a popularity score): a gain over the constant that a few rows carry is as likely a loss
+            # on the test rows
             self.say(
-                f"{best.id} validates better than the constant ({self.task.metric_name} {best.val_score:.5g} vs "
-                f"{constant.val_score:.5g}) but not on {WIN_SHARE * 100:g} % of bootstrap resamples of the validation "
-                "rows: the constant is submitted"
+                f"{best.id} scores better than the constant ({self.task.metric_name} {scores[best.id]:.5g} vs "
+                f"{scores[constant.id]:.5g}) on {judged} but not on {WIN_SHARE * 100:g} % of bootstrap resamples of "
+                "those rows: the constant is submitted"
             )
             best = constant
         shutil.copyfile(self.workspace.solution(best.id).submission, self.workspace.submission)
@@ -689,25 +726,80 @@ class Solver:
             "metric": self.task.metric_name,
             "higher_is_better": self.task.higher_is_better,
             "best": best.id,
+            "selected_by": "cross-validation" if cv else "validation",
             "solutions": [
-                {"id": s.id, "kind": s.kind, "val_score": s.val_score, "seconds": round(s.seconds, 1), "plan": s.plan}
+                {
+                    "id": s.id,
+                    "kind": s.kind,
+                    "val_score": s.val_score,
+                    **(
+                        {"cv_score": scores.get(s.id), "cv_seconds": round(self._cv_seconds.get(s.id, 0.0), 1)}
+                        if cv
+                        else {}
+                    ),
+                    "seconds": round(s.seconds, 1),
+                    "plan": s.plan,
+                }
                 for s in solutions
             ],
         }
         write_json(self.workspace.solve_summary, summary)
         self.say(
-            f"best: {best.id} (validation {self.task.metric_name} {best.val_score:.5g}) -> {self.workspace.submission}"
+            f"best: {best.id} ({self.task.metric_name} {scores[best.id]:.5g} on {judged}) -> {self.workspace.submission}"
         )
         return summary
 
-    def _beats(self, ours: Solution, theirs: Solution) -> bool | None:
-        """Does `ours` score better than `theirs` on most bootstrap resamples of the validation rows? None when the
-        metric can score no resample (then no resample says the gain is noise)."""
-        val = self.task.split[1]
+    def cross_validate(self, solutions: list[Solution], done: dict | None = None) -> dict[str, np.ndarray]:
+        """{id: out-of-fold predictions over every train row} of the solutions with a recipe (an MLP blend learnt
+        from the validation rows has none), added to `done` (those of earlier solutions); empty when a recipe fails,
+        and then the validation rows decide."""
+        folds = cross_validation.FOLDS
+        cv = cross_validation.CrossValidation(self.task, self.budget, self._constant_fold, self.log)
+        if done is None:
+            self.say(
+                f"{len(self.task.y)} train rows (at most {cross_validation.CV_ROWS}): the solutions are compared by "
+                f"{folds}-fold cross-validation over every row, each rebuilt on each fold as it was built (its "
+                f"model, configuration and epochs fixed; AutoGluon with a {folds}th of its time)"
+            )
+        bar = self._bar_task("cross-validation", folds * len(solutions))
+        done = dict(done or {})
+        for s in solutions:
+            try:
+                folded = cv.predictions(s.id, s.kind, done, advance=lambda: self._advance(bar))
+            except Exception as exc:  # noqa: BLE001 - one recipe that fails on a fold leaves no common ground
+                self.say(
+                    f"{s.id}: its cross-validation failed ({type(exc).__name__}: {str(exc)[:200]}); the solutions "
+                    "are compared on the validation rows"
+                )
+                return {}
+            if folded is None:
+                self.log(f"{s.id}: not cross-validated (it learns from the validation rows): not a candidate")
+                continue
+            done[s.id] = folded.pred
+            self._cv_seconds[s.id] = folded.seconds
+            score = self.task.score(folded.pred, np.arange(len(self.task.y)))
+            self.log(
+                f"{s.id}: {folds}-fold {self.task.metric_name} {score:.5g} (validation {s.val_score:.5g}; "
+                f"{folded.seconds:.0f} s)"
+            )
+        return done
+
+    def _constant_fold(self, train: np.ndarray, held: np.ndarray, plan: dict) -> np.ndarray:
+        """The constant's statistic (plan["statistic"]) of the train rows, for the held rows."""
+        stat = plan["statistic"]
+        if " per " in stat:
+            levels = self._levels(stat.split(" per ", 1)[1])[0]
+            return self._per_level(train, levels[train], levels[held], stat.split()[0])
+        return np.tile(self._constant_row(train, stat), (len(held), 1))
+
+    def _beats(self, ours: np.ndarray, theirs: np.ndarray, rows: np.ndarray) -> bool | None:
+        """Do the predictions `ours` (for the train rows `rows`) score better than `theirs` on most bootstrap
+        resamples of those rows? None when the metric can score no resample (then no resample says the gain is
+        noise)."""
         return wins_on_resamples(
-            lambda idx: self.task.score(ours.val_pred[idx], val[idx]),
-            lambda idx: self.task.score(theirs.val_pred[idx], val[idx]),
-            len(val),
+            lambda idx: self.task.score(ours[idx], rows[idx]),
+            lambda idx: self.task.score(theirs[idx], rows[idx]),
+            len(rows),
             self.task.higher_is_better,
         )
 
@@ -856,6 +948,11 @@ def main(argv: list[str] | None = None) -> int:
         help="ablation: test predictions from the models as validated (fitted on the fit rows alone): no refit on "
         "every row of AutoGluon's best model, the classical candidates or the networks' best trials",
     )
+    p.add_argument(
+        "--no-cv",
+        action="store_true",
+        help="ablation: a small table's solutions compared on the validation rows alone, not by cross-validation",
+    )
     args = p.parse_args(argv)
     # before torch loads OpenMP: its threads sleep rather than spin while they wait, which on a busy machine made a
     # trained CNN 2-3 samples/s instead of 16-19 on two threads (measured at load 13 on two cores)
@@ -898,6 +995,7 @@ def main(argv: list[str] | None = None) -> int:
                     say=say,
                     features=not args.no_features,
                     refit=not args.no_refit,
+                    cross_validate=not args.no_cv,
                     **parallel,
                 ).run()
         except Exception as exc:  # the parent reads the reason from the solve summary; the traceback goes to the log

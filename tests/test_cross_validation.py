@@ -1,0 +1,105 @@
+"""Cross-validated selection on small tables (agentk/solve/cross_validation.py): the folds, a fold's task, a
+network's fold that never reads its held rows' targets, and the fall-back to the validation rows. The solve of
+breast-cancer (tests/test_solve.py) checks the whole path: out-of-fold scores, the choice and the report."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from agentk.core.fileio import read_json
+from agentk.solve.budgets import PRESETS
+from agentk.solve.cross_validation import CV_ROWS, applies
+from agentk.solve.solver import Solution, Solver
+from agentk.workspace import Workspace
+from tools.fusion import FusionConfig, refit_fusion
+from tools.task_data import TaskData
+
+
+def test_folds_hold_out_every_row_once_and_keep_the_class_shares(example_copy):
+    task = TaskData(example_copy("iris-species"))
+    n = len(task.y)
+    folds = task.folds(5)
+    held = np.concatenate([h for _, h in folds])
+    assert sorted(held.tolist()) == list(range(n))
+    classes = task.y[:, 0].astype(int)
+    share = np.bincount(classes) / n
+    for train, h in folds:
+        assert len(train) + len(h) == n and not set(train) & set(h)
+        assert np.abs(np.bincount(classes[h], minlength=len(share)) - share * len(h)).max() <= 1
+
+
+def test_folds_hold_out_whole_groups(example_copy):
+    task = TaskData(example_copy("diabetes"))
+    groups = (np.arange(len(task.y)) // 7).astype(str)  # readings of the same patient, seven each
+    task.__dict__["groups"] = ("patient", groups)
+    for train, held in task.folds(5):
+        assert not set(groups[train]) & set(groups[held])
+
+
+def test_a_folds_task_has_its_rows_and_leaves_the_workspace_split(example_copy):
+    ws = example_copy("diabetes")
+    task = TaskData(ws)
+    fit, val = task.split
+    saved = Workspace(ws).split.read_text()
+    train, held = task.folds(5)[2]
+    fold = task.with_split(train, held)
+    assert np.array_equal(fold.split[0], train) and np.array_equal(fold.split[1], held)
+    assert np.array_equal(task.split[0], fit) and Workspace(ws).split.read_text() == saved
+    assert fold.train is task.train  # the data is shared, not read again
+
+
+def test_a_networks_fold_never_reads_the_targets_of_its_held_rows(example_copy):
+    task = TaskData(example_copy("diabetes"))
+    train, held = task.folds(5)[0]
+    config = FusionConfig(max_epochs=3)
+    first = refit_fusion(task, config, 3, log=lambda m: None, rows=train, held=held)
+    assert first.test_pred.shape == (len(held), 1) and first.rows == len(train)
+    y = task.y.copy()
+    y[held] = y[held][::-1] * 3 + 100  # other targets for the held rows only
+    task.__dict__["y"] = y
+    again = refit_fusion(task, config, 3, log=lambda m: None, rows=train, held=held)
+    assert np.allclose(first.test_pred, again.test_pred)
+
+
+def test_only_small_tables_are_cross_validated(example_copy):
+    small = TaskData(example_copy("diabetes"))
+    assert applies(small) and len(small.y) <= CV_ROWS
+    assert not applies(TaskData(example_copy("digits-images")))  # images: their networks cost far more per fold
+
+
+def test_a_recipe_that_fails_leaves_the_choice_to_the_validation_rows(example_copy):
+    ws = example_copy("diabetes")
+    said = []
+    solver = Solver(ws, replace(PRESETS["quick"]), log=said.append, features=False)
+    assert solver.cv
+    task = solver.task
+    val = task.split[1]
+    constant = solver.constant("constant")
+    good = task.y[val] - 0.3 * (task.y[val] - constant.val_pred)
+    made = Solution(
+        "made", "network", "no configuration to rebuild", task.score(good, val), good, constant.test_pred, 0
+    )
+    for s in (constant, made):
+        solver.save(s)
+    summary = solver.finish([constant, made], solver.cross_validate([constant, made]))
+    assert summary["selected_by"] == "validation" and summary["best"] == "made"
+    assert any("made: its cross-validation failed" in line for line in said)
+    # the constant's recipe ran before it: its out-of-fold predictions are the fit folds' mean or median
+    oof = np.load(Workspace(ws).solution("constant").cross_validated)["pred"]
+    stat = read_json(Workspace(ws).solution("constant").plan)["statistic"]
+    train, held = task.folds(5)[1]
+    assert np.allclose(oof[held], {"mean": np.mean, "median": np.median}[stat](task.y[train, 0]))
+
+
+@pytest.mark.parametrize("cross_validate", [True, False])
+def test_the_choice_says_what_judged_it(example_copy, cross_validate):
+    ws = example_copy("diabetes")
+    solver = Solver(ws, PRESETS["quick"], log=lambda m: None, features=False, cross_validate=cross_validate)
+    constant = solver.constant("constant")
+    solver.save(constant)
+    summary = solver.finish([constant], solver.cross_validate([constant]) if solver.cv else None)
+    assert summary["selected_by"] == ("cross-validation" if cross_validate else "validation")
+    assert ("cv_score" in summary["solutions"][0]) == cross_validate
