@@ -103,3 +103,31 @@ def test_the_choice_says_what_judged_it(example_copy, cross_validate):
     summary = solver.finish([constant], solver.cross_validate([constant]) if solver.cv else None)
     assert summary["selected_by"] == ("cross-validation" if cross_validate else "validation")
     assert ("cv_score" in summary["solutions"][0]) == cross_validate
+
+
+def test_on_a_small_table_the_blend_learns_from_every_rows_out_of_fold_predictions(example_copy):
+    """Two solutions whose errors are independent: a blend of them, learnt from and judged on the out-of-fold
+    predictions of all rows, beats either on nearly every resample, so it is kept, with its own out-of-fold
+    predictions (a mean's, or the MLP's out of fold), and chosen."""
+    ws = example_copy("diabetes")
+    solver = Solver(ws, PRESETS["quick"], log=lambda m: None, features=False)
+    task = solver.task
+    val, rows = task.split[1], np.arange(len(task.y))
+    rng = np.random.default_rng(0)
+    oof = {sid: task.y + rng.normal(0, 40, task.y.shape) for sid in ("a", "b")}
+    models = [
+        Solution(sid, "network", sid, task.score(pred[val], val), pred[val], np.full((len(task.test), 1), k), 0)
+        for k, (sid, pred) in enumerate(oof.items())
+    ]
+    blend = solver.blend(models, oof)
+    assert blend is not None and blend.details["inputs"] == ["a", "b"]
+    saved = np.load(Workspace(ws).solution("blend").cross_validated)["pred"]  # its own: a mean's, or the MLP's
+    assert all(task.score(saved, rows) < task.score(pred, rows) for pred in oof.values())  # RMSE: lower is better
+    assert np.allclose(blend.val_pred, saved[val]) and blend.val_score == pytest.approx(task.score(saved[val], val))
+    if blend.details["how"] == "mean":
+        assert np.allclose(saved, (oof["a"] + oof["b"]) / 2) and np.allclose(blend.test_pred, 0.5)
+    for s in (*models, blend):
+        solver.save(s)
+    summary = solver.finish([*models, blend], {**oof, "blend": saved})
+    assert summary["best"] == "blend" and summary["selected_by"] == "cross-validation"
+    assert {s["id"]: s["cv_score"] for s in summary["solutions"]}["blend"] == pytest.approx(task.score(saved, rows))

@@ -43,6 +43,7 @@ class Folded:
 
 def keep(path: Path, folded: Folded) -> None:
     """Writes a solution's out-of-fold predictions whole or not at all (a resumed solve trusts the file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)  # a blend's folder is made when it is saved, after this
     tmp = path.with_name(f".{path.name}")
     with open(tmp, "wb") as f:
         np.savez(f, pred=folded.pred, seconds=folded.seconds)
