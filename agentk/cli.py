@@ -206,7 +206,7 @@ def solve(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the whole log (epochs, trials, AutoGluon)."),
 ) -> None:
     """Build solutions on a finished setup: AutoGluon for tabular inputs, late-fusion networks (image, text and
-    tabular embedders) tuned by HEBO, an MLP blend; the best by validation score (on a table of at most 1,000 rows, by
+    tabular embedders) tuned by HEBO, an MLP blend; the best by validation score (on a table of at most 2,000 rows, by
     5-fold cross-validation) becomes <ws>/submission.csv.
     Finished solutions are kept in <ws>/solutions/<id>/, so running it again resumes. Writes <ws>/report.html.
     Exit codes: 0 done; 1 the solve failed (the reason, and <ws>/logs/solve.log for details); 2 bad input
