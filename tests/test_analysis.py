@@ -140,3 +140,12 @@ def test_single_metric_named_for_several_columns_becomes_column_wise(tmp_path):
     )
     assert a.metric == "mean_columnwise_auc" and a.task_type == "MultiTgtCls"
     assert all(t.submit == "proba" and t.positive == 1 for t in a.targets)
+
+
+def test_a_column_is_boolean_when_its_distinct_values_all_spell_true_or_false():
+    from agentk.policies.analysis import _is_boolish
+
+    assert _is_boolish(pd.Series(["True", "true", "FALSE", None] * 1000))
+    assert _is_boolish(pd.Series([True, False, None], dtype=object)) and _is_boolish(pd.Series([True, False]))
+    assert not _is_boolish(pd.Series(["True", "true", "TRUE", "maybe"]))  # a fourth spelling that is no boolean
+    assert not _is_boolish(pd.Series([0, 1, 1, 0])) and not _is_boolish(pd.Series([None, None], dtype=object))

@@ -197,8 +197,8 @@ def apply_features(task) -> dict:
 
 def _text_sample(s: pd.Series) -> pd.Series:
     """Up to DATE_SAMPLE of a column's known values as text, the same draw for every check of the column."""
-    values = s.dropna().astype(str)
-    return values.sample(min(len(values), DATE_SAMPLE), random_state=0)
+    values = s.dropna()  # drawn before it is made text: a column of millions of rows as text takes gigabytes
+    return values.sample(min(len(values), DATE_SAMPLE), random_state=0).astype(str)
 
 
 # -- composite codes ---------------------------------------------------------------------------------------------

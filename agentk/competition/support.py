@@ -30,7 +30,7 @@ def is_long_text(s: pd.Series) -> bool:
     """Free text (comments, essays), not a short category or name."""
     if pd.api.types.is_numeric_dtype(s) or s.dtype == bool:
         return False
-    vals = s.dropna().astype(str).head(500)
+    vals = s.dropna().head(500).astype(str)
     if len(vals) == 0:
         return False
     return vals.str.len().mean() > 40 and vals.str.split().str.len().mean() > 6 and vals.nunique() > 0.5 * len(vals)
