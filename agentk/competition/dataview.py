@@ -108,8 +108,9 @@ def read_table(path: Path, nrows: int | None = None, nested: bool = False, **kwa
             raise BadInput(f"{path.name}: unknown table format; use CSV, TSV, JSON(L), parquet or feather")
         if nrows is not None and name.endswith((".json", ".parquet", ".feather")):
             df = df.head(nrows)
-        df = df if nested else nested_as_text(df)
-        if kwargs.get("dtype") is str and not name.endswith((".tsv", ".tsv.gz", ".csv", ".csv.gz")):
+        csv = name.endswith((".tsv", ".tsv.gz", ".csv", ".csv.gz"))  # text cells only: a CSV holds no lists
+        df = df if nested or csv else nested_as_text(df)
+        if kwargs.get("dtype") is str and not csv:
             df = df.map(lambda v: v if pd.isna(v) else str(v))  # as read_csv(dtype=str) reads a CSV
     except pd.errors.EmptyDataError:
         raise BadInput(f"{path.name} is empty: re-download the competition data") from None

@@ -23,6 +23,7 @@ from agentk.competition.series import (
     SUMMARY,
     arrays_to_tables,
     bands_to_images,
+    per_sample_folders,
     pixel_columns,
     pixels_to_images,
     summarise_files,
@@ -289,10 +290,10 @@ def folder_labels(root: Path) -> tuple[pd.DataFrame, str] | None:
     if "train" not in paths or "labels" in paths or layout is None or len(layout.predicted) != 1:
         return None
     target = layout.predicted[0]
-    train = read_table(paths["train"], dtype=str)
-    if target in train.columns:
-        return None
     files = modality_files(root)
+    if not files or target in read_table(paths["train"], nrows=5).columns:  # the whole table only when needed
+        return None
+    train = read_table(paths["train"], dtype=str)
     for modality, found in files.items():
         src = listing_source(modality, found)
         if src is None or src.label != "folder":
@@ -313,7 +314,7 @@ def _summarise_series(root: Path) -> str | None:
     """Write the per-sample files' summary table (agentk.competition.series) if there are such files."""
     paths = find(root).paths
     dest = root / SUMMARY
-    if "train" not in paths or dest.exists():
+    if "train" not in paths or dest.exists() or not per_sample_folders(root):  # the tables only when files may match
         return None
     frames = [read_table(paths[r], dtype=str) for r in ("train", "test", "sample") if r in paths]
     keys = {c: pd.concat([f[c] for f in frames if c in f.columns]) for c in frames[0].columns}
