@@ -396,3 +396,23 @@ def test_a_network_refits_on_every_row_for_its_best_epochs_unless_no_refit(examp
     reloaded = solver.load("network-1")
     np.testing.assert_array_equal(reloaded.test_pred, refitted.test_pred)
     np.testing.assert_array_equal(reloaded.blend_test_pred, kept.test_pred)
+
+
+def test_a_model_that_cannot_be_built_leaves_the_others(example_copy, monkeypatch):
+    """AutoGluon on 3.2 million rows trained no model in its time limit: that solution is reported as failed and
+    the solve goes on with the others."""
+    import tools.autogluon_tool
+
+    def no_model(task, **kwargs):
+        raise RuntimeError("AutoGluon trained no model for output 0 (y): LightGBM: TimeLimitExceeded")
+
+    monkeypatch.setattr(tools.autogluon_tool, "fit_autogluon", no_model)
+    ws = example_copy("diabetes")
+    said = []
+    budget = replace(PRESETS["quick"], n_trials=1, max_epochs=3, min_epochs=3)
+    summary = Solver(ws, budget, log=said.append, features=False, cross_validate=False).run()
+    ids = [s["id"] for s in summary["solutions"]]
+    assert summary["status"] == "done" and "autogluon" not in ids and {"constant", "network-1"} <= set(ids)
+    assert read_json(Workspace(ws).solution("autogluon").skipped)["failed"].startswith("RuntimeError: AutoGluon")
+    assert any(line.startswith("autogluon: FAILED (RuntimeError") for line in said)
+    assert (ws / "submission.csv").exists()

@@ -149,7 +149,17 @@ class Solver:
                 self.say(f"{sid}: already done (validation {self.task.metric_name} {done.val_score:.5g})")
             else:
                 build = {"constant": self.constant, "autogluon": self.autogluon, "classical": self.classical}.get(kind)
-                done = build(sid, **config) if build else self.network(sid, config)
+                try:
+                    done = build(sid, **config) if build else self.network(sid, config)
+                except Exception as exc:  # noqa: BLE001 - one model that cannot be built leaves the others
+                    if kind == "constant":  # the floor of the choice: without it nothing is judged
+                        raise
+                    traceback.print_exc()  # to the log
+                    why = f"{type(exc).__name__}: {str(exc).strip()[:300]}"
+                    write_json(self.workspace.solution(sid).skipped, {"failed": why})
+                    self.say(f"{sid}: FAILED ({why}); the solve goes on without it (a rerun tries it again)")
+                    self._advance(overall)
+                    continue
                 self.save(done)
                 self.say(f"{sid}: validation {self.task.metric_name} {done.val_score:.5g} ({done.seconds:.0f} s)")
             solutions.append(done)
