@@ -59,10 +59,10 @@ def applies(task: TaskData) -> bool:
 
 class CrossValidation:
     """Out-of-fold predictions over every train row of a solution's recipe, kept in its folder (a resumed solve
-    reads them). `constant(train, held, plan)`: the solver's constant statistic of the train rows for the held
+    reads them). `constant(statistic, train, held)`: the solver's constant statistic of the train rows for the held
     rows, so the constant's recipe is the solver's own."""
 
-    def __init__(self, task: TaskData, budget, constant: Callable[[np.ndarray, np.ndarray, dict], np.ndarray], log):
+    def __init__(self, task: TaskData, budget, constant: Callable[[str, np.ndarray, np.ndarray], np.ndarray], log):
         self.task, self.budget, self.constant, self.log = task, budget, constant, log
         self.workspace = Workspace(task.ws)
         self.folds = task.folds(FOLDS)
@@ -95,7 +95,7 @@ class CrossValidation:
         return folded
 
     def _constant(self, sid: str, plan: dict, train: np.ndarray, held: np.ndarray, k: int) -> np.ndarray:
-        return self.constant(train, held, plan)
+        return self.constant(plan["statistic"], train, held)
 
     def _classical(self, sid: str, plan: dict, train: np.ndarray, held: np.ndarray, k: int) -> np.ndarray:
         from tools.classical import CANDIDATES, predict_outputs

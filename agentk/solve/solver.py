@@ -211,22 +211,20 @@ class Solver:
         fit, val = self.task.split
         every = np.arange(len(self.task.y))
         regression = any(o["kind"] == "regression" for o in self.task.outputs)
-        candidates = {}
-        for stat in ("mean", "median") if regression else ("prior",):
-            val_pred = np.tile(self._constant_row(fit, stat), (len(val), 1))
-            candidates[stat] = (self.task.score(val_pred, val), val_pred)
         column = self._group_column(fit) if regression else None
-        if column is not None:
-            levels = self._levels(column)
-            for stat in ("mean", "median"):
-                val_pred = self._per_level(fit, levels[0][fit], levels[0][val], stat)
-                candidates[f"{stat} per {column}"] = (self.task.score(val_pred, val), val_pred)
+        stats = ["mean", "median"] if regression else ["prior"]
+        stats += [f"{stat} per {column}" for stat in ("mean", "median")] if column is not None else []
+        candidates = {}
+        for stat in stats:
+            val_pred = self._statistic(stat, fit, val)
+            candidates[stat] = (self.task.score(val_pred, val), val_pred)
         stat = next(iter(candidates))
         for other in candidates:
             if self.task.better(candidates[other][0], candidates[stat][0]):
                 stat = other
         score, val_pred = candidates[stat]
         if " per " in stat:
+            levels = self._levels(column)
             test_pred = self._per_level(every, levels[0], levels[1], stat.split()[0])
             what = f"the target's {stat.split()[0]} per level of {column!r} (the overall one for a rare level)"
         else:
@@ -387,7 +385,7 @@ class Solver:
         (agentk/solve/budgets.py: plan_network), so a busy machine runs the same epochs, only slower. With refit,
         the best trial's configuration is retrained on every row for its best epoch count and predicts the test
         rows; the validation predictions and score stay the trial's, on rows it never trained on."""
-        from tools.fusion import FusionConfig, watched_rows
+        from tools.fusion import STOP_ROWS, FusionConfig
         from tools.hebo_tuner import design, tune
 
         b = self.budget
@@ -416,7 +414,7 @@ class Solver:
             machine=_machine(base.device),
             design=design(),
             refit=self.refit,
-            stop_rows=len(watched_rows(stop)),
+            stop_rows=min(len(stop), STOP_ROWS),  # those it scores after every epoch (watched_rows)
         )
         self._plans[sid] = plan
         base = replace(
@@ -764,7 +762,7 @@ class Solver:
         from the validation rows has none), added to `done` (those of earlier solutions); empty when a recipe fails,
         and then the validation rows decide."""
         folds = cross_validation.FOLDS
-        cv = cross_validation.CrossValidation(self.task, self.budget, self._constant_fold, self.log)
+        cv = cross_validation.CrossValidation(self.task, self.budget, self._statistic, self.log)
         if done is None:
             self.say(
                 f"{len(self.task.y)} train rows (at most {cross_validation.CV_ROWS}): the solutions are compared by "
@@ -794,9 +792,9 @@ class Solver:
             )
         return done
 
-    def _constant_fold(self, train: np.ndarray, held: np.ndarray, plan: dict) -> np.ndarray:
-        """The constant's statistic (plan["statistic"]) of the train rows, for the held rows."""
-        stat = plan["statistic"]
+    def _statistic(self, stat: str, train: np.ndarray, held: np.ndarray) -> np.ndarray:
+        """A constant's statistic ("prior", "mean", "median per <column>"...) of the train rows, for the held train
+        rows: the constant's validation candidates, and its recipe on each fold of a cross-validation."""
         if " per " in stat:
             levels = self._levels(stat.split(" per ", 1)[1])[0]
             return self._per_level(train, levels[train], levels[held], stat.split()[0])
