@@ -17,7 +17,6 @@ runs channels-last under bf16 autocast, and evaluation runs in large batches."""
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,6 +29,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset, Sampler
 
 from agentk.modalities import MODALITIES
+from tools import machine
 from tools.heads import check_targets, head_loss, output_losses, target_scaling, to_model_space
 from tools.task_data import TaskData
 
@@ -199,8 +199,7 @@ def _autocast(device: torch.device):
 def _loader_workers(device: torch.device) -> int:
     """Workers reading host-resident inputs (a memory-mapped cache: a copy per batch, no decoding). On a GPU, every
     core but the one driving it; on CPU one, since the cores train."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(cores - 1, 16)) if device.type == "cuda" else 1
+    return max(1, min(machine.cores() - 1, 16)) if device.type == "cuda" else 1
 
 
 # --------------------------------------------------------------------------- data

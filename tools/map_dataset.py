@@ -15,6 +15,7 @@ a tab-only workspace never pays their import (tools/modality_tab.py imports with
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -54,7 +55,6 @@ class MapDataset:
         self.ids = list(ids)
         # every map in the same row order, so row i of each is sample i
         self.inputs = {m: frame.loc[self.ids] for m, frame in frames.items()}
-        self._rows = {m: frame.to_numpy(dtype=object) for m, frame in self.inputs.items()}
         if transforms is None:
             options = {"image_size": image_size, "max_length": max_length}
             made = {m: model.dataset_transform(self.ws, self.maps[m].name, options) for m, model in models.items()}
@@ -73,6 +73,12 @@ class MapDataset:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @functools.cached_property
+    def _rows(self) -> dict[str, np.ndarray]:
+        # made on the first sample read, not with the dataset: the solver reads the frames, and 4 M rows x 56
+        # columns as Python objects take about 10 GB
+        return {m: frame.to_numpy(dtype=object) for m, frame in self.inputs.items()}
 
     def __getitem__(self, i: int) -> dict:
         item = {"id": self.ids[i]}

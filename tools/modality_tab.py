@@ -90,15 +90,16 @@ def tab_features(frame: pd.DataFrame, fit_rows: np.ndarray) -> tuple[torch.Tenso
         if is_text or (len(levels) <= LOW_CARDINALITY and np.array_equal(levels, np.round(levels))):
             pos = np.clip(np.searchsorted(levels, v), 0, max(len(levels) - 1, 0))
             seen = (levels[pos] == v) if len(levels) else np.zeros(len(v), bool)
-            codes.append(np.where(seen, pos + 1, 0))
+            codes.append(np.where(seen, pos + 1, 0).astype(np.int32))
             cards.append(len(levels) + 1)
         if is_text:
             continue
-        numeric += standardised(v, fit_rows)
+        # float32 and int32 column by column: on 5 M rows each float64 copy of 56 columns is 2.2 GB
+        numeric += [c.astype(np.float32) for c in standardised(v, fit_rows)]
     n = len(frame)
-    num = np.column_stack(numeric) if numeric else np.zeros((n, 0))
-    cat = np.column_stack(codes) if codes else np.zeros((n, 0))
-    return torch.tensor(num, dtype=torch.float32), torch.tensor(cat, dtype=torch.long), cards
+    num = np.column_stack(numeric) if numeric else np.zeros((n, 0), np.float32)
+    cat = np.column_stack(codes) if codes else np.zeros((n, 0), np.int32)
+    return torch.from_numpy(num), torch.from_numpy(cat), cards
 
 
 @functools.cache

@@ -322,9 +322,17 @@ class Solver:
             refit=self.refit,
         )
         fit, val = self.task.split
+        # a table too large for AutoGluon's time limit: it fits on a sample (tools/autogluon_tool.tuning_rows)
+        sampled = next((m for m in out["models"] if m["tuned_on_rows"] < m["fit_rows"]), None)
+        tuned_on = (
+            f"a sample of {sampled['tuned_on_rows']} of the {len(fit)} fit rows (what its time limit can take)"
+            if sampled
+            else f"the {len(fit)} fit rows"
+        )
+        every = f"{sampled['refit_on_rows']} rows (the same share of every row)" if sampled else "all rows"
         refitted = (
-            f"; then its best model ({', '.join(m['selected'] for m in out['models'])}) refitted on all "
-            f"{len(fit) + len(val)} rows for the test predictions"
+            f"; then its best model ({', '.join(m['selected'] for m in out['models'])}) refitted on {every} "
+            "for the test predictions"
             if self.refit
             else "; the test predictions from the same model (no refit)"
         )
@@ -333,7 +341,7 @@ class Solver:
             "autogluon",
             f"AutoGluon TabularPredictor ({self.budget.autogluon_presets}) on the {TABULAR.name} inputs"
             f"{self._features_note()}, one predictor per output, optimising the competition's metric; tuned on its "
-            f"own holdout of the {len(fit)} fit rows, scored on the {len(val)} validation rows it never saw"
+            f"own holdout of {tuned_on}, scored on the {len(val)} validation rows it never saw"
             f"{refitted}",
             out["val_score"],
             out["val_pred"],
@@ -875,9 +883,9 @@ def _machine(device: str) -> Machine:
     """The machine a network's work is planned for: the CPU cores this process may use, and whether it trains on
     CUDA (device as FusionConfig names it)."""
     from tools.fusion import resolve_device
+    from tools.machine import cores
 
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return Machine(cores=cores, cuda=resolve_device(device).type == "cuda")
+    return Machine(cores=cores(), cuda=resolve_device(device).type == "cuda")
 
 
 def _add_features(task: TaskData, workspace: Workspace) -> dict:
