@@ -275,7 +275,7 @@ def test_a_table_too_large_for_the_time_limit_is_fitted_on_a_sample(tasks, tmp_p
     assert result["val_score"] > 0.9
 
 
-def test_the_rows_autogluon_fits_follow_its_time_columns_and_threads():
+def test_the_rows_autogluon_fits_follow_its_time_columns_and_cores():
     assert tuning_rows(42, 56, 2) == 2 * tuning_rows(21, 56, 2) == 2 * tuning_rows(42, 56, 1)
     assert tuning_rows(42, 28, 2) == 2 * tuning_rows(42, 56, 2)
     assert 150_000 < tuning_rows(42, 56, 2) < 800_000  # the measured range (see CELLS_PER_CORE_S)

@@ -47,8 +47,8 @@ REFIT_SLACK = 0.1  # a refit scoring this much (relative) worse than its origina
 FIT_SHARE = 0.7  # of the time limit for the first fit when a refit follows (a refit costs about one more fit)
 # the refit check scores both models on at most this many fit rows: on 800,000 it predicted for over 15 minutes
 CHECK_ROWS = 20_000
-# table cells (rows x columns) AutoGluon's medium-quality models fit per second of its limit per thread: 42 s on 2
-# threads fitted six models on 50,000 x 56 (accuracy 0.744), four on 200,000 (0.752), two on 800,000 (0.750)
+# table cells (rows x columns) AutoGluon's medium-quality models fit per second of its limit per core: 42 s on 2
+# cores fitted six models on 50,000 x 56 (accuracy 0.744), four on 200,000 (0.752), two on 800,000 (0.750)
 CELLS_PER_CORE_S = 150_000
 MIN_TUNING_ROWS = 10_000
 
@@ -88,9 +88,8 @@ def fit_autogluon(
         known = np.isfinite(task.y[:, j])  # rows without this output's target teach it nothing
         fit_j, val_j = fit_rows[known[fit_rows]], val_rows[known[val_rows]]
         limit = max(share * FIT_SHARE, 1.0) if refit else share
-        cap = tuning_rows(
-            limit, X.shape[1], machine.cores()
-        )  # the machine's cores, not its load: the same rows each run
+        # the machine's cores, not its load (threads()): the same rows on every run
+        cap = tuning_rows(limit, X.shape[1], machine.cores())
         classes = output["kind"] != "regression"
         rng = np.random.default_rng(seed + j)
         n_fit = len(fit_j)
@@ -141,9 +140,9 @@ def fit_autogluon(
     }
 
 
-def tuning_rows(time_limit: float, columns: int, threads: int) -> int:
-    """The most rows AutoGluon fits on in time_limit seconds with `threads` threads (CELLS_PER_CORE_S)."""
-    return max(MIN_TUNING_ROWS, int(CELLS_PER_CORE_S * time_limit * threads / max(1, columns)))
+def tuning_rows(time_limit: float, columns: int, cores: int) -> int:
+    """The most rows AutoGluon fits on in time_limit seconds on `cores` cores (CELLS_PER_CORE_S)."""
+    return max(MIN_TUNING_ROWS, int(CELLS_PER_CORE_S * time_limit * cores / max(1, columns)))
 
 
 def sample_rows(rows: np.ndarray, label: np.ndarray, n: int, rng: np.random.Generator, classes: bool) -> np.ndarray:
