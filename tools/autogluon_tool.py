@@ -39,6 +39,7 @@ from agentk.modalities import TABULAR
 from agentk.workspace import Workspace
 from tools import machine
 from tools.competition_scorer import competition_scorer
+from tools.resampling import at_most
 from tools.task_data import TaskData
 
 LABEL = "__agentk_target__"
@@ -150,7 +151,7 @@ def sample_rows(rows: np.ndarray, label: np.ndarray, n: int, rng: np.random.Gene
     sample missed keeps all its rows: AutoGluon cannot predict a class it never saw."""
     if len(rows) <= n:
         return rows
-    picked = rng.choice(rows, n, replace=False)
+    picked = at_most(rows, n, rng)
     if classes:
         missing = np.setdiff1d(np.unique(label[rows]), np.unique(label[picked]))
         picked = np.concatenate([picked, rows[np.isin(label[rows], missing)]])
@@ -159,7 +160,8 @@ def sample_rows(rows: np.ndarray, label: np.ndarray, n: int, rng: np.random.Gene
 
 def threads() -> int:
     """The cores this process may use that the machine's load (1-minute average) leaves idle; at least one."""
-    return max(1, min(machine.cores(), round(machine.cores() - os.getloadavg()[0])))
+    cores = machine.cores()
+    return max(1, min(cores, round(cores - os.getloadavg()[0])))
 
 
 def _fit_output(

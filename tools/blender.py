@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from tools.heads import head_loss, output_losses, target_scaling, to_model_space, width
-from tools.resampling import wins_on_resamples
+from tools.resampling import at_most, wins_on_resamples
 
 HIDDEN, LR, WEIGHT_DECAY, MAX_STEPS, PATIENCE, INNER_FRACTION, EPS = 32, 1e-2, 1e-3, 500, 40, 0.2, 1e-6
 # the MLP learns from at most this many rows (a sample): a few dozen inputs need no more, and full-batch steps on
@@ -189,7 +189,7 @@ def _fit(
     """A blender fitted on these rows (FIT_ROWS of them at most), and its step count: `steps` if given, else
     early-stopped on an inner split."""
     if len(y) > FIT_ROWS:
-        sample = np.sort(np.random.default_rng(seed).choice(len(y), FIT_ROWS, replace=False))
+        sample = at_most(np.arange(len(y)), FIT_ROWS, np.random.default_rng(seed))
         preds, y = [np.asarray(p)[sample] for p in preds], y[sample]
     x = features(preds, outputs)
     mean, std = x.mean(axis=0), x.std(axis=0)

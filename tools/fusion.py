@@ -31,6 +31,7 @@ from torch.utils.data import DataLoader, Dataset, Sampler
 from agentk.modalities import MODALITIES
 from tools import machine
 from tools.heads import check_targets, head_loss, output_losses, target_scaling, to_model_space
+from tools.resampling import at_most
 from tools.task_data import TaskData
 
 
@@ -601,9 +602,7 @@ def watched_rows(stop: np.ndarray) -> np.ndarray:
     """The stop rows scored after every epoch: all of them, or STOP_ROWS drawn at random when there are more (on a
     table of a million rows, scoring its 160,000 stop rows each epoch left a CPU plan 128 rows an epoch to learn
     from); the others stay unseen."""
-    if len(stop) <= STOP_ROWS:
-        return stop
-    return np.sort(np.random.default_rng(0).choice(stop, STOP_ROWS, replace=False))
+    return at_most(stop, STOP_ROWS, np.random.default_rng(0))
 
 
 def refit_fusion(

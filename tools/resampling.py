@@ -14,6 +14,12 @@ RESAMPLES, WIN_SHARE = 200, 0.9  # the challenger must win on this share of the 
 MAX_DRAW = 20_000
 
 
+def at_most(rows: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """`rows` when there are at most n of them, else n of them drawn at random without replacement, in order: what
+    a step that need not see every row of a large table works on."""
+    return rows if len(rows) <= n else np.sort(rng.choice(rows, n, replace=False))
+
+
 def wins_on_resamples(
     ours: Callable[[np.ndarray], float], theirs: Callable[[np.ndarray], float], n_rows: int, higher_is_better: bool
 ) -> bool | None:
