@@ -8,12 +8,10 @@ it never raises into agentk.
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import glob
 import os
 import pwd
-import resource
 import shutil
 import signal
 import subprocess
@@ -212,25 +210,37 @@ def _remove_cgroup(group: Path | None) -> None:
             time.sleep(0.05)
 
 
-def _limit_memory(max_bytes: int | None, cgroup: Path | None = None, nproc: bool = True):
-    def apply():
-        if cgroup is not None:
-            try:
-                (cgroup / "cgroup.procs").write_text(str(os.getpid()))
-            except OSError:
-                pass
-        if max_bytes is not None:
-            resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
-        soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
-        cap = MAX_PROCESSES if hard == resource.RLIM_INFINITY else min(MAX_PROCESSES, hard)
-        if nproc and (soft == resource.RLIM_INFINITY or soft > cap):
-            resource.setrlimit(resource.RLIMIT_NPROC, (cap, hard))
-        try:  # die with agentk: a killed run leaves no generated code running (Linux only)
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except OSError:
-            pass
+# The limits a run starts under, set by a fresh single-threaded Python that then execs the command. Not a
+# preexec_fn: that runs Python in a fork of multithreaded agentk, where a lock another thread held stays held, so
+# the child can hang before exec, holding agentk's descriptors (the workspace lock among them) while it lives.
+_LIMITS = """
+import ctypes, os, resource, signal, sys
+max_bytes, cgroup, nproc, cap, *argv = sys.argv[1:]
+if cgroup:
+    try:
+        with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+    except OSError:
+        pass
+if max_bytes:
+    resource.setrlimit(resource.RLIMIT_AS, (int(max_bytes), int(max_bytes)))
+soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+cap = int(cap) if hard == resource.RLIM_INFINITY else min(int(cap), hard)
+if nproc == "1" and (soft == resource.RLIM_INFINITY or soft > cap):
+    resource.setrlimit(resource.RLIMIT_NPROC, (cap, hard))
+try:  # die with agentk: a killed run leaves no generated code running (Linux only)
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+except OSError:
+    pass
+os.execv(argv[0], argv)
+"""
 
-    return apply
+
+def _limited(argv: list[str], max_bytes: int | None, cgroup: Path | None = None, nproc: bool = True) -> list[str]:
+    """`argv` run under a memory limit of `max_bytes` (None: none), in `cgroup`, with at most MAX_PROCESSES
+    processes (`nproc`), killed when agentk dies."""
+    limits = [str(max_bytes or ""), str(cgroup or ""), "1" if nproc else "0", str(MAX_PROCESSES)]
+    return [sys.executable, "-I", "-S", "-c", _LIMITS, *limits, *argv]
 
 
 def run_python(
@@ -241,12 +251,13 @@ def run_python(
     argv = [sys.executable, *args]
     cgroup = _pids_cgroup()
     try:
-        return _run(_sandboxed(bwrap, Path(cwd), argv) if bwrap else argv, cwd, timeout, memory_gb, env, cgroup)
+        argv = _sandboxed(bwrap, Path(cwd), argv) if bwrap else argv
+        return _run(_limited(argv, int(memory_gb * 2**30), cgroup), cwd, timeout, env)
     finally:
         _remove_cgroup(cgroup)
 
 
-def _run(argv, cwd, timeout, memory_gb, env, cgroup) -> RunResult:
+def _run(argv, cwd, timeout, env) -> RunResult:
     start = time.monotonic()
     proc = subprocess.Popen(
         argv,
@@ -258,7 +269,6 @@ def _run(argv, cwd, timeout, memory_gb, env, cgroup) -> RunResult:
         text=True,
         errors="replace",
         start_new_session=True,  # own process group: a timeout kills the children too
-        preexec_fn=_limit_memory(int(memory_gb * 2**30), cgroup),
     )
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -307,14 +317,13 @@ def run_python_live(
         if network:
             argv.remove("--unshare-net")
     proc = subprocess.Popen(
-        argv,
+        _limited(argv, None, nproc=False),  # torch and AutoGluon threads count as processes
         cwd=cwd,
         env=clean_env(),
         stdin=subprocess.DEVNULL,
         stdout=output,
         stderr=subprocess.STDOUT if output is not None else None,
         start_new_session=True,
-        preexec_fn=_limit_memory(None, nproc=False),  # torch and AutoGluon threads count as processes
     )
     try:
         return proc.wait(timeout=timeout)
