@@ -14,7 +14,7 @@ from sklearn.svm import SVC
 
 from agentk.modalities import TABULAR, TEXT
 from tools import classical_tab
-from tools.classical import fit_candidate
+from tools.classical import fit_candidate, predict_outputs
 from tools.metrics import rmse, roc_auc
 
 
@@ -102,6 +102,25 @@ def test_the_gaussian_process_learns_its_kernel_on_a_subset_of_many_rows_and_fit
     np.testing.assert_allclose(gp.kernel_.theta, on_subset.kernel_.theta)  # the subset's kernel, kept as learnt
     assert gp.optimizer == "fmin_l_bfgs_b" and len(gp.X_train_) == 450  # fitted on every row, its settings intact
     assert rmse(y[450:500], gp.predict(X[450:500])) < rmse(y[450:500], on_subset.predict(X[450:500]))
+
+
+def test_the_kernel_learnt_on_the_fit_rows_is_fixed_for_the_refit_on_every_row():
+    """Kernel searches cost ~40 s each on 2 cores: one on the fit rows, recorded, then fixed for the refit on every
+    row and for a cross-validation's folds (predict_outputs with it) rather than searched again."""
+    table, y = smooth_table(300)
+    task = FrameTask(table, y, [{"kind": "regression"}], 50, rmse, higher=False)
+    feats = classical_tab.features(task, log=quiet)
+    result = fit_candidate(task, feats, log=quiet)
+    (learnt,) = result.details["learnt"]
+    fit, _ = task.split
+    on_fit = classical_tab._gp(feats.train.shape[1]).fit(feats.train[fit], y[fit])
+    np.testing.assert_allclose(learnt, on_fit.kernel_.theta)  # the kernel the fit rows taught
+    model, every = feats.models["gaussian process"], np.arange(len(task.y))
+    fixed = predict_outputs(task, model, feats.train, every, feats.test, [learnt])
+    np.testing.assert_allclose(result.test_pred, fixed)  # the refit kept that kernel
+    searched = predict_outputs(task, model, feats.train, every, feats.test)  # a kernel searched on every row
+    assert not np.allclose(searched, fixed)
+    assert rmse(y[250:], fixed[:, 0]) < 0.2  # and it predicts as well
 
 
 def test_classes_get_a_machine_or_a_logistic_regression_chosen_on_the_fit_rows():

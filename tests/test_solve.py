@@ -153,14 +153,17 @@ def test_a_small_tables_solutions_are_compared_out_of_fold_over_every_row(solved
         if s.get("cv_score") is not None:
             oof = np.load(ws / "solutions" / s["id"] / "cross_validated.npz")["pred"]
             assert oof.shape == (len(rows), 1) and task.score(oof, rows) == pytest.approx(s["cv_score"])
-    # the classical candidate's first fold again: its chosen model fitted on the other folds' rows alone
+    # the classical candidate's first fold again: its chosen model fitted on the other folds' rows alone, with
+    # what it learnt on the fit rows (its kernel) fixed
     plan = json.loads((ws / "solutions" / "classical-tab" / "plan.json").read_text())
     train, held = task.folds(FOLDS)[0]
     feats = classical_tab.features(task, log=lambda m: None)
-    model = feats.models[plan["chosen"]]
+    model, learnt = feats.models[plan["chosen"]], plan.get("learnt")
     oof = np.load(ws / "solutions" / "classical-tab" / "cross_validated.npz")["pred"]
-    assert np.allclose(oof[held], predict_outputs(task, model, feats.train, train, feats.train[held]), atol=1e-6)
-    leaky = predict_outputs(task, model, feats.train, rows, feats.train[held])  # had it seen the held rows
+    assert np.allclose(
+        oof[held], predict_outputs(task, model, feats.train, train, feats.train[held], learnt), atol=1e-6
+    )
+    leaky = predict_outputs(task, model, feats.train, rows, feats.train[held], learnt)  # had it seen the held rows
     assert not np.allclose(oof[held], leaky, atol=1e-6)
     assert "cross-validated" in (ws / "report.html").read_text()
 

@@ -10,7 +10,12 @@ A modality's candidate lives in its own module (CANDIDATES below: a registry to 
 and this module fits per output a few models on those features, picks one by cross-validation on the fit rows
 with the competition's metric (the validation rows select among solutions, so they do not also pick the model
 here), scores the pick on the validation rows and refits it on every row for the test predictions.
-Predictions are in model space (tools/task_data.py)."""
+Predictions are in model space (tools/task_data.py).
+
+A model that learns hyperparameters at a cost (a Gaussian process its kernel: ~40 s a time on 2 cores) may expose
+`learnt() -> list[float]` (JSON-able) and `fix(learnt) -> self`: what it learnt on the fit rows is then fixed for
+its refit on every row and for its refits on a cross-validation's folds (agentk/solve/cross_validation.py),
+instead of being learnt again each time (nomad-like tables: seven kernel searches per output down to one)."""
 
 from __future__ import annotations
 
@@ -74,10 +79,12 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
             chosen = name
     factory = feats.models[chosen]
     # one model on the fit rows predicts the validation rows and, for the blender, the test rows
-    both = predict_outputs(task, factory, feats.train, fit, _rows_then(feats.train[val], feats.test))
+    fitted = _fit_outputs(task, factory, feats.train, fit)
+    both = _predict(task, fitted, _rows_then(feats.train[val], feats.test))
     val_pred, validated = both[: len(val)], both[len(val) :]
+    learnt = [m.learnt() if hasattr(m, "learnt") else None for m in fitted]
     every = np.arange(len(task.y))
-    test_pred = predict_outputs(task, factory, feats.train, every, feats.test) if refit else validated
+    test_pred = predict_outputs(task, factory, feats.train, every, feats.test, learnt) if refit else validated
     refitted = f"; refitted on all {len(every)} rows for the test predictions" if refit else ""
     return ClassicalResult(
         val_pred,
@@ -86,29 +93,52 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
         f"{chosen} on {feats.what}"
         + (f", chosen among {list(cv)} by {FOLDS}-fold {task.metric_name} on the {len(fit)} fit rows" if cv else "")
         + f", scored on the {len(val)} validation rows{refitted}",
-        {"chosen": chosen, "cv": cv, "seconds": time.monotonic() - t0, **feats.details},
+        {"chosen": chosen, "cv": cv, "seconds": time.monotonic() - t0, **feats.details}
+        | ({"learnt": learnt} if any(v is not None for v in learnt) else {}),
         validated if refit else None,
     )
 
 
-def predict_outputs(task: TaskData, factory: Callable[[str], object], X: np.ndarray, rows, X_out) -> np.ndarray:
+def predict_outputs(
+    task: TaskData, factory: Callable[[str], object], X: np.ndarray, rows, X_out, learnt: list | None = None
+) -> np.ndarray:
     """Model-space predictions for X_out of one model per output, each fitted on `rows` of X (those with a target
-    for that output): P(class 1), the class probabilities, or the value."""
-    parts = []
-    for j, (o, w) in enumerate(zip(task.outputs, task.widths, strict=True)):
+    for that output): P(class 1), the class probabilities, or the value. learnt: per output, what a model learnt
+    before (its `learnt()`, None where nothing), fixed instead of learnt again."""
+    return _predict(task, _fit_outputs(task, factory, X, rows, learnt), X_out)
+
+
+def _fit_outputs(task: TaskData, factory, X, rows, learnt: list | None = None) -> list:
+    """Per output, a model fitted on `rows` of X (those with a target for it), or for classes an int: the one
+    class those rows hold."""
+    fitted = []
+    for j, o in enumerate(task.outputs):
         y = task.y[rows, j]
         known = np.isfinite(y)
         Xj, yj = X[rows][known], y[known]
+        kind = "regression" if o["kind"] == "regression" else "classification"
+        if kind == "classification":
+            yj = yj.astype(int)
+            if len(np.unique(yj)) == 1:  # one class in these rows: it is certain
+                fitted.append(int(yj[0]))
+                continue
+        model = factory(kind)
+        if learnt is not None and learnt[j] is not None:
+            model = model.fix(learnt[j])
+        fitted.append(model.fit(Xj, yj))
+    return fitted
+
+
+def _predict(task: TaskData, fitted: list, X_out) -> np.ndarray:
+    parts = []
+    for o, w, model in zip(task.outputs, task.widths, fitted, strict=True):
         if o["kind"] == "regression":
-            parts.append(factory("regression").fit(Xj, yj).predict(X_out).reshape(-1, 1))
+            parts.append(model.predict(X_out).reshape(-1, 1))
             continue
-        yj = yj.astype(int)
-        classes = np.unique(yj)
         out = np.zeros((X_out.shape[0], w))
-        if len(classes) == 1:  # one class in these rows: it is certain
-            out[:, classes[0] if w > 1 else 0] = 1.0 if w > 1 else float(classes[0] == 1)
+        if isinstance(model, int):
+            out[:, model if w > 1 else 0] = 1.0 if w > 1 else float(model == 1)
         else:
-            model = factory("classification").fit(Xj, yj)
             proba = model.predict_proba(X_out)
             if w == 1:
                 out[:, 0] = proba[:, list(model.classes_).index(1)] if 1 in model.classes_ else 0.0

@@ -111,6 +111,15 @@ class _GaussianProcess(GaussianProcessRegressor):
             finally:
                 self.kernel, self.optimizer = kernel, optimizer
 
+    def learnt(self) -> list[float]:
+        """The fitted kernel's hyperparameters (log-transformed, sklearn's theta)."""
+        return [float(v) for v in self.kernel_.theta]
+
+    def fix(self, learnt: list[float]) -> _GaussianProcess:
+        """This process with its kernel's hyperparameters set to `learnt` and not learnt again."""
+        self.kernel, self.optimizer = self.kernel.clone_with_theta(np.asarray(learnt)), None
+        return self
+
 
 def _gp(columns: int) -> GaussianProcessRegressor:
     scales = np.ones(columns) if columns <= ARD_COLUMNS else 1.0

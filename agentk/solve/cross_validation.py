@@ -5,7 +5,8 @@ CV_ROWS train rows, each solution's recipe, as it was built (its model, configur
 again on FOLDS folds of every train row, and the solutions are compared by their out-of-fold score over all rows
 (5-fold on wine: classical 0.057, AutoGluon 0.061, network 0.245).
 
-A recipe per kind: the constant's statistic; the classical candidate's chosen model on its features; the network's
+A recipe per kind: the constant's statistic; the classical candidate's chosen model on its features, with what it
+learnt on the fit rows fixed (a Gaussian process's kernel: tools/classical.py); the network's
 configuration trained for its best trial's epochs; AutoGluon with the same presets and a FOLDS-th of its time each
 fold. The blend then learns from these out-of-fold predictions of every row (not from the validation rows alone)
 and keeps its own (the MLP's out of fold, a mean's as it predicts). A blend made without them (an earlier solve
@@ -105,7 +106,8 @@ class CrossValidation:
             module = importlib.import_module(CANDIDATES[modality])
             self._features[modality] = module.features(self.task, log=self.log)
         feats = self._features[modality]
-        return predict_outputs(self.task, feats.models[plan["chosen"]], feats.train, train, feats.train[held])
+        model, learnt = feats.models[plan["chosen"]], plan.get("learnt")
+        return predict_outputs(self.task, model, feats.train, train, feats.train[held], learnt)
 
     def _network(self, sid: str, plan: dict, train: np.ndarray, held: np.ndarray, k: int) -> np.ndarray:
         from tools.fusion import FusionConfig, refit_fusion
