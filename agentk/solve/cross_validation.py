@@ -32,8 +32,9 @@ from agentk.modalities import TABULAR
 from agentk.workspace import Workspace
 from tools.task_data import TaskData
 
-# tables up to this many train rows are compared by cross-validation; on 2 cores it added 70-75 s to the solve on
-# 1,460-2,000 rows (AutoGluon's time once more, shared by the folds), 133 s on 810 rows with two Gaussian processes
+# tables up to this many train rows are compared by cross-validation; on 2 cores it adds 65-70 s to the solve on
+# 810-2,000 rows, nearly all of it AutoGluon's time once more, shared by the folds (which fit as many models as
+# the solution's own fit did: 10 of 10 per fold on spaceship-like 1,800 rows)
 CV_ROWS = 2000
 FOLDS = 5
 
