@@ -7,14 +7,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from agentk.core.fileio import read_json
 from agentk.solve.budgets import PRESETS
 from agentk.solve.cross_validation import CV_ROWS, applies
 from agentk.solve.solver import Solution, Solver
-from agentk.workspace import Workspace, read_map
+from agentk.workspace import Workspace
 from tools.fusion import FusionConfig, refit_fusion
 from tools.task_data import TaskData
 
@@ -38,42 +37,6 @@ def test_folds_hold_out_whole_groups(example_copy):
     task.__dict__["groups"] = ("patient", groups)
     for train, held in task.folds(5):
         assert not set(groups[train]) & set(groups[held])
-
-
-def _dated(ws, test_days) -> TaskData:
-    """The workspace's tab maps with a date column, four train rows a day (in shuffled order), test rows on
-    `test_days` (day numbers after 2017-01-01)."""
-    maps = {s: Workspace(ws).input_maps(s)["tab"] for s in ("train", "test")}
-    train, test = read_map(maps["train"]), read_map(maps["test"])
-    day = lambda d: (pd.Timestamp("2017-01-01") + pd.to_timedelta(d, unit="D")).strftime("%Y-%m-%d")  # noqa: E731
-    days = np.random.default_rng(0).permutation(np.arange(len(train)) // 4)
-    train.insert(1, "date", [day(d) for d in days])
-    test.insert(1, "date", [day(d) for d in np.resize(test_days, len(test))])
-    train.to_csv(maps["train"], index=False)
-    test.to_csv(maps["test"], index=False)
-    return TaskData(ws)
-
-
-def test_a_forecasts_validation_stop_rows_and_folds_hold_out_the_latest_or_consecutive_days(example_copy):
-    ws = example_copy("diabetes")
-    task = _dated(ws, np.arange(120, 140))  # the test days come after the train days (0 to 110)
-    assert task.groups[0] == "date" and task.times is not None
-    day = (task.times - task.times.min()) // 86_400_000_000_000
-    fit, val = task.split
-    assert day[val].min() > day[fit].max() and abs(len(val) - 0.2 * len(day)) <= 4  # the latest days, whole
-    assert read_json(Workspace(ws).split)["latest_held_out"] is True
-    learn, stop = task.holdout(fit)
-    assert day[stop].min() > day[learn].max() and set(stop) < set(fit)  # the stop rows: the latest fit rows
-    folds = task.folds(5)
-    assert sorted(np.concatenate([h for _, h in folds]).tolist()) == list(range(len(day)))
-    for train, held in folds:  # each a run of consecutive days, none split between train and held
-        span = np.unique(day[held])
-        assert np.array_equal(span, np.arange(span.min(), span.max() + 1)) and not set(day[train]) & set(span)
-    mixed = _dated(example_copy("iris-species"), np.array([-10, -5, 40, 45]))  # test days before and after the train's
-    assert mixed.groups[0] == "date" and mixed.times is None  # new days, but no forecast: random whole days
-    _, val = mixed.split
-    spread = np.unique(mixed.train.inputs["tab"]["date"].to_numpy()[val])
-    assert len(spread) > 1 and spread.max() != mixed.train.inputs["tab"]["date"].max()
 
 
 def test_a_folds_task_has_its_rows_and_leaves_the_workspace_split(example_copy):

@@ -80,12 +80,7 @@ class TaskData:
                 return np.array([pos[i] for i in saved["fit"]]), np.array([pos[i] for i in saved["val"]])
         fit, val = self._split(np.arange(len(ids)), VAL_FRACTION)
         record = {"fit": ids[fit].tolist(), "val": ids[val].tolist(), "seed": SPLIT_SEED}
-        write_json(
-            path,
-            record
-            | ({"groups": self.groups[0]} if self.groups else {})
-            | ({"latest_held_out": True} if self.times is not None else {}),
-        )
+        write_json(path, record | ({"groups": self.groups[0]} if self.groups else {}))
         return fit, val
 
     def holdout(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -96,12 +91,9 @@ class TaskData:
 
     def _split(self, rows: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndarray]:
         """`rows` split into (kept, held out): stratified on the first classification output, or, when the rows
-        come in groups, whole groups held out, as the test set holds groups the training set has not seen: the
-        latest groups when they are times that the test set's all follow (a forecast)."""
+        come in groups, whole groups held out, as the test set holds groups the training set has not seen."""
         if self.groups is None:
             keep, out = _stratified_split(self.y[rows], self.outputs, fraction, SPLIT_SEED)
-        elif self.times is not None:
-            keep, out = _latest(self.times[rows], fraction)
         else:
             from sklearn.model_selection import GroupShuffleSplit
 
@@ -111,15 +103,12 @@ class TaskData:
 
     def folds(self, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
         """k (train rows, held-out rows) pairs over every train row, each row held out once: whole groups held out
-        when the rows come in groups (consecutive times of a forecast together), else stratified on the first classification output (when each class has k
+        when the rows come in groups, else stratified on the first classification output (when each class has k
         rows), as the validation rows are split off."""
         from sklearn.model_selection import GroupKFold, KFold, StratifiedKFold
 
         rows = np.arange(len(self.y))
-        if self.times is not None:  # blocks of consecutive times, each held out once
-            blocks = np.array_split(np.unique(self.times), k)
-            splits = [(np.flatnonzero(~np.isin(self.times, b)), np.flatnonzero(np.isin(self.times, b))) for b in blocks]
-        elif self.groups is not None:
+        if self.groups is not None:
             splits = GroupKFold(k).split(rows, groups=self.groups[1])
         else:
             first = next((j for j, o in enumerate(self.outputs) if o["kind"] != "regression"), None)
@@ -149,25 +138,6 @@ class TaskData:
         if column is None:
             return None
         return column, train.set_index("id").loc[list(self.train.ids), column].astype(str).to_numpy()
-
-    @cached_property
-    def times(self) -> np.ndarray | None:
-        """Each train row's time (int64 nanoseconds) when the rows' groups are dates or times and the test map's
-        all come after the train map's: a forecast, whose validation holds out the latest times, as the test set
-        holds the days after the training set's (a random day between two training days is easier to predict)."""
-        if self.groups is None:
-            return None
-        from tools.features import is_datetime, to_datetime
-
-        column = self.groups[0]
-        train, test = (read_map(self.workspace.input_maps(s)["tab"]) for s in ("train", "test"))
-        if not (is_datetime(train[column]) and is_datetime(test[column])):
-            return None
-        train_t = to_datetime(train.set_index("id").loc[list(self.train.ids), column])
-        test_t = to_datetime(test[column])
-        if train_t.isna().any() or test_t.isna().any() or test_t.min() <= train_t.max():
-            return None
-        return train_t.to_numpy().astype("datetime64[ns]").astype(np.int64)
 
     def score(self, pred: np.ndarray, rows: np.ndarray) -> float:
         """The competition's metric (the metric stage's code) of model-space predictions for train rows."""
@@ -214,16 +184,6 @@ class TaskData:
     def better(self, a: float, b: float) -> bool:
         """Is score a strictly better than score b?"""
         return a > b if self.higher_is_better else a < b
-
-
-def _latest(times: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndarray]:
-    """(kept, held out) positions: the rows of the latest times held out whole, the fewest times that make
-    `fraction` of the rows; the earliest time always kept."""
-    values, counts = np.unique(times, return_counts=True)
-    from_latest = np.cumsum(counts[::-1])  # rows at or after each time, latest first
-    n_times = min(int(np.searchsorted(from_latest, fraction * len(times))) + 1, len(values) - 1)
-    out = times >= values[len(values) - n_times]
-    return np.flatnonzero(~out), np.flatnonzero(out)
 
 
 def _stratified_split(y: np.ndarray, outputs: list[dict], fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

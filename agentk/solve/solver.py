@@ -134,13 +134,6 @@ class Solver:
             f"({'higher' if self.task.higher_is_better else 'lower'} is better); inputs "
             f"{', '.join(self.task.modalities)}; budget {self.budget.name}"
         )
-        if self.task.groups is not None:  # the rows come in groups the test set does not share
-            column = self.task.groups[0]
-            self.say(
-                f"validation holds out the latest values of {column!r}, as the test rows come after the train rows"
-                if self.task.times is not None
-                else f"validation holds out whole groups of {column!r}, as the test rows' groups are new"
-            )
         if self.feature_record and self.feature_record["added"]:
             added = self.feature_record["added"]
             self.say(
