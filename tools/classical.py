@@ -14,8 +14,9 @@ Predictions are in model space (tools/task_data.py).
 
 A model that learns hyperparameters at a cost (a Gaussian process its kernel: ~40 s a time on 2 cores) may expose
 `learnt() -> list[float]` (JSON-able) and `fix(learnt) -> self`: what it learnt on the fit rows is then fixed for
-its refit on every row and for its refits on a cross-validation's folds (agentk/solve/cross_validation.py),
-instead of being learnt again each time (nomad-like tables: seven kernel searches per output down to one)."""
+its refits on a cross-validation's folds (agentk/solve/cross_validation.py) instead of being learnt again on each
+(nomad-like tables: seven kernel searches per output down to two; the refit on every row learns again, from the
+most rows)."""
 
 from __future__ import annotations
 
@@ -84,7 +85,7 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
     val_pred, validated = both[: len(val)], both[len(val) :]
     learnt = [m.learnt() if hasattr(m, "learnt") else None for m in fitted]
     every = np.arange(len(task.y))
-    test_pred = predict_outputs(task, factory, feats.train, every, feats.test, learnt) if refit else validated
+    test_pred = predict_outputs(task, factory, feats.train, every, feats.test) if refit else validated
     refitted = f"; refitted on all {len(every)} rows for the test predictions" if refit else ""
     return ClassicalResult(
         val_pred,
