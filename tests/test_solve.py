@@ -356,6 +356,30 @@ def test_a_solution_replaces_the_constant_only_when_it_wins_on_most_resamples(ex
     assert (ws / "submission.csv").read_text() == (ws / "solutions" / "clear" / "submission.csv").read_text()
 
 
+def test_the_constant_is_among_the_blends_inputs(example_copy):
+    """On a noisy target the mean of a model and the constant (a shrinkage towards it) beats both: the solve's
+    blend may average the constant in. The models are saved as done, so run() only blends and chooses."""
+    ws = example_copy("diabetes")
+    solver = Solver(ws, PRESETS["quick"], log=lambda m: None, features=False, cross_validate=False)
+    task = solver.task
+    val = task.split[1]
+    constant = solver.constant("constant")
+    solver.save(constant)
+    rng = np.random.default_rng(0)
+    for k, (sid, kind, _) in enumerate(solver.plans()[1:]):  # independent errors: the first model the best
+        pred = task.y[val] + rng.normal(0, 60.0 * (k + 1), (len(val), 1))
+        solver.save(Solution(sid, kind, sid, task.score(pred, val), pred, np.full((len(task.test), 1), k + 1.0), 0))
+    first = solver.plans()[1][0]
+    mean = (solver.load(first).val_pred + constant.val_pred) / 2
+    assert task.better(task.score(mean, val), solver.load(first).val_score)
+    summary = solver.run()
+    blend = read_json(Workspace(ws).solution("blend").plan)
+    assert summary["best"] == "blend" and "constant" in blend["inputs"]
+    if blend["how"] == "mean":  # the MLP may learn the same shrinkage; a mean of the two best is exactly it
+        assert blend["members"] == [first, "constant"]
+        np.testing.assert_allclose(np.load(Workspace(ws).solution("blend").val_pred), mean)
+
+
 def test_the_solver_adds_generic_features_to_the_tab_inputs_and_records_them(example_copy):
     ws = example_copy("diabetes")
     layout = Workspace(ws)

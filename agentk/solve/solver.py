@@ -164,12 +164,13 @@ class Solver:
                 self.say(f"{sid}: validation {self.task.metric_name} {done.val_score:.5g} ({done.seconds:.0f} s)")
             solutions.append(done)
             self._advance(overall)
-        models = [s for s in solutions if s.kind != "constant"]  # a constant column adds nothing to a blend
         # a small table: every solution's out-of-fold predictions over all rows; {} when a recipe failed
         cv = self.cross_validate(solutions) if self.cv else {}
-        if len(models) >= self.budget.blend_after:
+        if sum(s.kind != "constant" for s in solutions) >= self.budget.blend_after:
             blend = self.load("blend")
-            if blend is None and (blend := self.blend(models, cv)) is not None:
+            # the constant is among the blend's inputs: on a noisy target the mean of a model and the constant (a
+            # shrinkage) beats both (per-type-coupling: MAE 3.888 on the validation rows vs 3.937 and 3.947)
+            if blend is None and (blend := self.blend(solutions, cv)) is not None:
                 self.save(blend)  # after its out-of-fold predictions: score.json marks it done
             if blend is not None:
                 solutions.append(blend)
