@@ -18,6 +18,7 @@ from agentk.testing.competitions import build
 from tools import classical_txt
 from tools.classical import Features, fit_candidate
 from tools.metrics import pearson, roc_auc
+from tools.text_pairs import pair_features, word_alignment
 
 
 class FrameTask:
@@ -106,3 +107,22 @@ def test_one_field_gets_no_pair_features_and_no_text_at_all_is_a_clear_error():
     blank = FrameTask(pd.DataFrame({"comment": [None, " "] * 10}), y[:20], "binary", 4, roc_auc)
     with pytest.raises(ValueError, match="no term"):
         classical_txt.features(blank, log=quiet)
+
+
+def test_words_are_aligned_by_meaning_where_no_token_is_shared():
+    """A target that says the anchor's words in synonyms shares no token with it, as an unrelated one does not;
+    the word alignment (the best MiniLM cosine of each word in the other text) tells them apart."""
+    anchor = np.array(["large fast vehicle", "large fast vehicle", "large fast vehicle", "", "only words"])
+    target = np.array(["big quick car", "green soft table", "fast vehicle large", "big car", ""])
+    values, names = word_alignment(anchor, target)
+    row = {n: values[:, k] for k, n in enumerate(names)}
+    assert row["aligned_first_mean"][0] > row["aligned_first_mean"][1] + 0.15, row["aligned_first_mean"]
+    assert row["aligned_first_mean"][2] == row["aligned_second_least"][2] == 1.0  # the same words, reordered
+    assert row["aligned_first_share_0.999_1"][2] == 1.0 and row["aligned_first_share_0.999_1"][0] == 0.0
+    shares = [n for n in names if n.startswith("aligned_first_share")]
+    assert np.allclose(sum(row[n] for n in shares)[:3], 1.0)  # each word falls in one band
+    assert not values[3:].any()  # a text without words matches nothing
+    pairs, pair_names = pair_features(pd.Series(anchor), pd.Series(target), np.eye(5), np.eye(5))
+    assert (
+        set(names) <= set(pair_names) and pairs[0, pair_names.index("jaccard")] == pairs[1, pair_names.index("jaccard")]
+    )

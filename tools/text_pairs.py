@@ -1,14 +1,15 @@
 """Dense features of text fields for the classical text candidate (tools/classical_txt.py): per field, length and
 word statistics; per pair of fields, how alike the two texts are (sentence-embedding cosine of the packaged
-all-MiniLM-L6-v2, TF-IDF cosines over one vocabulary shared by the pair, token overlap, character similarity,
-length differences). A linear model over each field's own TF-IDF cannot see whether two texts say the same thing;
-these features can."""
+all-MiniLM-L6-v2, TF-IDF cosines over one vocabulary shared by the pair, token overlap, how well each word is
+matched by a word of the other text, character similarity, length differences). A linear model over each field's
+own TF-IDF cannot see whether two texts say the same thing; these features can."""
 
 from __future__ import annotations
 
 import difflib
 import functools
 import re
+from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,10 @@ TOKEN = re.compile(r"\w+")
 EMBED_LENGTH = 128  # tokens per text for the sentence embeddings
 EMBED_BATCH = 64
 DIFF_CHARS = 300  # difflib is quadratic: long texts are compared on their heads
+ALIGN_WORDS = 64  # words of each text aligned (its first): the similarity matrix grows with their product
+ALIGN_VOCABULARY = 5_000  # the most frequent words get an embedding (2 CPU cores: ~1,000 words/s); a rarer one
+# matches only itself
+ALIGN_BANDS = (0.4, 0.6, 0.8, 0.999)  # best-match cosines: unrelated, loosely, closely related, a synonym, the same
 
 
 def field_stats(texts: pd.Series) -> tuple[np.ndarray, list[str]]:
@@ -58,6 +63,21 @@ def embed(texts: pd.Series) -> np.ndarray:
             idx = torch.from_numpy(order[start : start + EMBED_BATCH])
             out[idx.numpy()] = encoder({k: v[idx] for k, v in tokens.items()}).numpy()
     return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
+
+
+_WORDS: dict[str, np.ndarray] = {}  # word -> embedding, shared by the pairs of fields of one process
+MAX_CACHED_WORDS = 50_000
+
+
+def _word_vectors(words: list[str]) -> np.ndarray:
+    """The embeddings of these words, (len(words), dim); each new word embedded once per process."""
+    new = [w for w in words if w not in _WORDS]
+    if len(_WORDS) + len(new) > MAX_CACHED_WORDS:
+        _WORDS.clear()
+        new = list(words)
+    if new:
+        _WORDS.update(zip(new, embed(pd.Series(new, dtype=object)), strict=True))
+    return np.array([_WORDS[w] for w in words], dtype=np.float32).reshape(len(words), _encoder().dim)
 
 
 @functools.lru_cache(maxsize=1)
@@ -101,4 +121,37 @@ def pair_features(a: pd.Series, b: pd.Series, emb_a: np.ndarray, emb_b: np.ndarr
         "log_length_difference": np.log1p(la) - np.log1p(lb),
         "word_count_difference": np.log1p(na) - np.log1p(nb),
     }
+    aligned, names = word_alignment(sa, sb)
+    cols |= dict(zip(names, aligned.T, strict=True))
+    return np.column_stack(list(cols.values())), list(cols)
+
+
+def word_alignment(sa: np.ndarray, sb: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """How well each word of one text is matched by a word of the other, row by row: its best cosine between
+    single-word MiniLM embeddings (1 for the same word), so that a synonym counts where token overlap sees nothing.
+    Per direction the mean and the least of the words' best matches, and the share of words in each band of
+    ALIGN_BANDS (on a phrase-pair fixture: test Pearson 0.745 -> 0.797 for gradient boosting on these features)."""
+    words = {side: [TOKEN.findall(t.lower())[:ALIGN_WORDS] for t in texts] for side, texts in (("a", sa), ("b", sb))}
+    counts = Counter(w for side in words.values() for ws in side for w in ws)
+    vocabulary = [w for w, _ in counts.most_common(ALIGN_VOCABULARY)]
+    index = {w: i for i, w in enumerate(vocabulary)}
+    vectors = np.vstack([_word_vectors(vocabulary), np.zeros((1, _encoder().dim), np.float32)])  # last: no vector
+
+    def best(x: list[str], y: list[str]) -> np.ndarray:
+        """Each word of x: its best cosine with a word of y."""
+        if not x or not y:
+            return np.zeros(0)
+        vx, vy = (vectors[[index.get(w, len(vocabulary)) for w in ws]] for ws in (x, y))
+        return np.where(np.isin(x, y), 1.0, (vx @ vy.T).max(axis=1))
+
+    edges = [-np.inf, *ALIGN_BANDS, np.inf]
+    cols = {}
+    for name, (xs, ys) in {"first": (words["a"], words["b"]), "second": (words["b"], words["a"])}.items():
+        matches = [best(x, y) for x, y in zip(xs, ys, strict=True)]
+        cols[f"aligned_{name}_mean"] = np.array([m.mean() if len(m) else 0.0 for m in matches])
+        cols[f"aligned_{name}_least"] = np.array([m.min() if len(m) else 0.0 for m in matches])
+        for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+            cols[f"aligned_{name}_share_{max(lo, 0):g}_{min(hi, 1):g}"] = np.array(
+                [((m >= lo) & (m < hi)).mean() if len(m) else 0.0 for m in matches]
+            )
     return np.column_stack(list(cols.values())), list(cols)
