@@ -108,7 +108,8 @@ def test_console_is_short_and_the_log_has_every_detail(solved):
     assert "fusion epoch" in log and "network-1 trial 2:" in log and "stop rows" in log
     assert "fusion epoch" not in run.stderr and "Warning" not in run.stderr
     assert len(run.stderr.splitlines()) < 25, run.stderr
-    assert "blend of 3 solutions" in run.stderr and "out-of-fold" in run.stderr  # autogluon, classical-tab, network
+    # the constant, autogluon, classical-tab, network
+    assert "blend of 4 solutions" in run.stderr and "out-of-fold" in run.stderr
     history = json.loads((ws / "solutions" / "network-1" / "trials.jsonl").read_text().splitlines()[0])["history"]
     assert history[0]["epoch"] == 1 and {"train_loss", "stop_loss", "stop_score"} <= set(history[0])
 
