@@ -185,6 +185,11 @@ def test_two_phrase_columns_that_share_words_get_pair_features_and_unrelated_str
     assert jaccard[same.to_numpy()].min() == 1.0 and jaccard[~same.to_numpy()].max() < 1.0
     cosine = pd.concat([train, test])["a_b__embedding_cosine"].to_numpy()
     assert cosine[same.to_numpy()].mean() > cosine[~same.to_numpy()].mean() + 0.05
+    # the same pair in the train and in the test rows gets the same features (TF-IDF weights from both frames)
+    twice = pd.concat([frame.iloc[:150], frame.iloc[:50]], ignore_index=True)
+    train, test, _ = engineer(twice.iloc[:150], twice.iloc[150:])
+    columns = sorted(pair)
+    np.testing.assert_allclose(train[columns].iloc[:50].to_numpy(), test[columns].to_numpy())
 
 
 def test_composite_codes_split_into_parts_and_free_text_does_not():

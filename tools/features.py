@@ -296,19 +296,17 @@ def text_pairs(frame: pd.DataFrame, columns: list[str]) -> list[tuple[str, str]]
 
 
 def _add_pair(train: pd.DataFrame, test: pd.DataFrame, a: str, b: str) -> list[str]:
-    """Adds tools.text_pairs' features of columns a and b to both frames; returns their names. Each distinct
-    value is embedded once (a phrase column repeats its phrases)."""
+    """Adds tools.text_pairs' features of columns a and b to both frames; returns their names. They are computed
+    once over the train and test rows together (TF-IDF weights, the words aligned), so that a pair gets the same
+    features in either frame; each distinct value is embedded once (a phrase column repeats its phrases)."""
     from tools.text_pairs import embed, pair_features
 
-    texts = {c: pd.concat([train[c], test[c]]).fillna("").astype(str) for c in (a, b)}
-    distinct = pd.Series(pd.unique(pd.concat(list(texts.values()))))
+    x, y = (pd.concat([train[c], test[c]], ignore_index=True).fillna("").astype(str) for c in (a, b))
+    distinct = pd.Series(pd.unique(pd.concat([x, y])))
     vectors = dict(zip(distinct, embed(distinct), strict=True))
-    names: list[str] = []
-    for frame in (train, test):
-        x, y = frame[a].fillna("").astype(str), frame[b].fillna("").astype(str)
-        values, names = pair_features(x, y, np.stack(x.map(vectors)), np.stack(y.map(vectors)))
-        for k, n in enumerate(names):
-            frame[f"{a}_{b}__{n}"] = values[:, k]
+    values, names = pair_features(x, y, np.stack(x.map(vectors)), np.stack(y.map(vectors)))
+    for k, n in enumerate(names):
+        train[f"{a}_{b}__{n}"], test[f"{a}_{b}__{n}"] = values[: len(train), k], values[len(train) :, k]
     return names
 
 
