@@ -162,7 +162,7 @@ def test_a_metric_reading_other_columns_is_scored_on_the_target_alone(tasks, nam
 def test_fit_autogluon_trains_where_the_metric_reads_other_columns(tasks, tmp_path, name):
     task = tasks[name]
     val = task.split[1]
-    result = fit_autogluon(task, time_limit=20, out_dir=tmp_path / "ag", hyperparameters=FAST)
+    result = fit_autogluon(task, seconds=20, out_dir=tmp_path / "ag", hyperparameters=FAST)
     assert result["val_score"] == pytest.approx(task.score(result["val_pred"], val))
     constant = _constant(task, val)
     assert task.better(result["val_score"], constant) and abs(result["val_score"] - constant) > 0.05 * abs(constant)
@@ -184,7 +184,7 @@ def _constant(task: TaskData, rows: np.ndarray) -> float:
 def test_fit_autogluon_beats_the_constant_on_the_validation_rows(tasks, tmp_path, name, margin):
     task = tasks[name]
     val = task.split[1]
-    result = fit_autogluon(task, time_limit=25, out_dir=tmp_path / "ag", hyperparameters=FAST)
+    result = fit_autogluon(task, seconds=25, out_dir=tmp_path / "ag", hyperparameters=FAST)
     constant = _constant(task, val)
     print(f"{name}: val {task.metric_name} {result['val_score']:.4f} vs constant {constant:.4f}")
     assert result["val_pred"].shape == (len(val), 1)
@@ -218,7 +218,7 @@ def test_fit_autogluon_beats_the_constant_on_the_validation_rows(tasks, tmp_path
 
 def test_fit_autogluon_without_refit_predicts_the_test_rows_with_the_selected_model(tasks, tmp_path):
     task = tasks["diabetes"]
-    result = fit_autogluon(task, time_limit=15, out_dir=tmp_path / "ag", hyperparameters={"XT": {}}, refit=False)
+    result = fit_autogluon(task, seconds=15, out_dir=tmp_path / "ag", hyperparameters={"XT": {}}, refit=False)
     (summary,) = result["models"]
     assert summary["refit"] is None and summary["best"] == summary["selected"]
     predictor = TabularPredictor.load(str(tmp_path / "ag" / "output_0"))
@@ -231,7 +231,7 @@ def test_fit_autogluon_without_refit_predicts_the_test_rows_with_the_selected_mo
 def test_fit_autogluon_fills_every_output(tasks, tmp_path):
     task = tasks["digits-multilabel"]
     val = task.split[1]
-    result = fit_autogluon(task, time_limit=30, out_dir=tmp_path / "ag", hyperparameters={"XT": {}})
+    result = fit_autogluon(task, seconds=30, out_dir=tmp_path / "ag", hyperparameters={"XT": {}})
     assert result["val_pred"].shape == (len(val), 2) and result["test_pred"].shape == (len(task.test.ids), 2)
     assert ((result["val_pred"] >= 0) & (result["val_pred"] <= 1)).all()
     assert [m["output"] for m in result["models"]] == [o["name"] for o in task.outputs]
@@ -244,7 +244,7 @@ def test_fit_autogluon_refuses_a_task_without_a_tab_map(tasks, tmp_path):
     for split in ("train", "test"):  # the same columns, read as a text modality
         (ws / f"{split}_tab_input_map.csv").rename(ws / f"{split}_txt_input_map.csv")
     with pytest.raises(ValueError, match="needs a tab input map"):
-        fit_autogluon(TaskData(ws), time_limit=10, out_dir=tmp_path / "ag")
+        fit_autogluon(TaskData(ws), seconds=10, out_dir=tmp_path / "ag")
     assert not (tmp_path / "ag").exists()
 
 
@@ -254,7 +254,7 @@ def test_fit_autogluon_says_why_no_model_trained(tasks, tmp_path):
     with (ws / "code_metric.py").open("a") as f:  # every model's validation score now fails
         f.write("\n\ndef metric(y_true, y_pred):\n    raise ValueError('metric exploded')\n")
     with pytest.raises(RuntimeError, match="trained no model for output 0.*metric exploded"):
-        fit_autogluon(TaskData(ws), time_limit=15, out_dir=tmp_path / "ag", hyperparameters={"XT": {}})
+        fit_autogluon(TaskData(ws), seconds=15, out_dir=tmp_path / "ag", hyperparameters={"XT": {}})
 
 
 def test_a_table_too_large_for_the_time_limit_is_fitted_on_a_sample(tasks, tmp_path, monkeypatch):
@@ -265,7 +265,7 @@ def test_a_table_too_large_for_the_time_limit_is_fitted_on_a_sample(tasks, tmp_p
     monkeypatch.setattr(ag_tool, "MIN_TUNING_ROWS", 1)
     monkeypatch.setattr(ag_tool, "CELLS_PER_CORE_S", 15.01 * task.train.inputs["tab"].shape[1])  # 150 rows in 10 s
     monkeypatch.setattr(ag_tool.machine, "cores", lambda: 1)
-    result = fit_autogluon(task, time_limit=10 / ag_tool.FIT_SHARE, out_dir=tmp_path / "ag", hyperparameters=FAST)
+    result = fit_autogluon(task, seconds=10 / ag_tool.FIT_SHARE, out_dir=tmp_path / "ag", hyperparameters=FAST)
     (summary,) = result["models"]
     assert summary["fit_rows"] == len(fit) and summary["tuned_on_rows"] == 150
     assert summary["refit_on_rows"] == 150 + round(len(val) * 150 / len(fit))

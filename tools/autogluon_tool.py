@@ -38,6 +38,7 @@ import pandas as pd
 from agentk.modalities import TABULAR
 from agentk.workspace import Workspace
 from tools import machine
+from tools.autogluon_plan import plan_models
 from tools.competition_scorer import competition_scorer
 from tools.resampling import at_most
 from tools.task_data import TaskData
@@ -56,17 +57,20 @@ MIN_TUNING_ROWS = 10_000
 
 def fit_autogluon(
     task: TaskData,
-    time_limit: float,
+    seconds: float,
     presets: str = "medium_quality",
     out_dir: Path | None = None,
     verbosity: int = 0,
     seed: int = 0,
     hyperparameters: dict | str | None = None,
     refit: bool = True,
+    only: list[list[str]] | None = None,
 ) -> dict:
-    """Fit and predict. Returns val_pred (model space, task.split[1] rows), test_pred (model space, all test rows;
+    """Fit and predict within `seconds` of modelled work (tools/autogluon_plan.py; the wall clock stops AutoGluon
+    only at its safety cap). only: per output, the model names to fit (a fold refits its solution's models).
+    Returns val_pred (model space, task.split[1] rows), test_pred (model space, all test rows;
     from the refitted model when refit), validated_test_pred (the test rows by the model before its refit),
-    val_score (task.score on the val rows), models (per output: best model,
+    val_score (task.score on the val rows), models (per output: the plan, best model,
     the refitted one, the rows tuned and refitted on, and the leaderboard; AutoGluon's score_val is on its own
     holdout and higher-is-better, so losses appear negated) and seconds."""
     if TABULAR.name not in task.modalities:
@@ -77,18 +81,16 @@ def fit_autogluon(
     out_dir = Path(out_dir) if out_dir is not None else Workspace(task.ws).solutions / "autogluon"
     fit_rows, val_rows = task.split
     X, X_test = _features(task.train.inputs[TABULAR.name]), _features(task.test.inputs[TABULAR.name])
-    options = {} if hyperparameters is None else {"hyperparameters": hyperparameters}  # None: the preset's
-    options["ag_args_fit"] = {"num_cpus": threads()}
+    options = {"ag_args_fit": {"num_cpus": threads()}}
     if any(presets.startswith(p) for p in BAGGING_PRESETS):
         options.update(ag_args_ensemble={"fold_fitting_strategy": "sequential_local"})
     val_parts, test_parts, validated_parts, models = [], [], [], []
     for j, output in enumerate(task.outputs):
         label = _labels(task.y[:, j], output["kind"])
-        remaining = time_limit - (time.monotonic() - start)  # what earlier outputs left, shared by the rest
-        share = max(remaining / (len(task.outputs) - j), 1.0)
         known = np.isfinite(task.y[:, j])  # rows without this output's target teach it nothing
         fit_j, val_j = fit_rows[known[fit_rows]], val_rows[known[val_rows]]
-        limit = max(share * FIT_SHARE, 1.0) if refit else share
+        # each output an equal share of the work, the refit's part set aside: a plan, not what a clock left
+        limit = max(seconds / len(task.outputs) * (FIT_SHARE if refit else 1.0), 1.0)
         # the machine's cores, not its load (threads()): the same rows on every run
         cap = tuning_rows(limit, X.shape[1], machine.cores())
         classes = output["kind"] != "regression"
@@ -96,15 +98,27 @@ def fit_autogluon(
         n_fit = len(fit_j)
         fit_j = sample_rows(fit_j, label, cap, rng, classes)
         val_j = sample_rows(val_j, label, round(len(val_j) * len(fit_j) / n_fit), rng, classes)  # the same share
+        plan = plan_models(
+            presets=presets,
+            hyperparameters=hyperparameters,
+            kind=output["kind"],
+            rows=len(fit_j),
+            columns=X.shape[1],
+            classes=task.widths[j] if output["kind"] == "multiclass" else 1,
+            seconds=limit,
+            cores=machine.cores(),
+            only=only[j] if only else None,
+        )
         predictor = _fit_output(
             task,
             j,
             X.iloc[fit_j].assign(**{LABEL: label[fit_j]}),
             out_dir / f"output_{j}",
-            time_limit=limit,
+            time_limit=plan.time_limit,
             presets=presets,
             verbosity=verbosity,
             seed=seed,
+            hyperparameters=plan.hyperparameters,
             **options,
         )
         val_parts.append(_predict(predictor, X.iloc[val_rows], output["kind"], task.widths[j]))
@@ -121,6 +135,8 @@ def fit_autogluon(
         models.append(
             _summary(predictor, output, out_dir / f"output_{j}")
             | {
+                "plan": plan.line(),
+                "planned": list(plan.models),
                 "selected": selected,
                 "refit": predictor.model_best if refit and refit_note is None else None,
                 "refit_rejected": refit_note,

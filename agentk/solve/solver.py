@@ -307,21 +307,19 @@ class Solver:
         from tools.autogluon_tool import fit_autogluon
 
         self.log(
-            f"{sid}: AutoGluon ({self.budget.autogluon_presets}, {self.budget.autogluon_time:.0f} s) "
-            f"optimising {self.task.metric_name}"
-        )
-        self.log(
-            "  AutoGluon skips the model families whose optional packages are not installed (fastai, xgboost...): "
-            "its 'ImportError ... pip install autogluon.tabular[...]' lines below are notes, not failures"
+            f"{sid}: AutoGluon ({self.budget.autogluon_presets}, {self.budget.autogluon_time:.0f} s of modelled "
+            f"work) optimising {self.task.metric_name}"
         )
         t0 = time.monotonic()
         out = fit_autogluon(
             self.task,
-            time_limit=self.budget.autogluon_time,
+            seconds=self.budget.autogluon_time,
             presets=self.budget.autogluon_presets,
             out_dir=self.workspace.solution(sid).models,
             refit=self.refit,
         )
+        for m in out["models"]:
+            self.log(f"  {m['output']}: {m['plan']}")
         fit, val = self.task.split
         # a table too large for AutoGluon's time limit: it fits on a sample (tools/autogluon_tool.tuning_rows)
         sampled = next((m for m in out["models"] if m["tuned_on_rows"] < m["fit_rows"]), None)

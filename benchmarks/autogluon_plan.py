@@ -1,0 +1,128 @@
+"""AutoGluon's planned work (tools/autogluon_plan.py) against its wall-clock time limit, on an idle and a busy machine.
+
+    uv run python benchmarks/autogluon_plan.py [--rows 4000 40000] [--columns 20] [--classes 2 10] [--seconds 42]
+                                               [--busy 2]
+
+On synthetic tables (rows x columns of normal features, a nonlinear score cut into `classes` classes, 20,000 test
+rows) it fits AutoGluon's medium_quality twice, each on an idle machine and beside `--busy` processes spinning
+on a core:
+- "wall clock": what agentk did before, and what a user does: every model of the preset, time_limit=seconds;
+- "planned": the models tools/autogluon_plan.py plans for `seconds` of modelled work, AutoGluon's time limit at
+  its safety cap.
+Per run it prints the models fitted, the seconds, the test accuracy, and per model the modelled against the
+measured fit seconds (the cost table's check). The planned runs should fit the same models, and score the same,
+idle or busy; the wall-clock ones need not."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tools import machine  # noqa: E402
+from tools.autogluon_plan import plan_models  # noqa: E402
+from tools.autogluon_tool import threads  # noqa: E402
+
+TEST_ROWS = 20_000
+
+
+def table(rows: int, columns: int, classes: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(rows + TEST_ROWS, columns))
+    score = X[:, 0] * X[:, 1] + np.sin(3 * X[:, 2]) + X[:, 3] ** 2 + 0.5 * rng.normal(size=len(X))
+    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, classes + 1)[1:-1]))
+    return pd.DataFrame(X, columns=[f"x{i}" for i in range(columns)]).assign(y=y)
+
+
+def fit(data: pd.DataFrame, rows: int, classes: int, seconds: float, planned: bool, busy: int) -> dict:
+    from autogluon.tabular import TabularPredictor
+
+    kind = "binary" if classes == 2 else "multiclass"
+    plan = plan_models(
+        presets="medium_quality",
+        hyperparameters=None,
+        kind=kind,
+        rows=rows,
+        columns=data.shape[1] - 1,
+        classes=classes,
+        seconds=seconds,
+        cores=machine.cores(),
+    )
+    options = {"hyperparameters": plan.hyperparameters, "time_limit": plan.time_limit} if planned else {}
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
+    path = Path(tempfile.mkdtemp(prefix="ag-plan-"))
+    try:
+        time.sleep(1 if busy else 0)
+        t0 = time.monotonic()
+        predictor = TabularPredictor("y", problem_type=kind, path=str(path), verbosity=0).fit(
+            data[:rows],
+            presets="medium_quality",
+            time_limit=options.pop("time_limit", seconds),
+            ag_args_fit={"num_cpus": threads()},  # as the tool does: the cores the load leaves idle
+            dynamic_stacking=False,
+            **options,
+        )
+        seconds_taken = time.monotonic() - t0
+    finally:
+        for s in spinners:
+            s.kill()
+    board = predictor.leaderboard(silent=True).set_index("model")
+    test = data[rows:]
+    return {
+        "models": [m for m in predictor.model_names() if not m.startswith("WeightedEnsemble")],
+        "fit": board["fit_time_marginal"].to_dict(),
+        "seconds": seconds_taken,
+        "accuracy": float((predictor.predict(test) == test["y"]).mean()),
+        "plan": plan,
+        "path": path,
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rows", type=int, nargs="+", default=[4000, 40000])
+    p.add_argument("--columns", type=int, default=20)
+    p.add_argument("--classes", type=int, nargs="+", default=[2, 10])
+    p.add_argument("--seconds", type=float, default=42.0, help="the budget (quick: 60 s x 0.7 before the refit)")
+    p.add_argument("--busy", type=int, default=2, help="processes spinning beside the busy runs")
+    args = p.parse_args()
+    print("| table | time limit | machine | models fitted | seconds | test accuracy |")
+    print("|---|---|---|---|---|---|")
+    costs = []
+    for rows in args.rows:
+        for classes in args.classes:
+            data = table(rows, args.columns, classes)
+            for planned in (False, True):
+                for busy in (0, args.busy):
+                    r = fit(data, rows, classes, args.seconds, planned, busy)
+                    shutil.rmtree(r["path"], ignore_errors=True)
+                    how = f"planned (cap {r['plan'].time_limit:.0f} s)" if planned else f"wall clock {args.seconds:.0f} s"
+                    print(
+                        f"| {rows} x {args.columns}, {classes} classes | {how} | {'busy' if busy else 'idle'} | "
+                        f"{len(r['models'])}: {', '.join(r['models'])} | {r['seconds']:.1f} | {r['accuracy']:.4f} |",
+                        flush=True,
+                    )
+                    if planned and not busy:
+                        costs.append((rows, classes, r))
+    print("\nModelled against measured fit seconds (planned runs, idle):\n")
+    print("| table | model | modelled s | measured s |")
+    print("|---|---|---|---|")
+    for rows, classes, r in costs:
+        plan = r["plan"]
+        for name in plan.models:
+            modelled = plan.costs[name]
+            print(f"| {rows} x {args.columns}, {classes} classes | {name} | {modelled:.1f} | {r['fit'].get(name, float('nan')):.1f} |")
+
+
+if __name__ == "__main__":
+    main()

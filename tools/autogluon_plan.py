@@ -1,0 +1,150 @@
+"""AutoGluon's work, planned before it fits (issue 17: budgets counted in work, wall time only as a safety cap).
+
+AutoGluon has no work budget of its own: its time limit decides how many of its preset's models it fits, so with a
+wall-clock limit a busy machine fits fewer models and gets another result (leaf-like 99 classes: 2 of the 9 models
+in 60 s; 50,000 x 30 rows: 3 of 9 in 42 s, where all 9 take 200 s). Here the models are chosen before the fit from
+the data and the machine's cores, never from a clock: each model of the portfolio (the preset's hyperparameters,
+or those given), in AutoGluon's own fitting order, is modelled as
+
+    (set-up + seconds per million table cells x cells), more for several classes (boosting: per class, up to ten)
+      x the bagging preset's folds and stack levels / the cores' effective speed-up
+
+and a model is fitted when it fits in what the earlier ones left of the budget (the first always is); a model
+whose package is not installed is left out. AutoGluon then fits the planned models to their own early stopping,
+with a time limit of SAFETY times the budget: on a sane machine that limit never decides anything, so the same
+data on the same machine fits the same models whatever else the machine runs.
+
+The costs (COSTS) are measured with AutoGluon 1.6's medium_quality on one thread, no time limit, on synthetic
+tables of 80,000 to 1,500,000 cells (benchmarks/autogluon_plan.py prints modelled against measured); they are upper-end figures,
+since early stopping ends many fits sooner."""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+
+# (AutoGluon key, name suffix) or key: (set-up seconds, seconds per million cells) on one core
+COSTS = {
+    ("GBM", "XT"): (0.8, 4.0),
+    "GBM": (0.8, 2.5),
+    ("GBM", "Large"): (4.0, 3.0),
+    "CAT": (2.0, 4.0),
+    "XGB": (1.0, 4.0),
+    "RF": (0.3, 35.0),
+    "XT": (0.3, 7.0),
+    "KNN": (0.2, 1.0),
+    "NN_TORCH": (3.0, 70.0),
+    "FASTAI": (3.0, 70.0),
+}
+DEFAULT_COST = (3.0, 70.0)  # a family not measured: as dear as the dearest
+# several classes: boosting grows a tree per class each round, and more rounds (10 classes on 80,000 cells:
+# LightGBM 13-16 s and CatBoost 27 s against 1-2.5 s for two; 99 classes on 110,000 cells: LightGBM 19-26 s);
+# the other families pay about twice their two-class cost
+BOOSTING = {"GBM", "CAT", "XGB"}
+# regression: forests grow every tree to single rows, and large-leaved boosting runs longer (20,000 x 20: random
+# forest 75 s, extra trees 21 s, LightGBMLarge 44 s, beside two busy processes)
+REGRESSION = {"RF": 4.0, "XT": 4.0, ("GBM", "Large"): 4.0}
+PER_CLASS = 6.0
+MAX_CLASSES = 10  # past it more classes cost boosting no more rounds in all (the rounds fall as the classes rise)
+MULTICLASS = 2.0
+PACKAGES = {"GBM": "lightgbm", "CAT": "catboost", "XGB": "xgboost", "NN_TORCH": "torch", "FASTAI": "fastai"}
+BAGGED_FITS = 16  # a bagging preset fits each model on 8 folds, on two stack levels
+CORE_GAIN = 0.5  # each core past the first adds this much speed (the costs are for one core)
+SAFETY = 5.0  # AutoGluon's time limit, in budgets: a runaway stops there, a machine three times slower does not
+
+
+@dataclass(frozen=True)
+class ModelPlan:
+    """The models AutoGluon fits for one output, what plan.json records and the log shows."""
+
+    hyperparameters: dict  # what AutoGluon is given: {key: [config, ...]}, the planned models only
+    models: tuple[str, ...]  # their names, in AutoGluon's fitting order
+    skipped: tuple[str, ...]  # "name (why)"
+    costs: dict  # {name: modelled seconds} of the planned models
+    seconds: float  # their sum
+    budget: float
+    time_limit: float  # AutoGluon's wall clock: SAFETY times the budget
+
+    def line(self) -> str:
+        left = f"; left out: {', '.join(self.skipped)}" if self.skipped else ""
+        return (
+            f"{len(self.models)} model{'s' if len(self.models) > 1 else ''} ({', '.join(self.models)}), modelled at {self.seconds:.0f} s of the "
+            f"{self.budget:.0f} s budget (safety cap {self.time_limit:.0f} s){left}"
+        )
+
+
+def plan_models(
+    *,
+    presets: str,
+    hyperparameters: dict | str | None,
+    kind: str,
+    rows: int,
+    columns: int,
+    classes: int,
+    seconds: float,
+    cores: int,
+    only: list[str] | None = None,
+) -> ModelPlan:
+    """Plans the models of the portfolio (hyperparameters, else the preset's) for an output of `kind` (binary,
+    multiclass, regression) on rows x columns within `seconds` of modelled work; `only`: these model names alone
+    (a cross-validation fold refits the models its solution fitted)."""
+    bagged = _preset(presets).get("auto_stack", False)
+    speed = 1 + CORE_GAIN * (max(1, cores) - 1)
+    cells = rows * max(1, columns) / 1e6
+    planned, costs, skipped = {}, {}, []
+    for key, config, name, _ in sorted(_portfolio(presets, hyperparameters, kind), key=lambda e: -e[3]):
+        which = (key, _suffix(config))
+        setup, per_million = COSTS.get(which, COSTS.get(key, DEFAULT_COST))
+        if kind == "regression":
+            cost = (setup + per_million * cells) * REGRESSION.get(which, REGRESSION.get(key, 1.0))
+        elif kind != "multiclass":
+            cost = setup + per_million * cells
+        elif key in BOOSTING:
+            cost = setup + per_million * cells * PER_CLASS * min(classes, MAX_CLASSES)
+        else:
+            cost = MULTICLASS * (setup + per_million * cells)
+        cost *= (BAGGED_FITS if bagged else 1) / speed
+        if only is not None and name not in only:
+            continue
+        package = PACKAGES.get(key)
+        if package and importlib.util.find_spec(package) is None:
+            skipped.append(f"{name} ({package} not installed)")
+        elif only is None and costs and sum(costs.values()) + cost > seconds:
+            skipped.append(f"{name} (~{cost:.0f} s)")
+        else:
+            planned.setdefault(key, []).append(config)
+            costs[name] = cost
+    if not planned:
+        raise ValueError(f"no AutoGluon model can be fitted for a {kind} output: {', '.join(skipped) or 'none asked'}")
+    return ModelPlan(planned, tuple(costs), tuple(skipped), costs, sum(costs.values()), seconds, SAFETY * seconds)
+
+
+def _preset(presets: str) -> dict:
+    from autogluon.tabular.configs.presets_configs import tabular_presets_alias, tabular_presets_dict
+
+    return tabular_presets_dict[tabular_presets_alias.get(presets, presets)]
+
+
+def _suffix(config: dict) -> str:
+    return config.get("ag_args", {}).get("name_suffix", "")
+
+
+def _portfolio(presets: str, hyperparameters: dict | str | None, kind: str) -> list[tuple[str, dict, str, int]]:
+    """(key, config, model name, priority) of every model the portfolio fits for this kind of output."""
+    from autogluon.tabular.configs.hyperparameter_configs import get_hyperparameter_config
+    from autogluon.tabular.registry import ag_model_registry
+
+    if hyperparameters is None:
+        hyperparameters = _preset(presets).get("hyperparameters", "default")
+    if isinstance(hyperparameters, str):
+        hyperparameters = get_hyperparameter_config(hyperparameters)
+    entries = []
+    for key, configs in hyperparameters.items():
+        model = ag_model_registry.key_to_cls(key)
+        for config in configs if isinstance(configs, list) else [configs]:
+            args = config.get("ag_args", {})
+            if kind not in args.get("problem_types", [kind]):
+                continue
+            name = args.get("name_main", model.ag_name) + args.get("name_suffix", "")
+            entries.append((key, config, name, args.get("priority", ag_model_registry.priority(model, kind))))
+    return entries
