@@ -18,6 +18,7 @@ from sklearn.metrics import mean_absolute_error, roc_auc_score
 
 import tools.autogluon_tool as ag_tool
 from agentk.testing.competitions import build
+from tools.autogluon_plan import SAFETY
 from tools.autogluon_tool import fit_autogluon, sample_rows, tuning_rows
 from tools.competition_scorer import competition_scorer
 from tools.task_data import TaskData
@@ -293,3 +294,23 @@ def test_a_sample_keeps_the_rows_of_a_class_it_missed():
     plain = sample_rows(rows, label, 1_000, np.random.default_rng(0), classes=False)
     assert len(plain) == 1_000 and 2 not in set(label[plain])
     assert np.array_equal(sample_rows(rows[:500], label, 1_000, np.random.default_rng(0), True), rows[:500])
+
+
+def test_autogluon_fits_the_models_it_planned_with_its_time_limit_only_a_safety_cap(tasks, tmp_path):
+    """The models come from the plan (tools/autogluon_plan.py), not from what a clock allowed; a fold given its
+    solution's models fits those alone."""
+    task = tasks["breast-cancer"]
+    result = fit_autogluon(task, seconds=10, out_dir=tmp_path / "ag", hyperparameters=FAST, refit=False)
+    (summary,) = result["models"]
+    assert summary["planned"] == ["RandomForest", "ExtraTrees"] and "2 models" in summary["plan"]
+    info = TabularPredictor.load(str(tmp_path / "ag" / "output_0"), verbosity=0).info()
+    assert info["time_limit"] == pytest.approx(SAFETY * 10)
+    fitted = {m for m in info["model_info"] if not m.startswith("WeightedEnsemble")}
+    assert fitted == {"RandomForest", "ExtraTrees"}
+
+    fold = fit_autogluon(
+        task, seconds=10, out_dir=tmp_path / "fold", hyperparameters=FAST, refit=False, only=[["ExtraTrees"]]
+    )
+    assert fold["models"][0]["planned"] == ["ExtraTrees"]
+    info = TabularPredictor.load(str(tmp_path / "fold" / "output_0"), verbosity=0).info()
+    assert {m for m in info["model_info"] if not m.startswith("WeightedEnsemble")} == {"ExtraTrees"}

@@ -19,10 +19,12 @@ Choices:
 - Threads: each model gets the cores that are not already busy (at least one). OpenMP threads waiting for a core
   spin: on a loaded 2-core machine LightGBM on 500 rows took 19 s with AutoGluon's default of every core and 1.2 s
   with one thread, so the default left the time limit for a single model.
-- Rows: AutoGluon fits on at most the rows its time limit can take (tuning_rows: CELLS_PER_CORE_S table cells per
-  second per core), a random sample of the fit rows, and refits on the same share of every row. Its time limit
-  is a wall clock, and on too many rows it spends it on one model's first iterations: on a 3.2 M x 56 table in
-  42 s it trained no model or one at accuracy 0.54, on a 200,000-row sample of it six at 0.75.
+- Work, not a clock: the models fitted are planned before the fit from the rows, columns, classes and cores
+  (tools/autogluon_plan.py), each to its own early stopping; AutoGluon's time limit is only a safety cap, so a
+  busy machine takes longer but fits the same models.
+- Rows: AutoGluon fits on at most the rows its budget can take (tuning_rows: CELLS_PER_CORE_S table cells per
+  second per core), a random sample of the fit rows, and refits on the same share of every row: on a
+  3.2 M x 56 table in 42 s it trained no model or one at accuracy 0.54, on a 200,000-row sample of it six at 0.75.
 - Seeds: `seed` is AutoGluon's random_state (its data splits, e.g. bagging folds); its models seed themselves
   with 0, so a fit is repeatable."""
 

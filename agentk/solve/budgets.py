@@ -29,9 +29,9 @@ epochs.
 Wall time is only a safety cap: each training run stops at SAFETY times its planned seconds (at least
 MIN_SAFETY_S), beyond what a busy machine needs (on this project's shared 2-core machine at load 13 a trained CNN
 ran 8 times slower than planned with the solver's passive OpenMP waits, 50 times with spinning ones); when it
-triggers, the network's plan and the console say so. AutoGluon's autogluon_time stays a wall-clock limit: AutoGluon
-has no work-count budget (its time limit decides how many models and bagging folds it fits), so its share of a
-solve still varies with the machine's load.
+triggers, the network's plan and the console say so. AutoGluon's autogluon_time is modelled work too: AutoGluon has
+no work budget of its own (its time limit decides how many models it fits), so tools/autogluon_plan.py chooses
+its models from the rows, columns, classes and cores before it fits, and its time limit is only a safety cap.
 
 With the standard budget on one H100: an arena competition of 240 images (192 to fit) plans 8 trials of 30
 epochs per network in seconds of training steps, per-trial set-up dominating; a real one of 25,000 images (20,000
@@ -54,7 +54,7 @@ class SolveBudget:
     network_seconds: float  # modelled work per network (trials and refit), at the machine's modelled speed
     batch_size: int
     blend_after: int  # blend once this many solutions exist
-    autogluon_time: float  # seconds for the AutoGluon tool (a wall clock: AutoGluon has no work budget)
+    autogluon_time: float  # modelled seconds of the AutoGluon tool's models (tools/autogluon_plan.py)
     autogluon_presets: str
     image_size: int
     finetune_image: bool  # train the image backbone end to end; else frozen, embeddings cached

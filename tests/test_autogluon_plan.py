@@ -1,0 +1,94 @@
+"""AutoGluon's work is planned from the data and the machine's cores, never from a clock: the preset's models in
+AutoGluon's own order, the dear ones left out of a large table, the first always kept, a time limit that is only a
+safety cap, and a cross-validation fold that fits the models its solution planned."""
+
+from __future__ import annotations
+
+import pytest
+
+import tools.autogluon_plan as plan_module
+from tools.autogluon_plan import SAFETY, plan_models
+
+ORDER = [  # medium_quality's models for a binary output, in AutoGluon's fitting order (its priorities)
+    "LightGBMXT",
+    "LightGBM",
+    "RandomForestGini",
+    "RandomForestEntr",
+    "CatBoost",
+    "ExtraTreesGini",
+    "ExtraTreesEntr",
+    "NeuralNetTorch",
+    "LightGBMLarge",
+]
+
+
+def plan(kind="binary", rows=1440, columns=20, classes=1, seconds=42.0, cores=2, **kw):
+    return plan_models(
+        presets="medium_quality",
+        hyperparameters=kw.pop("hyperparameters", None),
+        kind=kind,
+        rows=rows,
+        columns=columns,
+        classes=classes,
+        seconds=seconds,
+        cores=cores,
+        **kw,
+    )
+
+
+def test_a_small_table_fits_every_installed_model_in_autogluons_order_under_a_safety_cap():
+    p = plan()
+    assert list(p.models) == [m for m in ORDER if m in p.models]  # AutoGluon's order, not the dictionary's
+    assert {"LightGBMXT", "LightGBM", "RandomForestGini", "ExtraTreesGini"} <= set(p.models)
+    assert not [s for s in p.skipped if "~" in s]  # nothing left out for its cost
+    assert p.seconds <= p.budget and p.time_limit == SAFETY * p.budget
+    assert p.hyperparameters["GBM"][0]["ag_args"]["name_suffix"] == "XT"  # the preset's own configurations
+
+
+def test_a_large_table_leaves_out_the_dear_models_and_keeps_the_cheap_ones_after_them():
+    p = plan(rows=50_000, columns=30)
+    assert "RandomForestGini" not in p.models and any(s.startswith("RandomForestGini (~") for s in p.skipped)
+    assert "CatBoost" in p.models and "ExtraTreesGini" in p.models  # after the skipped forests, still in budget
+    assert p.seconds <= p.budget
+
+
+def test_the_first_model_is_fitted_whatever_its_cost():
+    p = plan(rows=2_000_000, columns=50, seconds=5)
+    assert p.models == ("LightGBMXT",) and p.seconds > p.budget
+
+
+def test_the_plan_follows_the_cores_not_a_clock():
+    one, eight = plan(rows=50_000, columns=30, cores=1), plan(rows=50_000, columns=30, cores=8)
+    assert len(eight.models) > len(one.models)
+    assert plan(rows=50_000, columns=30) == plan(rows=50_000, columns=30)
+
+
+def test_classes_and_regression_cost_more_where_the_models_do_more():
+    binary = plan(rows=3000, columns=64).costs
+    classes = plan(kind="multiclass", rows=3000, columns=64, classes=10, seconds=1e4).costs
+    assert classes["LightGBMXT"] > 5 * binary["LightGBMXT"]  # a tree per class each round
+    assert classes["LightGBMXT"] == plan(kind="multiclass", rows=3000, columns=64, classes=99, seconds=1e4).costs[
+        "LightGBMXT"
+    ]  # capped at MAX_CLASSES
+    regression = plan(kind="regression", rows=3000, columns=64, seconds=1e4).costs
+    assert regression["RandomForestMSE"] > 3 * binary["RandomForestGini"]
+    assert "RandomForestGini" not in regression  # the preset's classification forests do not apply
+
+
+def test_a_model_whose_package_is_missing_is_left_out_and_says_so(monkeypatch):
+    monkeypatch.setitem(plan_module.PACKAGES, "CAT", "agentk_no_such_package")
+    p = plan()
+    assert "CatBoost" not in p.models and "CatBoost (agentk_no_such_package not installed)" in p.skipped
+    assert "CAT" not in p.hyperparameters
+
+
+def test_only_names_the_models_a_fold_fits_even_over_budget():
+    p = plan(rows=50_000, columns=30, only=["LightGBM", "RandomForestGini"])
+    assert p.models == ("LightGBM", "RandomForestGini")  # a fold fits what its solution fitted
+    with pytest.raises(ValueError, match="no AutoGluon model"):
+        plan(only=["NoSuchModel"])
+
+
+def test_given_hyperparameters_are_planned_like_a_preset():
+    p = plan(hyperparameters={"RF": {}, "XT": {}})
+    assert p.models == ("RandomForest", "ExtraTrees") and set(p.hyperparameters) == {"RF", "XT"}
