@@ -30,22 +30,23 @@ COSTS = {
     ("GBM", "Large"): (4.0, 3.0),
     "CAT": (2.0, 4.0),
     "XGB": (1.0, 4.0),
-    "RF": (0.3, 35.0),
-    "XT": (0.3, 7.0),
+    "RF": (0.3, 45.0),
+    "XT": (0.3, 10.0),
     "KNN": (0.2, 1.0),
     "NN_TORCH": (3.0, 70.0),
     "FASTAI": (3.0, 70.0),
 }
 DEFAULT_COST = (3.0, 70.0)  # a family not measured: as dear as the dearest
-# several classes: boosting grows a tree per class each round, and more rounds (10 classes on 80,000 cells:
-# LightGBM 13-16 s and CatBoost 27 s against 1-2.5 s for two; 99 classes on 110,000 cells: LightGBM 19-26 s);
-# the other families pay about twice their two-class cost
+# several classes: boosting grows a tree per class each round, each with a set-up of its own (10 classes:
+# LightGBM 13-16 s on 80,000 cells and 20 s on 400,000, against 1-5 s for two; 99 classes on 110,000 cells:
+# 19-26 s); the other families pay about twice their two-class cost
 BOOSTING = {"GBM", "CAT", "XGB"}
+CLASS_SETUP = 1.5  # seconds per class
+CLASS_SHARE = 0.4  # of the two-class cost per million cells, per class
 # regression: forests grow every tree to single rows, and large-leaved boosting runs longer (20,000 x 20: random
 # forest 75 s, extra trees 21 s, LightGBMLarge 44 s, beside two busy processes)
 REGRESSION = {"RF": 4.0, "XT": 4.0, ("GBM", "Large"): 4.0}
-PER_CLASS = 6.0
-MAX_CLASSES = 10  # past it more classes cost boosting no more rounds in all (the rounds fall as the classes rise)
+MAX_CLASSES = 10  # past it more classes cost boosting no more in all (the rounds fall as the classes rise)
 MULTICLASS = 2.0
 PACKAGES = {"GBM": "lightgbm", "CAT": "catboost", "XGB": "xgboost", "NN_TORCH": "torch", "FASTAI": "fastai"}
 BAGGED_FITS = 16  # a bagging preset fits each model on 8 folds, on two stack levels
@@ -100,7 +101,7 @@ def plan_models(
         elif kind != "multiclass":
             cost = setup + per_million * cells
         elif key in BOOSTING:
-            cost = setup + per_million * cells * PER_CLASS * min(classes, MAX_CLASSES)
+            cost = setup + min(classes, MAX_CLASSES) * (CLASS_SETUP + CLASS_SHARE * per_million * cells)
         else:
             cost = MULTICLASS * (setup + per_million * cells)
         cost *= (BAGGED_FITS if bagged else 1) / speed
