@@ -82,9 +82,11 @@ def test_a_model_whose_package_is_missing_is_left_out_and_says_so(monkeypatch):
     assert "CAT" not in p.hyperparameters
 
 
-def test_only_names_the_models_a_fold_fits_even_over_budget():
-    p = plan(rows=50_000, columns=30, only=["LightGBM", "RandomForestGini"])
+def test_only_names_the_models_a_fold_plans_among():
+    p = plan(only=["LightGBM", "RandomForestGini"])
     assert p.models == ("LightGBM", "RandomForestGini")  # a fold fits what its solution fitted
+    p = plan(rows=50_000, columns=30, only=["LightGBM", "RandomForestGini"])
+    assert p.models == ("LightGBM",)  # within its budget, the first kept
     with pytest.raises(ValueError, match="no AutoGluon model"):
         plan(only=["NoSuchModel"])
 

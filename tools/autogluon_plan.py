@@ -87,8 +87,8 @@ def plan_models(
     only: list[str] | None = None,
 ) -> ModelPlan:
     """Plans the models of the portfolio (hyperparameters, else the preset's) for an output of `kind` (binary,
-    multiclass, regression) on rows x columns within `seconds` of modelled work; `only`: these model names alone
-    (a cross-validation fold refits the models its solution fitted)."""
+    multiclass, regression) on rows x columns within `seconds` of modelled work; `only`: of these model names
+    alone (a cross-validation fold, on a smaller budget, fits those of its solution's models that fit it)."""
     bagged = _preset(presets).get("auto_stack", False)
     speed = 1 + CORE_GAIN * (max(1, cores) - 1)
     cells = rows * max(1, columns) / 1e6
@@ -110,7 +110,7 @@ def plan_models(
         package = PACKAGES.get(key)
         if package and importlib.util.find_spec(package) is None:
             skipped.append(f"{name} ({package} not installed)")
-        elif only is None and costs and sum(costs.values()) + cost > seconds:
+        elif costs and sum(costs.values()) + cost > seconds:
             skipped.append(f"{name} (~{cost:.0f} s)")
         else:
             planned.setdefault(key, []).append(config)
