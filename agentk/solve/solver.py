@@ -774,7 +774,7 @@ class Solver:
             self.say(
                 f"{len(self.task.y)} train rows (at most {cross_validation.CV_ROWS}): the solutions are compared by "
                 f"{folds}-fold cross-validation over every row, each rebuilt on each fold as it was built (its "
-                f"model, configuration and epochs fixed; AutoGluon with a {folds}th of its time)"
+                f"model, configuration and epochs fixed; AutoGluon with a {folds}th of its work, among the models it fitted)"
             )
         bar = self._bar_task("cross-validation", folds * len(solutions))
         done = dict(done or {})
