@@ -106,7 +106,9 @@ def main() -> None:
                 for busy in (0, args.busy):
                     r = fit(data, rows, classes, args.seconds, planned, busy)
                     shutil.rmtree(r["path"], ignore_errors=True)
-                    how = f"planned (cap {r['plan'].time_limit:.0f} s)" if planned else f"wall clock {args.seconds:.0f} s"
+                    how = (
+                        f"planned (cap {r['plan'].time_limit:.0f} s)" if planned else f"wall clock {args.seconds:.0f} s"
+                    )
                     print(
                         f"| {rows} x {args.columns}, {classes} classes | {how} | {'busy' if busy else 'idle'} | "
                         f"{len(r['models'])}: {', '.join(r['models'])} | {r['seconds']:.1f} | {r['accuracy']:.4f} |",
@@ -121,7 +123,9 @@ def main() -> None:
         plan = r["plan"]
         for name in plan.models:
             modelled = plan.costs[name]
-            print(f"| {rows} x {args.columns}, {classes} classes | {name} | {modelled:.1f} | {r['fit'].get(name, float('nan')):.1f} |")
+            print(
+                f"| {rows} x {args.columns}, {classes} classes | {name} | {modelled:.1f} | {r['fit'].get(name, float('nan')):.1f} |"
+            )
 
 
 if __name__ == "__main__":

@@ -67,9 +67,10 @@ def test_classes_and_regression_cost_more_where_the_models_do_more():
     binary = plan(rows=3000, columns=64).costs
     classes = plan(kind="multiclass", rows=3000, columns=64, classes=10, seconds=1e4).costs
     assert classes["LightGBMXT"] > 5 * binary["LightGBMXT"]  # a tree per class each round
-    assert classes["LightGBMXT"] == plan(kind="multiclass", rows=3000, columns=64, classes=99, seconds=1e4).costs[
-        "LightGBMXT"
-    ]  # capped at MAX_CLASSES
+    assert (
+        classes["LightGBMXT"]
+        == plan(kind="multiclass", rows=3000, columns=64, classes=99, seconds=1e4).costs["LightGBMXT"]
+    )  # capped at MAX_CLASSES
     regression = plan(kind="regression", rows=3000, columns=64, seconds=1e4).costs
     assert regression["RandomForestMSE"] > 3 * binary["RandomForestGini"]
     assert "RandomForestGini" not in regression  # the preset's classification forests do not apply
