@@ -43,15 +43,15 @@ DEFAULT_COST = (3.0, 70.0)  # a family not measured: as dear as the dearest
 BOOSTING = {"GBM", "CAT", "XGB"}
 CLASS_SETUP = 1.5  # seconds per class
 CLASS_SHARE = 0.4  # of the two-class cost per million cells, per class
+MAX_CLASSES = 10  # past it more classes cost boosting no more in all (the rounds fall as the classes rise)
+MULTICLASS = 2.0  # the other families, several classes against two
 # regression: forests grow every tree to single rows, and large-leaved boosting runs longer (20,000 x 20: random
 # forest 75 s, extra trees 21 s, LightGBMLarge 44 s, beside two busy processes)
 REGRESSION = {"RF": 4.0, "XT": 4.0, ("GBM", "Large"): 4.0}
-MAX_CLASSES = 10  # past it more classes cost boosting no more in all (the rounds fall as the classes rise)
-MULTICLASS = 2.0
 PACKAGES = {"GBM": "lightgbm", "CAT": "catboost", "XGB": "xgboost", "NN_TORCH": "torch", "FASTAI": "fastai"}
 BAGGED_FITS = 16  # a bagging preset fits each model on 8 folds, on two stack levels
 CORE_GAIN = 0.5  # each core past the first adds this much speed (the costs are for one core)
-SAFETY = 5.0  # AutoGluon's time limit, in budgets: a runaway stops there, a machine three times slower does not
+SAFETY = 5.0  # AutoGluon's time limit, in multiples of its budget: a runaway stops there, a busy machine does not
 
 
 @dataclass(frozen=True)
@@ -68,9 +68,10 @@ class ModelPlan:
 
     def line(self) -> str:
         left = f"; left out: {', '.join(self.skipped)}" if self.skipped else ""
+        models = f"{len(self.models)} model{'s' if len(self.models) > 1 else ''} ({', '.join(self.models)})"
         return (
-            f"{len(self.models)} model{'s' if len(self.models) > 1 else ''} ({', '.join(self.models)}), modelled at {self.seconds:.0f} s of the "
-            f"{self.budget:.0f} s budget (safety cap {self.time_limit:.0f} s){left}"
+            f"{models}, modelled at {self.seconds:.0f} s of the {self.budget:.0f} s budget "
+            f"(safety cap {self.time_limit:.0f} s){left}"
         )
 
 
@@ -94,6 +95,8 @@ def plan_models(
     cells = rows * max(1, columns) / 1e6
     planned, costs, skipped = {}, {}, []
     for key, config, name, _ in sorted(_portfolio(presets, hyperparameters, kind), key=lambda e: -e[3]):
+        if only is not None and name not in only:
+            continue
         which = (key, _suffix(config))
         setup, per_million = COSTS.get(which, COSTS.get(key, DEFAULT_COST))
         if kind == "regression":
@@ -105,8 +108,6 @@ def plan_models(
         else:
             cost = MULTICLASS * (setup + per_million * cells)
         cost *= (BAGGED_FITS if bagged else 1) / speed
-        if only is not None and name not in only:
-            continue
         package = PACKAGES.get(key)
         if package and importlib.util.find_spec(package) is None:
             skipped.append(f"{name} ({package} not installed)")
