@@ -122,10 +122,8 @@ def main() -> None:
     for rows, classes, r in costs:
         plan = r["plan"]
         for name in plan.models:
-            modelled = plan.costs[name]
-            print(
-                f"| {rows} x {args.columns}, {classes} classes | {name} | {modelled:.1f} | {r['fit'].get(name, float('nan')):.1f} |"
-            )
+            measured = r["fit"].get(name, float("nan"))
+            print(f"| {rows} x {args.columns}, {classes} classes | {name} | {plan.costs[name]:.1f} | {measured:.1f} |")
 
 
 if __name__ == "__main__":

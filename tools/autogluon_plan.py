@@ -15,8 +15,8 @@ with a time limit of SAFETY times the budget: on a sane machine that limit never
 data on the same machine fits the same models whatever else the machine runs.
 
 The costs (COSTS) are measured with AutoGluon 1.6's medium_quality on one thread, no time limit, on synthetic
-tables of 80,000 to 1,500,000 cells (benchmarks/autogluon_plan.py prints modelled against measured); they are upper-end figures,
-since early stopping ends many fits sooner."""
+tables of 80,000 to 1,500,000 cells (benchmarks/autogluon_plan.py prints modelled against measured); they are
+upper-end figures, since early stopping ends many fits sooner."""
 
 from __future__ import annotations
 

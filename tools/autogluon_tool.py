@@ -69,7 +69,7 @@ def fit_autogluon(
     only: list[list[str]] | None = None,
 ) -> dict:
     """Fit and predict within `seconds` of modelled work (tools/autogluon_plan.py; the wall clock stops AutoGluon
-    only at its safety cap). only: per output, the model names to fit (a fold refits its solution's models).
+    only at its safety cap). only: per output, the model names to plan among (a fold: its solution's models).
     Returns val_pred (model space, task.split[1] rows), test_pred (model space, all test rows;
     from the refitted model when refit), validated_test_pred (the test rows by the model before its refit),
     val_score (task.score on the val rows), models (per output: the plan, best model,
@@ -109,7 +109,7 @@ def fit_autogluon(
             classes=task.widths[j] if output["kind"] == "multiclass" else 1,
             seconds=limit,
             cores=machine.cores(),
-            only=only[j] if only else None,
+            only=only[j] if only else None,  # None: every model of the portfolio
         )
         predictor = _fit_output(
             task,

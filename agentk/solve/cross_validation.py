@@ -8,8 +8,8 @@ again on FOLDS folds of every train row, and the solutions are compared by their
 A recipe per kind: the constant's statistic; the classical candidate's chosen model on its features, with what it
 learnt on the fit rows fixed (a Gaussian process's kernel: tools/classical.py); the network's
 configuration trained for its best trial's epochs; AutoGluon with a FOLDS-th of its work, planned among the models
-its solution fitted (tools/autogluon_plan.py): on 1,800 rows all of them, on fewer rows per output fewer. The blend then learns from these out-of-fold predictions of every row (not from the validation rows alone)
-and keeps its own (the MLP's out of fold, a mean's as it predicts). A blend made without them (an earlier solve
+its solution fitted (tools/autogluon_plan.py). The blend then learns from these out-of-fold predictions of every
+row (not from the validation rows alone) and keeps its own (the MLP's out of fold, a mean's as it predicts). A blend made without them (an earlier solve
 that did not cross-validate) counts as the mean of its members' out-of-fold predictions, or, an MLP that learnt
 from the validation rows, is no candidate. The recipes never read the validation split: every fold is a split of
 its own (TaskData.with_split)."""
@@ -129,7 +129,7 @@ class CrossValidation:
                 presets=self.budget.autogluon_presets,
                 out_dir=models,
                 refit=False,
-                only=[m["planned"] for m in plan["models"]] if all("planned" in m for m in plan["models"]) else None,
+                only=[m.get("planned") for m in plan["models"]],  # None: an earlier solve's, planned anew
             )
         finally:
             shutil.rmtree(models, ignore_errors=True)

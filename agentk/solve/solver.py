@@ -321,7 +321,7 @@ class Solver:
         for m in out["models"]:
             self.log(f"  {m['output']}: {m['plan']}")
         fit, val = self.task.split
-        # a table too large for AutoGluon's time limit: it fits on a sample (tools/autogluon_tool.tuning_rows)
+        # a table too large for AutoGluon's budget: it fits on a sample (tools/autogluon_tool.tuning_rows)
         sampled = next((m for m in out["models"] if m["tuned_on_rows"] < m["fit_rows"]), None)
         tuned_on = (
             f"a sample of {sampled['tuned_on_rows']} of the {len(fit)} fit rows (what its time limit can take)"
@@ -774,7 +774,8 @@ class Solver:
             self.say(
                 f"{len(self.task.y)} train rows (at most {cross_validation.CV_ROWS}): the solutions are compared by "
                 f"{folds}-fold cross-validation over every row, each rebuilt on each fold as it was built (its "
-                f"model, configuration and epochs fixed; AutoGluon with a {folds}th of its work, among the models it fitted)"
+                f"model, configuration and epochs fixed; AutoGluon with a {folds}th of its work, among the models it "
+                "fitted)"
             )
         bar = self._bar_task("cross-validation", folds * len(solutions))
         done = dict(done or {})
