@@ -2,6 +2,7 @@
 
     uv run python benchmarks/autogluon_plan.py [--rows 4000 40000] [--columns 20] [--classes 2 10] [--seconds 42]
                                                [--busy 2]
+    uv run python benchmarks/autogluon_plan.py --calibrate [--shapes 4000x20 40000x20 20000x60 10000x200 ...]
 
 On synthetic tables (rows x columns of normal features, a nonlinear score cut into `classes` classes, 20,000 test
 rows) it fits AutoGluon's medium_quality twice, each on an idle machine and beside `--busy` processes spinning
@@ -11,7 +12,11 @@ on a core:
   its safety cap.
 Per run it prints the models fitted, the seconds, the test accuracy, and per model the modelled against the
 measured fit seconds (the cost table's check). The planned runs should fit the same models, and score the same,
-idle or busy; the wall-clock ones need not."""
+idle or busy; the wall-clock ones need not.
+
+--calibrate measures the cost table itself: on each rows x columns binary table it fits every model of the
+preset on one thread with no time limit, and prints per model the modelled against the measured seconds and
+their ratio (tools/autogluon_plan.py's COSTS were fitted to these figures; rerun it to recalibrate a machine)."""
 
 from __future__ import annotations
 
@@ -88,6 +93,41 @@ def fit(data: pd.DataFrame, rows: int, classes: int, seconds: float, planned: bo
     }
 
 
+def calibrate(shapes: list[str]) -> None:
+    from autogluon.tabular import TabularPredictor
+
+    print("| table | model | modelled s | measured s | measured / modelled |")
+    print("|---|---|---|---|---|")
+    for shape in shapes:
+        rows, columns = (int(v) for v in shape.split("x"))
+        data = table(rows, columns, 2)
+        plan = plan_models(
+            presets="medium_quality",
+            hyperparameters=None,
+            kind="binary",
+            rows=rows,
+            columns=columns,
+            classes=2,
+            seconds=float("inf"),
+            cores=1,
+        )
+        path = Path(tempfile.mkdtemp(prefix="ag-cost-"))
+        try:
+            predictor = TabularPredictor("y", problem_type="binary", path=str(path), verbosity=0).fit(
+                data[:rows],
+                hyperparameters=plan.hyperparameters,
+                ag_args_fit={"num_cpus": 1},
+                dynamic_stacking=False,
+                fit_weighted_ensemble=False,
+            )
+            fit = predictor.leaderboard(silent=True).set_index("model")["fit_time_marginal"]
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+        for name in plan.models:
+            modelled, measured = plan.costs[name], fit.get(name, float("nan"))
+            print(f"| {shape} | {name} | {modelled:.1f} | {measured:.1f} | {measured / modelled:.2f} |", flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rows", type=int, nargs="+", default=[4000, 40000])
@@ -95,7 +135,11 @@ def main() -> None:
     p.add_argument("--classes", type=int, nargs="+", default=[2, 10])
     p.add_argument("--seconds", type=float, default=42.0, help="the budget (quick: 60 s x 0.7 before the refit)")
     p.add_argument("--busy", type=int, default=2, help="processes spinning beside the busy runs")
+    p.add_argument("--calibrate", action="store_true", help="measure every model's cost on --shapes instead")
+    p.add_argument("--shapes", nargs="+", default=["4000x20", "40000x20", "20000x60", "10000x200", "4000x500"])
     args = p.parse_args()
+    if args.calibrate:
+        return calibrate(args.shapes)
     print("| table | time limit | machine | models fitted | seconds | test accuracy |")
     print("|---|---|---|---|---|---|")
     costs = []
