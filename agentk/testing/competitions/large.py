@@ -1,7 +1,9 @@
 """Fixture family "large tables": a synthetic table of millions of rows in a tabular-playground layout, for the
-row budgets of the solve (AutoGluon's sample, the network's rows per epoch, the blender's rows) and its memory.
-Not in the default test run: it takes a minute to write and a quarter of an hour to set up and solve on 2 cores;
-benchmarks/solve.py and benchmarks/vs_autogluon.py run it with --fixtures."""
+row budgets of the solve (AutoGluon's sample, the network's rows per epoch, the blender's rows) and its memory; and
+a wide one of 200 anonymous columns each carrying a little of the signal (as in Santander's transaction
+prediction), for the work planned per column (tools/autogluon_plan.py).
+Not in the default test run: the first takes a minute to write and a quarter of an hour to set up and solve on 2
+cores; benchmarks/solve.py and benchmarks/vs_autogluon.py run them with --fixtures."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from agentk.testing.competitions import fixture
-from agentk.testing.competitions.targets import _description
+from agentk.testing.competitions.targets import _description, _tabular
 
 FAMILY = "large tables"
 TRAIN_ROWS, TEST_ROWS = 2_000_000, 500_000
@@ -60,3 +62,32 @@ def millions_of_rows(folder: Path, rng: np.random.Generator) -> dict:
         "answers": "private/answers.csv",
         "sample_submission": "public/sample_submission.csv",
     }
+
+
+@fixture(FAMILY, "16,000 train rows x 200 anonymous numeric columns, each a small share of the signal; binary, AUC")
+def wide_anonymous_columns(folder: Path, rng: np.random.Generator) -> dict:
+    n_train, n_test, k = 16_000, 4_000, 200
+    n = n_train + n_test
+    x = rng.normal(size=(n, k)) * rng.uniform(1, 20, size=k) + rng.uniform(-10, 10, size=k)
+    z = (x - x.mean(0)) / x.std(0)
+    weight = rng.normal(scale=0.12, size=k)  # a little each: no column alone predicts much
+    bump = rng.choice(k, size=20, replace=False)  # and a few that act only away from their middle
+    logit = z @ weight + 0.6 * (np.abs(z[:, bump]) > 1.5).sum(1) - 2.8 + rng.normal(scale=0.5, size=n)
+    frame = pd.DataFrame(x.round(4), columns=[f"var_{j}" for j in range(k)])
+    frame.insert(0, "ID_code", [f"train_{i}" if i < n_train else f"test_{i - n_train}" for i in range(n)])
+    frame.insert(1, "target", (logit > 0).astype(int))
+    train, test = frame.iloc[:n_train].reset_index(drop=True), frame.iloc[n_train:].reset_index(drop=True)
+    answers = test[["ID_code", "target"]]
+    sample = pd.DataFrame({"ID_code": test["ID_code"], "target": 0})
+    return _tabular(
+        folder,
+        "Customer transactions",
+        "Identify which customers will make a specific transaction in the future. The 200 anonymised numeric "
+        "variables are all there is. The data is synthetic.",
+        "Submissions are evaluated on area under the ROC curve between the predicted probability and the target.",
+        train,
+        test.drop(columns=["target"]),
+        sample,
+        answers,
+        {"task_type": "BinCls", "metric": "roc_auc", "lower_is_better": False},
+    )
