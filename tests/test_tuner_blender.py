@@ -284,6 +284,21 @@ def test_the_mlp_learns_from_a_sample_of_many_rows_and_predicts_them_all(monkeyp
     assert not np.allclose(everything.predict(preds), alone.predict(preds))
 
 
+def test_the_constant_solutions_column_is_not_blown_up_by_its_refits_shift():
+    """The constant's validation column is constant up to rounding (std ~1e-14), and its test column is the prior
+    of every row, a little off the fit rows' prior. Scaled by that std, the shift swamped the MLP: on a 16,000 x 200
+    table its every test probability was 0 and the submission scored the constant's AUC."""
+    rng = np.random.default_rng(0)
+    z, z_test = rng.normal(size=3200), rng.normal(size=1000)
+    y = (z + rng.normal(size=3200) > 0.8).astype(float)[:, None]
+    model = [1 / (1 + np.exp(-(1.5 * v - 1)))[:, None] for v in (z, z_test)]
+    output = [{"name": "t", "kind": "binary", "n_classes": 2}]
+    fitted, _ = blender._fit([np.full((3200, 1), y.mean()), model[0]], y, output, seed=0)
+    test = fitted.predict([np.full((1000, 1), y.mean() + 6e-4), model[1]])
+    assert np.corrcoef(test[:, 0], model[1][:, 0])[0, 1] > 0.99  # the model's ranking, not a saturated column
+    assert 0.05 < test.mean() < 0.6
+
+
 def test_blender_rejects_mismatched_predictions():
     y = np.zeros((50, 1))
     preds = [np.full((50, 1), 0.5)] * 2

@@ -28,6 +28,7 @@ HIDDEN, LR, WEIGHT_DECAY, MAX_STEPS, PATIENCE, INNER_FRACTION, EPS = 32, 1e-2, 1
 # the MLP learns from at most this many rows (a sample): a few dozen inputs need no more, and full-batch steps on
 # the 800,000 validation rows of a 4 M-row table took over ten minutes; it still predicts every row
 FIT_ROWS = 50_000
+TINY = 1e-9  # a feature's spread below this (relative to its size) is rounding: the feature is constant
 
 
 class BlendNet(nn.Module):
@@ -193,7 +194,9 @@ def _fit(
         preds, y = [np.asarray(p)[sample] for p in preds], y[sample]
     x = features(preds, outputs)
     mean, std = x.mean(axis=0), x.std(axis=0)
-    std = np.where(std > 0, std, 1.0)
+    # a column constant up to rounding (the constant solution's; std ~1e-14) is centred, not scaled: its test value
+    # differs by the refit's small shift of the prior, which 1 / 1e-14 blew up into every test prediction
+    std = np.where(std > TINY * np.maximum(1.0, np.abs(mean)), std, 1.0)
     y_mean, y_std = target_scaling(y, outputs)
     x = torch.tensor((x - mean) / std, dtype=torch.float32)
     yt = torch.tensor((y - y_mean) / y_std, dtype=torch.float32)
