@@ -358,7 +358,8 @@ def test_a_solution_replaces_the_constant_only_when_it_wins_on_most_resamples(ex
 
 
 def test_the_constant_is_among_the_blends_inputs(example_copy):
-    """On a noisy target the mean of a model and the constant (a shrinkage towards it) beats both: the solve's
+    """On a noisy target the mean of a model and the constant (a shrinkage towards it) beats both (here the model
+    errs by about the target's own spread, so the mean errs about 30 % less than either): the solve's
     blend may average the constant in. The models are saved as done, so run() only blends and chooses."""
     ws = example_copy("diabetes")
     solver = Solver(ws, PRESETS["quick"], log=lambda m: None, features=False, cross_validate=False)
@@ -368,7 +369,7 @@ def test_the_constant_is_among_the_blends_inputs(example_copy):
     solver.save(constant)
     rng = np.random.default_rng(0)
     for k, (sid, kind, _) in enumerate(solver.plans()[1:]):  # independent errors: the first model the best
-        pred = task.y[val] + rng.normal(0, 60.0 * (k + 1), (len(val), 1))
+        pred = task.y[val] + rng.normal(0, 80.0 * (k + 1), (len(val), 1))
         solver.save(Solution(sid, kind, sid, task.score(pred, val), pred, np.full((len(task.test), 1), k + 1.0), 0))
     first = solver.plans()[1][0]
     mean = (solver.load(first).val_pred + constant.val_pred) / 2
