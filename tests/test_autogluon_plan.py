@@ -77,7 +77,8 @@ def test_classes_and_regression_cost_more_where_the_models_do_more():
 
 
 def test_the_columns_shape_each_familys_cost_not_the_cells_alone():
-    # the same 2,000,000 cells, narrow and wide: measured, CatBoost 3 s -> 120 s, a random forest 51 s -> 6 s
+    # the same 2,000,000 cells, narrow and wide (measured on 40,000 x 20 and 2,000 x 1,000: CatBoost 3 s and 120 s,
+    # a random forest 51 s and 6 s)
     narrow, wide = plan(rows=100_000, columns=20, seconds=1e4).costs, plan(rows=2_000, columns=1_000, seconds=1e4).costs
     assert wide["CatBoost"] > 10 * narrow["CatBoost"] and wide["LightGBM"] > 3 * narrow["LightGBM"]
     assert wide["RandomForestGini"] < narrow["RandomForestGini"] / 5
