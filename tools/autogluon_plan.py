@@ -14,16 +14,16 @@ whose package is not installed is left out. AutoGluon then fits the planned mode
 with a time limit of SAFETY times the budget: on a sane machine that limit never decides anything, so the same
 data on the same machine fits the same models whatever else the machine runs.
 
-The costs (COSTS) are measured with AutoGluon 1.6's medium_quality on one thread, no time limit, on synthetic
-binary tables of 2,000 to 40,000 rows and 20 to 1,000 columns (benchmarks/autogluon_plan.py prints modelled
-against measured). A model's seconds do not follow the cells alone: on 40,000 x 20 and on 2,000 x 1,000 (2.5
-times the cells) CatBoost took 3 s and 120 s, LightGBM 3 s and 29 s, while a random forest (a few columns per
-split) took 51 s and 6 s and AutoGluon's network (its work is per row) 58 s and 4 s. So each family's cost per cell carries a
-power of the columns, fitted over those shapes: modelled and measured agree within a factor of 0.6-1.9 on all
-of them, where a cost per cell alone was off by up to 50 times. Below 20 columns the cost is per cell (not
-measured lower). What the model cannot see is how many rounds boosting runs before it stops: those tables' signal
-sits in four columns; on a 12,800 x 200 table whose every column carries a little of it (one thread, beside
-another job), LightGBMXT ran 132 s against 11 s modelled, and the safety cap then left out the planned forest."""
+The costs (COSTS) are measured with AutoGluon 1.6's medium_quality on one thread, no time limit, on synthetic binary
+tables of 2,000 to 40,000 rows and 20 to 1,000 columns (benchmarks/autogluon_plan.py --calibrate prints modelled
+against measured). A model's seconds do not follow the cells alone: on 40,000 x 20 and on 2,000 x 1,000 (2.5 times
+the cells) CatBoost took 3 s and 120 s, LightGBM 3 s and 29 s, while a random forest (a few columns per split) took
+51 s and 6 s and AutoGluon's network (its work is per row) 58 s and 4 s. So each family's cost per cell carries a
+power of the columns, fitted over those shapes: measured over modelled lies between 0.4 and 1.7 on all of them,
+where a cost per cell alone was off by up to 40 times. Below 20 columns the cost is per cell (not measured lower).
+What the model cannot see is how many rounds boosting runs before it stops: those tables' signal sits in four
+columns; on a 12,800 x 200 table whose every column carries a little of it (one thread, beside another job),
+LightGBMXT ran 132 s against 11 s modelled, and the safety cap then left out the planned forest."""
 
 from __future__ import annotations
 
