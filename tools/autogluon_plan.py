@@ -22,7 +22,7 @@ the cells) CatBoost took 3 s and 120 s, LightGBM 3 s and 29 s, while a random fo
 power of the columns, fitted over those shapes: measured over modelled lies between 0.4 and 1.7 on all of them,
 where a cost per cell alone was off by up to 40 times. Below 20 columns the cost is per cell (not measured lower).
 What the model cannot see is how many rounds boosting runs before it stops: those tables' signal sits in four
-columns; on a 12,800 x 200 table whose every column carries a little of it (one thread, beside another job),
+columns; on a 12,800 x 200 table whose every column carries a little of it (on one thread),
 LightGBMXT ran 132 s against 11 s modelled, and the safety cap then left out the planned forest."""
 
 from __future__ import annotations
