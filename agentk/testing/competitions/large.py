@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from agentk.testing.competitions import fixture
+from agentk.testing.competitions.features import _split
 from agentk.testing.competitions.targets import _description, _tabular
 
 FAMILY = "large tables"
@@ -76,8 +77,7 @@ def wide_anonymous_columns(folder: Path, rng: np.random.Generator) -> dict:
     frame = pd.DataFrame(x.round(4), columns=[f"var_{j}" for j in range(k)])
     frame.insert(0, "ID_code", [f"train_{i}" if i < n_train else f"test_{i - n_train}" for i in range(n)])
     frame.insert(1, "target", (logit > 0).astype(int))
-    train, test = frame.iloc[:n_train].reset_index(drop=True), frame.iloc[n_train:].reset_index(drop=True)
-    answers = test[["ID_code", "target"]]
+    train, test, answers = _split(frame, n_train, "target", "ID_code")
     sample = pd.DataFrame({"ID_code": test["ID_code"], "target": 0})
     return _tabular(
         folder,
@@ -86,7 +86,7 @@ def wide_anonymous_columns(folder: Path, rng: np.random.Generator) -> dict:
         "variables are all there is. The data is synthetic.",
         "Submissions are evaluated on area under the ROC curve between the predicted probability and the target.",
         train,
-        test.drop(columns=["target"]),
+        test,
         sample,
         answers,
         {"task_type": "BinCls", "metric": "roc_auc", "lower_is_better": False},
