@@ -93,13 +93,20 @@ def fit(data: pd.DataFrame, rows: int, classes: int, seconds: float, planned: bo
     }
 
 
-def calibrate(shapes: list[str]) -> None:
+def shape(text: str) -> tuple[int, int]:
+    """--shapes: ROWSxCOLUMNS, e.g. 10000x200."""
+    rows, _, columns = text.partition("x")
+    if not (rows.isdigit() and columns.isdigit() and int(rows) > 0 and int(columns) > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not ROWSxCOLUMNS with positive numbers, e.g. 10000x200")
+    return int(rows), int(columns)
+
+
+def calibrate(shapes: list[tuple[int, int]]) -> None:
     from autogluon.tabular import TabularPredictor
 
     print("| table | model | modelled s | measured s | measured / modelled |")
     print("|---|---|---|---|---|")
-    for shape in shapes:
-        rows, columns = (int(v) for v in shape.split("x"))
+    for rows, columns in shapes:
         data = table(rows, columns, 2)
         plan = plan_models(
             presets="medium_quality",
@@ -125,7 +132,10 @@ def calibrate(shapes: list[str]) -> None:
             shutil.rmtree(path, ignore_errors=True)
         for name in plan.models:
             modelled, measured = plan.costs[name], fit.get(name, float("nan"))
-            print(f"| {shape} | {name} | {modelled:.1f} | {measured:.1f} | {measured / modelled:.2f} |", flush=True)
+            print(
+                f"| {rows}x{columns} | {name} | {modelled:.1f} | {measured:.1f} | {measured / modelled:.2f} |",
+                flush=True,
+            )
 
 
 def main() -> None:
@@ -136,7 +146,13 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=42.0, help="the budget (quick: 60 s x 0.7 before the refit)")
     p.add_argument("--busy", type=int, default=2, help="processes spinning beside the busy runs")
     p.add_argument("--calibrate", action="store_true", help="measure every model's cost on --shapes instead")
-    p.add_argument("--shapes", nargs="+", default=["4000x20", "40000x20", "20000x60", "10000x200", "4000x500"])
+    p.add_argument(
+        "--shapes",
+        type=shape,
+        nargs="+",
+        default=[(4000, 20), (40000, 20), (20000, 60), (10000, 200), (4000, 500)],
+        help="ROWSxCOLUMNS tables for --calibrate",
+    )
     args = p.parse_args()
     if args.calibrate:
         return calibrate(args.shapes)
