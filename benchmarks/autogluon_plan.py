@@ -3,6 +3,7 @@
     uv run python benchmarks/autogluon_plan.py [--rows 4000 40000] [--columns 20] [--classes 2 10] [--seconds 42]
                                                [--busy 2]
     uv run python benchmarks/autogluon_plan.py --calibrate [--shapes 4000x20 40000x20 20000x60 10000x200 ...]
+    uv run python benchmarks/autogluon_plan.py --rounds 0 4000 2000 3000@0.1
 
 On synthetic tables (rows x columns of normal features, a nonlinear score cut into `classes` classes, 20,000 test
 rows) it fits AutoGluon's medium_quality twice, each on an idle machine and beside `--busy` processes spinning
@@ -16,7 +17,13 @@ idle or busy; the wall-clock ones need not.
 
 --calibrate measures the cost table itself: on each rows x columns binary table it fits every model of the
 preset on one thread with no time limit, and prints per model the modelled against the measured seconds and
-their ratio (tools/autogluon_plan.py's COSTS were fitted to these figures; rerun it to recalibrate a machine)."""
+their ratio (tools/autogluon_plan.py's COSTS were fitted to these figures; rerun it to recalibrate a machine).
+
+--rounds asks what capping boosting's rounds (a work budget for them) would cost: on the wide fixture
+(wide-anonymous-columns: 16,000 x 200, every column a little of the signal) it fits AutoGluon's LightGBMXT on 80 %
+of the train rows, on one thread, with each CAP[@LEARNING_RATE] given (0: AutoGluon's default of 10,000 rounds,
+early stopping decides), scored by AUC through a custom scorer as agentk's competition scorer is (LightGBM then
+stops on AutoGluon's own AUC, not its native one), and prints the rounds kept, seconds, holdout and test AUC."""
 
 from __future__ import annotations
 
@@ -138,6 +145,57 @@ def calibrate(shapes: list[tuple[int, int]]) -> None:
             )
 
 
+def rounds(specs: list[tuple[int, float | None]]) -> None:
+    from autogluon.core.metrics import make_scorer
+    from autogluon.tabular import TabularPredictor
+    from sklearn.metrics import roc_auc_score
+
+    from agentk.testing.competitions import build
+
+    folder = build("wide-anonymous-columns", Path(tempfile.mkdtemp(prefix="ag-rounds-")))
+    key, label = pd.read_csv(folder / "public" / "sample_submission.csv", nrows=1).columns
+    train = pd.read_csv(folder / "public" / "train.csv").drop(columns=key).sample(frac=0.8, random_state=0)
+    test = pd.read_csv(folder / "public" / "test.csv").merge(pd.read_csv(folder / "private" / "answers.csv"), on=key)
+    auc = make_scorer("auc", roc_auc_score, optimum=1, greater_is_better=True, needs_proba=True)
+    print(f"LightGBMXT on {folder.name}, {len(train)} x {train.shape[1] - 1}, one thread\n")
+    print("| rounds cap | learning rate | rounds kept | seconds | holdout AUC | test AUC |")
+    print("|---|---|---|---|---|---|")
+    for cap, rate in specs:
+        config = (
+            {"extra_trees": True}
+            | ({"num_boost_round": cap} if cap else {})
+            | ({"learning_rate": rate} if rate else {})
+        )
+        path = Path(tempfile.mkdtemp(prefix="ag-rounds-"))
+        try:
+            t0 = time.monotonic()
+            predictor = TabularPredictor(label, problem_type="binary", eval_metric=auc, path=str(path), verbosity=0)
+            predictor.fit(
+                train, hyperparameters={"GBM": [config]}, ag_args_fit={"num_cpus": 1}, fit_weighted_ensemble=False
+            )
+            seconds = time.monotonic() - t0
+            model = predictor._trainer.load_model(predictor.model_names()[0])
+            kept = model.params_trained["num_boost_round"]
+            holdout = predictor.leaderboard(silent=True)["score_val"].iloc[0]
+            score = roc_auc_score(test[label], predictor.predict_proba(test)[1])
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+        print(
+            f"| {cap or 'none (10,000)'} | {rate or 0.05} | {kept} | {seconds:.1f} | {holdout:.4f} | {score:.4f} |",
+            flush=True,
+        )
+    shutil.rmtree(folder.parent, ignore_errors=True)
+
+
+def cap(text: str) -> tuple[int, float | None]:
+    """--rounds: CAP or CAP@LEARNING_RATE, e.g. 4000 or 3000@0.1; 0 is no cap."""
+    rounds, _, rate = text.partition("@")
+    try:
+        return int(rounds), float(rate) if rate else None
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not ROUNDS or ROUNDS@LEARNING_RATE, e.g. 3000@0.1") from None
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rows", type=int, nargs="+", default=[4000, 40000])
@@ -153,7 +211,12 @@ def main() -> None:
         default=[(4000, 20), (40000, 20), (20000, 60), (10000, 200), (4000, 500)],
         help="ROWSxCOLUMNS tables for --calibrate",
     )
+    p.add_argument(
+        "--rounds", type=cap, nargs="+", metavar="CAP[@LR]", help="capped boosting on the wide fixture instead"
+    )
     args = p.parse_args()
+    if args.rounds:
+        return rounds(args.rounds)
     if args.calibrate:
         return calibrate(args.shapes)
     print("| table | time limit | machine | models fitted | seconds | test accuracy |")

@@ -23,7 +23,11 @@ power of the columns, fitted over those shapes: measured over modelled lies betw
 where a cost per cell alone was off by up to 40 times. Below 20 columns the cost is per cell (not measured lower).
 What the model cannot see is how many rounds boosting runs before it stops: those tables' signal sits in four
 columns; on a 12,800 x 200 table whose every column carries a little of it (on one thread),
-LightGBMXT ran 132 s against 11 s modelled, and the safety cap then left out the planned forest."""
+LightGBMXT ran 132 s (8,849 rounds) against 11 s modelled, and the safety cap then left out the planned forest.
+Boosting's rounds are not capped by the plan: `benchmarks/autogluon_plan.py --rounds` measures what a cap would
+cost, and on that table AutoGluon's early stopping on a 1,280-row holdout ends anywhere from 1,300 to 8,800 rounds
+with the same settings on another sample, so a cap (with or without a higher learning rate) moved the test AUC by
+-0.003 to +0.006; a sound cap needs a cost per round, per class, which is not modelled yet."""
 
 from __future__ import annotations
 
