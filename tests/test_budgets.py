@@ -58,6 +58,31 @@ def test_an_expensive_network_trades_trials_then_epochs_then_rows_and_says_rando
     assert big.refit_rows == 25_000 and plan(refit=False).refit_rows == 0
 
 
+def test_trials_that_stop_early_leave_their_unspent_work_to_more_trials_within_the_budget():
+    """A 16,000 x 200 table planned one trial of 30 epochs at 58 s; early stopping ended it after 6 epochs in 4 s,
+    and the network stopped there with 54 s of its work unspent."""
+    p = plan(fit=5_000, val=2_500, test=2_500, modalities=("tab",), trained=False)  # a table's MLP, 2 CPU cores
+    assert 1 < p.trials < p.max_trials == QUICK.n_trials and p.epochs == QUICK.max_epochs
+    assert p.affordable([]) == p.trials and p.affordable([p.epochs] * p.trials) == p.trials  # the plan's own
+    short = [2] * p.trials  # each stopped after 2 of its epochs
+    more = p.affordable(short)
+    assert p.trials < more <= p.max_trials
+    # counted from epochs: the done trials as they ran, the further ones at their most epochs, all within the work
+    spent = p.fixed_seconds + sum(p.trial_setup_seconds + e * p.epoch_seconds for e in short)
+    spent += (more - p.trials) * p.trial_seconds
+    from agentk.solve.budgets import SUGGEST_S
+
+    spent += max(0, more - p.design) * SUGGEST_S
+    assert spent <= p.budget_seconds < spent + p.trial_seconds + SUGGEST_S or more == p.max_trials
+    # trials that ran their most epochs pay for none, and the trials run are never taken back
+    assert p.affordable([p.epochs] * (p.trials + 1)) == p.trials + 1
+    assert "more (up to 6) while early stopping leaves the work for them" in p.line()
+    cheap = plan(trained=False)  # already every trial of the budget
+    assert cheap.affordable([1]) == cheap.trials == cheap.max_trials
+    big = plan(fit=20_000, val=5_000, test=10_000)  # rows were cut to fit one trial: nothing is left for another
+    assert big.epoch_rows is not None and big.affordable([1]) == 1
+
+
 def test_more_cores_or_a_gpu_plan_more_work_and_the_plan_is_a_pure_function_of_data_and_machine():
     rows = {"fit": 2_000, "val": 500, "test": 1_000}
     cpu2, cpu8, gpu = (plan(machine=m, **rows) for m in (CPU2, Machine(8, False), Machine(2, True)))

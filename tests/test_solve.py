@@ -427,6 +427,29 @@ def test_a_network_refits_on_every_row_for_its_best_epochs_unless_no_refit(examp
     np.testing.assert_array_equal(reloaded.blend_test_pred, kept.test_pred)
 
 
+def test_a_networks_early_stopped_trials_pay_for_more_trials_within_its_planned_work(example_copy):
+    """A trial is planned at its most epochs, but early stopping ends most sooner: the work a trial leaves unspent,
+    counted from the epochs it ran, pays for another, as far as the budget's trials."""
+    from agentk.solve.budgets import NetworkPlan
+
+    quick = replace(PRESETS["quick"], n_trials=4, max_epochs=40, min_epochs=40, patience=1, network_seconds=1e6)
+    ws = example_copy("diabetes")
+    roomy = Solver(ws, quick, log=lambda m: None, features=False).network("network-1", {}).details["work"]
+    assert roomy["trials"] == 4
+    # room for one trial and a half at their most epochs: the plan runs one, early stopping leaves room for more
+    tight = replace(quick, network_seconds=roomy["fixed_seconds"] + 1.5 * roomy["trial_seconds"])
+    shutil.rmtree(Workspace(ws).solution("network-1").folder)
+    said = []
+    solution = Solver(ws, tight, log=said.append, features=False).network("network-1", {})
+    work = NetworkPlan(**{k: v for k, v in solution.details["work"].items() if k in NetworkPlan.__dataclass_fields__})
+    records = read_jsonl(Workspace(ws).solution("network-1").trials)
+    ran = [r["epochs"] for r in records]
+    assert work.trials == 1 and len(records) > 1 and all(e < work.epochs for e in ran[:-1])
+    assert len(records) == work.affordable(ran) <= tight.n_trials  # as many as the epochs run pay for, no more
+    assert work.affordable(ran[:-1]) == len(records)  # the last one was paid for by those before it
+    assert f"{len(records)} trials" in solution.plan and "more (up to 4)" in " ".join(said)
+
+
 def test_a_model_that_cannot_be_built_leaves_the_others(example_copy, monkeypatch):
     """AutoGluon on 3.2 million rows trained no model in its time limit: that solution is reported as failed and
     the solve goes on with the others."""

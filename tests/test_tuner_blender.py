@@ -103,6 +103,23 @@ def test_resume_from_history_does_not_rerun_and_matches_an_uninterrupted_run():
     assert resumed.best == full.best
 
 
+def test_a_trial_count_given_as_a_callable_is_asked_again_before_every_trial():
+    """The solver lets early-stopped trials pay for more: the count may grow while the search runs, and a search
+    whose count is fixed from the start draws the same points."""
+    default = [{"lr": 1e-3, "optimizer": "Adam"}]
+    ran = []
+
+    def objective(params):
+        ran.append(params)
+        return planted(params)
+
+    grown = tune(objective, n_trials=lambda: 2 if len(ran) < 2 else 4, seed=3, initial=default)
+    assert len(grown.trials) == 4 == len(ran)
+    fixed = tune(planted, n_trials=4, seed=3, initial=default)
+    assert [t["params"] for t in grown.trials] == [t["params"] for t in fixed.trials]
+    assert len(tune(planted, n_trials=lambda: 1, seed=3, initial=default).trials) == 1
+
+
 def test_after_its_random_design_hebo_suggests_from_its_model():
     default = [{"lr": 1e-3, "optimizer": "Adam"}]
     result = tune(planted, n_trials=design() + 1, seed=0, initial=default)

@@ -51,7 +51,7 @@ def design(space: list[dict] = SPACE) -> int:
 
 def tune(
     objective: Callable[..., float | dict],
-    n_trials: int,
+    n_trials: int | Callable[[], int],
     space: list[dict] = SPACE,
     seed: int = 0,
     initial: list[dict] | None = None,
@@ -61,7 +61,8 @@ def tune(
     map_fn: Callable | None = None,
     indexed: bool = False,
 ) -> TuneResult:
-    """Minimise objective(params) over `space` in n_trials evaluations, history included. `initial` points (e.g.
+    """Minimise objective(params) over `space` in n_trials evaluations, history included (a callable: asked again
+    before every step, how many trials the search may have by then, e.g. from the work the done ones used). `initial` points (e.g.
     the default configuration) are evaluated first unless history already holds them; on_trial(index, params,
     loss) is called after each new trial (loss nan when it failed). Raises if no trial succeeded.
 
@@ -85,8 +86,9 @@ def tune(
         _record(opt, trials, {"source": source, **t})
     pending = [p for p in initial if p not in [t["params"] for t in trials]]
     run_all = map_fn or map
-    while len(trials) < n_trials:
-        size = min(max(1, parallel), n_trials - len(trials))
+    allowed = n_trials if callable(n_trials) else lambda: n_trials
+    while len(trials) < allowed():
+        size = min(max(1, parallel), allowed() - len(trials))
         batch, pending = pending[:size], pending[size:]
         sources = ["initial"] * len(batch)
         if len(batch) < size:

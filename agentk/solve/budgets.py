@@ -23,8 +23,10 @@ no plan avoids); the plan keeps the budget's n_trials and max_epochs when they f
 search, and the plan says so), then the epochs (down to min_epochs), and last the rows an epoch trains on (a fresh
 random sample of the fit rows each epoch), so that a large competition on a CPU still gets min_epochs passes.
 Early stopping (patience epochs without a better score on the stop rows) ends most trials before their planned epochs,
-so the estimate is an upper bound. Refitting the chosen trial on every row adds one more run of at most as many
-epochs.
+so the estimate is an upper bound; the work a finished trial leaves unspent, counted from the epochs it ran,
+pays for further trials (NetworkPlan.affordable), up to the budget's n_trials: a 16,000 x 200 table planned one
+trial of 30 epochs at 58 s, and its trial stopped after 6 epochs in 4 s. Refitting the chosen trial on every row
+adds one more run of at most as many epochs.
 
 Wall time is only a safety cap: each training run stops at SAFETY times its planned seconds (at least
 MIN_SAFETY_S), beyond what a busy machine needs (on this project's shared 2-core machine at load 13 a trained CNN
@@ -157,7 +159,7 @@ class Machine:
 class NetworkPlan:
     """The work of one network solution, planned before it trains; what plan.json records and the console shows."""
 
-    trials: int
+    trials: int  # those the work affords when every trial runs its most epochs
     design: int  # HEBO's random initial design: this many observations before its model suggests
     epochs: int  # the most per trial (early stopping usually ends a trial sooner)
     patience: int
@@ -171,20 +173,46 @@ class NetworkPlan:
     budget_seconds: float  # network_seconds plus the frozen embedding: seconds exceeds it only at the fewest rows
     safety_cap: float  # wall seconds after which one training run stops (a runaway)
     machine: str
+    max_trials: int = 0  # the budget's n_trials: more than `trials` run when early stopping leaves the work for them
+    trial_setup_seconds: float = 0.0  # modelled, of one trial besides its epochs
+    epoch_seconds: float = 0.0  # modelled, of one epoch of a trial
+    fixed_seconds: float = 0.0  # modelled, once per network: the frozen embedding and the refit
 
     @property
     def model_trials(self) -> int:
         return max(0, self.trials - self.design)
 
+    def affordable(self, epochs_run: list[int]) -> int:
+        """The trials the work affords once trials have run `epochs_run` epochs each: early stopping ends most
+        trials before their planned epochs, so the modelled work they leave (counted from their epochs, never
+        from a clock) pays for further trials, each counted at its most epochs, up to max_trials. At least
+        `trials`: the plan's trials always run."""
+        spent = self.fixed_seconds + sum(self.trial_setup_seconds + e * self.epoch_seconds for e in epochs_run)
+        spent += max(0, len(epochs_run) - self.design) * SUGGEST_S
+        n = len(epochs_run)
+        while n < self.max_trials:
+            more = self.trial_seconds + (SUGGEST_S if n >= self.design else 0.0)
+            if spent + more > self.budget_seconds:
+                break
+            spent, n = spent + more, n + 1
+        return max(self.trials, n)
+
     @property
     def search(self) -> str:
+        more = (
+            f", more (up to {self.max_trials}) while early stopping leaves the work for them"
+            if self.max_trials > self.trials
+            else ""
+        )
         if self.trials == 1:
-            return "the default configuration alone"
+            return f"the default configuration alone{more}"
         if self.model_trials == 0:
-            return f"random search ({self.trials} trials, the default configuration first: fewer than HEBO's design)"
+            return (
+                f"random search ({self.trials} trials, the default configuration first: fewer than HEBO's design{more})"
+            )
         return (
             f"HEBO ({self.trials} trials: the default configuration, {self.design - 1} random, "
-            f"{self.model_trials} suggested by its model)"
+            f"{self.model_trials} suggested by its model{more})"
         )
 
     def line(self) -> str:
@@ -247,9 +275,11 @@ def plan_network(
     def refit_rows(rows: int) -> int:  # an epoch of the refit: every row, or the same sample size as a trial's
         return rows if rows < fit_rows else fit_rows + val_rows
 
+    def fixed_s(epochs: int, rows: int) -> float:  # the embedding and the refit
+        return embed + (setup + epochs * refit_rows(rows) / train_speed if refit else 0.0)
+
     def total_s(trials: int, epochs: int, rows: int) -> float:
-        refit_s = setup + epochs * refit_rows(rows) / train_speed if refit else 0.0
-        return embed + trials * trial_s(epochs, rows) + refit_s + max(0, trials - design) * SUGGEST_S
+        return fixed_s(epochs, rows) + trials * trial_s(epochs, rows) + max(0, trials - design) * SUGGEST_S
 
     work = budget.network_seconds + embed  # the embedding is paid once whatever the search: not traded against it
     trials, epochs, rows = budget.n_trials, budget.max_epochs, fit_rows
@@ -281,6 +311,10 @@ def plan_network(
         budget_seconds=work,
         safety_cap=max(MIN_SAFETY_S, SAFETY * (embed + planned_trial * (1 + val_rows / fit_rows))),
         machine=machine.describe(),
+        max_trials=budget.n_trials,
+        trial_setup_seconds=trial_s(0, rows),
+        epoch_seconds=trial_s(1, rows) - trial_s(0, rows),
+        fixed_seconds=fixed_s(epochs, rows),
     )
 
 

@@ -433,6 +433,16 @@ class Solver:
         history = trial_history(files.trials)
         t0 = time.monotonic()
         trials_bar = self._bar_task(f"{sid}: HEBO trials", plan.trials)
+
+        def affordable() -> int:
+            # from the epochs the recorded trials ran; one the safety cap stopped (a clock) or that failed counts at
+            # its most, so that a busy machine runs no more trials than an idle one
+            ran = [plan.epochs if r.get("capped") or not r["ok"] else r["epochs"] for r in read_jsonl(files.trials)]
+            n = plan.affordable(ran)
+            if trials_bar is not None:
+                self.bar.update(trials_bar, total=n)
+            return n
+
         default = {"lr": base.lr, "optimizer": base.optimizer}
         observed = [
             {
@@ -446,7 +456,7 @@ class Solver:
         if self.map_fn is None:
             tuned = tune(
                 self._local_trials(sid, base, files, len(history), trials_bar),
-                n_trials=plan.trials,
+                n_trials=affordable,
                 seed=base.seed,
                 initial=[default],
                 history=observed,
@@ -455,7 +465,7 @@ class Solver:
             _ = self.task.split  # saved to the workspace before the workers read it
             tuned = tune(
                 partial(_trial_in_worker, str(self.ws), sid, asdict(base), self.features),
-                n_trials=plan.trials,
+                n_trials=affordable,
                 seed=base.seed,
                 initial=[default],
                 history=observed,
@@ -576,7 +586,7 @@ class Solver:
         return run_batch
 
     def _log_start(self, sid: str, k: int, params: dict) -> None:
-        self.log(f"{sid} trial {k + 1}/{self._plans[sid].trials}: lr {float(params['lr']):.2g}, {params['optimizer']}")
+        self.log(f"{sid} trial {k + 1}: lr {float(params['lr']):.2g}, {params['optimizer']}")
 
     def _trial_done(self, sid: str, files: SolutionFiles, record: dict, trials_bar) -> None:
         append_jsonl(files.trials, record)
