@@ -269,6 +269,27 @@ def test_early_stopping_keeps_the_best_epoch_on_the_stop_rows(mixed_task):
     np.testing.assert_allclose(again.test_pred, result.test_pred, rtol=1e-6)
 
 
+def test_a_coarse_metrics_plateau_with_a_falling_loss_is_not_a_stall(tmp_path):
+    """Accuracy on imbalanced classes stays at the majority's share while the network learns: patience counts
+    epochs without progress, and the same score with a lower stop loss is progress. (Stopping there ended a third
+    of image-grades-qwk's trials at QWK 0.)"""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(440, 3))
+    y = np.array(["s", "m", "l"])[np.digitize(x[:, 0] + 0.5 * x[:, 1], [1.0, 1.6])]  # 86 % "s"
+    outputs = [{"name": "size", "kind": "multiclass", "classes": ["s", "m", "l"]}]
+    task = workspace(
+        tmp_path, outputs, ["accuracy"], pd.DataFrame({"size": y[:400]}), 40, tab=pd.DataFrame(x, columns=list("abc"))
+    )
+    cfg = FusionConfig(lr=3e-4, max_epochs=40, patience=3, seed=0)
+    result = train_fusion(task, cfg, log=lambda line: None)
+    scores = [h["stop_score"] for h in result.history]
+    losses = [h["stop_loss"] for h in result.history]
+    plateau = next(i for i, s in enumerate(scores) if s != scores[0])  # epochs at the first score
+    assert plateau > cfg.patience + 1 and all(np.diff(losses[:plateau]) < 0)  # flat score, falling loss
+    assert result.stop_score > scores[0] + 0.05 and result.best_epoch > plateau  # it went on and learnt
+    assert result.epochs_run - result.best_epoch >= cfg.patience  # and still stopped on its patience
+
+
 def test_max_time_stops_training(tmp_path):
     task = regression_task(tmp_path, n=2000)
     torch.optim.Adam([torch.zeros(1, requires_grad=True)])  # torch loads its compiler on the first optimiser: not timed
