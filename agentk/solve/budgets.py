@@ -22,11 +22,11 @@ no plan avoids); the plan keeps the budget's n_trials and max_epochs when they f
 (the default configuration is a sound start; below HEBO's random initial design plus one the trials are a random
 search, and the plan says so), then the epochs (down to min_epochs), and last the rows an epoch trains on (a fresh
 random sample of the fit rows each epoch), so that a large competition on a CPU still gets min_epochs passes.
-Early stopping (patience epochs without a better score on the stop rows) ends most trials before their planned epochs,
-so the estimate is an upper bound; the work a finished trial leaves unspent, counted from the epochs it ran,
-pays for further trials (NetworkPlan.affordable), up to the budget's n_trials: a 16,000 x 200 table planned one
-trial of 30 epochs at 58 s, and its trial stopped after 6 epochs in 4 s. Refitting the chosen trial on every row
-adds one more run of at most as many epochs.
+Early stopping (patience epochs without progress on the stop rows: a better score, or the same with a lower loss)
+ends most trials before their planned epochs, so the estimate is an upper bound; the work a finished trial leaves
+unspent, counted from the epochs it ran, pays for further trials (NetworkPlan.affordable), up to the budget's
+n_trials: a 16,000 x 200 table planned one trial of 30 epochs at 58 s, and its trial stopped after 6 epochs in 4 s.
+Refitting the chosen trial on every row adds one more run of at most as many epochs.
 
 Wall time is only a safety cap: each training run stops at SAFETY times its planned seconds (at least
 MIN_SAFETY_S), beyond what a busy machine needs (on this project's shared 2-core machine at load 13 a trained CNN
@@ -51,7 +51,7 @@ class SolveBudget:
     name: str
     max_epochs: int  # the most epochs of one trial
     min_epochs: int  # the fewest a plan gives a trial: rows per epoch go down before epochs go below this
-    patience: int  # early stopping: epochs without a better validation score before a trial stops
+    patience: int  # early stopping: epochs without progress on the stop rows (tools/fusion.py) before a trial stops
     n_trials: int  # the most trials per network, the default configuration included
     network_seconds: float  # modelled work per network (trials and refit), at the machine's modelled speed
     batch_size: int
