@@ -62,9 +62,10 @@ def tune(
     indexed: bool = False,
 ) -> TuneResult:
     """Minimise objective(params) over `space` in n_trials evaluations, history included (a callable: asked again
-    before every step, how many trials the search may have by then, e.g. from the work the done ones used). `initial` points (e.g.
-    the default configuration) are evaluated first unless history already holds them; on_trial(index, params,
-    loss) is called after each new trial (loss nan when it failed). Raises if no trial succeeded.
+    before every step how many trials the search may have by then, e.g. from the work the done ones used).
+    `initial` points (e.g. the default configuration) are evaluated first unless history already holds them;
+    on_trial(index, params, loss) is called after each new trial (loss nan when it failed). Raises if no trial
+    succeeded.
 
     The objective returns the loss, or a dict holding it under "loss" with whatever else the trial should keep
     (as trial["info"]: a trial run in another process has no other way back). indexed: call it as
@@ -87,8 +88,8 @@ def tune(
     pending = [p for p in initial if p not in [t["params"] for t in trials]]
     run_all = map_fn or map
     allowed = n_trials if callable(n_trials) else lambda: n_trials
-    while len(trials) < allowed():
-        size = min(max(1, parallel), allowed() - len(trials))
+    while len(trials) < (n := allowed()):
+        size = min(max(1, parallel), n - len(trials))
         batch, pending = pending[:size], pending[size:]
         sources = ["initial"] * len(batch)
         if len(batch) < size:
