@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from agentk.solve.budgets import PRESETS, Machine, plan_network
+from agentk.solve.budgets import PRESETS, SUGGEST_S, Machine, plan_network
 from tools.fusion import STOP_ROWS, watched_rows
 from tools.hebo_tuner import design
 
@@ -70,8 +70,6 @@ def test_trials_that_stop_early_leave_their_unspent_work_to_more_trials_within_t
     # counted from epochs: the done trials as they ran, the further ones at their most epochs, all within the work
     spent = p.fixed_seconds + sum(p.trial_setup_seconds + e * p.epoch_seconds for e in short)
     spent += (more - p.trials) * p.trial_seconds
-    from agentk.solve.budgets import SUGGEST_S
-
     spent += max(0, more - p.design) * SUGGEST_S
     assert spent <= p.budget_seconds < spent + p.trial_seconds + SUGGEST_S or more == p.max_trials
     # trials that ran their most epochs pay for none, and the trials run are never taken back

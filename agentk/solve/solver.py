@@ -100,7 +100,6 @@ class Solver:
         # a small table's solutions compared by cross-validation (agentk/solve/cross_validation.py); False: by the
         # validation rows alone, the ablation
         self.cv = cross_validate and cross_validation.applies(self.task)
-        self._plans: dict = {}  # a network's planned work, by solution id (budgets.plan_network)
         self._cv_seconds: dict = {}  # what each solution's cross-validation took, by solution id
 
     # -- the plan ---------------------------------------------------------------------------------
@@ -423,7 +422,6 @@ class Solver:
             refit=self.refit,
             stop_rows=min(len(stop), STOP_ROWS),  # those it scores after every epoch (watched_rows)
         )
-        self._plans[sid] = plan
         base = replace(
             base, max_epochs=plan.epochs, patience=plan.patience, epoch_rows=plan.epoch_rows, max_time=plan.safety_cap
         )
