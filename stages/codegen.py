@@ -14,10 +14,11 @@ from agentk.modalities import MODALITIES
 from unit_tests_lib.maps import check_id_map, check_rows_match_source
 
 
-def read_expr(path: str, id_col: str | None = None) -> str:
-    """The pandas call that reads a raw table, ids kept as text (leading zeros survive)."""
+def read_expr(path: str, *text_cols: str | None) -> str:
+    """The pandas call that reads a raw table, its id and file-name columns kept as text (leading zeros survive)."""
     name = PurePath(path).name.lower()
-    dtype = f", dtype={{{id_col!r}: str}}" if id_col else ""
+    kept = list(dict.fromkeys(c for c in text_cols if c))
+    dtype = f", dtype={{{', '.join(f'{c!r}: str' for c in kept)}}}" if kept else ""
     if name.endswith((".tsv", ".tsv.gz")):
         return f"pd.read_csv({path!r}, sep='\\t'{dtype})"
     if name.endswith((".csv", ".csv.gz")):
@@ -64,14 +65,14 @@ if __name__ == "__main__":
 '''
 
 
-def table_rows(a, split: str) -> list[str]:
+def table_rows(a, split: str, file_col: str | None = None) -> list[str]:
     """Lines that read a split's table into `df` and its sample ids into `ids` (train: labelled rows only,
-    the same rows in every train map)."""
+    the same rows in every train map); `file_col`, a column naming each sample's file, is read as text too."""
     source, id_col = (a.train, a.train_id) if split == "train" else (a.test, a.test_id)
     if source is None:  # no test table: the sample submission lists the test samples
         joined = [line for j in a.joins if split in j.splits for line in join_lines(j)]
-        return [f"df = {read_expr(a.sample, a.id_col)}", *joined, f"ids = df[{a.id_col!r}].astype(str)"]
-    lines = [f"df = {read_expr(source, id_col)}"]
+        return [f"df = {read_expr(a.sample, a.id_col, file_col)}", *joined, f"ids = df[{a.id_col!r}].astype(str)"]
+    lines = [f"df = {read_expr(source, id_col, file_col)}"]
     for j in (j for j in a.joins if split in j.splits):
         lines += join_lines(j)
     if id_col:

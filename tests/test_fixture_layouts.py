@@ -22,12 +22,13 @@ from agentk.competition.dataview import read_table
 from agentk.competition.series import pixel_columns
 from agentk.competition.tables import SampleColumns, find, sample_columns
 from agentk.core.errors import BadInput
-from agentk.modalities import IMAGE
+from agentk.modalities import IMAGE, TABULAR
 from agentk.policies.analysis import analyse
 from agentk.policies.target_shapes import scored_rows
 from agentk.testing.competitions import build
+from agentk.workspace import input_map_stage, map_file
 from stages import metric as metric_stage
-from stages import tab_input_map
+from stages import img_input_map, tab_input_map
 from stages.fetch import check_source, fetch_local
 from tools.task_data import group_column
 
@@ -111,12 +112,12 @@ def test_the_parts_of_a_split_become_one_table_and_the_parts_stay_untouched(fetc
     assert len(parts) == 3 and joined.equals(pd.concat(map(pd.read_csv, parts), ignore_index=True))
 
 
-def run_map(ws, split, a):
-    """Run the tabular input map's expert code as the setup would, and read the map it writes."""
-    code = tab_input_map.expert(a, None, split).code
-    (ws / "map.py").write_text(code)
+def run_map(ws, split, a, modality=TABULAR.name):
+    """Run a modality's input map's expert code as the setup would, and read the map it writes."""
+    stage = {TABULAR.name: tab_input_map, IMAGE.name: img_input_map}[modality]
+    (ws / "map.py").write_text(stage.expert(a, None, split).code)
     subprocess.run([sys.executable, "map.py"], cwd=ws, check=True, capture_output=True)
-    return pd.read_csv(ws / f"{split}_tab_input_map.csv")
+    return pd.read_csv(ws / map_file(input_map_stage(split, modality)), dtype={"id": str})
 
 
 def test_a_labels_table_is_joined_to_the_train_table_by_its_key(fetched):
@@ -190,6 +191,9 @@ def test_image_layouts(fetched):
     a = analyse(ws)
     assert a.train == "raw/trainLabels.csv"
     assert (a.file_source("train", IMAGE.name).folder, a.file_source("train", IMAGE.name).ext) == ("raw/train", ".png")
+    labels = pd.read_csv(ws / "raw" / "trainLabels.csv", dtype=str)
+    train = run_map(ws, "train", a, IMAGE.name)  # the ids' leading zeros kept: 00042 names 00042.png
+    assert list(train["path"]) == [f"raw/train/{i}.png" for i in labels["id"]] and labels["id"][0] == "00000"
     ws, _ = fetched("image-grades-qwk")  # grades of images in <split>_images/, scored by kappa: a value cut into grades
     a = analyse(ws)
     assert [(a.file_source(s, IMAGE.name).folder, a.file_source(s, IMAGE.name).column) for s in ("train", "test")] == [

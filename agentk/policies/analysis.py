@@ -239,9 +239,11 @@ def analyse(ws: Path) -> Analysis:
 
     target_cols = {t.source for t in targets}
     if "train" in tables:
-        sources.update(_table_sources(files, train, [c for c in (train_id, id_col) if c], "train", exclude=target_cols))
+        named = _as_written(train, tables["train"]) if files else train
+        sources.update(_table_sources(files, named, [c for c in (train_id, id_col) if c], "train", exclude=target_cols))
     for m in [m for m in files if source_key("train", m) in sources]:
-        test_src = _table_sources({m: files[m]}, test, [c for c in (test_id, id_col) if c], "test", exclude=set())
+        named = _as_written(test, tables["test"]) if "test" in tables else test
+        test_src = _table_sources({m: files[m]}, named, [c for c in (test_id, id_col) if c], "test", exclude=set())
         if source_key("test", m) not in test_src:
             folder = sources[source_key("train", m)].folder
             raise CannotAnalyse(
@@ -307,6 +309,16 @@ def analyse(ws: Path) -> Analysis:
 
 def _time_id(c: str | None, train: pd.DataFrame, test: pd.DataFrame) -> bool:
     return c is not None and c in train.columns and c in test.columns and is_datetime(train[c]) and is_datetime(test[c])
+
+
+def _as_written(table: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """`table` with its integer columns as the file writes them: an id 00042 names 00042.png, the number 42 does
+    not (the maps read such a column as text too)."""
+    ints = [c for c in table.columns if pd.api.types.is_integer_dtype(table[c])]
+    if not ints:
+        return table
+    text = read_table(path, dtype=str)
+    return table.assign(**{c: text[c].to_numpy() for c in ints if c in text.columns and len(text) == len(table)})
 
 
 def _table_sources(

@@ -470,7 +470,7 @@ def class_folders_spaces(folder, rng):
     return finish(folder, answers, "sample_submission.csv", task_type="MultiCls", inputs=("image",))
 
 
-@fixture("images", "trainLabels.csv with ids without extension; 16-bit, palette and grayscale PNGs")
+@fixture("images", "trainLabels.csv with zero-padded numeric ids without extension; 16-bit, palette and grey PNGs")
 def png_modes(folder, rng):
     pub = folder / "public"
     (pub / "train").mkdir()
@@ -480,7 +480,7 @@ def png_modes(folder, rng):
     for split, n, out in (("train", 120, labels), ("test", 40, answers)):
         for i in range(n):
             k = int(rng.integers(0, 2))
-            name = f"{split[:2]}{i:04d}"
+            name = f"{i + (120 if split == 'test' else 0):05d}"  # 00042: read as a number, it names no file
             picture(rng, k, mode=modes[i % 4]).save(pub / split / f"{name}.png")
             out.append((name, k))
     pd.DataFrame(labels, columns=["id", "label"]).to_csv(pub / "trainLabels.csv", index=False)
