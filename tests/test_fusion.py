@@ -174,7 +174,7 @@ def test_learns_image_classes_and_says_the_backbone_is_random_offline(image_task
     logged = []
     result = train_fusion(image_task, FusionConfig(pretrained=True, **QUICK), log=logged.append)
     assert result.val_score >= 0.9 > constant_score(image_task) + 0.3
-    note = "tiny CNN at 48px from random initialisation instead of resnet18 (no pretrained weights offline"
+    note = "tiny CNN from random initialisation instead of resnet18 (no pretrained weights offline"
     assert any(note in line for line in logged)
     assert any(note in n for n in result.notes)
     assert result.val_pred.shape == (len(image_task.split[1]), 3) and result.test_pred.shape == (15, 3)

@@ -41,29 +41,33 @@ def test_weights_in_the_folder_are_loaded(tmp_path, monkeypatch, offline, layout
     monkeypatch.setenv(modality_img.WEIGHTS_ENV, str(tmp_path))
 
     encoder = ImageEmbedder(NAME, pretrained=True)
-    assert encoder.pretrained and encoder.side is None
+    assert encoder.pretrained
+    assert modality_img.image_encoder(NAME, True, [], tmp_path, 64) == (False, 64)  # the plan is told: the backbone
     assert str(path) in encoder.note
     loaded = encoder.backbone.state_dict()
     assert set(loaded) == set(saved) - {"fc.weight", "fc.bias"}  # the classifier is dropped: num_classes=0
     assert all(torch.equal(loaded[k], saved[k]) for k in loaded)
 
 
-def test_without_weights_the_tiny_cnn_trains_at_its_own_side(tmp_path, monkeypatch, offline):
+def test_without_weights_the_tiny_cnn_trains_and_the_plan_is_told_so(tmp_path, monkeypatch, offline):
     monkeypatch.setenv(modality_img.WEIGHTS_ENV, str(tmp_path))  # a folder without this model's weights
     encoder = ImageEmbedder(NAME, pretrained=True)
-    assert isinstance(encoder.backbone, TinyCNN) and not encoder.pretrained
-    assert encoder.side == modality_img.TINY_SIDE and "tiny CNN" in encoder.note
-    features = encoder(torch.randint(0, 256, (2, encoder.side, encoder.side, 3), dtype=torch.uint8))
+    assert isinstance(encoder.backbone, TinyCNN) and not encoder.pretrained and "tiny CNN" in encoder.note
+    features = encoder(torch.randint(0, 256, (2, 40, 40, 3), dtype=torch.uint8))
     assert features.shape == (2, encoder.dim)
+    Image.fromarray(np.zeros((96, 96, 3), np.uint8)).save(tmp_path / "a.png")
+    assert modality_img.image_encoder(NAME, True, ["a.png"], tmp_path, 64) == (True, modality_img.TINY_SIDE)
+    assert modality_img.image_encoder(NAME, False, ["a.png"], tmp_path, 64) == (False, 64)  # random resnet18 asked
 
 
-def test_fusion_branch_decodes_at_the_tiny_cnns_side(tmp_path, offline):
+@pytest.mark.parametrize(("size", "side"), [((20, 30), 32), ((28, 28), 32), ((40, 36), 40), ((256, 192), 48)])
+def test_fusion_branch_decodes_at_the_tiny_cnns_side_for_the_images_size(tmp_path, offline, size, side):
     for i in range(3):
-        Image.fromarray(np.full((20, 30, 3), 40 * i, np.uint8)).save(tmp_path / f"{i}.png")
+        Image.fromarray(np.full((*size, 3), 40 * i, np.uint8)).save(tmp_path / f"{i}.png")
     frame = pd.DataFrame({"path": [f"{i}.png" for i in range(3)]})
     branch = modality_img.fusion_branch(frame, tmp_path, FusionConfig(image_size=64), np.arange(2))
-    side = modality_img.TINY_SIDE
-    assert tuple(branch.inputs.shape) == (3, side, side, 3)
+    assert tuple(branch.inputs.shape) == (3, side, side, 3)  # small images are not blown up to 48 px
+    assert modality_img.tiny_side(frame["path"].tolist(), tmp_path) == side
     assert any("tiny CNN" in note for note in branch.notes)
 
 

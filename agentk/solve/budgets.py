@@ -131,10 +131,13 @@ FIELD_INPUT = {
 }
 
 # Modelled training speeds in samples per second (see the module's docstring): per CPU core, and on one GPU.
-# Images at 64 px on a CPU, 224 px on a GPU; the pixel count scales them.
+# Images at 64 px on a CPU, 224 px on a GPU; the pixel count scales them. "tiny image": the tiny CNN that trains
+# when no pretrained weights exist (tools/modality_img.py), measured on 2 cores at 370 images/s at 48 px and 730
+# at 32 px (the pixel count overstates its gain at small sides: 90 per core at 64 px models both within 15 %);
+# on a GPU it is unmeasured and modelled as the backbone.
 MODEL_SPEED = {
-    "cpu": {"image": 75.0, "text": 12.0, "features": 15_000.0},
-    "cuda": {"image": 6_000.0, "text": 1_500.0, "features": 200_000.0},
+    "cpu": {"image": 75.0, "tiny image": 90.0, "text": 12.0, "features": 15_000.0},
+    "cuda": {"image": 6_000.0, "tiny image": 6_000.0, "text": 1_500.0, "features": 200_000.0},
 }
 REFERENCE_PX = {"cpu": 64, "cuda": 224}
 MAX_CORES = 8  # a batch's convolutions stop gaining from more CPU cores about here
@@ -244,17 +247,20 @@ def plan_network(
     design: int,
     refit: bool,
     stop_rows: int | None = None,
+    tiny_image: bool = False,
 ) -> NetworkPlan:
     """Plans a network's trials, epochs and rows per epoch to fit budget.network_seconds of modelled work (see the
     module's docstring); design is the number of observations HEBO draws at random before its model suggests.
     fit_rows: the rows a trial learns from; val_rows: the rest of the train rows (the stop rows it early-stops on
     and the validation rows); stop_rows: those of them scored after every epoch (default: all val_rows), the others
-    and the test rows predicted once per trial."""
+    and the test rows predicted once per trial; tiny_image: the images go to the tiny CNN (no pretrained weights)
+    at image_size px."""
     device = "cuda" if machine.cuda else "cpu"
     speeds = MODEL_SPEED[device]
     cores = 1 if machine.cuda else min(max(1, machine.cores), MAX_CORES)
     pixels = (REFERENCE_PX[device] / image_size) ** 2
-    encoders = {IMAGE.name: speeds["image"] * cores * pixels, TEXT.name: speeds["text"] * cores}
+    image_speed = speeds["tiny image" if tiny_image else "image"]
+    encoders = {IMAGE.name: image_speed * cores * pixels, TEXT.name: speeds["text"] * cores}
     trained = {
         m: s for m, s in encoders.items() if m in modalities and (finetune_image if m == IMAGE.name else finetune_text)
     }
@@ -291,7 +297,8 @@ def plan_network(
         # fewer rows per epoch, but at least a few batches, so that the network still takes steps
         per_row = epochs * (trials + refit) / train_speed
         rows = max(min(fit_rows, 4 * budget.batch_size), int((work - total_s(trials, epochs, 0)) / per_row))
-    parts = [f"{m} encoder trained at ~{s:.0f} samples/s" for m, s in trained.items()]
+    tiny = {IMAGE.name: f" (the tiny CNN at {image_size}px)"} if tiny_image else {}
+    parts = [f"{m} encoder{tiny.get(m, '')} trained at ~{s:.0f} samples/s" for m, s in trained.items()]
     parts += [f"{m} encoder frozen (every row embedded once)" for m in frozen]
     if not trained:
         parts.append(f"the fusion MLP on {'cached features' if frozen else TABULAR.name + ' inputs'}")

@@ -408,6 +408,12 @@ class Solver:
         )
         fit, val = self.task.split
         learn, stop = self.task.holdout(fit)  # a trial learns from these and early-stops on those
+        tiny, side = False, base.image_size
+        if IMAGE.name in self.task.modalities:  # the tiny CNN, when no weights exist, trains at its own side
+            from tools.modality_img import image_encoder
+
+            paths = self.task.train.inputs[IMAGE.name].iloc[:, 0].tolist()
+            tiny, side = image_encoder(base.image_backbone, base.pretrained, paths, self.ws, side)
         plan = plan_network(
             b,
             fit_rows=len(learn),
@@ -416,11 +422,12 @@ class Solver:
             modalities=self.task.modalities,
             finetune_image=base.finetune_image,
             finetune_text=base.finetune_text,
-            image_size=base.image_size,
+            image_size=side,
             machine=_machine(base.device),
             design=design(),
             refit=self.refit,
             stop_rows=min(len(stop), STOP_ROWS),  # those it scores after every epoch (watched_rows)
+            tiny_image=tiny,
         )
         base = replace(
             base, max_epochs=plan.epochs, patience=plan.patience, epoch_rows=plan.epoch_rows, max_time=plan.safety_cap
