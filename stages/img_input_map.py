@@ -22,7 +22,9 @@ def expert(a: Analysis, ctx: Context, split: str) -> Action:
     src = a.file_source(split, IMAGE.name)
     if src is None:
         raise CannotAnalyse(f"no {split} image files were found for the samples")
-    lines = listing_rows(src) if src.column is None else table_rows(a, split, src.column) + [f"paths = {file_paths(src)}"]
+    lines = (
+        listing_rows(src) if src.column is None else table_rows(a, split, src.column) + [f"paths = {file_paths(src)}"]
+    )
     lines += ['return pd.DataFrame({"id": ids.to_numpy(), "path": np.asarray(paths)})']
     return Action(code=fill(template(split), "\n".join(lines)))
 

@@ -34,7 +34,9 @@ def expert(a: Analysis, ctx: Context, split: str) -> Action:
     src = a.file_source(split, TEXT.name)
     if src is not None:
         lines = READ_TEXT + (
-            listing_rows(src) if src.column is None else table_rows(a, split, src.column) + [f"paths = {file_paths(src)}"]
+            listing_rows(src)
+            if src.column is None
+            else table_rows(a, split, src.column) + [f"paths = {file_paths(src)}"]
         )
         lines += ['return pd.DataFrame({"id": ids.to_numpy(), "text": [read_text(p) for p in paths]})']
     elif a.text_columns:

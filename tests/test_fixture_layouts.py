@@ -27,8 +27,8 @@ from agentk.policies.analysis import analyse
 from agentk.policies.target_shapes import scored_rows
 from agentk.testing.competitions import build
 from agentk.workspace import input_map_stage, map_file
-from stages import metric as metric_stage
 from stages import img_input_map, tab_input_map
+from stages import metric as metric_stage
 from stages.fetch import check_source, fetch_local
 from tools.task_data import group_column
 
