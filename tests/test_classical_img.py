@@ -71,7 +71,16 @@ def test_learns_texture_classes_without_a_network(stripes_task, stripes_features
     assert res.test_pred.shape == (30, 3) and np.allclose(res.test_pred.sum(axis=1), 1)
     # the test rows twice: by the refit on every row, and (for the blender) by the model that was validated
     assert res.validated_test_pred.shape == (30, 3) and not np.allclose(res.validated_test_pred, res.test_pred)
-    assert set(res.details["cv"]) == {"linear (C=0.01)", "linear (C=0.1)", "extra trees"}
+    assert set(res.details["cv"]) == {"linear (C=0.01)", "linear (C=0.1)", "extra trees", "svm (RBF, C=10)"}
+    monkeypatch.setattr(classical_img, "MAX_SVM_ROWS", 89)  # more images than a kernel machine is given
+    assert not any(name.startswith("svm") for name in classical_img.models(stripes_task))
+
+
+def test_the_support_vector_machine_gives_probabilities_of_every_class(stripes_task, stripes_features):
+    svm = classical_img.models(stripes_task)["svm (RBF, C=10)"]
+    res = fit_candidate(stripes_task, replace(stripes_features, models={"svm": svm}), log=lambda line: None)
+    assert res.val_score >= 0.9 and res.details["chosen"] == "svm"
+    assert np.allclose(res.test_pred.sum(axis=1), 1) and (res.test_pred > 0).all()  # calibrated, not votes
 
 
 def test_regresses_brightness_with_gradient_boosting_among_the_models(tmp_path):
@@ -88,4 +97,5 @@ def test_regresses_brightness_with_gradient_boosting_among_the_models(tmp_path):
     res = fit_candidate(task, classical_img.features(task, log=lambda line: None), log=lambda line: None)
     assert res.val_score > 0.9  # r2: a constant scores about 0
     assert res.test_pred.shape == (16, 1) and "gradient boosting" in res.details["cv"]
+    assert not any(name.startswith("svm") for name in res.details["cv"])  # classes only
     assert np.corrcoef(res.test_pred[:, 0], level[64:])[0, 1] > 0.95

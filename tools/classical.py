@@ -36,6 +36,15 @@ CANDIDATES = {TABULAR.name: "tools.classical_tab", TEXT.name: "tools.classical_t
 FOLDS = 3
 
 
+def svm_classifier(c: float, folds: int = 5):
+    """An RBF support vector machine whose probabilities come from a sigmoid fitted on its decision values,
+    cross-validated over `folds` folds (one machine refitted on all the rows predicts)."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.svm import SVC
+
+    return CalibratedClassifierCV(SVC(C=c), cv=folds, ensemble=False)
+
+
 @dataclass
 class Features:
     train: np.ndarray  # (train rows, k) float, or a scipy sparse matrix

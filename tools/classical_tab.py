@@ -14,15 +14,13 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from sklearn.calibration import CalibratedClassifierCV
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 from sklearn.linear_model import LogisticRegression
-from sklearn.svm import SVC
 
 from agentk.modalities import TABULAR
-from tools.classical import Features
+from tools.classical import Features, svm_classifier
 from tools.tabular import standardised
 from tools.task_data import TaskData
 
@@ -127,9 +125,8 @@ def _gp(columns: int) -> GaussianProcessRegressor:
     return _GaussianProcess(kernel, normalize_y=True, random_state=0)
 
 
-def _svm() -> CalibratedClassifierCV:
-    """Probabilities from a sigmoid fitted on the machine's cross-validated decision values."""
-    return CalibratedClassifierCV(SVC(C=1.0), ensemble=False)
+def _svm():
+    return svm_classifier(1.0)
 
 
 def _logistic() -> LogisticRegression:
