@@ -26,9 +26,14 @@ def _images(ws, n: int, draw) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def stripes_task(tmp_path_factory):
+    return stripes(
+        tmp_path_factory.mktemp("stripes"), [("horizontal", "vertical", "speckle")[i % 3] for i in range(120)]
+    )
+
+
+def stripes(ws, labels: list[str]):
     """Three classes told apart by texture alone: horizontal stripes, vertical stripes, speckle; each image in a
-    random colour at a random size, so neither colour nor size gives the class."""
-    labels = [("horizontal", "vertical", "speckle")[i % 3] for i in range(120)]
+    random colour at a random size, so neither colour nor size gives the class. 90 train images, 30 test."""
 
     def draw(i, rng):
         h, w = rng.integers(20, 48, 2)
@@ -43,7 +48,6 @@ def stripes_task(tmp_path_factory):
         pixels = pattern[..., None] * colour + rng.normal(0, 20, (h, w, 3))
         return np.clip(pixels, 0, 255).astype(np.uint8)
 
-    ws = tmp_path_factory.mktemp("stripes")
     img = _images(ws, 120, draw)
     outputs = [{"name": "label", "kind": "multiclass", "classes": ["horizontal", "vertical", "speckle"]}]
     return workspace(ws, outputs, ["accuracy"], pd.DataFrame({"label": labels[:90]}), 30, img=img)
@@ -74,6 +78,18 @@ def test_learns_texture_classes_without_a_network(stripes_task, stripes_features
     assert set(res.details["cv"]) == {"linear (C=0.01)", "linear (C=0.1)", "extra trees", "svm (RBF, C=10)"}
     monkeypatch.setattr(classical_img, "MAX_SVM_ROWS", 89)  # more images than a kernel machine is given
     assert not any(name.startswith("svm") for name in classical_img.models(stripes_task))
+
+
+def test_no_support_vector_machine_when_a_class_is_too_rare_to_calibrate_its_probabilities(tmp_path):
+    def labels(speckled: int) -> list[str]:  # speckle on the last `speckled` train rows, stripes on the others
+        return [("horizontal", "vertical")[i % 2] if 90 - speckled > i or i >= 90 else "speckle" for i in range(120)]
+
+    rare = stripes(tmp_path / "rare", labels(8))
+    assert not any(name.startswith("svm") for name in classical_img.models(rare))
+    fine = stripes(tmp_path / "fine", labels(9))  # about 4 speckled images in an inner fold's fit rows
+    assert any(name.startswith("svm") for name in classical_img.models(fine))
+    res = fit_candidate(fine, classical_img.features(fine, log=lambda line: None), log=lambda line: None)
+    assert res.val_pred.shape == (len(fine.split[1]), 3)  # every model fits on the inner folds, the svm included
 
 
 def test_the_support_vector_machine_gives_probabilities_of_every_class(stripes_task, stripes_features):

@@ -36,9 +36,20 @@ CANDIDATES = {TABULAR.name: "tools.classical_tab", TEXT.name: "tools.classical_t
 FOLDS = 3
 
 
+def svm_fits(task: TaskData, folds: int) -> bool:
+    """Whether every class of every class output has rows enough for svm_classifier(folds) on the inner folds of
+    a cross-validation (about half the train rows): its probabilities need `folds` rows of each class there."""
+    counts = [
+        np.unique(col[np.isfinite(col)], return_counts=True)[1].min()
+        for j, o in enumerate(task.outputs)
+        if o["kind"] != "regression" and np.isfinite(col := task.y[:, j]).any()
+    ]
+    return bool(counts) and min(counts) >= 3 * folds
+
+
 def svm_classifier(c: float, folds: int = 5):
     """An RBF support vector machine whose probabilities come from a sigmoid fitted on its decision values,
-    cross-validated over `folds` folds (one machine refitted on all the rows predicts)."""
+    cross-validated over `folds` folds (one machine refitted on all the rows predicts); see svm_fits."""
     from sklearn.calibration import CalibratedClassifierCV
     from sklearn.svm import SVC
 

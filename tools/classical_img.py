@@ -22,7 +22,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from agentk.modalities import IMAGE
-from tools.classical import Features, svm_classifier
+from tools.classical import Features, svm_classifier, svm_fits
 from tools.task_data import TaskData
 
 SIZE = 64  # side the images are decoded at; every feature is computed from it
@@ -33,7 +33,7 @@ LBP = ((8, 1), (16, 2))  # (points, radius) of the uniform local binary patterns
 MAX_BOOSTED_CLASSES = 4
 # a kernel machine costs the square of the rows and more: 5.5 s a fit on 3,200 images of 1,012 features (2 cores,
 # its probabilities' 3 folds included), some 30 s for the candidate's cross-validation, fit and refit
-MAX_SVM_ROWS, SVM_C = 5000, 10.0
+MAX_SVM_ROWS, SVM_C, SVM_FOLDS = 5000, 10.0, 3
 CHUNK = 256  # images per batch of feature extraction (bounds the float copies' memory)
 
 
@@ -72,7 +72,8 @@ def models(task: TaskData) -> dict:
     Fashion-MNIST images it validated at 0.894 accuracy, the linear models at 0.872)."""
     widest = max((w for o, w in zip(task.outputs, task.widths, strict=True) if o["kind"] != "regression"), default=1)
     chosen = {f"linear (C={c:g})": _linear(c) for c in (0.01, 0.1)} | {"extra trees": _trees}
-    if all(o["kind"] != "regression" for o in task.outputs) and len(task.train.ids) <= MAX_SVM_ROWS:
+    classes = all(o["kind"] != "regression" for o in task.outputs)
+    if classes and len(task.train.ids) <= MAX_SVM_ROWS and svm_fits(task, SVM_FOLDS):
         chosen[f"svm (RBF, C={SVM_C:g})"] = _svm
     return chosen | ({"gradient boosting": _boosting} if widest <= MAX_BOOSTED_CLASSES else {})
 
@@ -151,7 +152,7 @@ def _trees(kind: str):
 
 
 def _svm(kind: str):
-    return make_pipeline(StandardScaler(), svm_classifier(SVM_C, folds=3))
+    return make_pipeline(StandardScaler(), svm_classifier(SVM_C, SVM_FOLDS))
 
 
 def _linear(c: float):

@@ -20,7 +20,7 @@ from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 from sklearn.linear_model import LogisticRegression
 
 from agentk.modalities import TABULAR
-from tools.classical import Features, svm_classifier
+from tools.classical import Features, svm_classifier, svm_fits
 from tools.tabular import standardised
 from tools.task_data import TaskData
 
@@ -33,6 +33,7 @@ TUNE_ROWS = 800
 MAX_LEVELS = 30  # categories with more levels are left out (the feature step adds their counts)
 ARD_COLUMNS = 40  # up to this many columns, one length scale each; beyond, one for all (each adds a gradient)
 MAX_SVM_CLASSES = 20
+SVM_FOLDS = 5  # the folds its probabilities are calibrated on
 
 
 def applies(task: TaskData) -> str | None:
@@ -79,7 +80,8 @@ def models(task: TaskData, columns: int) -> dict:
     a machine per pair of classes, five times over for its probabilities) and a logistic regression."""
     kinds = {o["kind"] == "regression" for o in task.outputs}
     widest = max((w for o, w in zip(task.outputs, task.widths, strict=True) if o["kind"] != "regression"), default=1)
-    for_classes = {"logistic": _logistic} | ({"svm": _svm} if widest <= MAX_SVM_CLASSES else {})
+    svm = widest <= MAX_SVM_CLASSES and svm_fits(task, SVM_FOLDS)
+    for_classes = {"logistic": _logistic} | ({"svm": _svm} if svm else {})
     if kinds == {True}:
         return {"gaussian process": lambda kind: _gp(columns)}
     if kinds == {False}:
@@ -126,7 +128,7 @@ def _gp(columns: int) -> GaussianProcessRegressor:
 
 
 def _svm():
-    return svm_classifier(1.0)
+    return svm_classifier(1.0, SVM_FOLDS)
 
 
 def _logistic() -> LogisticRegression:
