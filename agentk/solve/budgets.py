@@ -17,8 +17,8 @@ inputs; evaluation runs about three times faster than training, a frozen encoder
 The figures are measured: a 2-core CPU trains resnet18 at 64 px at 140-170 images/s (solve logs of an arena
 image competition), the tiny CNN that trains when no pretrained weights exist at 370 images/s at 48 px and 730 at
 32 px (planned at its own speed and side: tools/modality_img.py's image_encoder tells the plan), and the fusion
-head on cached features at 15,000-25,000 rows/s on one thread; an H100 runs resnet18 at 224 px at 11,440 images/s in a plain bf16 loop (issue 18, benchmarks/gpu_throughput.py), of which the model
-assumes about half. The budget gives each network network_seconds of modelled work besides the embedding (which
+head on cached features at 15,000-25,000 rows/s on one thread; an H100 runs resnet18 at 224 px at 11,440
+images/s in a plain bf16 loop (issue 18, benchmarks/gpu_throughput.py), of which the model assumes about half. The budget gives each network network_seconds of modelled work besides the embedding (which
 no plan avoids); the plan keeps the budget's n_trials and max_epochs when they fit, else first lowers the trials
 (the default configuration is a sound start; below HEBO's random initial design plus one the trials are a random
 search, and the plan says so), then the epochs (down to min_epochs), and last the rows an epoch trains on (a fresh
