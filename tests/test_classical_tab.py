@@ -142,11 +142,14 @@ def test_many_classes_skip_the_machine_and_mixed_outputs_pair_the_models():
     table, y = smooth_table(100)
     many = FrameTask(table, y, [{"kind": "multiclass", "n_classes": 40}], 20, rmse, higher=False)
     assert list(classical_tab.features(many, log=quiet).models) == ["logistic"]  # a machine per pair of 40 classes
-    mixed = FrameTask(table, y, [{"kind": "regression"}, {"kind": "binary"}], 20, rmse, higher=False)
+    both = np.column_stack([y, y > 0])  # a value and a label
+    mixed = FrameTask(table, both, [{"kind": "regression"}, {"kind": "binary"}], 20, rmse, higher=False)
     models = classical_tab.features(mixed, log=quiet).models
     assert set(models) == {"gaussian process and logistic", "gaussian process and svm"}
     pair = models["gaussian process and svm"]
     assert isinstance(pair("regression"), GaussianProcessRegressor) and isinstance(pair("binary").estimator, SVC)
+    rare = FrameTask(table, np.arange(100) % 10 == 0, [{"kind": "binary"}], 20, rmse, higher=False)  # 8 train 1s
+    assert list(classical_tab.features(rare, log=quiet).models) == ["logistic"]  # too few to calibrate a machine
 
 
 def test_applies_to_small_tables_only():
