@@ -388,10 +388,17 @@ def _label_column(
     return None, {}
 
 
+# an F-score of label sets that the text does not say is averaged otherwise is the mean over rows ("mean F2" of
+# each image's tags); the binary F-score cannot score sets
+PER_ROW = {"f1": "f1_samples", "f2": "f2_samples"}
+
+
 def _adjust_metric(metric: Metric | None, targets: list[Target]) -> str:
     multi = len(targets) > 1
     if metric is not None:
         name = metric.name
+        if targets[0].submit == "label_set":
+            name = PER_ROW.get(name, name)
         if multi and not metric.multi_target:
             name = COLUMNWISE.get(name, name)
         if targets[0].submit == "proba_columns" and name in ("log_loss", "mean_columnwise_log_loss"):
