@@ -282,6 +282,15 @@ def test_audio_competition(comp, tmp_path):
     assert_bad_input(setup(comp, ws), "audio", ws)
 
 
+@pytest.mark.parametrize(("name", "kind"), [("scan.dcm", "DICOM images"), ("clip.mp4", "video")])
+def test_medical_scans_and_video_are_refused_naming_them(comp, tmp_path, name, kind):
+    (comp / "stage_2_train_images").mkdir()
+    for i in range(6):  # stage_2_train_images/p0_scan.dcm ...: no modality reads them
+        (comp / "stage_2_train_images" / f"p{i}_{name}").write_bytes(b"\0" * 200)
+    ws = tmp_path / "ws"
+    assert_bad_input(setup(comp, ws), f"unsupported task: {kind}", ws)
+
+
 def test_image_to_image_competition(comp, tmp_path):
     for folder in ("train", "train_cleaned"):
         (comp / folder).mkdir()

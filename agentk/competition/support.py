@@ -93,12 +93,23 @@ def unsupported_reason(
     return _file_reason(names) or _table_reason(train, test, sample)
 
 
+# per-sample files of kinds no modality reads (medical scans, video), refused as audio is, rather than failing
+# setup with no inputs found
+UNREAD_KINDS = {
+    "DICOM images": (".dcm", ".dicom"),
+    "NIfTI volumes": (".nii",),
+    "video": (".mp4", ".avi", ".mov", ".mkv"),
+}
+
+
 def _file_reason(names: list[str]) -> str | None:
-    """Audio inputs, paired input/output image folders, mask images: from the file names alone."""
+    """Audio inputs, medical scans and video, paired input/output image folders, mask images: from the file names
+    alone."""
     handled = {ext for exts in file_extensions().values() for ext in exts}  # a registered modality's files
-    audio = [n for n in names if Path(n).suffix.lower() in AUDIO_EXT and Path(n).suffix.lower() not in handled]
-    if len(audio) >= 5:
-        return unsupported("audio", f"{len(audio)} {Path(audio[0]).suffix} files, e.g. {audio[0]}")
+    for kind, exts in {"audio": AUDIO_EXT, **UNREAD_KINDS}.items():
+        found = [n for n in names if Path(n).suffix.lower() in exts and Path(n).suffix.lower() not in handled]
+        if len(found) >= 5:
+            return unsupported(kind, f"{len(found)} {Path(found[0]).suffix} files, e.g. {found[0]}")
     images = [n for n in names if Path(n).suffix.lower() in IMAGE.extensions]
     masks = [n for n in images if MASK_NAME.search(Path(n).parent.name) or MASK_NAME.search(Path(n).stem)]
     paired = _paired(masks, [n for n in images if n not in masks])
