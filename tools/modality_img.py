@@ -293,20 +293,11 @@ def tiny_side(paths: list, ws: Path) -> int:
 
 
 def image_encoder(name: str, pretrained: bool, paths: list, ws: Path, size: int) -> tuple[bool, int]:
-    """(tiny?, side) of the encoder fusion_branch builds for these images, told before it is built (a network's
-    plan depends on it): the tiny CNN at tiny_side when pretrained weights are asked for and none are on this
-    machine or reachable, else the timm model at `size`."""
-    if not pretrained:
-        return False, size
-    try:
-        import timm
-
-        cfg = timm.create_model(name, pretrained=False, num_classes=0).pretrained_cfg
-    except (ImportError, RuntimeError):  # _backbone falls back to the tiny CNN
-        return True, tiny_side(paths, ws)
-    if weights_file(name, cfg) is None and not _reachable():
-        return True, tiny_side(paths, ws)
-    return False, size
+    """(tiny?, side) of the encoder fusion_branch builds for these images, told before it trains (a network's plan
+    depends on it): the tiny CNN at tiny_side when _backbone falls back to it, else the timm model at `size`.
+    The same decision as fusion_branch's, from the same function."""
+    tiny = isinstance(_backbone(name, pretrained)[0], TinyCNN)
+    return tiny, tiny_side(paths, ws) if tiny else size
 
 
 class TinyCNN(nn.Sequential):
