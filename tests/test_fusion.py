@@ -410,6 +410,7 @@ def test_a_trained_backbone_reads_memory_mapped_images_through_loader_workers(im
     cache = list((image_task.ws / Workspace.CACHE).glob("*.npy"))
     assert len(cache) == 1 and any(f"into {cache[0]}" in note for note in result.notes)
     assert any("img: host (1 loader workers)" in note for note in result.notes)
+    assert any(note.startswith("mirrored in training (") for note in result.notes)  # 48 fit images: too few to test
     assert [r["epoch"] for r in reports] == list(range(1, result.epochs_run + 1))
     assert reports == result.history
     for r in reports:
@@ -439,6 +440,35 @@ def test_augmentation_shifts_and_flips_each_image_on_its_device():
             assert abs(int(run[side // 2]) - (side // 2 if ascending == 1 else side // 2 - 1)) <= 1
         assert (image == rows[:, None] * side + cols[None, :]).all()
     assert flips == {1, -1}
+
+
+def test_shift_never_mirrors():
+    side = 8
+    grid = torch.arange(side * side, dtype=torch.uint8).view(1, side, side, 1).expand(64, side, side, 3).contiguous()
+    torch.manual_seed(0)
+    cols = modality_img.shift(grid)[..., 0].long() % side
+    assert (cols[:, :, -1] >= cols[:, :, 0]).all()  # left stays left in every image and row
+    assert (cols[:, :, 1:] - cols[:, :, :-1] >= 0).all()
+
+
+def _digits_at(side: int) -> torch.Tensor:
+    """scikit-learn's 1,797 handwritten digits as decoded images (B, side, side, 3) uint8."""
+    from sklearn.datasets import load_digits
+
+    x = torch.tensor(load_digits().images * 16, dtype=torch.float32)[:, None]
+    x = torch.nn.functional.interpolate(x, size=side, mode="bilinear").clamp(0, 255).to(torch.uint8)
+    return x[:, 0, :, :, None].expand(-1, -1, -1, 3).contiguous()
+
+
+def test_digits_are_not_mirrored_in_training_but_images_whose_mirrors_are_alike_are():
+    digits, fit = _digits_at(32), np.arange(1797)
+    alike, why = modality_img.mirrors_alike(digits, fit)
+    assert not alike and why.startswith("not mirrored in training: 9")  # 95%: a mirrored 2, 3 or 7 is no digit
+    # the same digits, each mirrored at random: the collection is then its own mirror image
+    mirrored = torch.from_numpy(np.random.default_rng(0).random(1797) < 0.5)[:, None, None, None]
+    alike, why = modality_img.mirrors_alike(torch.where(mirrored, digits.flip(2), digits), fit)
+    assert alike and why.startswith("mirrored in training: ")
+    assert modality_img.mirrors_alike(digits, fit[:40])[0]  # too few to test: mirrored, as by default
 
 
 def test_the_batch_and_the_learning_rate_grow_with_the_gpu_memory(monkeypatch):
