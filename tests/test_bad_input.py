@@ -282,10 +282,10 @@ def test_audio_competition(comp, tmp_path):
     assert_bad_input(setup(comp, ws), "audio", ws)
 
 
-@pytest.mark.parametrize(("name", "kind"), [("scan.dcm", "DICOM images"), ("clip.mp4", "video")])
-def test_medical_scans_and_video_are_refused_naming_them(comp, tmp_path, name, kind):
+@pytest.mark.parametrize(("name", "kind"), [("scan.nii", "NIfTI volumes"), ("clip.mp4", "video")])
+def test_volumes_and_video_are_refused_naming_them(comp, tmp_path, name, kind):
     (comp / "stage_2_train_images").mkdir()
-    for i in range(6):  # stage_2_train_images/p0_scan.dcm ...: no modality reads them
+    for i in range(6):  # stage_2_train_images/p0_scan.nii ...: no modality reads them (DICOM scans are images)
         (comp / "stage_2_train_images" / f"p{i}_{name}").write_bytes(b"\0" * 200)
     ws = tmp_path / "ws"
     assert_bad_input(setup(comp, ws), f"unsupported task: {kind}", ws)

@@ -205,6 +205,34 @@ def test_image_layouts(fetched):
     ]
 
 
+def test_dicom_scans_are_image_files_read_as_the_scanner_shows_them(fetched, tmp_path):
+    """CT in Hounsfield units through its display window, an inverted (MONOCHROME1) X-ray, RLE and JPEG 2000: the
+    map points at the .dcm files, they pass the map's unit test, and each decodes with its dense spot bright."""
+    from tools.modality_img import ImageTransform
+    from unit_tests_lib.media import check_image_map
+
+    ws, meta = fetched("dicom-scans")
+    a = analyse(ws)
+    src = a.file_source("train", IMAGE.name)
+    assert (src.folder, src.ext, src.column) == ("raw/train", ".dcm", "image_name")
+    assert sorted(a.inputs) == sorted([TABULAR.name, IMAGE.name]) == sorted(["tab", "img"])
+    train = run_map(ws, "train", a, IMAGE.name)
+    labels = pd.read_csv(ws / "raw" / "train.csv")
+    assert list(train["path"]) == [f"raw/train/{n}.dcm" for n in labels["image_name"]]
+    check_image_map(ws, map_file(input_map_stage("train", IMAGE.name)), n_open=8)
+    tf = ImageTransform(ws, 32)
+    for encoding in range(4):  # scans are stored in the four encodings in turn: one with a finding, one without
+        for finding in (0, 1):
+            i = next(i for i in range(encoding, 160, 4) if labels["target"][i] == finding)
+            grey = tf.pixels(train["path"][i])[..., 0].astype(float)
+            rise = (grey.max() - np.median(grey)) / (np.median(grey) - grey.min())  # a dark spot would not rise
+            assert rise > 2 if finding else rise < 1.5, (i, rise)
+    bad = ws / "raw" / "train" / "broken.dcm"
+    bad.write_bytes(b"not a scan")
+    with pytest.raises(ValueError, match=r"raw/train/broken.dcm in the .*: cannot read image \(not a DICOM file"):
+        tf.pixels("raw/train/broken.dcm")
+
+
 def test_pixel_columns_of_a_table_become_images_named_by_position(fetched):
     ws, meta = fetched("pixel-csv")
     a = analyse(ws)

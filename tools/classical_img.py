@@ -111,12 +111,11 @@ def describe(batch: np.ndarray) -> np.ndarray:
 def file_sizes(paths: list, task: TaskData) -> np.ndarray:
     """(rows, 3): each image's width, height and log aspect ratio, read from its header (decoding squares the
     images, and a shape or a camera often tells classes apart)."""
-    from PIL import Image
+    from tools.image_files import image_size
 
     def one(cell) -> tuple[float, float, float]:
         try:
-            with Image.open(task.ws / str(cell)) as img:
-                w, h = img.size
+            w, h = image_size(task.ws / str(cell))
         except (OSError, ValueError):  # decoding read every file already: a header that fails here says nothing
             return np.nan, np.nan, np.nan
         return w, h, np.log(w / h)

@@ -70,11 +70,13 @@ class ImageTransform:
         """The image at a path cell as an RGB PIL image; a ValueError says which file and map are wrong."""
         from PIL import Image
 
+        from tools.image_files import open_image
+
         if pd.isna(cell) or not str(cell).strip():
             raise ValueError(f"an empty image path in {self.map_name}: fill the path column for every row")
         path = self.ws / str(cell)  # an absolute path stays absolute
         try:
-            with Image.open(path) as img:
+            with open_image(path) as img:
                 img.seek(0)  # the first frame of gifs and multi-page tiffs
                 img.draft(None, (self.size, self.size))  # JPEGs decode at a reduced scale: much faster
                 img.load()
@@ -323,13 +325,12 @@ SIDE_PROBES = 64  # images whose size tiny_side reads
 def tiny_side(paths: list, ws: Path) -> int:
     """The tiny CNN's image side for these images: their median side rounded up to a multiple of 8, between
     MIN_TINY_SIDE and TINY_SIDE. Decoding 28 px images at 48 px adds no information and doubles an epoch's cost."""
-    from PIL import Image
+    from tools.image_files import image_size
 
     sides = []
     for cell in paths[:: max(1, len(paths) // SIDE_PROBES)][:SIDE_PROBES]:
         try:
-            with Image.open(Path(ws) / str(cell)) as img:  # reads the header only
-                sides.append(max(img.size))
+            sides.append(max(image_size(Path(ws) / str(cell))))
         except (OSError, ValueError):  # unreadable: decoding says which file is wrong
             continue
     native = int(np.median(sides)) if sides else TINY_SIDE

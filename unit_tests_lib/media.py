@@ -37,11 +37,11 @@ def check_image_map(ws: Path, name: str, n_open: int = 8) -> None:
             f"{name}: {len(missing)} of {len(paths)} image paths do not exist (e.g. {missing[0]!r}); paths are "
             "relative to the workspace, e.g. raw/train/<file>"
         )
-    from PIL import Image
+    from tools.image_files import open_image
 
     for p in random.Random(0).sample(full, min(n_open, len(full))):
         try:
-            with Image.open(p) as im:
+            with open_image(p) as im:
                 im.load()
         except Exception as exc:  # noqa: BLE001 - any decoder error means the file is not a usable image
             fail(f"{name}: {os.path.relpath(p, ws)} does not open as an image ({type(exc).__name__}: {exc})")

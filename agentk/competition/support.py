@@ -93,13 +93,9 @@ def unsupported_reason(
     return _file_reason(names) or _table_reason(train, test, sample)
 
 
-# per-sample files of kinds no modality reads (medical scans, video), refused as audio is, rather than failing
-# setup with no inputs found
-UNREAD_KINDS = {
-    "DICOM images": (".dcm", ".dicom"),
-    "NIfTI volumes": (".nii",),
-    "video": (".mp4", ".avi", ".mov", ".mkv"),
-}
+# per-sample files of kinds no modality reads (volumes, video), refused as audio is, rather than failing setup with
+# no inputs found
+UNREAD_KINDS = {"NIfTI volumes": (".nii",), "video": (".mp4", ".avi", ".mov", ".mkv")}
 
 
 def _file_reason(names: list[str]) -> str | None:

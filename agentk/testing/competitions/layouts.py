@@ -739,6 +739,74 @@ def multiframe_tiff(folder, rng):
     return finish(folder, answers, "sample_submission.csv", inputs=("image",))
 
 
+DICOM_ENCODINGS = ("ct", "xray-inverted", "rle", "jpeg2000")  # how dicom_scan stores a scan
+
+
+def dicom_scan(path: Path, level: np.ndarray, encoding: str) -> None:
+    """A 12-bit DICOM scan of `level` (0..1, brighter = denser) stored as scanners do: "ct" in Hounsfield units
+    (rescale intercept -1024, a display window of -200 to 400), "xray-inverted" as MONOCHROME1 (low values white, no
+    window), "rle" and "jpeg2000" as "ct" compressed losslessly. A reader that skips the rescale, the window or the
+    inversion sees other pictures than the scanner's viewer does."""
+    from pydicom.dataset import Dataset, FileMetaDataset
+    from pydicom.uid import CTImageStorage, ExplicitVRLittleEndian, JPEG2000Lossless, RLELossless, generate_uid
+
+    meta = FileMetaDataset()
+    meta.MediaStorageSOPClassUID, meta.MediaStorageSOPInstanceUID = CTImageStorage, generate_uid()
+    meta.TransferSyntaxUID = ExplicitVRLittleEndian
+    ds = Dataset()
+    ds.file_meta, ds.SOPClassUID, ds.SOPInstanceUID = meta, CTImageStorage, meta.MediaStorageSOPInstanceUID
+    ds.Rows, ds.Columns = level.shape
+    ds.SamplesPerPixel, ds.BitsAllocated, ds.BitsStored, ds.HighBit, ds.PixelRepresentation = 1, 16, 12, 11, 0
+    hu = -200 + 500 * level  # fat to bone
+    if encoding == "xray-inverted":
+        ds.Modality, ds.PhotometricInterpretation = "CR", "MONOCHROME1"
+        stored = 4095 - (level * 4095)
+    else:
+        ds.Modality, ds.PhotometricInterpretation = "CT", "MONOCHROME2"
+        ds.RescaleSlope, ds.RescaleIntercept, ds.WindowCenter, ds.WindowWidth = 1, -1024, 100, 600
+        stored = hu + 1024
+    stored = stored.round().clip(0, 4095).astype(np.uint16)
+    ds.PixelData = stored.tobytes()
+    if encoding in ("rle", "jpeg2000"):
+        ds.compress(RLELossless if encoding == "rle" else JPEG2000Lossless, stored)
+    ds.save_as(path, enforce_file_format=True)
+
+
+@fixture("images", "DICOM scans (CT with a display window, inverted X-ray, RLE and JPEG 2000) with patient metadata")
+def dicom_scans(folder, rng):
+    pub = folder / "public"
+    rows = {"train": [], "test": []}
+    for split, n in (("train", 160), ("test", 60)):
+        (pub / split).mkdir(parents=True)
+        for i in range(n):
+            age = int(rng.integers(30, 85))
+            finding = int(rng.random() < 1 / (1 + np.exp(-(age - 60) / 12)))  # older patients more often
+            level = rng.normal(0.45, 0.06, (32, 32))
+            if finding:  # a dense round spot somewhere in the middle
+                cy, cx = rng.integers(8, 24, 2)
+                yy, xx = np.mgrid[:32, :32]
+                level += 0.5 * np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / 12)
+            name = f"ID_{rng.integers(16**8, 16**9):09x}"
+            dicom_scan(pub / split / f"{name}.dcm", level.clip(0, 1), DICOM_ENCODINGS[i % 4])
+            rows[split].append((name, f"P{i % 97:03d}", age, finding))
+    columns = ["image_name", "patient_id", "age_approx", "target"]
+    pd.DataFrame(rows["train"], columns=columns).to_csv(pub / "train.csv", index=False)
+    test = pd.DataFrame(rows["test"], columns=columns)
+    test.drop(columns="target").to_csv(pub / "test.csv", index=False)
+    test[["image_name"]].assign(target=0.0).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the probability that each scan shows the finding (`target`).",
+            "Submissions are evaluated on area under the ROC curve between the predicted probability and the "
+            "observed target.",
+            ["train/<image_name>.dcm", "test/<image_name>.dcm", "train.csv", "test.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(
+        folder, test[["image_name", "target"]], "sample_submission.csv", metric="roc_auc", inputs=("tabular", "image")
+    )
+
+
 # ---- 5. per-sample files beyond images and text ---------------------------------------------------------------
 @fixture("per-sample files", "one sensor time-series CSV per sample in train/ and test/, labels in train.csv")
 def series_per_sample(folder, rng):
