@@ -410,7 +410,7 @@ def test_a_trained_backbone_reads_memory_mapped_images_through_loader_workers(im
     cache = list((image_task.ws / Workspace.CACHE).glob("*.npy"))
     assert len(cache) == 1 and any(f"into {cache[0]}" in note for note in result.notes)
     assert any("img: host (1 loader workers)" in note for note in result.notes)
-    assert any(note.startswith("mirrored in training (") for note in result.notes)  # 48 fit images: too few to test
+    assert any(note.startswith("shifted, mirrored in training (") for note in result.notes), result.notes  # too few
     assert [r["epoch"] for r in reports] == list(range(1, result.epochs_run + 1))
     assert reports == result.history
     for r in reports:
@@ -426,7 +426,7 @@ def test_augmentation_shifts_and_flips_each_image_on_its_device():
     side = 8
     grid = torch.arange(side * side, dtype=torch.uint8).view(1, side, side, 1)  # pixel value = 8 * row + column
     torch.manual_seed(0)
-    out = modality_img.augment(grid.expand(64, side, side, 3).contiguous())
+    out = modality_img.Augment()(grid.expand(64, side, side, 3).contiguous())
     assert out.shape == (64, side, side, 3) and out.dtype == torch.uint8
     flips = set()
     for image in out[..., 0].long():
@@ -442,13 +442,18 @@ def test_augmentation_shifts_and_flips_each_image_on_its_device():
     assert flips == {1, -1}
 
 
-def test_shift_never_mirrors():
+def test_augmentation_turns_only_as_asked():
     side = 8
     grid = torch.arange(side * side, dtype=torch.uint8).view(1, side, side, 1).expand(64, side, side, 3).contiguous()
     torch.manual_seed(0)
-    cols = modality_img.shift(grid)[..., 0].long() % side
-    assert (cols[:, :, -1] >= cols[:, :, 0]).all()  # left stays left in every image and row
-    assert (cols[:, :, 1:] - cols[:, :, :-1] >= 0).all()
+    shifted = modality_img.Augment(mirror=False)(grid)[..., 0].long()
+    cols, rows = shifted % side, shifted // side
+    assert (cols.diff(dim=2) >= 0).all() and (rows.diff(dim=1) >= 0).all()  # left stays left, top stays top
+    turned = modality_img.Augment(mirror=False, upside_down=True, transpose=True)(grid)[..., 0].long()
+    cols, rows = turned % side, turned // side
+    upside_down = rows[:, -1, 0] < rows[:, 0, 0]
+    transposed = (cols[:, :, 0].diff(dim=1) != 0).any(dim=1)  # down the first column, the original's columns change
+    assert upside_down.any() and (~upside_down).any() and transposed.any() and (~transposed).any()
 
 
 def _digits_at(side: int) -> torch.Tensor:
@@ -460,15 +465,23 @@ def _digits_at(side: int) -> torch.Tensor:
     return x[:, 0, :, :, None].expand(-1, -1, -1, 3).contiguous()
 
 
-def test_digits_are_not_mirrored_in_training_but_images_whose_mirrors_are_alike_are():
+def test_digits_are_only_shifted_in_training_and_images_alike_turned_are_turned_too():
     digits, fit = _digits_at(32), np.arange(1797)
-    alike, why = modality_img.mirrors_alike(digits, fit)
-    assert not alike and why.startswith("not mirrored in training: 9")  # 95%: a mirrored 2, 3 or 7 is no digit
-    # the same digits, each mirrored at random: the collection is then its own mirror image
-    mirrored = torch.from_numpy(np.random.default_rng(0).random(1797) < 0.5)[:, None, None, None]
-    alike, why = modality_img.mirrors_alike(torch.where(mirrored, digits.flip(2), digits), fit)
-    assert alike and why.startswith("mirrored in training: ")
-    assert modality_img.mirrors_alike(digits, fit[:40])[0]  # too few to test: mirrored, as by default
+    aug, why = modality_img.symmetries(digits, fit)
+    assert aug == modality_img.Augment(mirror=False) and why.startswith("shifted in training: of 449 fit images, 9")
+    # the same digits, each mirrored at random: the collection is its own mirror image, but not upside down
+    rng = np.random.default_rng(0)
+    coin = [torch.from_numpy(rng.random(1797) < 0.5)[:, None, None, None] for _ in range(3)]
+    mirrored = torch.where(coin[0], digits.flip(2), digits)
+    aug, why = modality_img.symmetries(mirrored, fit)
+    assert aug == modality_img.Augment() and why.startswith("shifted, mirrored in training: ")
+    # each also turned upside down and transposed at random (as microscopy or aerial views are): all 8 flips and turns
+    turned = torch.where(coin[1], mirrored.flip(1), mirrored)
+    turned = torch.where(coin[2], turned.transpose(1, 2), turned)
+    aug, why = modality_img.symmetries(turned, fit)
+    assert aug == modality_img.Augment(True, True, True), why
+    assert why.startswith("shifted, mirrored, turned upside down, transposed in training: ")
+    assert modality_img.symmetries(digits, fit[:40])[0] == modality_img.Augment()  # too few to test: mirrored
 
 
 def test_the_batch_and_the_learning_rate_grow_with_the_gpu_memory(monkeypatch):
