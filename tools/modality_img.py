@@ -295,22 +295,10 @@ def _grey(batch: torch.Tensor) -> torch.Tensor:
 
 
 def symmetries(images, fit: np.ndarray) -> tuple[Augment, str]:
-    """(the augmentation, a note saying why): the flips and turns under which the fit images look the same. A
-    quarter of up to PROBES fit images (grey, PROBE_SIDE px, centred and scaled) are the probes; each one's distance
-    to its nearest neighbour among the rest is compared with its transformed image's."""
-    rows = np.random.default_rng(0).permutation(np.asarray(fit))[:PROBES]
-    probes = len(rows) // 4
-    if probes < 20:
-        return Augment(), f"shifted, mirrored in training ({len(rows)} fit images, too few to test flips and turns)"
-    x = torch.cat([_grey(images[rows[k : k + 256]]) for k in range(0, len(rows), 256)])  # chunks: 224 px images
-    x = x - x.mean(dim=(1, 2), keepdim=True)
-    x = x / (x.flatten(1).norm(dim=1)[:, None, None] + 1e-6)
-    ref, probe = x[probes:].flatten(1), x[:probes]
-    as_is = torch.cdist(probe.flatten(1), ref).min(dim=1).values
-    farther = {
-        name: float((torch.cdist(t.flatten(1), ref).min(dim=1).values > as_is).float().mean())
-        for name, t in (("mirrored", probe.flip(2)), ("upside down", probe.flip(1)), ("transposed", probe.mT))
-    }
+    """(the augmentation, a note saying why): the flips and turns under which the fit images look the same."""
+    farther = farther_shares(images, fit)
+    if farther is None:
+        return Augment(), f"shifted, mirrored in training ({len(fit)} fit images, too few to test flips and turns)"
     aug = Augment(
         farther["mirrored"] <= MIRROR_FARTHER,
         farther["upside down"] <= TURN_FARTHER,
@@ -318,8 +306,28 @@ def symmetries(images, fit: np.ndarray) -> tuple[Augment, str]:
     )
     done = [w for w, on in zip(("mirrored", "turned upside down", "transposed"), astuple(aug), strict=True) if on]
     shares = ", ".join(f"{v:.0%} {k}" for k, v in farther.items())
-    why = f"of {probes} fit images, {shares} lie farther from the others than as they are"
+    why = f"of {min(len(fit), PROBES) // 4} fit images, {shares} lie farther from the others than as they are"
     return aug, f"shifted{''.join(', ' + w for w in done)} in training: {why}"
+
+
+def farther_shares(images, fit: np.ndarray) -> dict[str, float] | None:
+    """{"mirrored", "upside down", "transposed"} -> the share of probed fit images that lie farther from the other
+    fit images so transformed than as they are; None when there are too few to tell. A quarter of up to PROBES fit
+    images (grey, PROBE_SIDE px, centred and scaled) are the probes; each one's distance to its nearest neighbour
+    among the rest is compared with its transformed image's."""
+    rows = np.random.default_rng(0).permutation(np.asarray(fit))[:PROBES]
+    probes = len(rows) // 4
+    if probes < 20:
+        return None
+    x = torch.cat([_grey(images[rows[k : k + 256]]) for k in range(0, len(rows), 256)])  # chunks: 224 px images
+    x = x - x.mean(dim=(1, 2), keepdim=True)
+    x = x / (x.flatten(1).norm(dim=1)[:, None, None] + 1e-6)
+    ref, probe = x[probes:].flatten(1), x[:probes]
+    as_is = torch.cdist(probe.flatten(1), ref).min(dim=1).values
+    return {
+        name: float((torch.cdist(t.flatten(1), ref).min(dim=1).values > as_is).float().mean())
+        for name, t in (("mirrored", probe.flip(2)), ("upside down", probe.flip(1)), ("transposed", probe.mT))
+    }
 
 
 class ImageEmbedder(nn.Module):
