@@ -253,7 +253,7 @@ class MappedImages:
 class Augment:
     """A batch of decoded images (B, S, S, 3) -> each shifted by up to S/8 px along both axes (edges repeated) and,
     each with probability 1/2, mirrored left-right, turned upside down and transposed, as far as this collection of
-    images looks the same so (`symmetries`): one gather, on the batch's device."""
+    images looks the same so (`symmetries`): one gather and a transposition, on the batch's device."""
 
     mirror: bool = True
     upside_down: bool = False
@@ -286,6 +286,7 @@ PROBES, PROBE_SIDE = 2000, 16  # fit images the symmetry test reads, and the sid
 #   any of them, of the same images each turned at random by one of the 8 flips and turns: 0.48-0.54.
 # Mirroring is the default (photos); it is off when the share is above MIRROR_FARTHER. Turning upside down and
 # transposing (microscopy, aerial views: the 8 flips and turns) are added when the share is at most TURN_FARTHER.
+# benchmarks/augmentations.py measures the choice against the alternatives (README: digits, clothes, turned digits).
 MIRROR_FARTHER, TURN_FARTHER = 0.9, 0.6
 
 
