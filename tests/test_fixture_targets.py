@@ -274,6 +274,14 @@ def test_binarised_fraction_and_continuous_gini_in_the_metric(fetched):
     assert g["metric"].metric(y, -y) < 0
 
 
+def test_a_corner_and_a_size_are_boxes_only_where_a_prediction_string_is_submitted(tmp_path):
+    rng = np.random.default_rng(0)
+    shapes = pd.DataFrame(rng.integers(0, 100, (40, 4)), columns=["x", "y", "width", "height"]).assign(area=1.0)
+    assert unsupported_reason(tmp_path, shapes, pd.DataFrame(columns=["id", "area"])) is None  # features of shapes
+    refused = unsupported_reason(tmp_path, shapes, pd.DataFrame(columns=["id", "PredictionString"]))
+    assert refused == "unsupported task: object detection (the train columns height, width, x, y hold bounding boxes)"
+
+
 def test_label_sets_are_not_free_text(tmp_path):
     assert is_label_set(pd.Series(["3 17 42", "17 5", "3 5", "42 17 3", "5"] * 4))
     rng = np.random.default_rng(0)  # a thousand label ids with a long tail of rare ones, three to five per row

@@ -17,6 +17,9 @@ MASK_NAME = re.compile(r"(mask|segment|annotation)", re.I)
 RLE_COLUMN = re.compile(r"(pixel|rle|mask|segment)", re.I)
 BOX_COLUMN = re.compile(r"(bbox|\bbox(es)?\b|bounding)", re.I)
 BOX_CORNERS = ({"xmin", "ymin", "xmax", "ymax"}, {"x1", "y1", "x2", "y2"})
+# a corner and a size: boxes too, where a submitted column is none of train's (x, y and a width are plain features
+# elsewhere; a detection layout submits a prediction string instead)
+BOX_SIZES = ({"x", "y", "width", "height"}, {"x", "y", "w", "h"})
 LABEL_TOKEN = re.compile(r"^[\w\-./:]+$")
 PEEK_ROWS = 2000  # rows read to look for evidence: enough to tell, quick on any file
 
@@ -187,6 +190,8 @@ def _table_reason(train: pd.DataFrame | None, test: pd.DataFrame | None, sample:
     if train is not None:
         lower = {str(c).lower().replace("_", ""): c for c in train.columns}
         corners = next((cs for cs in BOX_CORNERS if cs <= set(lower)), None)
+        if corners is None and any(c not in train.columns for c in sub_cols):
+            corners = next((cs for cs in BOX_SIZES if cs <= set(lower)), None)
         boxes = [c for c in train.columns if BOX_COLUMN.search(str(c)) and _is_box(train[c])]
         if corners or boxes or any(BOX_COLUMN.search(c) for c in sub_cols):
             what = (

@@ -579,6 +579,38 @@ def refuse_object_detection(folder: Path, rng: np.random.Generator) -> dict:
     )
 
 
+@fixture(FAMILY, "refused: DICOM scans, a row per box (x, y, width, height, Target) in a labels table (detection)")
+def refuse_box_rows_dicom(folder: Path, rng: np.random.Generator) -> dict:
+    from agentk.testing.competitions.layouts import dicom_scan
+
+    pub = folder / "public"
+    rows, ids = [], {"train": [], "test": []}
+    for split, n in (("train", 12), ("test", 4)):
+        (pub / f"stage_2_{split}_images").mkdir()
+        for i in range(n):
+            pid = f"{rng.integers(16**7, 16**8):08x}-{i:04d}"
+            dicom_scan(pub / f"stage_2_{split}_images" / f"{pid}.dcm", rng.random((16, 16)), "ct")
+            ids[split].append(pid)
+    for pid in ids["train"]:  # no box: one row with empty coordinates; an opacity: a row per box
+        found = int(rng.random() < 0.5)
+        for _ in range(1 + found):
+            rows.append((pid, *(rng.integers(0, 900, 4) if found else [None] * 4), found))
+    pd.DataFrame(rows, columns=["patientId", "x", "y", "width", "height", "Target"]).to_csv(
+        pub / "stage_2_train_labels.csv", index=False
+    )
+    pd.DataFrame({"patientId": ids["test"], "PredictionString": "0.5 0 0 100 100"}).to_csv(
+        pub / "stage_2_sample_submission.csv", index=False
+    )
+    return _refused(
+        folder,
+        "object detection",
+        "Pneumonia",
+        "Locate lung opacities on chest radiographs: a confidence and a bounding box per opacity.",
+        "Submissions are evaluated on the mean average precision at IoU thresholds 0.4 to 0.75.",
+        ["image"],
+    )
+
+
 @fixture(FAMILY, "refused: the target rewrites an input token (text normalisation, seq2seq)", fast=True)
 def refuse_text_normalisation(folder: Path, rng: np.random.Generator) -> dict:
     pub = folder / "public"
