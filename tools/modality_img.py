@@ -283,7 +283,7 @@ PROBES, PROBE_SIDE = 2000, 16  # fit images the symmetry test reads, and the sid
 #                Fashion-MNIST 0.77-0.81 (shoes all point one way; mirroring neither helps nor hurts, 0.832 against
 #                0.828), synthetic pet photos 0.48;
 #   upside down: MNIST 0.95, Fashion-MNIST 0.96, synthetic pet photos 0.93; transposed: 0.93-0.98 for all of them;
-#   any of them, of the same images each turned at random by one of the 8 flips and turns: 0.48-0.54.
+#   any of them, of the same images each turned at random by one of the 8 flips and turns: 0.46-0.54.
 # Mirroring is the default (photos); it is off when the share is above MIRROR_FARTHER. Turning upside down and
 # transposing (microscopy, aerial views: the 8 flips and turns) are added when the share is at most TURN_FARTHER.
 # benchmarks/augmentations.py measures the choice against the alternatives (README: digits, clothes, turned digits).
