@@ -456,6 +456,32 @@ def test_augmentation_turns_only_as_asked():
     assert upside_down.any() and (~upside_down).any() and transposed.any() and (~transposed).any()
 
 
+def test_final_predictions_average_the_views_training_saw():
+    """Test-time augmentation: an output is the mean of the model's outputs for the images as they are and for each
+    view the augmentation trained on (here mirrored and upside down, not transposed)."""
+    cpu = torch.device("cpu")
+    images = torch.randint(0, 256, (10, 4, 4, 3), dtype=torch.uint8, generator=torch.Generator().manual_seed(0))
+    feed = fusion.Feed({"img": images}, torch.zeros(10, 1), cpu)
+    weights = torch.linspace(-1, 1, 48)[:, None]  # a read-out that tells left from right and top from bottom
+
+    class ReadOut(torch.nn.Module):
+        def forward(self, x):
+            return [x["img"].float().flatten(1) @ weights]
+
+    model = ReadOut()
+    views = modality_img.Augment(mirror=True, upside_down=True).views()
+    rows = np.array([7, 2, 5])
+    (plain,), _ = fusion._logits(model, feed, rows, 2, cpu)
+    (averaged,), _ = fusion._logits(model, feed, rows, 2, cpu, {"img": views})
+    x = images[rows].float().flatten(1)
+    torch.testing.assert_close(plain, x @ weights, rtol=1e-5, atol=1e-3)
+    seen = [images[rows], images[rows].flip(2), images[rows].flip(1)]
+    expected = torch.stack([v.float().flatten(1) @ weights for v in seen]).mean(dim=0)
+    torch.testing.assert_close(averaged, expected, rtol=1e-5, atol=1e-3)
+    assert not torch.allclose(averaged, plain)
+    assert modality_img.Augment(mirror=False).views() == []
+
+
 def _digits_at(side: int) -> torch.Tensor:
     """scikit-learn's 1,797 handwritten digits as decoded images (B, side, side, 3) uint8."""
     from sklearn.datasets import load_digits

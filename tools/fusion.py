@@ -108,6 +108,8 @@ class Branch:
     # [rows] is a tensor (a memory-mapped image cache), which stays in host memory and is read by loader workers
     inputs: object = None
     augment: Callable[[torch.Tensor], torch.Tensor] | None = None  # a fit batch on the device -> augmented
+    # other views of a batch (mirrored, turned) whose logits the final predictions average with the batch's own
+    views: list[Callable[[torch.Tensor], torch.Tensor]] = field(default_factory=list)
     backbone: bool = False  # a large encoder: features batch-normalised; trained, it sets batch sizes and threads
     pretrained: bool = False  # trained, it learns at lr * encoder_lr_factor so as not to wreck its features
     frozen: bool = False  # embed every row once (no grad) and train only the rest on the cached features
@@ -355,7 +357,7 @@ def _build(task: TaskData, cfg: FusionConfig, fit: np.ndarray, device: torch.dev
             else:
                 features = _embed(branch, m, targets, branch.embed_batch * batch, device)
                 _EMBEDDED[m], how = (key, features), f"in {time.monotonic() - began:.1f}s"
-            branch = replace(branch, encoder=nn.Identity(), inputs=features, augment=None, lengths=None)
+            branch = replace(branch, encoder=nn.Identity(), inputs=features, augment=None, views=[], lengths=None)
             notes.append(f"{branch.title} frozen: {len(features)} embeddings {how}")
         elif branch.backbone:
             notes.append(f"{branch.title} trained")
@@ -367,12 +369,15 @@ def _build(task: TaskData, cfg: FusionConfig, fit: np.ndarray, device: torch.dev
 
 
 @torch.no_grad()
-def _logits(model: FusionNet, feed: Feed, rows: np.ndarray, size: int, device: torch.device):
+def _logits(model: FusionNet, feed: Feed, rows: np.ndarray, size: int, device: torch.device, views: dict | None = None):
+    """The model's outputs for `rows`, with their targets. With `views` (modality -> other views of its inputs),
+    each output is the mean over the inputs as they are and each view (test-time augmentation)."""
     model.eval()
     parts, targets = [], []
     for x, t in feed(_chunks(rows, size)):
         with _autocast(device):
-            parts.append([z.float() for z in model(x)])
+            seen = [model(x)] + [model(x | {m: view(x[m])}) for m, vs in (views or {}).items() for view in vs]
+            parts.append([torch.stack([out[k].float() for out in seen]).mean(dim=0) for k in range(len(seen[0]))])
         targets.append(t)
     return [torch.cat(zs).cpu() for zs in zip(*parts)], torch.cat(targets).cpu()
 
@@ -420,6 +425,7 @@ class _Run:
     scaler: torch.amp.GradScaler
     feed: Feed
     augments: dict[str, Callable]
+    views: dict[str, list[Callable]]  # test-time augmentation of the final predictions
     kinds: list[str]
     batch: int
     eval_size: int
@@ -451,6 +457,7 @@ def _prepare(task: TaskData, cfg: FusionConfig, rows: np.ndarray, log: Callable[
     trained = [b for b in branches.values() if not b.frozen and b.backbone]  # encoders trained on every batch
     feed = Feed({m: b.inputs for m, b in branches.items() if b.inputs is not None}, targets, device)
     augments = {m: b.augment for m, b in branches.items() if b.augment is not None}
+    views = {m: b.views for m, b in branches.items() if b.views}
     lr = scaled_lr(cfg, batch)
     notes.append(
         f"batch {batch}, lr {lr:.3g} on {device}; inputs on "
@@ -471,6 +478,7 @@ def _prepare(task: TaskData, cfg: FusionConfig, rows: np.ndarray, log: Callable[
         scaler=torch.amp.GradScaler("cuda", enabled=device.type == "cuda" and not torch.cuda.is_bf16_supported()),
         feed=feed,
         augments=augments,
+        views=views,
         kinds=output_losses(task.outputs, task.metric_name),
         batch=batch,
         # no gradients to keep: evaluation takes four times the training batch (cached features, far more)
@@ -581,8 +589,8 @@ def train_fusion(
             if capped:
                 break
         model.load_state_dict(best["state"])
-        val_logits, _ = _logits(model, feed, val, run.eval_size, device)
-        test_logits, _ = _logits(model, feed, _test_rows(task), run.eval_size, device)
+        val_logits, _ = _logits(model, feed, val, run.eval_size, device, run.views)
+        test_logits, _ = _logits(model, feed, _test_rows(task), run.eval_size, device, run.views)
     notes = run.notes
     if capped:
         notes.append(_cap_note(cfg, len(history), cfg.max_epochs, time.monotonic() - start))
@@ -641,7 +649,7 @@ def refit_fusion(
             _, seen, capped = _epoch(run.model, run.opt, run.scaler, batches, run.augments, run.kinds, deadline)
             done, samples = done + 1, samples + seen
         predicted = _test_rows(task) if held is None else np.asarray(held)  # train rows come first in a Feed
-        test_logits, _ = _logits(run.model, run.feed, predicted, run.eval_size, run.device)
+        test_logits, _ = _logits(run.model, run.feed, predicted, run.eval_size, run.device, run.views)
     notes = run.notes
     if capped:
         notes.append(_cap_note(cfg, done, epochs, time.monotonic() - start))

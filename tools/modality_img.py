@@ -22,6 +22,8 @@ from agentk.modalities import IMAGE, TABULAR
 from agentk.workspace import Workspace
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tools.fusion import Branch, FusionConfig
     from tools.map_dataset import MapDataset
 
@@ -154,6 +156,7 @@ def fusion_branch(frame: pd.DataFrame, ws: Path, cfg: FusionConfig, fit: np.ndar
         encoder.dim,
         inputs=images,
         augment=augments,
+        views=augments.views() if augments else [],
         backbone=True,
         pretrained=encoder.pretrained,
         frozen=not cfg.finetune_image,
@@ -274,6 +277,24 @@ class Augment:
         if self.transpose:  # the images are square
             out = torch.where(torch.rand(n, 1, 1, 1, device=device) < 0.5, out.transpose(1, 2), out)
         return out
+
+    def views(self) -> list[Callable[[torch.Tensor], torch.Tensor]]:
+        """The images seen otherwise at prediction time (test-time augmentation): mirrored, upside down and
+        transposed, as far as training saw them so."""
+        flags = (self.mirror, self.upside_down, self.transpose)
+        return [view for view, on in zip((_mirrored, _upside_down, _transposed), flags, strict=True) if on]
+
+
+def _mirrored(images: torch.Tensor) -> torch.Tensor:
+    return images.flip(2)
+
+
+def _upside_down(images: torch.Tensor) -> torch.Tensor:
+    return images.flip(1)
+
+
+def _transposed(images: torch.Tensor) -> torch.Tensor:
+    return images.transpose(1, 2)
 
 
 PROBES, PROBE_SIDE = 2000, 16  # fit images the symmetry test reads, and the side it compares them at
