@@ -9,7 +9,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-IMAGE_EXT = (".jpg", ".jpeg", ".png", ".tif", ".tiff", ".bmp", ".gif", ".webp", ".dcm", ".dicom")  # DICOM: pydicom
+DICOM_EXT = (".dcm", ".dicom")  # scans, read through pydicom (tools/image_files.py)
+IMAGE_EXT = (".jpg", ".jpeg", ".png", ".tif", ".tiff", ".bmp", ".gif", ".webp", *DICOM_EXT)
 TEXT_EXT = (".txt",)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-DICOM_EXT = (".dcm", ".dicom")
+from agentk.modalities import DICOM_EXT
 
 
 def open_image(path: Path):
@@ -24,7 +24,7 @@ def open_image(path: Path):
     ds = _read_dicom(path)
     try:
         pixels = ds.pixel_array
-    except (AttributeError, KeyError, RuntimeError, NotImplementedError) as exc:  # no pixels, or no decoder
+    except (AttributeError, KeyError, RuntimeError) as exc:  # no pixels, or no decoder for its encoding
         raise ValueError(f"its pixel data does not decode ({exc})") from exc
     frames = int(ds.get("NumberOfFrames", 1) or 1)
     if frames > 1:
@@ -36,7 +36,6 @@ def open_image(path: Path):
     if pixels.ndim == 3:  # colour: pydicom gives RGB, of 8 bits or more
         pixels = pixels >> max(0, int(pixels.max()).bit_length() - 8) if pixels.dtype.kind in "ui" else pixels
         return Image.fromarray(np.ascontiguousarray(pixels).astype(np.uint8), "RGB")
-
     values = apply_voi_lut(apply_modality_lut(pixels, ds), ds).astype(np.float32)
     if ds.get("PhotometricInterpretation") == "MONOCHROME1":
         values = values.max() - values
