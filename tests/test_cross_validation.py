@@ -39,6 +39,24 @@ def test_folds_hold_out_whole_groups(example_copy):
         assert not set(groups[train]) & set(groups[held])
 
 
+def test_a_forecast_validates_on_its_latest_rows_and_folds_over_spans_of_time(example_copy):
+    task = TaskData(example_copy("diabetes"))
+    days = np.random.default_rng(0).permutation(len(task.y)) // 4  # four rows a day, in no order in the table
+    task.__dict__["times"] = ("date", days.astype(float))
+    fit, val = task.split
+    assert days[fit].max() < days[val].min()  # no day on both sides: the validation rows are the future
+    assert abs(len(val) - 0.2 * len(task.y)) <= 4
+    learn, stop = task.holdout(fit)
+    assert days[learn].max() < days[stop].min() and set(learn) | set(stop) == set(fit)
+    assert read_json(Workspace(task.ws).split)["time"] == "date"
+    folds = task.folds(3)
+    assert sorted(np.concatenate([h for _, h in folds]).tolist()) == list(range(len(task.y)))
+    spans = sorted((days[h].min(), days[h].max()) for _, h in folds)
+    assert all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False))  # disjoint spans, a day in one fold
+    within = task.folds(3, fit)  # a candidate's own folds within the fit rows
+    assert sorted(np.concatenate([h for _, h in within]).tolist()) == sorted(fit.tolist())
+
+
 def test_a_folds_task_has_its_rows_and_leaves_the_workspace_split(example_copy):
     ws = example_copy("diabetes")
     task = TaskData(ws)

@@ -15,6 +15,7 @@ from agentk.policies.analysis import analyse
 from agentk.testing.competitions import build, registry
 from stages.fetch import fetch_local
 from tools.metrics import METRICS
+from tools.task_data import time_column
 
 FIXTURES = sorted(n for n, fx in registry().items() if fx.family == "forecasting")
 FUTURE = ("store-item-forecast", "store-table-rmspe")  # test rows the days after the train rows
@@ -42,6 +43,19 @@ def test_the_metric_is_read_off_the_description_and_the_test_days_are_other_days
         train, test = (pd.read_csv(folder / "public" / f"{s}.csv") for s in ("train", "test"))
         date = next(c for c in test.columns if c.lower() == "date")
         assert pd.to_datetime(test[date]).min() > pd.to_datetime(train[date]).max()
+
+
+@pytest.mark.parametrize(
+    "name, column", [("store-item-forecast", "date"), ("store-table-rmspe", "Date"), ("datetime-id-counts", None)]
+)
+def test_a_test_set_after_the_train_rows_in_time_is_a_forecast(fetched, name, column):
+    public = fetched[name][0] / "public"
+    train, test = pd.read_csv(public / "train.csv"), pd.read_csv(public / "test.csv")
+    assert time_column(train, test) == column  # the hourly rentals' test days are interleaved with the train's
+    assert time_column(train, train) is None
+    if column:
+        shuffled = test.assign(**{column: train[column].sample(len(test), replace=True, random_state=0).to_numpy()})
+        assert time_column(train, shuffled) is None  # test days drawn from the train's span: not a forecast
 
 
 def test_the_store_table_is_joined_and_the_train_only_column_is_no_input(fetched):

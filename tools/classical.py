@@ -26,7 +26,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.model_selection import KFold, StratifiedKFold
 
 from agentk.modalities import IMAGE, TABULAR, TEXT
 from tools.task_data import TaskData
@@ -90,7 +89,7 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
     choices = feats.models if len(feats.models) > 1 else {}  # one model: nothing to choose, no cross-validation
     for name, factory in choices.items():
         oof = np.zeros((len(task.y), sum(task.widths)))
-        for inner_fit, inner_val in _folds(task, fit):
+        for inner_fit, inner_val in task.folds(FOLDS, fit):
             oof[inner_val] = predict_outputs(task, factory, feats.train, inner_fit, feats.train[inner_val])
         cv[name] = task.score(oof[fit], fit)
         log(f"  {name}: {FOLDS}-fold {task.metric_name} on the fit rows {cv[name]:.5g}")
@@ -174,15 +173,3 @@ def _rows_then(a, b):
     from scipy import sparse
 
     return sparse.vstack([a, b]).tocsr() if sparse.issparse(a) else np.concatenate([a, b])
-
-
-def _folds(task: TaskData, rows: np.ndarray):
-    """FOLDS (inner fit, inner validation) pairs of train-row positions within `rows`, stratified on the first
-    classification output when there is one."""
-    first = next((j for j, o in enumerate(task.outputs) if o["kind"] != "regression"), None)
-    if first is not None:
-        y = np.nan_to_num(task.y[rows, first], nan=-1).astype(int)
-        if np.unique(y, return_counts=True)[1].min() >= FOLDS:
-            splits = StratifiedKFold(FOLDS, shuffle=True, random_state=0).split(rows, y)
-            return [(rows[a], rows[b]) for a, b in splits]
-    return [(rows[a], rows[b]) for a, b in KFold(FOLDS, shuffle=True, random_state=0).split(rows)]

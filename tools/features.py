@@ -107,7 +107,7 @@ def engineer(
     numeric = [c for c in shared if pd.api.types.is_numeric_dtype(train[c]) and train[c].dtype != bool]
     for c in shared:
         if is_datetime(train[c]):
-            t_train, t_test = _to_datetime(train[c]), _to_datetime(test[c])
+            t_train, t_test = as_datetime(train[c]), as_datetime(test[c])
             origin = t_train.min()
             for frame, t in ((train, t_train), (test, t_test)):
                 for name, values in _date_parts(t, origin, t_train).items():
@@ -322,10 +322,10 @@ def is_datetime(s: pd.Series) -> bool:
     # a date has digits and a date or time separator; plain numbers and codes like "B/0/P" do not parse
     if not sample.str.contains(r"\d[-/:.]\d|\d{4}-\d", regex=True).mean() >= DATE_SHARE:
         return False
-    return _to_datetime(sample).notna().mean() >= DATE_SHARE
+    return as_datetime(sample).notna().mean() >= DATE_SHARE
 
 
-def _to_datetime(s: pd.Series) -> pd.Series:
+def as_datetime(s: pd.Series) -> pd.Series:
     if pd.api.types.is_datetime64_any_dtype(s):
         return s.dt.tz_localize(None) if getattr(s.dt, "tz", None) is not None else s
     with warnings.catch_warnings():

@@ -24,11 +24,11 @@ def light_solve(ws: Path, max_rows: int = 3000, seed: int = 0) -> dict:
     train, test = task.train, task.test
     tabular_only = task.modalities == [TABULAR.name]
     rng, n_rows = np.random.default_rng(seed), max_rows if tabular_only else min(max_rows, 1000)
-    if task.groups is None:
+    if task.groups is None and task.times is None:
         rows = rng.permutation(len(train))[:n_rows]
         cut = max(1, int(0.8 * len(rows)))
         fit_rows, val_rows = rows[:cut], rows[cut:]
-    else:  # rows in groups: validate on whole groups the fit has not seen, as the solver's split does
+    else:  # rows in groups or a forecast: validate on unseen groups or later times, as the solver's split does
         fit, val = task.split
         fit_rows, val_rows = rng.permutation(fit)[: int(0.8 * n_rows)], rng.permutation(val)[: n_rows // 5]
     if tabular_only:

@@ -69,8 +69,8 @@ class TaskData:
 
     @cached_property
     def split(self) -> tuple[np.ndarray, np.ndarray]:
-        """(fit rows, validation rows), stratified on the first classification output; saved in
-        the workspace's split file so every solution, and a resumed run, uses the same rows."""
+        """(fit rows, validation rows), split as _split says; saved in the workspace's split file so every
+        solution, and a resumed run, uses the same rows."""
         path = self.workspace.split
         ids = np.asarray(self.train.ids)
         saved = read_json(path)
@@ -80,7 +80,8 @@ class TaskData:
                 return np.array([pos[i] for i in saved["fit"]]), np.array([pos[i] for i in saved["val"]])
         fit, val = self._split(np.arange(len(ids)), VAL_FRACTION)
         record = {"fit": ids[fit].tolist(), "val": ids[val].tolist(), "seed": SPLIT_SEED}
-        write_json(path, record | ({"groups": self.groups[0]} if self.groups else {}))
+        held_out = {"time": self.times[0]} if self.times else {"groups": self.groups[0]} if self.groups else {}
+        write_json(path, record | held_out)
         return fit, val
 
     def holdout(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -90,34 +91,44 @@ class TaskData:
         return self._split(np.asarray(rows), STOP_FRACTION)
 
     def _split(self, rows: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndarray]:
-        """`rows` split into (kept, held out): stratified on the first classification output, or, when the rows
-        come in groups, whole groups held out, as the test set holds groups the training set has not seen."""
-        if self.groups is None:
-            keep, out = _stratified_split(self.y[rows], self.outputs, fraction, SPLIT_SEED)
-        else:
+        """`rows` split into (kept, held out): when the test rows come after the train rows in time, the latest rows
+        held out, as the test holds times the training has not reached; when the rows come in groups, whole groups
+        held out, as the test set holds groups the training set has not seen; else stratified on the first
+        classification output. A forecast's days are groups too (the test shares none): time comes first."""
+        if self.times is not None:
+            t = self.times[1][rows]
+            cut = np.sort(t)[-max(1, int(round(fraction * len(rows))))]  # a time's rows all on one side of it
+            keep, out = np.flatnonzero(t < cut), np.flatnonzero(t >= cut)
+            if not len(keep):  # most rows at the earliest time: no span before the cut to learn from
+                keep, out = _stratified_split(self.y[rows], self.outputs, fraction, SPLIT_SEED)
+        elif self.groups is not None:
             from sklearn.model_selection import GroupShuffleSplit
 
             splitter = GroupShuffleSplit(n_splits=1, test_size=fraction, random_state=SPLIT_SEED)
             keep, out = next(splitter.split(rows, groups=self.groups[1][rows]))
+        else:
+            keep, out = _stratified_split(self.y[rows], self.outputs, fraction, SPLIT_SEED)
         return rows[np.sort(keep)], rows[np.sort(out)]
 
-    def folds(self, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        """k (train rows, held-out rows) pairs over every train row, each row held out once: whole groups held out
-        when the rows come in groups, else stratified on the first classification output (when each class has k
-        rows), as the validation rows are split off."""
+    def folds(self, k: int, rows: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """k (train rows, held-out rows) pairs over `rows` (default: every train row), each row held out once:
+        spans of time when the test follows the train in time, whole groups when the rows come in groups, else
+        stratified on the first classification output (when each class has k rows), as _split holds rows out."""
         from sklearn.model_selection import GroupKFold, KFold, StratifiedKFold
 
-        rows = np.arange(len(self.y))
-        if self.groups is not None:
-            splits = GroupKFold(k).split(rows, groups=self.groups[1])
+        rows = np.arange(len(self.y)) if rows is None else np.asarray(rows)
+        if self.times is not None:
+            splits = _time_folds(self.times[1][rows], k)
+        elif self.groups is not None:
+            splits = GroupKFold(k).split(rows, groups=self.groups[1][rows])
         else:
             first = next((j for j, o in enumerate(self.outputs) if o["kind"] != "regression"), None)
-            strata = None if first is None else np.nan_to_num(self.y[:, first], nan=-1).astype(int)
+            strata = None if first is None else np.nan_to_num(self.y[rows, first], nan=-1).astype(int)
             if strata is not None and np.unique(strata, return_counts=True)[1].min() >= k:
                 splits = StratifiedKFold(k, shuffle=True, random_state=SPLIT_SEED).split(rows, strata)
             else:
                 splits = KFold(k, shuffle=True, random_state=SPLIT_SEED).split(rows)
-        return [(np.sort(a), np.sort(b)) for a, b in splits]
+        return [(rows[np.sort(a)], rows[np.sort(b)]) for a, b in splits]
 
     def with_split(self, fit: np.ndarray, val: np.ndarray) -> TaskData:
         """This task with other (fit, validation) rows, for the workspace's split file untouched: what a solution's
@@ -138,6 +149,22 @@ class TaskData:
         if column is None:
             return None
         return column, train.set_index("id").loc[list(self.train.ids), column].astype(str).to_numpy()
+
+    @cached_property
+    def times(self) -> tuple[str, np.ndarray] | None:
+        """(column, each train row's time in days) when the test rows come after the train rows in time (a
+        forecast): validation must hold out the latest rows, or it would score interpolation, not a forecast."""
+        maps = {split: self.workspace.input_maps(split).get("tab") for split in ("train", "test")}
+        if maps["train"] is None or maps["test"] is None:
+            return None
+        train, test = read_map(maps["train"]), read_map(maps["test"])
+        column = time_column(train, test)
+        if column is None:
+            return None
+        from tools.features import as_datetime  # features imports this module
+
+        t = as_datetime(train.set_index("id").loc[list(self.train.ids), column])
+        return column, ((t - t.min()).dt.total_seconds() / 86400).fillna(-1.0).to_numpy()  # no time: earliest
 
     def score(self, pred: np.ndarray, rows: np.ndarray) -> float:
         """The competition's metric (the metric stage's code) of model-space predictions for train rows."""
@@ -202,7 +229,17 @@ def _stratified_split(y: np.ndarray, outputs: list[dict], fraction: float, seed:
     return fit, val
 
 
+def _time_folds(t: np.ndarray, k: int):
+    """k (kept, held out) position pairs over rows at times t, each fold a span of time, a time's rows together."""
+    edges = np.sort(t)[[len(t) * i // k for i in range(1, k)]]
+    block = np.searchsorted(edges, t, side="right")
+    for b in np.unique(block):
+        yield np.flatnonzero(block != b), np.flatnonzero(block == b)
+
+
 MIN_GROUPS = 5
+FUTURE_SHARE = 0.9  # of the test rows later than every train row: the test is the train's future
+MIN_TIMES = 10  # distinct train times, for a latest span to hold out
 
 
 def group_column(train: pd.DataFrame, test: pd.DataFrame) -> str | None:
@@ -216,5 +253,20 @@ def group_column(train: pd.DataFrame, test: pd.DataFrame) -> str | None:
             continue
         n = values.nunique()
         if MIN_GROUPS <= n and 3 * n <= len(values) and not set(values.astype(str)) & set(test[c].astype(str)):
+            return c
+    return None
+
+
+def time_column(train: pd.DataFrame, test: pd.DataFrame) -> str | None:
+    """A date or time column of both maps, with MIN_TIMES distinct train times at least, after whose latest train
+    time come FUTURE_SHARE of the test rows: the test is a forecast of the train's future. Test days interleaved
+    with the train's (the first days of each month to train on, the rest to predict) are not."""
+    from tools.features import as_datetime, is_datetime  # features imports this module
+
+    for c in train.columns:  # a map's id too: a timestamp id is the rows' time
+        if c not in test.columns or not is_datetime(train[c]):
+            continue
+        t_train, t_test = as_datetime(train[c]), as_datetime(test[c])
+        if t_train.nunique() >= MIN_TIMES and (t_test > t_train.max()).mean() >= FUTURE_SHARE:
             return c
     return None

@@ -54,10 +54,11 @@ def _write(
     }
 
 
-@fixture(FAMILY, "daily sales per store and item, the test the 60 days after the train's, SMAPE")
+@fixture(FAMILY, "daily sales per store and item over two years, the test the 90 days after the train's, SMAPE")
 def store_item_forecast(folder: Path, rng: np.random.Generator) -> dict:
-    stores, items, n_train_days, n_test_days = 4, 6, 300, 60
-    days = _days("2017-01-01", n_train_days + n_test_days)
+    # two years of history, as such competitions give: the test's season was seen a year before
+    stores, items, n_train_days, n_test_days = 4, 6, 730, 90
+    days = _days("2016-01-01", n_train_days + n_test_days)
     level = np.outer(rng.uniform(0.6, 1.6, stores), rng.uniform(8, 40, items))  # store x item mean sales
     season = _seasonal(days, rng)
     rows = [
