@@ -614,9 +614,6 @@ class Solver:
 
         val = self.task.split[1]
         rows = np.arange(len(self.task.y)) if cv else val
-        # a forecast's models as validated never saw its latest span of time, the one the test follows: the MLP
-        # predicts from the refits, which did
-        forecast = self.task.times is not None
         t0 = time.monotonic()
         res = blend(
             [cv[s.id] for s in solutions] if cv else [s.val_pred for s in solutions],
@@ -625,7 +622,7 @@ class Solver:
             self.task.score,
             self.task.higher_is_better,
             rows,
-            [s.test_pred if forecast else s.blend_test_pred for s in solutions],
+            [s.blend_test_pred for s in solutions],
             final_test_preds=[s.test_pred for s in solutions],
         )
         # both figures are scored on the same rows: a mean's as it predicted them (it learns nothing), the MLP's
@@ -655,11 +652,7 @@ class Solver:
             f"{'out-of-fold predictions' if cv else 'validation rows'} (it learns nothing from them)"
             if res.members
             else f"MLP blender over the {learnt} of {ids}; score from cross-validation on those rows; applied to the "
-            + (
-                "test predictions of their refits, which saw the latest span of time, the one the test follows"
-                if forecast
-                else "test predictions of those models as validated (fitted on the fit rows), not of their refits"
-            )
+            "test predictions of those models as validated (fitted on the fit rows), not of their refits"
         )
         if cv:  # its own out-of-fold predictions of every row, kept before the solution is saved as done
             folded = cross_validation.Folded(res.val_pred, time.monotonic() - t0)
