@@ -49,6 +49,7 @@ def test_a_forecast_validates_on_its_latest_rows_and_folds_over_spans_of_time(ex
     learn, stop = task.holdout(fit)
     assert days[learn].max() < days[stop].min() and set(learn) | set(stop) == set(fit)
     assert read_json(Workspace(task.ws).split)["time"] == "date"
+    assert task.held_out == "the latest by 'date', as the test rows come after every train row"
     folds = task.folds(3)
     assert sorted(np.concatenate([h for _, h in folds]).tolist()) == list(range(len(task.y)))
     spans = sorted((days[h].min(), days[h].max()) for _, h in folds)

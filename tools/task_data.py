@@ -84,6 +84,15 @@ class TaskData:
         write_json(path, record | held_out)
         return fit, val
 
+    @property
+    def held_out(self) -> str:
+        """How _split holds rows out, in words for the console."""
+        if self.times is not None:
+            return f"the latest by {self.times[0]!r}, as the test rows come after every train row"
+        if self.groups is not None:
+            return f"whole groups of {self.groups[0]!r}, as the test shares none of the train's"
+        return "random rows"
+
     def holdout(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(learn rows, stop rows): `rows` (the fit rows) split the way the validation rows were split off, for a
         model that early-stops or is tuned on rows of its own, so that the validation rows, which select among

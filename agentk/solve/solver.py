@@ -129,7 +129,7 @@ class Solver:
         write_json(self.workspace.solve_summary, {"status": "running", "budget": self.budget.name})
         fit, val = self.task.split
         self.say(
-            f"{len(fit)} rows to fit, {len(val)} to validate; metric {self.task.metric_name} "
+            f"{len(fit)} rows to fit, {len(val)} to validate ({self.task.held_out}); metric {self.task.metric_name} "
             f"({'higher' if self.task.higher_is_better else 'lower'} is better); inputs "
             f"{', '.join(self.task.modalities)}; budget {self.budget.name}"
         )
