@@ -62,6 +62,9 @@ class Features:
     what: str  # one line for the plan: what the columns are
     models: dict[str, Callable[[str], object]]  # name -> factory(kind) of a fresh sklearn estimator for that kind
     details: dict = field(default_factory=dict)
+    # (train, test) features of each row seen otherwise (an image mirrored, where its collection looks the same so):
+    # a model learns from every view of its rows and predicts the mean over the views of the rows it predicts
+    views: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
 
 
 @dataclass
@@ -85,12 +88,13 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
     refit, on every row (test predictions)."""
     t0 = time.monotonic()
     fit, val = task.split
+    trains, tests = [feats.train, *(v[0] for v in feats.views)], [feats.test, *(v[1] for v in feats.views)]
     cv = {}
     choices = feats.models if len(feats.models) > 1 else {}  # one model: nothing to choose, no cross-validation
     for name, factory in choices.items():
         oof = np.zeros((len(task.y), sum(task.widths)))
         for inner_fit, inner_val in task.folds(FOLDS, fit):
-            oof[inner_val] = predict_outputs(task, factory, feats.train, inner_fit, feats.train[inner_val])
+            oof[inner_val] = predict_outputs(task, factory, trains, inner_fit, [x[inner_val] for x in trains])
         cv[name] = task.score(oof[fit], fit)
         log(f"  {name}: {FOLDS}-fold {task.metric_name} on the fit rows {cv[name]:.5g}")
     chosen = next(iter(feats.models))
@@ -99,12 +103,12 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
             chosen = name
     factory = feats.models[chosen]
     # one model on the fit rows predicts the validation rows and, for the blender, the test rows
-    fitted = _fit_outputs(task, factory, feats.train, fit)
-    both = _predict(task, fitted, _rows_then(feats.train[val], feats.test))
+    fitted = _fit_outputs(task, factory, trains, fit)
+    both = _predict(task, fitted, [_stacked([x[val], t]) for x, t in zip(trains, tests, strict=True)])
     val_pred, validated = both[: len(val)], both[len(val) :]
     learnt = [m.learnt() if hasattr(m, "learnt") else None for m in fitted]
     every = np.arange(len(task.y))
-    test_pred = predict_outputs(task, factory, feats.train, every, feats.test) if refit else validated
+    test_pred = predict_outputs(task, factory, trains, every, tests) if refit else validated
     refitted = f"; refitted on all {len(every)} rows for the test predictions" if refit else ""
     return ClassicalResult(
         val_pred,
@@ -112,6 +116,7 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
         float(task.score(val_pred, val)),
         f"{chosen} on {feats.what}"
         + (f", chosen among {list(cv)} by {FOLDS}-fold {task.metric_name} on the {len(fit)} fit rows" if cv else "")
+        + (f", learnt from and averaged over {len(trains)} views of each row" if feats.views else "")
         + f", scored on the {len(val)} validation rows{refitted}",
         {"chosen": chosen, "cv": cv, "seconds": time.monotonic() - t0, **feats.details}
         | ({"learnt": learnt} if any(v is not None for v in learnt) else {}),
@@ -120,22 +125,25 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
 
 
 def predict_outputs(
-    task: TaskData, factory: Callable[[str], object], X: np.ndarray, rows, X_out, learnt: list | None = None
+    task: TaskData, factory: Callable[[str], object], X, rows, X_out, learnt: list | None = None
 ) -> np.ndarray:
     """Model-space predictions for X_out of one model per output, each fitted on `rows` of X (those with a target
-    for that output): P(class 1), the class probabilities, or the value. learnt: per output, what a model learnt
-    before (its `learnt()`, None where nothing), fixed instead of learnt again."""
+    for that output): P(class 1), the class probabilities, or the value. X and X_out: a matrix, or a list of them,
+    one per view of the rows (Features.views). learnt: per output, what a model learnt before (its `learnt()`,
+    None where nothing), fixed instead of learnt again."""
     return _predict(task, _fit_outputs(task, factory, X, rows, learnt), X_out)
 
 
 def _fit_outputs(task: TaskData, factory, X, rows, learnt: list | None = None) -> list:
-    """Per output, a model fitted on `rows` of X (those with a target for it), or for classes an int: the one
-    class those rows hold."""
+    """Per output, a model fitted on `rows` of X, of every view of them (those with a target for it), or for
+    classes an int: the one class those rows hold."""
+    views = X if isinstance(X, list) else [X]
     fitted = []
     for j, o in enumerate(task.outputs):
         y = task.y[rows, j]
         known = np.isfinite(y)
-        Xj, yj = X[rows][known], y[known]
+        Xj = _stacked([x[rows][known] for x in views])
+        yj = np.tile(y[known], len(views))
         kind = "regression" if o["kind"] == "regression" else "classification"
         if kind == "classification":
             yj = yj.astype(int)
@@ -150,6 +158,9 @@ def _fit_outputs(task: TaskData, factory, X, rows, learnt: list | None = None) -
 
 
 def _predict(task: TaskData, fitted: list, X_out) -> np.ndarray:
+    """The mean over the views (X_out: a matrix, or a list of them, one per view of the same rows)."""
+    if isinstance(X_out, list):
+        return np.mean([_predict(task, fitted, x) for x in X_out], axis=0)
     parts = []
     for o, w, model in zip(task.outputs, task.widths, fitted, strict=True):
         if o["kind"] == "regression":
@@ -168,8 +179,10 @@ def _predict(task: TaskData, fitted: list, X_out) -> np.ndarray:
     return np.concatenate(parts, axis=1)
 
 
-def _rows_then(a, b):
-    """The rows of a, then those of b (dense arrays or scipy sparse matrices)."""
+def _stacked(blocks: list):
+    """The blocks' rows one after another (dense arrays or scipy sparse matrices); one block as it is."""
     from scipy import sparse
 
-    return sparse.vstack([a, b]).tocsr() if sparse.issparse(a) else np.concatenate([a, b])
+    if len(blocks) == 1:
+        return blocks[0]
+    return sparse.vstack(blocks).tocsr() if sparse.issparse(blocks[0]) else np.concatenate(blocks)

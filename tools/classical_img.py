@@ -35,6 +35,11 @@ MAX_BOOSTED_CLASSES = 4
 # its probabilities' 3 folds included), some 30 s for the candidate's cross-validation, fit and refit
 MAX_SVM_ROWS, SVM_C, SVM_FOLDS = 5000, 10.0, 3
 CHUNK = 256  # images per batch of feature extraction (bounds the float copies' memory)
+# train rows times views at most: the views the images' symmetries allow (tools.modality_img.symmetries: mirrored,
+# upside down, transposed), as many as keep every model's fit rows within what the SVM takes. On 1,000 MNIST digits
+# each flipped and turned at random, 4 views: SVM 0.765 -> 0.866 accuracy, linear 0.718 -> 0.788; on 1,000
+# Fashion-MNIST images mirrored: 0.847 -> 0.849, 0.837 -> 0.851
+VIEW_ROWS = MAX_SVM_ROWS
 
 
 def applies(task: TaskData) -> str | None:
@@ -42,29 +47,40 @@ def applies(task: TaskData) -> str | None:
 
 
 def features(task: TaskData, log=print) -> Features:
-    from tools.modality_img import decoded
+    from tools.modality_img import decoded, symmetries
 
     began = time.monotonic()
     paths = pd.concat([task.train.inputs[IMAGE.name], task.test.inputs[IMAGE.name]]).iloc[:, 0].tolist()
     images, note = decoded(paths, task.ws, SIZE, f"the {IMAGE.name} input maps")
     log(f"  {note}")
-    chunks = [np.arange(i, min(i + CHUNK, len(paths))) for i in range(0, len(paths), CHUNK)]
-    with ThreadPoolExecutor() as pool:  # numpy and scikit-image release the GIL in their loops
-        parts = list(pool.map(lambda rows: describe(np.asarray(images[rows])), chunks))
-    X = np.hstack([np.vstack(parts), file_sizes(paths, task)]).astype(np.float32)
     n = len(task.train.ids)
-    log(f"  {X.shape[1]} image features of {len(paths)} images in {time.monotonic() - began:.1f}s")
+    augment, why = symmetries(images, task.split[0])
+    # each view adds a copy of every train row to each model's fit (an SVM's cost grows with their square)
+    views = [lambda x: x, *augment.views()[: max(0, VIEW_ROWS // n - 1)]]
+    sizes = file_sizes(paths, task)
+    matrices = [np.hstack([_described(images, view), sizes]).astype(np.float32) for view in views]
+    X = matrices[0]
+    log(f"  {X.shape[1]} image features of {len(paths)} images, {len(views)} views, in {time.monotonic() - began:.1f}s")
+    seen = f", each also {len(views) - 1} ways flipped or turned ({why})" if len(views) > 1 else ""
     return Features(
         X[:n],
         X[n:],
         f"{X.shape[1]} features of each image (grey {GREY}px and colour {COLOUR}px thumbnails, RGB and HSV "
-        "histograms, colour statistics, HOG, local binary patterns, edge strength, the file's width and height)",
-        models(task),
-        {"image_features": int(X.shape[1]), "decoded_at": SIZE},
+        f"histograms, colour statistics, HOG, local binary patterns, edge strength, the file's width and height){seen}",
+        models(task, len(views)),
+        {"image_features": int(X.shape[1]), "decoded_at": SIZE, "views": len(views)},
+        [(m[:n], m[n:]) for m in matrices[1:]],
     )
 
 
-def models(task: TaskData) -> dict:
+def _described(images, view) -> np.ndarray:
+    """describe() of every image seen through `view` (a flip or turn of a decoded batch, tools.modality_img)."""
+    chunks = [np.arange(i, min(i + CHUNK, len(images))) for i in range(0, len(images), CHUNK)]
+    with ThreadPoolExecutor() as pool:  # numpy and scikit-image release the GIL in their loops
+        return np.vstack(list(pool.map(lambda rows: describe(np.ascontiguousarray(view(images[rows]))), chunks)))
+
+
+def models(task: TaskData, views: int = 1) -> dict:
     """Linear models on the standardised features and extra trees always; gradient boosting too unless an output
     has more than MAX_BOOSTED_CLASSES classes: it grows a tree per class per round over some 1000 features, so 10
     classes of 1437 images took 150 CPU seconds (extra trees: 2), 99 classes many minutes. For classes alone, on at
@@ -73,7 +89,7 @@ def models(task: TaskData) -> dict:
     widest = max((w for o, w in zip(task.outputs, task.widths, strict=True) if o["kind"] != "regression"), default=1)
     chosen = {f"linear (C={c:g})": _linear(c) for c in (0.01, 0.1)} | {"extra trees": _trees}
     classes = all(o["kind"] != "regression" for o in task.outputs)
-    if classes and len(task.train.ids) <= MAX_SVM_ROWS and svm_fits(task, SVM_FOLDS):
+    if classes and len(task.train.ids) * views <= MAX_SVM_ROWS and svm_fits(task, SVM_FOLDS):
         chosen[f"svm (RBF, C={SVM_C:g})"] = _svm
     return chosen | ({"gradient boosting": _boosting} if widest <= MAX_BOOSTED_CLASSES else {})
 
