@@ -19,6 +19,7 @@ from pathlib import Path
 from agentk.core.errors import BadInput
 from agentk.core.fileio import read_json, read_jsonl, write_text
 from agentk.workspace import METRIC, Workspace
+from tools.task_data import held_out
 
 PREVIEW_ROWS = 8
 CSS = """
@@ -289,8 +290,9 @@ def _solutions(ws: Workspace) -> str:
     if not rows:
         return note + "<p>No solution yet: run <code>agentk solve</code>.</p>"
     out = note + (
-        f"<p>Validation {esc(metric)}{esc(_direction(higher))} on the validation rows every solution shares "
-        f"(the light solution was scored on the setup's own split). ★ the submission's"
+        f"<p>Validation {esc(metric)}{esc(_direction(higher))} on the validation rows every solution shares, "
+        f"{esc(held_out(read_json(ws.split) or {}))} (the light solution was scored on the setup's own split). "
+        "★ the submission's"
         + (
             ", chosen by the cross-validated score: each solution rebuilt on every fold of all the train rows (a "
             "small table's validation rows are too few to choose by)"

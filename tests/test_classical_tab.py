@@ -16,10 +16,14 @@ from agentk.modalities import TABULAR, TEXT
 from tools import classical_tab
 from tools.classical import fit_candidate, predict_outputs
 from tools.metrics import rmse, roc_auc
+from tools.task_data import TaskData
 
 
 class FrameTask:
     """The members of TaskData that tools/classical.py uses, over an in-memory table and its outputs."""
+
+    times = groups = None  # rows neither in time order nor in groups
+    folds = TaskData.folds  # the real folds over such rows
 
     def __init__(self, table: pd.DataFrame, y: np.ndarray, outputs: list[dict], n_test: int, metric, higher: bool):
         n = len(table) - n_test

@@ -18,11 +18,15 @@ from agentk.testing.competitions import build
 from tools import classical_txt
 from tools.classical import Features, fit_candidate
 from tools.metrics import pearson, roc_auc
+from tools.task_data import TaskData
 from tools.text_pairs import pair_features, word_alignment
 
 
 class FrameTask:
     """The members of TaskData that tools/classical.py uses, for one output over in-memory text fields."""
+
+    times = groups = None  # rows neither in time order nor in groups
+    folds = TaskData.folds  # the real folds over such rows
 
     def __init__(self, texts: pd.DataFrame, y: np.ndarray, kind: str, n_test: int, metric):
         n = len(texts) - n_test

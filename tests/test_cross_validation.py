@@ -22,6 +22,7 @@ def test_folds_hold_out_every_row_once_and_keep_the_class_shares(example_copy):
     task = TaskData(example_copy("iris-species"))
     n = len(task.y)
     folds = task.folds(5)
+    assert task.held_out == "random rows"
     held = np.concatenate([h for _, h in folds])
     assert sorted(held.tolist()) == list(range(n))
     classes = task.y[:, 0].astype(int)
@@ -37,6 +38,7 @@ def test_folds_hold_out_whole_groups(example_copy):
     task.__dict__["groups"] = ("patient", groups)
     for train, held in task.folds(5):
         assert not set(groups[train]) & set(groups[held])
+    assert task.held_out == "whole groups of 'patient', as the test shares none of the train's"
 
 
 def test_a_forecast_validates_on_its_latest_rows_and_folds_over_spans_of_time(example_copy):

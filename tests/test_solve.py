@@ -96,6 +96,7 @@ def test_solve_writes_a_report_with_plots_and_tables(solved, tmp_path):
     assert any(h[:2] == ["model", "score_val"] for h in headers)  # AutoGluon's leaderboard
     text = shown["text"]
     assert "roc_auc (higher is better)" in text
+    assert "every solution shares, random rows" in text  # how the validation rows were held out
     assert "matches the sample submission" in text and "the solve's best solution" in text
     assert "out of fold" in text  # the blend's figure says what it is
     best = json.loads((solved / "solve.json").read_text())["best"]

@@ -80,18 +80,14 @@ class TaskData:
                 return np.array([pos[i] for i in saved["fit"]]), np.array([pos[i] for i in saved["val"]])
         fit, val = self._split(np.arange(len(ids)), VAL_FRACTION)
         record = {"fit": ids[fit].tolist(), "val": ids[val].tolist(), "seed": SPLIT_SEED}
-        held_out = {"time": self.times[0]} if self.times else {"groups": self.groups[0]} if self.groups else {}
-        write_json(path, record | held_out)
+        rule = {"time": self.times[0]} if self.times else {"groups": self.groups[0]} if self.groups else {}
+        write_json(path, record | rule)
         return fit, val
 
     @property
     def held_out(self) -> str:
         """How _split holds rows out, in words for the console."""
-        if self.times is not None:
-            return f"the latest by {self.times[0]!r}, as the test rows come after every train row"
-        if self.groups is not None:
-            return f"whole groups of {self.groups[0]!r}, as the test shares none of the train's"
-        return "random rows"
+        return held_out({"time": self.times[0]} if self.times else {"groups": self.groups[0]} if self.groups else {})
 
     def holdout(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(learn rows, stop rows): `rows` (the fit rows) split the way the validation rows were split off, for a
@@ -236,6 +232,15 @@ def _stratified_split(y: np.ndarray, outputs: list[dict], fraction: float, seed:
     val = np.sort(np.asarray(val, dtype=int))
     fit = np.setdiff1d(np.arange(n), val)
     return fit, val
+
+
+def held_out(split: dict) -> str:
+    """How a split (the split file's record: its "time" or "groups" column, if any) held its rows out, in words."""
+    if "time" in split:
+        return f"the latest by {split['time']!r}, as the test rows come after every train row"
+    if "groups" in split:
+        return f"whole groups of {split['groups']!r}, as the test shares none of the train's"
+    return "random rows"
 
 
 def _time_folds(t: np.ndarray, k: int):
