@@ -10,7 +10,7 @@ import pytest
 from agentk.solve.budgets import PRESETS
 from agentk.solve.solver import Solver
 from agentk.workspace import Workspace, read_map
-from tools.features import Labels, coordinate_points, engineer
+from tools.features import Labels, as_datetime, coordinate_points, engineer
 
 
 def _frame(n: int, rng, start: str = "2015-01-01") -> pd.DataFrame:
@@ -29,6 +29,16 @@ def _frame(n: int, rng, start: str = "2015-01-01") -> pd.DataFrame:
         },
         index=[f"{start}-{i}" for i in range(n)],
     )
+
+
+def test_a_column_of_dates_parses_at_once_in_its_format_and_odd_values_one_by_one():
+    odd = ["2016-03-06 10:00", None, "05/03/2016", "not a date", "2016-03-05T10:00:00+02:00", "Mar 7, 2016"]
+    s = pd.Series(["2016-03-05"] * 1000 + odd)
+    parsed = as_datetime(s)
+    assert parsed.iloc[0] == pd.Timestamp("2016-03-05") and (parsed.iloc[:1000] == parsed.iloc[0]).all()
+    assert parsed.iloc[1000:].tolist()[:3] == [pd.Timestamp("2016-03-06 10:00"), pd.NaT, pd.Timestamp("2016-05-03")]
+    assert pd.isna(parsed.iloc[1003]) and parsed.iloc[1004] == pd.Timestamp("2016-03-05 08:00")  # in UTC
+    assert parsed.iloc[1005] == pd.Timestamp("2016-03-07")
 
 
 def test_datetimes_become_parts_cyclic_encodings_and_elapsed_days():
