@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from agentk.core.fileio import read_json
@@ -58,6 +59,24 @@ def test_a_forecast_validates_on_its_latest_rows_and_folds_over_spans_of_time(ex
     assert all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False))  # disjoint spans, a day in one fold
     within = task.folds(3, fit)  # a candidate's own folds within the fit rows
     assert sorted(np.concatenate([h for _, h in within]).tolist()) == sorted(fit.tolist())
+
+
+def test_timestamp_ids_are_a_forecasts_time_when_no_other_column_is(example_copy):
+    ws = example_copy("diabetes")
+    maps = {name: pd.read_csv(ws / name) for name in ("train_tab_input_map.csv", "train_tab_target_map.csv")}
+    hour = {
+        i: pd.Timestamp("2020-01-01") + pd.Timedelta(hours=k)
+        for k, i in enumerate(maps["train_tab_input_map.csv"]["id"])
+    }
+    for name, frame in maps.items():  # each train row an hour, in the table's order
+        frame.assign(id=frame["id"].map(hour).astype(str)).to_csv(ws / name, index=False)
+    test = pd.read_csv(ws / "test_tab_input_map.csv")
+    later = [str(pd.Timestamp("2021-01-01") + pd.Timedelta(hours=k)) for k in range(len(test))]
+    test.assign(id=later).to_csv(ws / "test_tab_input_map.csv", index=False)
+    task = TaskData(ws)
+    assert task.times[0] == "id"
+    fit, val = task.split
+    assert task.times[1][fit].max() < task.times[1][val].min() and abs(len(val) - 0.2 * len(task.y)) <= 1
 
 
 def test_a_folds_task_has_its_rows_and_leaves_the_workspace_split(example_copy):

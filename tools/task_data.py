@@ -168,7 +168,7 @@ class TaskData:
             return None
         from tools.features import as_datetime  # features imports this module
 
-        t = as_datetime(train.set_index("id").loc[list(self.train.ids), column])
+        t = as_datetime(train.set_index("id", drop=False).loc[list(self.train.ids), column])  # the id may be it
         return column, ((t - t.min()).dt.total_seconds() / 86400).fillna(-1.0).to_numpy()  # no time: earliest
 
     def score(self, pred: np.ndarray, rows: np.ndarray) -> float:
@@ -277,7 +277,7 @@ def time_column(train: pd.DataFrame, test: pd.DataFrame) -> str | None:
     with the train's (the first days of each month to train on, the rest to predict) are not."""
     from tools.features import as_datetime, is_datetime  # features imports this module
 
-    for c in train.columns:  # a map's id too: a timestamp id is the rows' time
+    for c in sorted(train.columns, key=lambda c: c == "id"):  # a map's id last: a timestamp id is the rows' time
         if c not in test.columns or not is_datetime(train[c]):
             continue
         t_train, t_test = as_datetime(train[c]), as_datetime(test[c])
