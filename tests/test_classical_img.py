@@ -125,7 +125,7 @@ def test_images_alike_flipped_and_turned_are_learnt_from_and_predicted_over_ever
 
     digits = load_digits()
     rng = np.random.default_rng(0)
-    pixels = (digits.images[:600] * 255 / 16).astype(np.uint8)
+    pixels = (digits.images[:400] * 255 / 16).astype(np.uint8)
 
     def turned(i, rng):
         a = pixels[i]
@@ -133,11 +133,11 @@ def test_images_alike_flipped_and_turned_are_learnt_from_and_predicted_over_ever
         a = a[::-1] if coins[1][i] else a
         return np.repeat((a.T if coins[2][i] else a)[..., None], 3, axis=2).copy()
 
-    coins = rng.random((3, 600)) < 0.5
-    labels = pd.DataFrame({"digit": digits.target[:500]})
+    coins = rng.random((3, 400)) < 0.5
+    labels = pd.DataFrame({"digit": digits.target[:320]})
     outputs = [{"name": "digit", "kind": "multiclass", "classes": [str(d) for d in range(10)]}]
     task = workspace(
-        tmp_path / "turned", outputs, ["accuracy"], labels, 100, img=_images(tmp_path / "turned", 600, turned)
+        tmp_path / "turned", outputs, ["accuracy"], labels, 80, img=_images(tmp_path / "turned", 400, turned)
     )
     feats = classical_img.features(task, log=lambda line: None)
     assert len(feats.views) == 3 and feats.details["views"] == 4 and "3 ways flipped or turned" in feats.what
@@ -145,9 +145,9 @@ def test_images_alike_flipped_and_turned_are_learnt_from_and_predicted_over_ever
     seen = fit_candidate(task, replace(feats, models=linear), log=lambda line: None)
     plain = fit_candidate(task, replace(feats, models=linear, views=[]), log=lambda line: None)
     assert seen.val_score > plain.val_score + 0.03, (seen.val_score, plain.val_score)
-    assert "averaged over 4 views of each row" in seen.plan and seen.test_pred.shape == (100, 10)
+    assert "averaged over 4 views of each row" in seen.plan and seen.test_pred.shape == (80, 10)
     coins[:] = False  # the digits as written: mirrored, upside down or transposed they are other shapes
     written = workspace(
-        tmp_path / "written", outputs, ["accuracy"], labels, 100, img=_images(tmp_path / "written", 600, turned)
+        tmp_path / "written", outputs, ["accuracy"], labels[:160], 40, img=_images(tmp_path / "written", 200, turned)
     )
     assert classical_img.features(written, log=lambda line: None).views == []
