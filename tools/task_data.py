@@ -142,14 +142,18 @@ class TaskData:
         other.__dict__["split"] = (np.asarray(fit), np.asarray(val))
         return other
 
+    def _tab_maps(self) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+        """The train and test tab input maps as read, or None without both."""
+        paths = [self.workspace.input_maps(split).get("tab") for split in ("train", "test")]
+        return None if None in paths else (read_map(paths[0]), read_map(paths[1]))
+
     @cached_property
     def groups(self) -> tuple[str, np.ndarray] | None:
         """(column, each train row's group) when the tabular maps' rows come in groups that the test set does not
         share (time steps of episodes, readings of patients): validation must hold out whole groups."""
-        maps = {split: self.workspace.input_maps(split).get("tab") for split in ("train", "test")}
-        if maps["train"] is None or maps["test"] is None:
+        if (maps := self._tab_maps()) is None:
             return None
-        train, test = read_map(maps["train"]), read_map(maps["test"])
+        train, test = maps
         column = group_column(train, test)
         if column is None:
             return None
@@ -159,10 +163,9 @@ class TaskData:
     def times(self) -> tuple[str, np.ndarray] | None:
         """(column, each train row's time in days) when the test rows come after the train rows in time (a
         forecast): validation must hold out the latest rows, or it would score interpolation, not a forecast."""
-        maps = {split: self.workspace.input_maps(split).get("tab") for split in ("train", "test")}
-        if maps["train"] is None or maps["test"] is None:
+        if (maps := self._tab_maps()) is None:
             return None
-        train, test = read_map(maps["train"]), read_map(maps["test"])
+        train, test = maps
         column = time_column(train, test)
         if column is None:
             return None
