@@ -26,7 +26,7 @@ from agentk.competition.dataview import (
 )
 from agentk.competition.file_inputs import listing_source, modality_files
 from agentk.competition.support import hopeless_reason, unsupported_reason, unsupported_task
-from agentk.competition.tables import arrays_as_tables, candidates, find, normalise
+from agentk.competition.tables import arrays_as_tables, candidates, find, long_as_wide, normalise
 from agentk.core.checks import Check
 from agentk.core.engine import Stage
 from agentk.core.errors import BadInput
@@ -63,6 +63,7 @@ def check_source(source: str | Path, try_unsupported: bool = False) -> str | Non
         link_children(source.resolve(), view)
         unpack_beside(source.resolve(), view, tables_only=True)
         arrays_as_tables(view)  # X_train.npy, y_train.npy, X_test.npy: the tables fetch will write
+        long_as_wide(view)  # a long sample's wide form, and a test table of its keys
         # before any other check: say what agentk cannot do, not what is missing
         reason = unsupported_task(view) or check_tables(view, source)
     if reason and not try_unsupported:

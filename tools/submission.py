@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from agentk.competition.dataview import find_tables, read_table
+from agentk.competition.long_format import as_modelled, as_submitted
 from agentk.competition.tables import sample_columns_of
 from agentk.workspace import SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, Workspace, code_module
 
@@ -47,6 +48,10 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
     submission's maker in the message."""
     sample_path = find_tables(Workspace(ws).raw)["sample"]
     sample = pd.read_csv(sample_path)
+    try:  # a submission in a long sample's rows is checked as the models wrote it, one row per key
+        sub = as_modelled(Workspace(ws).raw, sub)
+    except ValueError as exc:
+        raise SubmissionMismatch(f"{who}: {exc}") from None
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / Workspace.SUBMISSION
         sub.to_csv(path, index=False)
@@ -147,15 +152,16 @@ def exclusive_columns(ws: Path, sample: pd.DataFrame, predicted: list[str]) -> b
 
 
 def format_with_fallback(ws: Path, ids, predictions) -> tuple[str, pd.DataFrame]:
-    """(the formatter's module name, its submission checked against the sample): the primary formatter's, or the
-    alternative's when the primary fails or its submission does not match."""
+    """(the formatter's module name, its submission checked against the sample, in the sample's own rows where those
+    are long): the primary formatter's, or the alternative's when the primary fails or its submission does not
+    match."""
     errors = []
     for stage in FORMATTERS:
         name = code_module(stage)
         try:
             sub = Workspace(ws).load(stage).format_submission(ids, predictions)
             compare_with_sample(ws, sub, name)
-            return name, sub
+            return name, as_submitted(Workspace(ws).raw, sub)
         except Exception as exc:  # noqa: BLE001 - generated code may raise anything: try the alternative, report both
             errors.append(f"{name}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
     raise SubmissionMismatch("both submission formatters failed: " + " | ".join(errors))

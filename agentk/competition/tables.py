@@ -10,6 +10,7 @@ cached per folder state.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -19,6 +20,7 @@ import pandas as pd
 
 from agentk.competition.dataview import TABLE_EXT, is_table, nested_as_text, read_table, role_of, walk
 from agentk.competition.file_inputs import listing_source, modality_files
+from agentk.competition.long_format import RECORD, WIDE, detect, to_wide
 from agentk.competition.series import (
     SUMMARY,
     arrays_to_tables,
@@ -36,6 +38,7 @@ MAX_PARTS = 20  # a split folder with more tables than this holds one table per 
 DEPTH = 2  # folders below the competition folder that are searched for tables
 FOLDER_LABELS = "train_folder_labels.csv"  # written by normalise: the labels that class sub-folders give
 FLAT = "_without_pixels"  # <stem>_without_pixels.csv: written by normalise, it stands in for the table <stem>
+STAND_INS = (FLAT, WIDE)  # written by normalise: <stem><suffix>.csv stands in for the table <stem>
 PART = re.compile(r"[_\-. ]?(part|chunk)?[_\-. ]?\d+$", re.I)  # train_1, train-part-2: numbered parts
 
 
@@ -95,10 +98,10 @@ def find(root: Path) -> Tables:
 def _find(root: Path, signature: tuple) -> Tables:
     by_role: dict[str, list[Path]] = {}
     found = candidates(root)
-    flat = {p.parent / p.name.replace(FLAT, "", 1) for p in found if _stem(p).endswith(FLAT)}
+    replaced = {p.with_name(f"{_stem(p)[: -len(s)]}.csv") for p in found for s in STAND_INS if _stem(p).endswith(s)}
     for p in found:
         role = file_role(p, root)
-        if role and p.with_name(f"{_stem(p)}.csv") not in flat:  # a table of pixels gives way to its flat one
+        if role and p.with_name(f"{_stem(p)}.csv") not in replaced:  # a table gives way to its flat or wide form
             by_role.setdefault(role, []).append(p)
     out = Tables({})
     for role in ("train", "test"):
@@ -221,7 +224,7 @@ def normalise(root: Path) -> list[str]:
             continue
         _write_csv(pd.concat(frames, ignore_index=True), dest)
         done.append(f"{dest.name}: {len(parts)} parts of the {role} table joined ({', '.join(p.name for p in parts)})")
-    done += arrays_as_tables(root) + _bands(root) + _pixels(root)
+    done += arrays_as_tables(root) + _bands(root) + _pixels(root) + long_as_wide(root)
     summarised = _summarise_series(root)
     if summarised:
         done.append(summarised)
@@ -238,6 +241,43 @@ def normalise(root: Path) -> list[str]:
         if not dest.exists():
             _write_csv(read_table(sample, dtype=str), dest)
             done.append(f"{dest.name}: a CSV copy of the sample submission {sample.name}")
+    return done
+
+
+def long_as_wide(root: Path) -> list[str]:
+    """A long sample submission (agentk.competition.long_format) written wide, with the long train or test table
+    beside it, or a test table of the sample's keys where nothing else names the test samples; the record of the
+    pivot last, as it marks the work done. What was written, one line each."""
+    root = Path(root)
+    paths = find(root).paths
+    if "sample" not in paths or "train" not in paths or (root / RECORD).exists():
+        return []
+    sample = read_table(paths["sample"], dtype=str)
+    train = read_table(paths["train"], dtype=str)
+    test = read_table(paths["test"], dtype=str) if "test" in paths else None
+    rec = detect(sample, train, test)
+    if rec is None:
+        return []
+    rec["sample"] = paths["sample"].relative_to(root).as_posix()
+    long = {"sample": sample, "train": train if rec["train"] == "long" else None}
+    long["test"] = test if test is not None and rec["id"] in test.columns else None
+    done = []
+    for role, frame in long.items():
+        if frame is not None:
+            dest = root / f"{_stem(paths[role])}{WIDE}.csv"
+            wide = to_wide(frame, rec)
+            _write_csv(wide, dest)
+            done.append(f"{dest.name}: the long {paths[role].name} as one row per {rec['key']!r} ({len(wide)} rows)")
+    keys = to_wide(sample, rec, keep=False)[rec["key"]]
+    if test is None and not keys.isin(_test_keys(root, None)).any():
+        _write_csv(pd.DataFrame({rec["key"]: keys}), root / "test.csv")
+        done.append(f"test.csv: the {len(keys)} test keys of {paths['sample'].name}, which no other file names")
+    (root / RECORD).write_text(json.dumps(rec, indent=1))
+    done.append(
+        f"{RECORD}: {paths['sample'].name} has one row per {rec['key']!r} and target ({len(rec['targets'])} targets "
+        f"after {rec['sep']!r}: {', '.join(rec['targets'][:4])}{', ...' if len(rec['targets']) > 4 else ''}); "
+        "submissions are written back in its rows"
+    )
     return done
 
 

@@ -1,0 +1,143 @@
+"""Fixture competitions whose sample submission has one row per (test sample, target): the id is the sample's key
+and the target's name joined by "_", beside one value column. Kaggle does this for scans scored per finding, subjects
+scored per measure, and handwritten characters scored per component. Each has a learnable signal; the answers are
+long, as the grader reads them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from agentk.testing.competitions import fixture
+from agentk.testing.competitions.layouts import description, finish
+
+RMSE = "Submissions are scored on the root mean squared error (RMSE) between predicted and true values."
+LOG_LOSS = (
+    "Submissions are evaluated on the log loss of the predicted probability of each finding, averaged over the "
+    "rows of the submission."
+)
+AUC = "Submissions are evaluated on the area under the ROC curve between the predicted probability and the label."
+
+
+def long_rows(keys, frame: pd.DataFrame, id_col: str, value: str) -> pd.DataFrame:
+    """One row per key and column of `frame` (in that order), ids <key>_<column>."""
+    return pd.DataFrame(
+        {
+            id_col: [f"{k}_{c}" for k in keys for c in frame.columns],
+            value: frame.to_numpy().ravel(),
+        }
+    )
+
+
+@fixture("long submissions", "no test table: the test subjects are only in the sample's <Id>_<measure> rows", fast=True)
+def measures_per_subject(folder, rng):
+    pub = folder / "public"
+    n, n_test = 400, 100
+    ids = rng.choice(np.arange(10000, 30000), n + n_test, replace=False)
+    loading = pd.DataFrame(rng.normal(size=(n + n_test, 8)).round(4), columns=[f"IC_{i:02d}" for i in range(1, 9)])
+    x = loading.to_numpy()
+    targets = pd.DataFrame(
+        {
+            "age": (50 + 8 * x[:, 0] - 5 * x[:, 1] + rng.normal(scale=3, size=n + n_test)).round(2),
+            "domain1_var1": (50 + 6 * x[:, 2] + 4 * x[:, 3] * x[:, 0] + rng.normal(scale=4, size=n + n_test)).round(2),
+            "domain2_var1": (45 + 7 * x[:, 4] - 3 * x[:, 5] + rng.normal(scale=4, size=n + n_test)).round(2),
+        }
+    )
+    loading.insert(0, "Id", ids)
+    loading.sample(frac=1, random_state=1).to_csv(pub / "loading.csv", index=False)
+    targets.insert(0, "Id", ids)
+    targets.iloc[:n].to_csv(pub / "train_scores.csv", index=False)
+    test = targets.iloc[n:]
+    long_rows(test["Id"], test.drop(columns="Id") * 0, "Id", "Predicted").to_csv(
+        pub / "sample_submission.csv", index=False
+    )
+    (pub / "description.md").write_text(
+        description(
+            "Predict each test subject's age and two assessment scores from the subject's loading features. "
+            "Each row of the submission is one subject and one measure: the Id is the subject's Id, an underscore "
+            "and the measure's name.",
+            RMSE,
+            ["train_scores.csv: the measures of the train subjects", "loading.csv: every subject's features",
+             "sample_submission.csv"],
+        )
+    )
+    answers = long_rows(test["Id"], test.drop(columns="Id"), "Id", "Predicted")
+    return finish(folder, answers, "sample_submission.csv", task_type="Reg", metric="rmse", lower=True)
+
+
+@fixture("long submissions", "train.csv and the sample both one row per <scan>_<finding>; scans as PNGs in folders")
+def findings_per_scan(folder, rng):
+    from PIL import Image
+
+    pub = folder / "public"
+    findings = ["bleed", "fracture", "swelling", "any"]
+    n, n_test, size = 320, 80, 24
+    keys = [f"ID_{v:07x}" for v in rng.choice(16**7, n + n_test, replace=False)]
+    has = rng.random((n + n_test, 3)) < [0.3, 0.25, 0.2]
+    for split, rows in (("train", range(n)), ("test", range(n, n + n_test))):
+        (pub / f"stage_1_{split}_images").mkdir(parents=True)
+        for i in rows:
+            img = rng.normal(0.4, 0.1, (size, size))
+            if has[i, 0]:
+                img[: size // 3] += 0.35  # a bright band on top
+            if has[i, 1]:
+                img[:, : size // 4] += 0.35  # a bright band on the left
+            if has[i, 2]:
+                img[size // 3 : 2 * size // 3, size // 3 : 2 * size // 3] += 0.4  # a bright centre
+            grey = (np.clip(img, 0, 1) * 255).astype(np.uint8)
+            Image.fromarray(grey).save(pub / f"stage_1_{split}_images" / f"{keys[i]}.png")
+    labels = pd.DataFrame(np.c_[has, has.any(axis=1)].astype(int), columns=findings)
+    train = long_rows(keys[:n], labels.iloc[:n], "ID", "Label")
+    train.sample(frac=1, random_state=0).to_csv(pub / "stage_1_train.csv", index=False)
+    answers = long_rows(keys[n:], labels.iloc[n:], "ID", "Label")
+    answers.assign(Label=0.5).to_csv(pub / "stage_1_sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Find which of three kinds of lesion each scan shows, and whether it shows any. Each row of "
+            "stage_1_train.csv and of the submission is one scan and one finding: ID_<scan>_<finding>.",
+            LOG_LOSS,
+            ["stage_1_train.csv", "stage_1_train_images/<scan>.png", "stage_1_test_images/<scan>.png",
+             "stage_1_sample_submission.csv"],
+        )
+    )
+    return finish(
+        folder, answers, "stage_1_sample_submission.csv", task_type="BinCls", metric="log_loss", lower=True,
+        inputs=("image",),
+    )
+
+
+@fixture("long submissions", "test.csv long too: one row per <sample>_<component>, the sample's inputs repeated")
+def components_per_sample(folder, rng):
+    pub = folder / "public"
+    n, n_test = 400, 100
+    parts = ["part_a", "part_b", "part_c"]
+    x = rng.normal(size=(n + n_test, 4)).round(4)
+    colour = rng.choice(["red", "green", "blue"], n + n_test)
+    noise = rng.normal(scale=0.5, size=(n + n_test, 3))
+    labels = pd.DataFrame(
+        {
+            "part_a": (x[:, 0] + x[:, 1] + noise[:, 0] > 0).astype(int),
+            "part_b": (x[:, 2] - (colour == "red") + noise[:, 1] > -0.3).astype(int),
+            "part_c": (x[:, 3] * x[:, 0] + noise[:, 2] > 0).astype(int),
+        }
+    )
+    keys = [f"Train_{i}" for i in range(n)] + [f"Test_{i}" for i in range(n_test)]
+    inputs = pd.DataFrame({"sample_id": keys, "x1": x[:, 0], "x2": x[:, 1], "x3": x[:, 2], "x4": x[:, 3],
+                           "colour": colour})
+    pd.concat([inputs.iloc[:n], labels.iloc[:n]], axis=1).to_csv(pub / "train.csv", index=False)
+    test = inputs.iloc[n:].loc[np.repeat(np.arange(n, n + n_test), 3)].reset_index(drop=True)
+    test.insert(0, "component", parts * n_test)
+    test.insert(0, "row_id", test["sample_id"] + "_" + test["component"])
+    test.to_csv(pub / "test.csv", index=False)
+    answers = long_rows(keys[n:], labels.iloc[n:], "row_id", "target")
+    answers.assign(target=0).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict three binary components of each sample. test.csv and the submission have one row per sample "
+            "and component; row_id is <sample_id>_<component>.",
+            AUC,
+            ["train.csv: one row per sample, its three components", "test.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv", task_type="BinCls", metric="roc_auc")
