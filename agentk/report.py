@@ -471,6 +471,7 @@ def _submission(ws: Workspace) -> str:
     import pandas as pd
 
     from agentk.competition.dataview import find_tables
+    from agentk.competition.long_format import long_sample, record
     from agentk.submit import solve_status
     from tools.submission import SubmissionMismatch, compare_with_sample
 
@@ -489,6 +490,8 @@ def _submission(ws: Workspace) -> str:
         check = f"<b class=bad>does not match the sample submission</b>: {esc(exc)}"
     sample_path = find_tables(ws.raw).get("sample")
     sample = pd.read_csv(sample_path) if sample_path else None
+    if record(ws.raw) is not None:  # the models' sample is the long one's wide form: show the one submitted
+        sample = long_sample(ws.raw)
     head = (
         f"<p>{link(ws.submission, ws.root)} ({len(sub)} rows) is {origin}; it {check}.</p>"
         + "<div class=row><div><h3>submission, first rows</h3>"

@@ -51,8 +51,14 @@ def test_a_long_table_goes_wide_and_back_to_the_samples_own_rows_and_order():
     rec = detect(sample, train, None)
     assert rec == {"id": "ID", "value": "Label", "sep": "_", "targets": ["bleed", "any"], "key": "ID",
                    "train": "long"}
-    wide = to_wide(train, rec)
+    wide = to_wide(train, rec, grid=False)
     assert wide.values.tolist() == [["ID_x", 1, 1], ["ID_y", 0, 0]]
+    # a train table with a repeated row and a missing label: the first row counts, the missing label is empty
+    odd = pd.concat([train, train.iloc[[0]].assign(Label=0)]).iloc[[0, 1, 2, 4]]
+    assert detect(sample, odd, None) == rec
+    assert to_wide(odd, rec, grid=False).fillna(-1).values.tolist() == [["ID_x", 1, 1], ["ID_y", 0, -1]]
+    with pytest.raises(ValueError, match="every key with every target once"):
+        to_wide(odd, rec)
     model = pd.DataFrame({"ID": ["ID_c1", "ID_a3", "ID_b7"], "bleed": [0.1, 0.2, 0.3], "any": [0.4, 0.5, 0.6]})
     back = to_long(model, rec, sample)
     assert back["ID"].tolist() == sample["ID"].tolist()
@@ -109,4 +115,9 @@ def test_a_long_sample_competition_submits_in_the_samples_rows_and_beats_the_con
         compare_with_sample(ws, sub.iloc[1:], "submission.csv")
     with pytest.raises(SubmissionMismatch, match="missing values"):
         compare_with_sample(ws, sub.assign(Predicted=sub["Predicted"].where(sub.index != 4)), "submission.csv")
+    r = agentk("report", "--workspace", str(ws))
+    assert r.returncode == 0, r.stderr
+    html = (ws / "report.html").read_text()
+    assert "matches the sample submission" in html
+    assert html.count(sample["Id"].iloc[0]) >= 2  # the long sample shown beside the submission, not its wide form
     shutil.rmtree(ws)

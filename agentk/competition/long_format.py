@@ -27,9 +27,10 @@ SEPARATORS = ("_", "-", ":", "|", ".")
 MAX_TARGETS = 200  # more endings than this are one id's own parts (dates, positions), not targets
 
 
-def split_ids(ids: pd.Series, targets: list[str], sep: str) -> pd.DataFrame | None:
+def split_ids(ids: pd.Series, targets: list[str], sep: str, grid: bool = True) -> pd.DataFrame | None:
     """(key, target) per composite id, each id ending in <sep><target> (the longest target that fits); None when an id
-    ends in no target, or the keys do not each have every target exactly once."""
+    ends in no target, or (grid) the keys do not each have every target exactly once. A train table need not be a
+    grid: a key may lack a target (a missing label) or repeat one (a duplicated row)."""
     ids = ids.astype(str)
     key, target = pd.Series(pd.NA, index=ids.index, dtype=object), pd.Series(pd.NA, index=ids.index, dtype=object)
     for t in sorted(targets, key=len, reverse=True):
@@ -40,7 +41,9 @@ def split_ids(ids: pd.Series, targets: list[str], sep: str) -> pd.DataFrame | No
     pairs = pd.DataFrame({"key": key.astype(str), "target": target.astype(str)})
     found = pairs["target"].unique()
     n_keys = pairs["key"].nunique()
-    if len(found) < 2 or n_keys < 2 or pairs.duplicated().any() or len(pairs) != n_keys * len(found):
+    if len(found) < 2 or n_keys < 2:
+        return None
+    if grid and (pairs.duplicated().any() or len(pairs) != n_keys * len(found)):
         return None
     return pairs
 
@@ -79,7 +82,7 @@ def detect(sample: pd.DataFrame, train: pd.DataFrame, test: pd.DataFrame | None)
         if id_col in train.columns and value in train.columns:  # the train table long too: its ids end the same
             for targets in _endings(ids, sep):
                 if _names_targets(test, id_col, targets) and split_ids(ids, targets, sep) is not None and (
-                    split_ids(train[id_col], targets, sep) is not None
+                    split_ids(train[id_col], targets, sep, grid=False) is not None
                 ):
                     return {"id": id_col, "value": value, "sep": sep, "targets": targets, "key": id_col,
                             "train": "long"}
@@ -107,15 +110,18 @@ def _key_name(id_col: str, pairs: pd.DataFrame, train: pd.DataFrame, test: pd.Da
     return str(train.columns[0])
 
 
-def to_wide(long: pd.DataFrame, rec: dict, keep: bool = True) -> pd.DataFrame:
+def to_wide(long: pd.DataFrame, rec: dict, keep: bool = True, grid: bool = True) -> pd.DataFrame:
     """A long table (the sample, a long train or test table) as one row per key; keep: with the columns that are the
-    same on every row of a key (a long test table's inputs), first."""
-    pairs = split_ids(long[rec["id"]], rec["targets"], rec["sep"])
+    same on every row of a key (a long test table's inputs), first; grid: every key with every target once (else a
+    missing one is left empty, a repeated one counts once)."""
+    pairs = split_ids(long[rec["id"]], rec["targets"], rec["sep"], grid=grid)
     if pairs is None:
         raise ValueError(
             f"the ids of column {rec['id']!r} do not each end in one of the targets {rec['targets'][:4]} after "
-            f"{rec['sep']!r}, every key with every target once"
+            f"{rec['sep']!r}" + (", every key with every target once" if grid else "")
         )
+    first = ~pairs.duplicated().to_numpy()  # a repeated row of a key and target: the first one counts
+    long, pairs = long[first], pairs[first]
     keys = pairs["key"].to_numpy()
     order = list(dict.fromkeys(keys))
     out = pd.DataFrame({rec["key"]: order})

@@ -265,7 +265,7 @@ def long_as_wide(root: Path) -> list[str]:
     for role, frame in long.items():
         if frame is not None:
             dest = root / f"{_stem(paths[role])}{WIDE}.csv"
-            wide = to_wide(frame, rec)
+            wide = to_wide(frame, rec, grid=role != "train")
             _write_csv(wide, dest)
             done.append(f"{dest.name}: the long {paths[role].name} as one row per {rec['key']!r} ({len(wide)} rows)")
     keys = to_wide(sample, rec, keep=False)[rec["key"]]

@@ -30,7 +30,11 @@ def long_rows(keys, frame: pd.DataFrame, id_col: str, value: str) -> pd.DataFram
     )
 
 
-@fixture("long submissions", "no test table: the test subjects are only in the sample's <Id>_<measure> rows", fast=True)
+@fixture(
+    "long submissions",
+    "no test table: the test subjects are only in the sample's <Id>_<measure> rows; some train measures missing",
+    fast=True,
+)
 def measures_per_subject(folder, rng):
     pub = folder / "public"
     n, n_test = 400, 100
@@ -47,7 +51,10 @@ def measures_per_subject(folder, rng):
     loading.insert(0, "Id", ids)
     loading.sample(frac=1, random_state=1).to_csv(pub / "loading.csv", index=False)
     targets.insert(0, "Id", ids)
-    targets.iloc[:n].to_csv(pub / "train_scores.csv", index=False)
+    train = targets.iloc[:n].copy()
+    for c in ("domain1_var1", "domain2_var1"):  # some train subjects lack an assessment
+        train.loc[rng.random(n) < 0.08, c] = np.nan
+    train.to_csv(pub / "train_scores.csv", index=False)
     test = targets.iloc[n:]
     long_rows(test["Id"], test.drop(columns="Id") * 0, "Id", "Predicted").to_csv(
         pub / "sample_submission.csv", index=False
