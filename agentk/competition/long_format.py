@@ -25,6 +25,8 @@ RECORD = "long_format.json"  # written by `pivot` at the top of raw/: how the sa
 WIDE = "_wide"  # <stem>_wide.csv stands in for the long table <stem>
 SEPARATORS = ("_", "-", ":", "|", ".")
 MAX_TARGETS = 200  # more endings than this are one id's own parts (dates, positions), not targets
+HEAD = 5000  # rows of the sample whose ids must split before all of them are tried; a long sample's rows come
+# grouped by key, so its head holds every target
 
 
 def split_ids(ids: pd.Series, targets: list[str], sep: str, grid: bool = True) -> pd.DataFrame | None:
@@ -49,7 +51,8 @@ def split_ids(ids: pd.Series, targets: list[str], sep: str, grid: bool = True) -
 
 
 def _endings(ids: pd.Series, sep: str) -> list[list[str]]:
-    """Candidate target sets: the ids' last one or two <sep>-separated parts."""
+    """Candidate target sets: the ids' last one or two <sep>-separated parts (of the sample's head: a full check
+    follows)."""
     out = []
     for parts in (1, 2):
         pieces = ids.astype(str).str.rsplit(sep, n=parts)
@@ -70,17 +73,20 @@ def detect(sample: pd.DataFrame, train: pd.DataFrame, test: pd.DataFrame | None)
     if value in train.columns and id_col not in train.columns:
         return None  # the usual wide layout, the id named otherwise in train
     ids = sample[id_col].astype(str)
+    head = ids.iloc[:HEAD]  # an ordinary sample of millions of rows is told on its head, quickly
+    wide_targets = [str(c) for c in train.columns if c != id_col and (test is None or c not in test.columns)]
     for sep in SEPARATORS:
-        if not ids.str.contains(sep, regex=False).all():
+        if not head.str.contains(sep, regex=False).all() or not ids.str.contains(sep, regex=False).all():
             continue
-        wide_targets = [str(c) for c in train.columns if c != id_col and (test is None or c not in test.columns)]
-        pairs = split_ids(ids, wide_targets, sep) if wide_targets else None
+        pairs = None
+        if 2 <= len(wide_targets) <= MAX_TARGETS and split_ids(head, wide_targets, sep, grid=False) is not None:
+            pairs = split_ids(ids, wide_targets, sep)
         if pairs is not None:
             key = _key_name(id_col, pairs, train, test)
             return {"id": id_col, "value": value, "sep": sep, "targets": list(dict.fromkeys(pairs["target"])),
                     "key": key, "train": "wide"}
         if id_col in train.columns and value in train.columns:  # the train table long too: its ids end the same
-            for targets in _endings(ids, sep):
+            for targets in _endings(head, sep):
                 if _names_targets(test, id_col, targets) and split_ids(ids, targets, sep) is not None and (
                     split_ids(train[id_col], targets, sep, grid=False) is not None
                 ):
