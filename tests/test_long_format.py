@@ -24,7 +24,10 @@ def test_composite_ids_split_at_the_longest_target_name_whatever_its_parts():
     ids = pd.Series(["Test_0_root", "Test_0_grapheme_root", "Test_1_root", "Test_1_grapheme_root"])
     pairs = split_ids(ids, ["root", "grapheme_root"], "_")
     assert pairs.values.tolist() == [
-        ["Test_0", "root"], ["Test_0", "grapheme_root"], ["Test_1", "root"], ["Test_1", "grapheme_root"]
+        ["Test_0", "root"],
+        ["Test_0", "grapheme_root"],
+        ["Test_1", "root"],
+        ["Test_1", "grapheme_root"],
     ]
     ids = pd.Series(["10003_age", "10003_domain1_var1", "10004_age", "10004_domain1_var1"])
     assert split_ids(ids, ["age", "domain1_var1"], "_")["key"].tolist() == ["10003", "10003", "10004", "10004"]
@@ -49,8 +52,7 @@ def test_a_long_table_goes_wide_and_back_to_the_samples_own_rows_and_order():
     ).iloc[[1, 0, 3, 2, 5, 4]]
     train = pd.DataFrame({"ID": [f"ID_{k}_{t}" for k in ("x", "y") for t in ("bleed", "any")], "Label": [1, 1, 0, 0]})
     rec = detect(sample, train, None)
-    assert rec == {"id": "ID", "value": "Label", "sep": "_", "targets": ["bleed", "any"], "key": "ID",
-                   "train": "long"}
+    assert rec == {"id": "ID", "value": "Label", "sep": "_", "targets": ["bleed", "any"], "key": "ID", "train": "long"}
     wide = to_wide(train, rec, grid=False)
     assert wide.values.tolist() == [["ID_x", 1, 1], ["ID_y", 0, 0]]
     # a train table with a repeated row and a missing label: the first row counts, the missing label is empty

@@ -83,15 +83,29 @@ def detect(sample: pd.DataFrame, train: pd.DataFrame, test: pd.DataFrame | None)
             pairs = split_ids(ids, wide_targets, sep)
         if pairs is not None:
             key = _key_name(id_col, pairs, train, test)
-            return {"id": id_col, "value": value, "sep": sep, "targets": list(dict.fromkeys(pairs["target"])),
-                    "key": key, "train": "wide"}
+            return {
+                "id": id_col,
+                "value": value,
+                "sep": sep,
+                "targets": list(dict.fromkeys(pairs["target"])),
+                "key": key,
+                "train": "wide",
+            }
         if id_col in train.columns and value in train.columns:  # the train table long too: its ids end the same
             for targets in _endings(head, sep):
-                if _names_targets(test, id_col, targets) and split_ids(ids, targets, sep) is not None and (
-                    split_ids(train[id_col], targets, sep, grid=False) is not None
+                if (
+                    _names_targets(test, id_col, targets)
+                    and split_ids(ids, targets, sep) is not None
+                    and (split_ids(train[id_col], targets, sep, grid=False) is not None)
                 ):
-                    return {"id": id_col, "value": value, "sep": sep, "targets": targets, "key": id_col,
-                            "train": "long"}
+                    return {
+                        "id": id_col,
+                        "value": value,
+                        "sep": sep,
+                        "targets": targets,
+                        "key": id_col,
+                        "train": "long",
+                    }
     return None
 
 

@@ -22,12 +22,7 @@ AUC = "Submissions are evaluated on the area under the ROC curve between the pre
 
 def long_rows(keys, frame: pd.DataFrame, id_col: str, value: str) -> pd.DataFrame:
     """One row per key and column of `frame` (in that order), ids <key>_<column>."""
-    return pd.DataFrame(
-        {
-            id_col: [f"{k}_{c}" for k in keys for c in frame.columns],
-            value: frame.to_numpy().ravel(),
-        }
-    )
+    return pd.DataFrame({id_col: [f"{k}_{c}" for k in keys for c in frame.columns], value: frame.to_numpy().ravel()})
 
 
 @fixture(
@@ -65,8 +60,11 @@ def measures_per_subject(folder, rng):
             "Each row of the submission is one subject and one measure: the Id is the subject's Id, an underscore "
             "and the measure's name.",
             RMSE,
-            ["train_scores.csv: the measures of the train subjects", "loading.csv: every subject's features",
-             "sample_submission.csv"],
+            [
+                "train_scores.csv: the measures of the train subjects",
+                "loading.csv: every subject's features",
+                "sample_submission.csv",
+            ],
         )
     )
     answers = long_rows(test["Id"], test.drop(columns="Id"), "Id", "Predicted")
@@ -104,12 +102,21 @@ def findings_per_scan(folder, rng):
             "Find which of three kinds of lesion each scan shows, and whether it shows any. Each row of "
             "stage_1_train.csv and of the submission is one scan and one finding: ID_<scan>_<finding>.",
             LOG_LOSS,
-            ["stage_1_train.csv", "stage_1_train_images/<scan>.png", "stage_1_test_images/<scan>.png",
-             "stage_1_sample_submission.csv"],
+            [
+                "stage_1_train.csv",
+                "stage_1_train_images/<scan>.png",
+                "stage_1_test_images/<scan>.png",
+                "stage_1_sample_submission.csv",
+            ],
         )
     )
     return finish(
-        folder, answers, "stage_1_sample_submission.csv", task_type="BinCls", metric="log_loss", lower=True,
+        folder,
+        answers,
+        "stage_1_sample_submission.csv",
+        task_type="BinCls",
+        metric="log_loss",
+        lower=True,
         inputs=("image",),
     )
 
@@ -130,8 +137,9 @@ def components_per_sample(folder, rng):
         }
     )
     keys = [f"Train_{i}" for i in range(n)] + [f"Test_{i}" for i in range(n_test)]
-    inputs = pd.DataFrame({"sample_id": keys, "x1": x[:, 0], "x2": x[:, 1], "x3": x[:, 2], "x4": x[:, 3],
-                           "colour": colour})
+    inputs = pd.DataFrame(
+        {"sample_id": keys, "x1": x[:, 0], "x2": x[:, 1], "x3": x[:, 2], "x4": x[:, 3], "colour": colour}
+    )
     pd.concat([inputs.iloc[:n], labels.iloc[:n]], axis=1).to_csv(pub / "train.csv", index=False)
     test = inputs.iloc[n:].loc[np.repeat(np.arange(n, n + n_test), 3)].reset_index(drop=True)
     test.insert(0, "component", parts * n_test)
