@@ -32,6 +32,7 @@ from agentk.core.engine import Stage
 from agentk.core.errors import BadInput
 from agentk.core.fileio import write_json, write_text
 from agentk.workspace import FETCH, ROLE_TASK, Workspace
+from tools.image_series import series_as_images
 from unit_tests_lib.task import check_fetched
 
 GOAL = (
@@ -200,7 +201,7 @@ def fetch_local(source: Path, ws: Path, try_unsupported: bool = False) -> None:
     unpack_beside(Path(source).resolve(), raw)  # train.zip -> raw/train/; the user's folder stays untouched
     for table in (p for p in walk(raw, 3) if is_table(p) and p.resolve().is_relative_to(raw.resolve())):
         plain_copy(table, table)  # unpacked tables in other encodings or dialects too (never the user's own files)
-    normalised = normalise(raw)
+    normalised = normalise(raw) + series_as_images(raw)
     found = find(raw)
     desc = find_description(raw)
     text = desc.read_text(errors="replace") if desc else ""
@@ -235,7 +236,7 @@ def fetch_kaggle(url: str, ws: Path, try_unsupported: bool = False) -> None:
     for table in [p for p in walk(w.raw, 3) if is_table(p)]:
         plain_copy(table, table)
     check_source(w.raw, try_unsupported)
-    normalised = normalise(w.raw)
+    normalised = normalise(w.raw) + series_as_images(w.raw)
     found = find(w.raw)
     parts = urlsplit(url)
     try:

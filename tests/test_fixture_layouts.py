@@ -205,6 +205,49 @@ def test_image_layouts(fetched):
     ]
 
 
+def test_a_folder_of_slices_per_sample_becomes_one_picture_of_three_of_them(fetched):
+    """train/<Patient>/<n>.dcm: one RGB PNG per patient in train_series/ and test_series/, which the image map
+    finds by the key column; a patient with the finding (a dense spot in the middle slices) shows it."""
+    ws, meta = fetched("slices-per-patient")
+    a = analyse(ws)
+    assert [(a.file_source(s, IMAGE.name).folder, a.file_source(s, IMAGE.name).column) for s in ("train", "test")] == [
+        ("raw/train_series", "Patient"),
+        ("raw/test_series", "Patient"),
+    ]
+    train = pd.read_csv(ws / "raw" / "train.csv")
+    spots = []
+    for patient, finding in zip(train["Patient"], train["finding"]):
+        with Image.open(ws / "raw" / "train_series" / f"{patient}.png") as img:
+            pixels = np.asarray(img, dtype=float)
+        assert pixels.shape == (24, 24, 3)
+        spots.append(pixels.max() - np.median(pixels))
+    assert roc_auc_score(train["finding"], spots) > 0.9
+    why = json.loads((ws / "task" / "meta.json").read_text())["tables_why"]["normalised"]
+    assert any(line.startswith("train_series/: 160 series of train/ (8 to 8 images") for line in why)
+
+
+def test_slices_are_taken_in_number_order_and_class_folders_are_no_series(tmp_path):
+    from tools.image_series import composite, series_folders
+
+    raw = tmp_path / "raw"
+    keys = [f"P{i:02d}" for i in range(12)]
+    for k in keys:
+        (raw / "train" / k).mkdir(parents=True)
+        for n in range(1, 11):  # grey 20 n: as text, 10.png would come second
+            Image.fromarray(np.full((8, 8), 20 * n, np.uint8)).save(raw / "train" / k / f"{n}.png")
+    pd.DataFrame({"Patient": keys, "y": [0, 1] * 6}).to_csv(raw / "train.csv", index=False)
+    pd.DataFrame({"Patient": keys, "y": 0}).to_csv(raw / "sample_submission.csv", index=False)
+    found = series_folders(raw)
+    assert list(found) == [raw / "train"] and sorted(found[raw / "train"]) == keys
+    picture = composite(found[raw / "train"]["P00"])  # slices 3, 5 and 8 of 10: greys 60, 100, 160
+    assert picture[0, 0].tolist() == [0, 102, 255]
+    # folders named by a label that many rows share are classes, not one sample's series
+    images = [f"x{i}" for i in range(12)]
+    pd.DataFrame({"image": images, "Patient": keys[:6] * 2}).to_csv(raw / "train.csv", index=False)
+    pd.DataFrame({"image": images, "Patient": keys[0]}).to_csv(raw / "sample_submission.csv", index=False)
+    assert series_folders(raw) == {}
+
+
 def test_dicom_scans_are_image_files_read_as_the_scanner_shows_them(fetched, tmp_path):
     """CT in Hounsfield units through its display window, an inverted (MONOCHROME1) X-ray, RLE and JPEG 2000: the
     map points at the .dcm files, they pass the map's unit test, and each decodes with its dense spot bright."""

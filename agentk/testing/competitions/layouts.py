@@ -807,6 +807,49 @@ def dicom_scans(folder, rng):
     )
 
 
+@fixture("images", "a folder of DICOM slices per patient (train/<Patient>/<n>.dcm), the finding in the middle slices")
+def slices_per_patient(folder, rng):
+    pub = folder / "public"
+    rows = {"train": [], "test": []}
+    yy, xx = np.mgrid[:24, :24]
+    for split, n in (("train", 160), ("test", 60)):
+        for _ in range(n):
+            patient = f"ID{rng.integers(10**8, 10**9)}"
+            age = int(rng.integers(40, 85))
+            finding = int(rng.random() < 1 / (1 + np.exp(-(age - 62) / 20)))  # age tells a little
+            cy, cx = rng.integers(7, 17, 2)
+            (pub / split / patient).mkdir(parents=True)
+            for k in range(1, 9):  # named 1..8: "10" would sort before "2" as text
+                level = rng.normal(0.4, 0.06, (24, 24))
+                if finding and 3 <= k <= 6:  # a dense spot in the middle slices only
+                    level += 0.3 * np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / 10)
+                dicom_scan(pub / split / patient / f"{k}.dcm", level.clip(0, 1), "ct")
+            rows[split].append((patient, age, rng.choice(["Male", "Female"]), finding))
+    columns = ["Patient", "Age", "Sex", "finding"]
+    pd.DataFrame(rows["train"], columns=columns).to_csv(pub / "train.csv", index=False)
+    test = pd.DataFrame(rows["test"], columns=columns)
+    test.drop(columns="finding").to_csv(pub / "test.csv", index=False)
+    test[["Patient"]].assign(finding=0.5).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the probability that each patient's scan shows the finding, from the CT slices and the "
+            "patient's age and sex.",
+            "Submissions are evaluated on area under the ROC curve between the predicted probability and the "
+            "observed target.",
+            [
+                "train/<Patient>/<slice>.dcm",
+                "test/<Patient>/<slice>.dcm",
+                "train.csv",
+                "test.csv",
+                "sample_submission.csv",
+            ],
+        )
+    )
+    return finish(
+        folder, test[["Patient", "finding"]], "sample_submission.csv", metric="roc_auc", inputs=("tabular", "image")
+    )
+
+
 # ---- 5. per-sample files beyond images and text ---------------------------------------------------------------
 @fixture("per-sample files", "one sensor time-series CSV per sample in train/ and test/, labels in train.csv")
 def series_per_sample(folder, rng):
