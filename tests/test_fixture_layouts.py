@@ -208,7 +208,7 @@ def test_image_layouts(fetched):
 def test_a_folder_of_slices_per_sample_becomes_one_picture_of_three_of_them(fetched):
     """train/<Patient>/<n>.dcm: one RGB PNG per patient in train_series/ and test_series/, which the image map
     finds by the key column; a patient with the finding (a dense spot in the middle slices) shows it."""
-    ws, meta = fetched("slices-per-patient")
+    ws, _ = fetched("slices-per-patient")
     a = analyse(ws)
     assert [(a.file_source(s, IMAGE.name).folder, a.file_source(s, IMAGE.name).column) for s in ("train", "test")] == [
         ("raw/train_series", "Patient"),
@@ -216,7 +216,7 @@ def test_a_folder_of_slices_per_sample_becomes_one_picture_of_three_of_them(fetc
     ]
     train = pd.read_csv(ws / "raw" / "train.csv")
     spots = []
-    for patient, finding in zip(train["Patient"], train["finding"]):
+    for patient in train["Patient"]:
         with Image.open(ws / "raw" / "train_series" / f"{patient}.png") as img:
             pixels = np.asarray(img, dtype=float)
         assert pixels.shape == (24, 24, 3)
