@@ -64,9 +64,11 @@ def check_source(source: str | Path, try_unsupported: bool = False) -> str | Non
         link_children(source.resolve(), view)
         unpack_beside(source.resolve(), view, tables_only=True)
         arrays_as_tables(view)  # X_train.npy, y_train.npy, X_test.npy: the tables fetch will write
-        long_as_wide(view)  # a long sample's wide form, and a test table of its keys
         # before any other check: say what agentk cannot do, not what is missing
-        reason = unsupported_task(view) or check_tables(view, source)
+        reason = unsupported_task(view)
+        if not reason:
+            long_as_wide(view)  # a long sample's wide form, and a test table of its keys
+            reason = check_tables(view, source)
     if reason and not try_unsupported:
         raise BadInput(reason)
     return reason

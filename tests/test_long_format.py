@@ -44,6 +44,15 @@ def test_ordinary_samples_are_not_long():
     train = pd.DataFrame({"id": grid, "x": range(6), "sales": range(6)})
     test = pd.DataFrame({"id": grid, "x": range(6)})
     assert detect(pd.DataFrame({"id": grid, "sales": 0}), train, test) is None
+    # time steps of breaths (id <breath>-<step>), a column naming the step: each row has readings of its own
+    ids = [f"{b}-{t}" for b in range(4) for t in range(3)]
+    steps = pd.DataFrame({"id": ids, "step": [t for b in range(4) for t in range(3)], "flow": range(12)})
+    train, test = steps.iloc[:6].assign(pressure=range(6)), steps.iloc[6:]
+    assert detect(pd.DataFrame({"id": test["id"], "pressure": 0}), train, test) is None
+    # the same rows without readings of their own are one breath's targets
+    assert detect(
+        pd.DataFrame({"id": test["id"], "pressure": 0}), train.drop(columns="flow"), test.drop(columns="flow")
+    )
 
 
 def test_a_long_table_goes_wide_and_back_to_the_samples_own_rows_and_order():

@@ -96,7 +96,9 @@ def detect(sample: pd.DataFrame, train: pd.DataFrame, test: pd.DataFrame | None)
                 if (
                     _names_targets(test, id_col, targets)
                     and split_ids(ids, targets, sep) is not None
-                    and (split_ids(train[id_col], targets, sep, grid=False) is not None)
+                    and split_ids(train[id_col], targets, sep, grid=False) is not None
+                    and not _own_inputs(train, id_col, targets, sep, [value])
+                    and (test is None or id_col not in test.columns or not _own_inputs(test, id_col, targets, sep))
                 ):
                     return {
                         "id": id_col,
@@ -115,6 +117,19 @@ def _names_targets(test: pd.DataFrame | None, id_col: str, targets: list[str]) -
     if test is None or id_col not in test.columns:
         return True
     return any(set(test[c].astype(str)) == set(targets) for c in test.columns if c != id_col)
+
+
+def _own_inputs(table: pd.DataFrame, id_col: str, targets: list[str], sep: str, values: list[str] = ()) -> bool:
+    """Do a long table's rows carry inputs of their own? Rows that are one key's targets share everything but the
+    id, the value and the column naming the target; time steps of one breath (id <breath>-<step>) each have their
+    own readings, and are samples."""
+    head = table.iloc[:HEAD]
+    pairs = split_ids(head[id_col], targets, sep, grid=False)
+    if pairs is None:
+        return True
+    rest = head.drop(columns=[id_col, *values])
+    rest = rest[[c for c in rest.columns if set(rest[c].astype(str)) != set(targets)]]
+    return bool((rest.groupby(pairs["key"].to_numpy()).nunique(dropna=False) > 1).any().any())
 
 
 def _key_name(id_col: str, pairs: pd.DataFrame, train: pd.DataFrame, test: pd.DataFrame | None) -> str:
