@@ -82,7 +82,7 @@ def composite(files: list[Path]) -> np.ndarray:
     return np.nan_to_num(scaled).round().astype(np.uint8)
 
 
-def series_as_images(raw: Path, progress=None) -> list[str]:
+def series_as_images(raw: Path) -> list[str]:
     """Write each series' composite (module docstring); what was written, one line per split folder. A series that
     does not read is left out, and the line says how many."""
     from PIL import Image
@@ -95,13 +95,11 @@ def series_as_images(raw: Path, progress=None) -> list[str]:
         tmp = dest.with_name(f".{dest.name}.partial")
         tmp.mkdir(exist_ok=True)
         failed = 0
-        for i, (key, files) in enumerate(series.items()):
+        for key, files in series.items():
             try:
                 Image.fromarray(composite(files), "RGB").save(tmp / f"{key}.png")
             except (OSError, ValueError):
                 failed += 1
-            if progress is not None:
-                progress(i + 1, len(series))
         tmp.replace(dest)
         lengths = pd.Series([len(f) for f in series.values()])
         done.append(
