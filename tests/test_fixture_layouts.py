@@ -141,6 +141,32 @@ def test_a_one_to_many_table_is_summarised_per_key_and_joined(fetched):
     )
 
 
+def test_series_rows_per_sample_in_each_split_become_one_row_per_sample(fetched):
+    """X_train.csv / X_test.csv of many rows per series_id, y_train.csv of the labels: each split one row per key,
+    the series summarised; the user's tables stay as they were."""
+    ws, _ = fetched("sensor-rows-per-series")
+    a = analyse(ws)
+    assert (a.train, a.test, a.n_train, a.n_test) == (
+        "raw/train_per_series_id.csv",
+        "raw/test_per_series_id.csv",
+        300,
+        100,
+    )
+    assert [t.column for t in a.targets] == ["surface"] and a.metric == "accuracy"
+    train = pd.read_csv(ws / "raw" / "train_per_series_id.csv")
+    x = pd.read_csv(ws / "raw" / "X_train.csv")
+    assert (train["rows"] == 32).all() and "row_id" not in train.columns  # an id per reading says nothing per series
+    first = x[x["series_id"] == train["series_id"][0]]
+    assert np.isclose(train["acc_y_std"][0], first["acc_y"].std())
+    # the summaries carry the label: a surface's sensor shakes more
+    assert train.groupby("surface")["acc_y_std"].mean().sort_values().index.tolist() == [
+        "carpet",
+        "concrete",
+        "wood",
+        "tiles",
+    ]
+
+
 def test_numbers_with_thousands_separators_and_na_tokens_are_read_as_numbers(fetched):
     ws, _ = fetched("missing-and-thousands")
     a = analyse(ws)

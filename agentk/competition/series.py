@@ -66,6 +66,24 @@ def summary(path: Path) -> dict[str, float]:
     return out
 
 
+def per_key(table: pd.DataFrame, key: str) -> pd.DataFrame:
+    """A table of many rows per key (one series per sample) as one row per key: the row count, then the mean, std,
+    min, max, first and last of each numeric column (as per-sample files are summarised); other columns kept where
+    they hold one value per key."""
+    grouped = table.groupby(key, sort=False)
+    out = pd.DataFrame({"rows": grouped.size()})
+    numeric = [c for c in table.columns if c != key and pd.api.types.is_numeric_dtype(table[c])]
+    if numeric:
+        stats = grouped[numeric].agg([*STATS, "first", "last"])
+        stats.columns = [f"{c}_{stat}" for c, stat in stats.columns]
+        out = out.join(stats)
+    other = [c for c in table.columns if c != key and c not in numeric]
+    same = [c for c in other if (grouped[c].nunique(dropna=False) <= 1).all()]
+    if same:
+        out = out.join(grouped[same].first())
+    return out.rename_axis(key).reset_index()
+
+
 def arrays_to_tables(root: Path, sample: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Features and labels shipped as whole-split arrays (X_train.npy, y_train.npy, X_test.npy) as the tables
     train and test: columns f0..f<d>, the train labels under the sample's prediction column, the test rows given

@@ -25,6 +25,7 @@ from agentk.competition.series import (
     SUMMARY,
     arrays_to_tables,
     bands_to_images,
+    per_key,
     per_sample_folders,
     pixel_columns,
     pixels_to_images,
@@ -38,7 +39,8 @@ MAX_PARTS = 20  # a split folder with more tables than this holds one table per 
 DEPTH = 2  # folders below the competition folder that are searched for tables
 FOLDER_LABELS = "train_folder_labels.csv"  # written by normalise: the labels that class sub-folders give
 FLAT = "_without_pixels"  # <stem>_without_pixels.csv: written by normalise, it stands in for the table <stem>
-STAND_INS = (FLAT, WIDE)  # written by normalise: <stem><suffix>.csv stands in for the table <stem>
+STAND_INS = "stand_ins.json"  # written by normalise: {a table's path: the table written to stand in for it}
+SERIES_HEAD = 2000  # rows read to tell a table of many rows per key from one of one row per key
 PART = re.compile(r"[_\-. ]?(part|chunk)?[_\-. ]?\d+$", re.I)  # train_1, train-part-2: numbered parts
 
 
@@ -98,10 +100,10 @@ def find(root: Path) -> Tables:
 def _find(root: Path, signature: tuple) -> Tables:
     by_role: dict[str, list[Path]] = {}
     found = candidates(root)
-    replaced = {p.with_name(f"{_stem(p)[: -len(s)]}.csv") for p in found for s in STAND_INS if _stem(p).endswith(s)}
+    replaced = {root / original for original in stand_ins(root)}
     for p in found:
         role = file_role(p, root)
-        if role and p.with_name(f"{_stem(p)}.csv") not in replaced:  # a table gives way to its flat or wide form
+        if role and p not in replaced:  # a table gives way to what normalise wrote for it (flat, wide, per key)
             by_role.setdefault(role, []).append(p)
     out = Tables({})
     for role in ("train", "test"):
@@ -224,7 +226,7 @@ def normalise(root: Path) -> list[str]:
             continue
         _write_csv(pd.concat(frames, ignore_index=True), dest)
         done.append(f"{dest.name}: {len(parts)} parts of the {role} table joined ({', '.join(p.name for p in parts)})")
-    done += arrays_as_tables(root) + _bands(root) + _pixels(root) + long_as_wide(root)
+    done += arrays_as_tables(root) + _bands(root) + _pixels(root) + series_as_rows(root) + long_as_wide(root)
     summarised = _summarise_series(root)
     if summarised:
         done.append(summarised)
@@ -241,6 +243,53 @@ def normalise(root: Path) -> list[str]:
         if not dest.exists():
             _write_csv(read_table(sample, dtype=str), dest)
             done.append(f"{dest.name}: a CSV copy of the sample submission {sample.name}")
+    return done
+
+
+def series_as_rows(root: Path) -> list[str]:
+    """Splits given as series: a table of many rows per sample key in each split (X_train.csv and X_test.csv, rows
+    per series_id) beside a table of one row per train sample holding the targets (y_train.csv). Each split becomes
+    one row per key, `<split>_per_<key>.csv`: its one-row-per-key tables (the test's: the sample's keys, when it has
+    none) joined with its series summarised per key (agentk.competition.series.per_key), standing in for them. What
+    was written, one line each."""
+    root = Path(root)
+    paths = find(root).paths
+    if "sample" not in paths or "test" not in paths:
+        return []
+    key = str(read_table(paths["sample"], nrows=5).columns[0])
+    replaced = stand_ins(root)
+    series: dict[str, list[Path]] = {"train": [], "test": []}
+    rows: dict[str, list[Path]] = {"train": [], "test": []}
+    for p in candidates(root):
+        role = file_role(p, root)
+        if role not in series or p.relative_to(root).as_posix() in replaced:
+            continue
+        try:
+            head = read_table(p, nrows=SERIES_HEAD)
+        except BadInput:  # a table that does not read is the input checks' to report
+            continue
+        if key in head.columns:
+            (series if head[key].duplicated().any() else rows)[role].append(p)
+    if len(series["train"]) != 1 or len(series["test"]) != 1 or not rows["train"]:
+        return []
+    done = []
+    for role in ("train", "test"):
+        frames = [read_table(p) for p in rows[role]] or [read_table(paths["sample"])[[key]]]
+        if any(not f[key].is_unique for f in frames):
+            return done
+        table = frames[0]
+        for other in frames[1:]:
+            table = table.merge(
+                other[[key, *(c for c in other.columns if c not in table.columns)]], on=key, how="outer"
+            )
+        summary = per_key(read_table(series[role][0]), key)
+        table = table.merge(summary.astype({key: table[key].dtype}), on=key, how="left")
+        dest = root / f"{role}_per_{key}.csv"
+        _stand_in(root, series[role] + rows[role], table, dest)
+        names = ", ".join(p.name for p in series[role] + rows[role])
+        done.append(
+            f"{dest.name}: {names} as one row per {key!r}, the series summarised ({summary.shape[1] - 1} features)"
+        )
     return done
 
 
@@ -266,7 +315,7 @@ def long_as_wide(root: Path) -> list[str]:
         if frame is not None:
             dest = root / f"{_stem(paths[role])}{WIDE}.csv"
             wide = to_wide(frame, rec, grid=role != "train")
-            _write_csv(wide, dest)
+            _stand_in(root, [paths[role]], wide, dest)
             done.append(f"{dest.name}: the long {paths[role].name} as one row per {rec['key']!r} ({len(wide)} rows)")
     keys = to_wide(sample, rec, keep=False)[rec["key"]]
     if test is None and not keys.isin(_test_keys(root, None)).any():
@@ -279,6 +328,20 @@ def long_as_wide(root: Path) -> list[str]:
         "submissions are written back in its rows"
     )
     return done
+
+
+def stand_ins(root: Path) -> dict[str, str]:
+    """The tables normalise replaced: {path in the folder: the table standing in for it}."""
+    path = Path(root) / STAND_INS
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _stand_in(root: Path, originals: list[Path], frame: pd.DataFrame, dest: Path) -> None:
+    """Write `frame` to `dest`, standing in for the `originals` from now on (recorded first: the new table is what
+    tells table discovery to look again)."""
+    record = {**stand_ins(root), **{p.relative_to(root).as_posix(): dest.name for p in originals}}
+    (Path(root) / STAND_INS).write_text(json.dumps(record, indent=1))
+    _write_csv(frame, dest)
 
 
 def _write_csv(df: pd.DataFrame, dest: Path) -> None:
@@ -422,6 +485,6 @@ def _pixels(root: Path) -> list[str]:
                 continue  # no id names the test rows' images
             table.insert(0, id_col, range(first, first + len(table)))
         flat = pixels_to_images(table, id_col, root / f"{_stem(path)}_images")
-        _write_csv(flat, dest)
+        _stand_in(root, [path], flat, dest)
         done.append(f"{dest.name}: {path.name} without its pixel columns, written as {_stem(path)}_images/<id>.png")
     return done

@@ -307,6 +307,39 @@ def one_to_many(folder, rng):
     return finish(folder, test[["customer_id", "churn"]], "sample_submission.csv")
 
 
+@fixture("separate targets", "X_train.csv and X_test.csv of 32 sensor rows per series_id, y_train.csv of the labels")
+def sensor_rows_per_series(folder, rng):
+    pub = folder / "public"
+    surfaces = ["carpet", "concrete", "wood", "tiles"]
+
+    def split(n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+        rows, labels = [], []
+        for s in range(n):
+            k = int(rng.integers(0, 4))
+            labels.append((s, int(rng.integers(0, 20)), surfaces[k]))
+            for m in range(32):  # the surface shifts one axis and shakes another
+                rows.append((f"{s}_{m}", s, m, rng.normal(k * 0.3, 1), rng.normal(0, 1 + 0.5 * k), rng.normal(0, 1)))
+        columns = ["row_id", "series_id", "measurement_number", "acc_x", "acc_y", "acc_z"]
+        return pd.DataFrame(rows, columns=columns).round(4), pd.DataFrame(
+            labels, columns=["series_id", "group_id", "surface"]
+        )
+
+    x_train, y_train = split(300)
+    x_test, y_test = split(100)
+    x_train.to_csv(pub / "X_train.csv", index=False)
+    y_train.to_csv(pub / "y_train.csv", index=False)
+    x_test.to_csv(pub / "X_test.csv", index=False)
+    y_test[["series_id"]].assign(surface="wood").to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the floor surface a robot drives on from its 32 sensor readings per series.",
+            ACCURACY,
+            ["X_train.csv", "y_train.csv", "X_test.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, y_test[["series_id", "surface"]], "sample_submission.csv", task_type="MultiCls")
+
+
 # ---- 7. file formats and encodings ----------------------------------------------------------------------------
 @fixture("formats", "UTF-16 TSV train and test")
 def utf16_tsv(folder, rng):
