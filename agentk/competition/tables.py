@@ -272,13 +272,14 @@ def series_as_rows(root: Path) -> list[str]:
             (series if head[key].duplicated().any() else rows)[role].append(p)
     if len(series["train"]) != 1 or len(series["test"]) != 1 or not rows["train"]:
         return []
+    frames = {role: [read_table(p) for p in rows[role]] for role in ("train", "test")}
+    frames["test"] = frames["test"] or [read_table(paths["sample"])[[key]]]
+    if any(not f[key].is_unique for found in frames.values() for f in found):  # checked before anything is written
+        return []
     done = []
     for role in ("train", "test"):
-        frames = [read_table(p) for p in rows[role]] or [read_table(paths["sample"])[[key]]]
-        if any(not f[key].is_unique for f in frames):
-            return done
-        table = frames[0]
-        for other in frames[1:]:
+        table = frames[role][0]
+        for other in frames[role][1:]:
             table = table.merge(
                 other[[key, *(c for c in other.columns if c not in table.columns)]], on=key, how="outer"
             )
