@@ -5,11 +5,11 @@ Models learn one row per sample with a column per target, so fetch writes the wi
 `<sample>_wide.csv` (key, then one column per target) and, where the train or test table is itself long, its wide
 form; a competition with no test table, whose test keys are only in the sample, gets `test.csv` of those keys.
 A wide table stands in for its original (agentk.competition.tables). Every submission agentk writes goes back to
-the sample's own long rows (`to_long`), and a long submission is read back wide to be checked (`to_wide`).
+the sample's own long rows (`as_submitted`), and a long submission is read back wide to be checked (`as_modelled`).
 
 The targets are what the composite ids end with: columns of a wide train table (the longest name that ends an id),
-or the endings of a long train table's ids, which share the sample's. Every key has every target once; nothing is
-recognised by a name.
+or the endings of a long train table's ids, which share the sample's. Every key of the sample has every target
+once; nothing is recognised by a name.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pandas as pd
 
 from agentk.competition.dataview import read_table
 
-RECORD = "long_format.json"  # written by `pivot` at the top of raw/: how the sample's ids split, for the way back
+RECORD = "long_format.json"  # written by tables.long_as_wide at the top of raw/: how the sample's ids split
 WIDE = "_wide"  # <stem>_wide.csv stands in for the long table <stem>
 SEPARATORS = ("_", "-", ":", "|", ".")
 MAX_TARGETS = 200  # more endings than this are one id's own parts (dates, positions), not targets
