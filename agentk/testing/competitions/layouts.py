@@ -822,22 +822,28 @@ def dicom_scans(folder, rng):
             name = f"ID_{rng.integers(16**8, 16**9):09x}"
             dicom_scan(pub / split / f"{name}.dcm", level.clip(0, 1), DICOM_ENCODINGS[i % 4])
             rows[split].append((name, f"P{i % 97:03d}", age, finding))
-    columns = ["image_name", "patient_id", "age_approx", "target"]
+    return _scans_scored_by_auc(
+        folder,
+        rows,
+        ["image_name", "patient_id", "age_approx", "target"],
+        0.0,
+        "Predict the probability that each scan shows the finding (`target`).",
+        ["train/<image_name>.dcm", "test/<image_name>.dcm", "train.csv", "test.csv", "sample_submission.csv"],
+    )
+
+
+def _scans_scored_by_auc(folder: Path, rows: dict, columns: list[str], guess: float, task: str, files: list[str]):
+    """The scan fixtures' tables: train.csv and test.csv of the rows (the test without its target, the last column),
+    a sample of the key (the first) and `guess`, the description; the meta, scored by AUC on tabular and image
+    inputs."""
+    pub, key, target = folder / "public", columns[0], columns[-1]
     pd.DataFrame(rows["train"], columns=columns).to_csv(pub / "train.csv", index=False)
     test = pd.DataFrame(rows["test"], columns=columns)
-    test.drop(columns="target").to_csv(pub / "test.csv", index=False)
-    test[["image_name"]].assign(target=0.0).to_csv(pub / "sample_submission.csv", index=False)
-    (pub / "description.md").write_text(
-        description(
-            "Predict the probability that each scan shows the finding (`target`).",
-            "Submissions are evaluated on area under the ROC curve between the predicted probability and the "
-            "observed target.",
-            ["train/<image_name>.dcm", "test/<image_name>.dcm", "train.csv", "test.csv", "sample_submission.csv"],
-        )
-    )
-    return finish(
-        folder, test[["image_name", "target"]], "sample_submission.csv", metric="roc_auc", inputs=("tabular", "image")
-    )
+    test.drop(columns=target).to_csv(pub / "test.csv", index=False)
+    test[[key]].assign(**{target: guess}).to_csv(pub / "sample_submission.csv", index=False)
+    auc = "Submissions are evaluated on area under the ROC curve between the predicted probability and the observed target."
+    (pub / "description.md").write_text(description(task, auc, files))
+    return finish(folder, test[[key, target]], "sample_submission.csv", metric="roc_auc", inputs=("tabular", "image"))
 
 
 @fixture("images", "a folder of DICOM slices per patient (train/<Patient>/<n>.dcm), the finding in the middle slices")
@@ -858,28 +864,14 @@ def slices_per_patient(folder, rng):
                     level += 0.3 * np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / 10)
                 dicom_scan(pub / split / patient / f"{k}.dcm", level.clip(0, 1), "ct")
             rows[split].append((patient, age, rng.choice(["Male", "Female"]), finding))
-    columns = ["Patient", "Age", "Sex", "finding"]
-    pd.DataFrame(rows["train"], columns=columns).to_csv(pub / "train.csv", index=False)
-    test = pd.DataFrame(rows["test"], columns=columns)
-    test.drop(columns="finding").to_csv(pub / "test.csv", index=False)
-    test[["Patient"]].assign(finding=0.5).to_csv(pub / "sample_submission.csv", index=False)
-    (pub / "description.md").write_text(
-        description(
-            "Predict the probability that each patient's scan shows the finding, from the CT slices and the "
-            "patient's age and sex.",
-            "Submissions are evaluated on area under the ROC curve between the predicted probability and the "
-            "observed target.",
-            [
-                "train/<Patient>/<slice>.dcm",
-                "test/<Patient>/<slice>.dcm",
-                "train.csv",
-                "test.csv",
-                "sample_submission.csv",
-            ],
-        )
-    )
-    return finish(
-        folder, test[["Patient", "finding"]], "sample_submission.csv", metric="roc_auc", inputs=("tabular", "image")
+    return _scans_scored_by_auc(
+        folder,
+        rows,
+        ["Patient", "Age", "Sex", "finding"],
+        0.5,
+        "Predict the probability that each patient's scan shows the finding, from the CT slices and the patient's age "
+        "and sex.",
+        ["train/<Patient>/<slice>.dcm", "test/<Patient>/<slice>.dcm", "train.csv", "test.csv", "sample_submission.csv"],
     )
 
 
