@@ -11,9 +11,12 @@ Several processes share one store (a curriculum's setups, a benchmark's --jobs, 
 PersistentClient is thread-safe but not process-safe: its Rust core loads a collection's HNSW index once and
 keeps it, so after another process's write its metadata filter (read from sqlite every time) yields ids the
 stale index lacks and a query fails with "InternalError: Error finding id"; a write through a stale index
-would also persist it over the other's. So every access holds a file lock on <path>/.lock (shared to read,
-exclusive to write), every write leaves a new token in <path>/.generation, and an access that finds a token
-other than the one its client has seen closes the client and opens it again, from what is on disk.
+would also persist it over the other's. So every access holds an exclusive file lock on <path>/.lock, every
+write leaves a new token in <path>/.generation, and an access that finds a token other than the one its client
+has seen closes the client and opens it again, from what is on disk. Reads lock exclusively too: chromadb applies
+the log's pending entries on a read (its backfill writes sqlite and the index), and two processes reopening and
+backfilling at once under a shared lock is the likely way a CI run's reader came to miss five of its own writes;
+the lock is held for milliseconds.
 """
 
 from __future__ import annotations
@@ -109,7 +112,7 @@ class Memory:
         self.path = Path(path) if path is not None else default_path()
         self.path.mkdir(parents=True, exist_ok=True)
         self._ef = _MiniLM()
-        with self._store(write=True) as client:  # the collections exist before any shared-lock read
+        with self._store(write=True) as client:  # the collections exist before any read
             for name in KINDS.values():
                 client.get_or_create_collection(name, embedding_function=self._ef, metadata={"hnsw:space": "cosine"})
 
@@ -117,7 +120,7 @@ class Memory:
     def _store(self, write: bool = False):
         """This store's chromadb client, current with every process's writes, under the store's lock."""
         with _THREADS, open(self.path / ".lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
+            fcntl.flock(lock, fcntl.LOCK_EX)  # reads too: see the module docstring
             try:
                 token = self._generation()
                 client, seen = _CLIENTS.get(self.path, (None, None))
