@@ -13,6 +13,7 @@ import pandas as pd
 
 from agentk.competition.archives import is_archive, members, unpack_beside
 from agentk.competition.dataview import (
+    AUDIO_DECODED,
     competition_name,
     csv_dialect,
     find_description,
@@ -32,6 +33,7 @@ from agentk.core.engine import Stage
 from agentk.core.errors import BadInput
 from agentk.core.fileio import write_json, write_text
 from agentk.workspace import FETCH, ROLE_TASK, Workspace
+from tools.audio_clips import clips_as_images
 from tools.image_series import series_as_images
 from unit_tests_lib.task import check_fetched
 
@@ -112,7 +114,7 @@ def check_tables(folder: Path, source: Path) -> str | None:
     if "train" not in tables and all(
         p.is_dir() for p in split_folders(folder, "train")
     ):  # archives: checked once unpacked
-        files = modality_files(folder)
+        files = modality_files(folder) | modality_files(folder, {"clips": AUDIO_DECODED})  # clips: pictured later
         if not any(listing_source(m, paths) for m, paths in files.items()):
             raise BadInput(
                 f"the training files in {source} carry no labels: expected class sub-folders "
@@ -203,7 +205,7 @@ def fetch_local(source: Path, ws: Path, try_unsupported: bool = False) -> None:
     unpack_beside(Path(source).resolve(), raw)  # train.zip -> raw/train/; the user's folder stays untouched
     for table in (p for p in walk(raw, 3) if is_table(p) and p.resolve().is_relative_to(raw.resolve())):
         plain_copy(table, table)  # unpacked tables in other encodings or dialects too (never the user's own files)
-    normalised = normalise(raw) + series_as_images(raw)
+    normalised = normalise(raw) + series_as_images(raw) + clips_as_images(raw)
     found = find(raw)
     desc = find_description(raw)
     text = desc.read_text(errors="replace") if desc else ""
@@ -238,7 +240,7 @@ def fetch_kaggle(url: str, ws: Path, try_unsupported: bool = False) -> None:
     for table in [p for p in walk(w.raw, 3) if is_table(p)]:
         plain_copy(table, table)
     check_source(w.raw, try_unsupported)
-    normalised = normalise(w.raw) + series_as_images(w.raw)
+    normalised = normalise(w.raw) + series_as_images(w.raw) + clips_as_images(w.raw)
     found = find(w.raw)
     parts = urlsplit(url)
     try:

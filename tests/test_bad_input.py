@@ -40,7 +40,6 @@ Submissions are evaluated on accuracy, the share of rows whose label is predicte
 """
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16  # a few bytes with a PNG signature
-WAV = b"RIFF\x24\x00\x00\x00WAVEfmt " + b"\x00" * 16
 
 
 def agentk(*args: str | Path, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -274,10 +273,11 @@ def test_hybrid_goes_on_with_the_expert_when_the_endpoint_is_down(base, tmp_path
 
 
 # ---- unsupported tasks ------------------------------------------------------------------------
-def test_audio_competition(comp, tmp_path):
+def test_audio_no_decoder_reads_is_refused(comp, tmp_path):
+    """AAC clips (.m4a): libsndfile decodes WAV, FLAC, Ogg, MP3 and AIFF into spectrograms, not these."""
     (comp / "train").mkdir()
     for i in range(6):
-        (comp / "train" / f"clip_{i}.wav").write_bytes(WAV)
+        (comp / "train" / f"clip_{i}.m4a").write_bytes(b"\x00\x00\x00\x20ftypM4A " + b"\x00" * 40)
     ws = tmp_path / "ws"
     assert_bad_input(setup(comp, ws), "audio", ws)
 

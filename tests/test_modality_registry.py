@@ -40,7 +40,7 @@ def make(split):
 def audio(tmp_path, monkeypatch):
     (tmp_path / "toy_aud_input_map.py").write_text(TOY_MAP)
     monkeypatch.syspath_prepend(str(tmp_path))
-    entry = Modality("aud", "audio", "audio clips", (".wav",), "toy_aud_input_map", "tools.modality_aud")
+    entry = Modality("aud", "audio", "audio clips", (".m4a",), "toy_aud_input_map", "tools.modality_aud")
     monkeypatch.setitem(MODALITIES, entry.name, entry)
     return entry
 
@@ -49,8 +49,8 @@ def workspace(tmp_path, inputs: list[str]) -> Workspace:
     w = Workspace(tmp_path / "ws")
     (w.raw / "train").mkdir(parents=True)
     for i in range(12):
-        (w.raw / "train" / f"clip_{i}.wav").write_bytes(b"RIFF")
-    pd.DataFrame({"id": ["train/clip_0.wav"], "label": ["a"]}).to_csv(w.raw / "sample_submission.csv", index=False)
+        (w.raw / "train" / f"clip_{i}.m4a").write_bytes(b"RIFF")
+    pd.DataFrame({"id": ["train/clip_0.m4a"], "label": ["a"]}).to_csv(w.raw / "sample_submission.csv", index=False)
     w.task.mkdir()
     w.description.write_text("Label each clip.")
     w.modalities.write_text(json.dumps({"inputs": inputs, "targets": [TABULAR.name], "task_type": "BinCls"}))
@@ -104,6 +104,6 @@ def test_a_registered_modality_has_its_files_found_and_is_no_longer_unsupported(
     w = workspace(tmp_path, [TABULAR.name])
     sample = pd.read_csv(w.raw / "sample_submission.csv")
     assert modality_files(w.raw) == {} and "audio" in unsupported_reason(w.raw, None, sample)
-    monkeypatch.setitem(MODALITIES, "aud", Modality("aud", "audio", "audio clips", (".wav",), "toy", "tools.toy"))
+    monkeypatch.setitem(MODALITIES, "aud", Modality("aud", "audio", "audio clips", (".m4a",), "toy", "tools.toy"))
     assert sorted(modality_files(w.raw)) == ["aud"] and len(modality_files(w.raw)["aud"]) == 12
     assert unsupported_reason(w.raw, None, sample) is None

@@ -23,6 +23,7 @@ from agentk.workspace import Workspace
 
 TABLE_EXT = (".csv", ".tsv", ".json", ".jsonl", ".parquet", ".feather", ".csv.gz", ".tsv.gz")
 AUDIO_EXT = (".wav", ".mp3", ".flac", ".ogg", ".aif", ".aiff", ".m4a")
+AUDIO_DECODED = (".wav", ".mp3", ".flac", ".ogg", ".aif", ".aiff")  # libsndfile reads these: fetch pictures them
 TEXT_DOC_EXT = (".md", ".txt", ".html", ".htm")
 MAX_VIEW = 3000  # characters of one table's view in a prompt
 HEAD = 1 << 20  # bytes of a text table that tell its encoding in the common case

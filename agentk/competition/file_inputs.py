@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 import pandas as pd
 
-from agentk.competition.dataview import role_of, walk
+from agentk.competition.dataview import AUDIO_DECODED, role_of, walk
 from agentk.modalities import MODALITIES, file_extensions
 
 NAME_LABEL = re.compile(
@@ -34,10 +34,11 @@ class FileSource:
     by_name: bool = False  # the column names each file (with or without extension) anywhere under the folder
 
 
-def modality_files(raw: Path) -> dict[str, set[str]]:
-    """Paths of per-sample files inside raw/'s folders, by modality, relative to raw's parent (the workspace)."""
+def modality_files(raw: Path, extensions: dict[str, tuple[str, ...]] | None = None) -> dict[str, set[str]]:
+    """Paths of per-sample files inside raw/'s folders, by modality (or by the kinds of files `extensions` names),
+    relative to raw's parent (the workspace)."""
     raw = Path(raw)
-    extensions = file_extensions()
+    extensions = file_extensions() if extensions is None else extensions
     found: dict[str, set[str]] = {m: set() for m in extensions}
     for p in walk(raw, 6):
         rel = p.relative_to(raw.parent).as_posix()
@@ -63,7 +64,7 @@ def resolve_column(values: pd.Series, files: set[str], split: str) -> tuple[str,
     probe = list(dict.fromkeys(vals[:30] + vals[:: max(1, len(vals) // 30)]))
     folders = {posixpath.dirname(f) for f in files}
     folders |= {a for f in folders for a in _ancestors(f)}
-    exts = [""] + sorted({posixpath.splitext(f)[1] for f in files})
+    exts = [""] + sorted({posixpath.splitext(f)[1] for f in files} | {_clip_picture_ext(f) for f in files} - {""})
     hits = [
         (folder, ext)
         for folder in folders
@@ -75,6 +76,14 @@ def resolve_column(values: pd.Series, files: set[str], split: str) -> tuple[str,
         if all(posixpath.normpath(f"{folder}/{v}{ext}") in files for v in vals):
             return folder, ext
     return None
+
+
+def _clip_picture_ext(file: str) -> str:
+    """ ".flac.png" for a clip's spectrogram picture (tools/audio_clips.py keeps the clip's name in it), so that a
+    column naming the clip without its extension names the picture; "" for any other file."""
+    stem, ext = posixpath.splitext(file)
+    inner = posixpath.splitext(stem)[1]
+    return inner + ext if inner.lower() in AUDIO_DECODED else ""
 
 
 def _ancestors(folder: str):
@@ -120,12 +129,17 @@ def resolve_by_name(values: pd.Series, files: set[str], split: str) -> str | Non
 
 
 def listing_source(modality: str, files: set[str]) -> FileSource | None:
-    """The train folder whose files are the samples, labelled by class sub-folder or file-name prefix."""
+    """The train folder whose files are the samples, labelled by class sub-folder or file-name prefix: a folder
+    named for training, or the one folder such a folder wraps every file in (train/audio/<class>/...)."""
     by_folder: Counter[str] = Counter()
     for f in files:
         for folder in _ancestors(f):
             if _split_score(folder, "train") == 2 and role_of(PurePosixPath(folder)) == "train":
                 by_folder[folder] += 1
+    for folder in list(by_folder):
+        inner = {f[len(folder) + 1 :].split("/")[0] for f in files if f.startswith(folder + "/")}
+        if len(inner) == 1 and (wrapper := f"{folder}/{inner.pop()}") not in files:
+            by_folder[wrapper] = by_folder[folder]
     for folder, _ in sorted(by_folder.items(), key=lambda kv: (kv[0].count("/"), -kv[1])):
         rel = [f[len(folder) + 1 :].split("/") for f in files if f.startswith(folder + "/")]
         depths = {len(parts) for parts in rel}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.competition.dataview import AUDIO_EXT, walk
+from agentk.competition.dataview import AUDIO_DECODED, AUDIO_EXT, walk
 from agentk.competition.tables import sample_columns
 from agentk.modalities import IMAGE, file_extensions
 
@@ -104,7 +104,8 @@ UNREAD_KINDS = {"NIfTI volumes": (".nii",), "video": (".mp4", ".avi", ".mov", ".
 def _file_reason(names: list[str]) -> str | None:
     """Audio inputs, medical scans and video, paired input/output image folders, mask images: from the file names
     alone."""
-    handled = {ext for exts in file_extensions().values() for ext in exts}  # a registered modality's files
+    # a registered modality's files, and clips that fetch turns into spectrogram pictures (tools/audio_clips.py)
+    handled = {ext for exts in file_extensions().values() for ext in exts} | set(AUDIO_DECODED)
     for kind, exts in {"audio": AUDIO_EXT, **UNREAD_KINDS}.items():
         found = [n for n in names if Path(n).suffix.lower() in exts and Path(n).suffix.lower() not in handled]
         if len(found) >= 5:

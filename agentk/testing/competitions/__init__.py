@@ -9,7 +9,7 @@ Each fixture is a function that writes one competition in the arena layout (what
 Families live in their own modules (`layouts.py`: where the data is; `targets.py`: what is predicted and how it
 is scored; `features.py`: signal where generic feature engineering looks; `text.py`: answers in how two texts
 relate; `forecasts.py`: sales over days, the test rows the days after the train's; `long_rows.py`: sample
-submissions of one row per test sample and target; `large.py`: a table of millions of rows,
+submissions of one row per test sample and target; `audio.py`: sound clips; `large.py`: a table of millions of rows,
 for benchmarks) and register themselves with `@fixture`. The data are synthetic with a learnable signal; nothing here
 is, or imitates, a real competition's data, and the product never sees a fixture's name.
 
@@ -35,6 +35,7 @@ FAMILY_MODULES = (
     "forecasts",
     "large",
     "long_rows",
+    "audio",
 )  # imported on first use, each registering its fixtures
 
 

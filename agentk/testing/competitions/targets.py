@@ -690,24 +690,21 @@ def refuse_span_extraction(folder: Path, rng: np.random.Generator) -> dict:
     )
 
 
-@fixture(FAMILY, "refused: audio clips with labels in a CSV (audio)", fast=True)
+@fixture(FAMILY, "refused: audio clips in a format no decoder here reads (AAC in .m4a), labels in a CSV", fast=True)
 def refuse_audio(folder: Path, rng: np.random.Generator) -> dict:
-    import wave
-
+    # WAV, FLAC, Ogg, MP3 and AIFF clips are pictured as spectrograms (tools/audio_clips.py); libsndfile has no AAC.
+    # The refusal reads the file names alone, so the clips' bytes are an MPEG-4 header and noise.
     pub = folder / "public"
     (pub / "train_audio").mkdir()
     (pub / "test_audio").mkdir()
     for split, n in (("train_audio", 10), ("test_audio", 4)):
         for i in range(n):
-            with wave.open(str(pub / split / f"clip_{split[:2]}{i}.wav"), "wb") as w:
-                w.setnchannels(1)
-                w.setsampwidth(2)
-                w.setframerate(8000)
-                w.writeframes(rng.integers(-2000, 2000, 800, dtype=np.int16).tobytes())
-    pd.DataFrame({"fname": [f"clip_tr{i}.wav" for i in range(10)], "label": rng.choice(["bird", "dog"], 10)}).to_csv(
+            head = b"\x00\x00\x00\x20ftypM4A \x00\x00\x00\x00M4A mp42isom"
+            (pub / split / f"clip_{split[:2]}{i}.m4a").write_bytes(head + rng.bytes(800))
+    pd.DataFrame({"fname": [f"clip_tr{i}.m4a" for i in range(10)], "label": rng.choice(["bird", "dog"], 10)}).to_csv(
         pub / "train_labels.csv", index=False
     )
-    pd.DataFrame({"fname": [f"clip_te{i}.wav" for i in range(4)], "label": "bird"}).to_csv(
+    pd.DataFrame({"fname": [f"clip_te{i}.m4a" for i in range(4)], "label": "bird"}).to_csv(
         pub / "sample_submission.csv", index=False
     )
     return _refused(

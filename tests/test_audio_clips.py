@@ -1,0 +1,132 @@
+"""Sound clips as spectrogram pictures (tools/audio_clips.py): what the picture shows, where fetch writes it, and
+how the image maps find it on the audio fixtures (agentk/testing/competitions/audio.py)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import soundfile
+from PIL import Image
+
+from agentk.competition.support import unsupported_reason
+from agentk.modalities import IMAGE
+from agentk.policies.analysis import analyse
+from agentk.testing.competitions import build
+from stages.fetch import fetch_local
+from tools.audio_clips import BANDS, MAX_FRAMES, _hz, _mel, clip_folders, clips_as_images, spectrogram
+
+
+def tone(hz: float, rate: int, seconds: float = 1.0, level: float = 0.5) -> np.ndarray:
+    t = np.arange(int(rate * seconds)) / rate
+    return level * np.sin(2 * np.pi * hz * t)
+
+
+def band_row(hz: float, rate: int) -> int:
+    """The picture row of the mel band holding hz (row 0: the highest band)."""
+    band = int(_mel(hz) / _mel(rate / 2) * BANDS)
+    return BANDS - 1 - band
+
+
+@pytest.mark.parametrize("rate", [8000, 16000, 44100])
+def test_a_tone_lights_its_own_mel_band_at_any_rate(rate):
+    for hz in (250.0, 1000.0, 3000.0):
+        picture = spectrogram(tone(hz, rate), rate)
+        assert picture.shape[0] == BANDS and picture.dtype == np.uint8
+        brightest = int(np.argmax(picture.astype(float).mean(axis=1)))
+        assert abs(brightest - band_row(hz, rate)) <= 1, (hz, rate, brightest, band_row(hz, rate))
+    assert _hz(_mel(1234.0)) == pytest.approx(1234.0)
+
+
+def test_loudness_does_not_change_the_picture_and_time_runs_left_to_right():
+    rate, rng = 16000, np.random.default_rng(0)
+    x = rng.normal(scale=0.01, size=rate * 2)
+    x[rate:] += tone(2000.0, rate)[:rate]  # the tone in the second half only
+    loud, quiet = spectrogram(x, rate), spectrogram(0.02 * x, rate)
+    assert np.abs(loud.astype(int) - quiet.astype(int)).max() <= 1
+    row = band_row(2000.0, rate)
+    half = loud.shape[1] // 2
+    assert loud[row, half + 5 :].mean() > loud[row, : half - 5].mean() + 100
+
+
+def test_long_clips_are_averaged_to_the_widest_picture_and_short_ones_still_make_one():
+    rate = 8000
+    assert spectrogram(tone(500.0, rate, seconds=30.0), rate).shape == (BANDS, MAX_FRAMES)
+    assert spectrogram(tone(500.0, rate, seconds=0.002), rate).shape == (BANDS, 1)
+    assert spectrogram(np.zeros(rate), rate).max() == 0  # silence: a black picture, not NaN
+
+
+def test_every_decodable_format_becomes_a_picture_beside_the_originals(tmp_path):
+    raw, rate = tmp_path / "raw", 8000
+    formats = {".wav": "WAV", ".flac": "FLAC", ".ogg": "OGG", ".mp3": "MP3", ".aiff": "AIFF"}
+    names = []
+    for i in range(12):
+        ext = list(formats)[i % len(formats)]
+        path = raw / "train_audio" / ("birds" if i % 2 else "frogs") / f"c{i}{ext}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        soundfile.write(str(path), tone(400.0 + 100 * i, rate), rate, format=formats[ext])
+        names.append(path.relative_to(raw / "train_audio").as_posix())
+    (raw / "train_audio" / "frogs" / "broken.wav").write_bytes(b"RIFF\x00\x00\x00\x00WAVEjunk")
+    (raw / "few").mkdir()
+    for i in range(3):  # fewer clips than samples need: some other file
+        soundfile.write(str(raw / "few" / f"x{i}.wav"), tone(300.0, rate), rate)
+
+    assert list(clip_folders(raw)) == [raw / "train_audio"]
+    lines = clips_as_images(raw)
+    assert len(lines) == 1 and lines[0].startswith("train_audio_spectrograms/: 12 clips of train_audio/")
+    assert lines[0].endswith("; 1 did not decode")
+    out = raw / "train_audio_spectrograms"
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.png"))
+    assert written == sorted(f"{n}.png" for n in names)  # class folders kept, the clip's name in the picture's
+    for name in names:
+        with Image.open(out / f"{name}.png") as img:
+            assert img.mode == "L" and img.size[1] == BANDS
+    assert not (raw / "few_spectrograms").exists() and not list(tmp_path.rglob("*.partial"))
+    assert clips_as_images(raw) == []  # a resumed fetch keeps what was written
+
+
+def test_only_audio_no_decoder_reads_is_refused(tmp_path):
+    raw = tmp_path / "raw"
+    (raw / "train").mkdir(parents=True)
+    sample = pd.DataFrame({"fname": [f"c{i}.wav" for i in range(3)], "label": "a"})
+    for i in range(6):
+        (raw / "train" / f"c{i}.wav").write_bytes(b"RIFF")
+    assert unsupported_reason(raw, None, sample) is None
+    for i in range(6):
+        (raw / "train" / f"c{i}.m4a").write_bytes(b"\x00\x00\x00\x20ftypM4A ")
+    assert "unsupported task: audio (6 .m4a files" in unsupported_reason(raw, None, sample)
+
+
+@pytest.mark.parametrize(
+    ("name", "train", "test"),
+    [
+        # a table names each clip with its extension: the picture is the name plus .png
+        ("tagged-clips", ("raw/audio_train_spectrograms", "fname", ".png"), ("raw/audio_test_spectrograms", "fname")),
+        # class folders for train, the sample's file names for test
+        ("word-folders", ("raw/train_spectrograms/audio", None, "folder"), ("raw/test_spectrograms/audio", "fname")),
+        # ids without extension: the clip's extension and .png
+        (
+            "species-recordings",
+            ("raw/train_spectrograms", "recording_id", ".flac.png"),
+            ("raw/test_spectrograms", "recording_id"),
+        ),
+    ],
+)
+def test_the_image_maps_find_the_pictures_of_each_audio_layout(tmp_path, name, train, test):
+    folder = build(name, tmp_path / "fixtures")
+    public_before = sorted(p.relative_to(folder).as_posix() for p in (folder / "public").rglob("*"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    fetch_local(folder / "public", ws)
+    assert sorted(p.relative_to(folder).as_posix() for p in (folder / "public").rglob("*")) == public_before
+    a = analyse(ws)
+    src = a.file_source("train", IMAGE.name)
+    assert (src.folder, src.column, src.ext if src.column else src.label) == train
+    src = a.file_source("test", IMAGE.name)
+    assert (src.folder, src.column) == test
+    assert a.inputs == [IMAGE.name]
+    why = json.loads((ws / "task" / "meta.json").read_text())["tables_why"]["normalised"]
+    assert sum("log-mel spectrogram PNGs" in line for line in why) == 2
+    assert not any("did not decode" in line for line in why)
