@@ -151,3 +151,19 @@ def test_images_alike_flipped_and_turned_are_learnt_from_and_predicted_over_ever
         tmp_path / "written", outputs, ["accuracy"], labels[:160], 40, img=_images(tmp_path / "written", 200, turned)
     )
     assert classical_img.features(written, log=lambda line: None).views == []
+
+
+def test_row_profiles_stay_put_when_the_content_moves_along_its_rows():
+    """A spectrogram picture's sound at another time is the same rows moved sideways: the rows' mean, spread and
+    peak, among describe()'s last features, do not change; the columns' do."""
+    rng = np.random.default_rng(0)
+    grey = rng.integers(0, 40, (1, classical_img.SIZE, classical_img.SIZE)).astype(np.uint8)
+    grey[0, 20:24, 5:15] = 250  # an event in four rows, early
+    moved = np.roll(grey, 40, axis=2)  # the same event later
+    a, b = (classical_img.describe(np.repeat(g[..., None], 3, axis=-1)) for g in (grey, moved))
+    rows = slice(-6 * classical_img.SIZE, -3 * classical_img.SIZE)
+    cols = slice(-3 * classical_img.SIZE, None)
+    np.testing.assert_allclose(a[:, rows], b[:, rows], atol=1e-6)
+    assert not np.allclose(a[:, cols], b[:, cols])
+    peaks = a[0, rows][2 * classical_img.SIZE :]  # the rows' peaks: the event's rows stand out
+    assert peaks[20] > peaks[30] + 0.5 and a[0, rows][20] > a[0, rows][30] + 0.1  # and in their means

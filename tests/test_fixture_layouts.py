@@ -458,3 +458,20 @@ def test_the_titanic_layout_sets_up(fixtures, tmp_path):
     answers = pd.read_csv(folder / "private" / "answers.csv")
     assert list(sub.columns) == ["person_ref", "outcome"]
     assert (sub.set_index("person_ref")["outcome"] == answers.set_index("person_ref")["outcome"]).mean() > 0.7
+
+
+def test_class_folders_wrapped_in_one_folder_of_the_train_split_are_a_listing():
+    """train/images/<class>/x.png (or train/audio/<word>/, once pictured): the one folder train/ wraps everything
+    in is listed by class; two folders side by side under train/ are not one listing."""
+    from agentk.competition.file_inputs import listing_source
+
+    files = {f"raw/train/images/{c}/{c}{i}.png" for c in ("cat", "dog") for i in range(6)}
+    src = listing_source(IMAGE.name, files)
+    assert (src.folder, src.label) == ("raw/train/images", "folder")
+    named = {f"raw/train/images/{c}.{i}.png" for c in ("cat", "dog") for i in range(6)}
+    assert (listing_source(IMAGE.name, named).folder, listing_source(IMAGE.name, named).label) == (
+        "raw/train/images",
+        "name",
+    )
+    two = files | {f"raw/train/masks/{c}/{c}{i}.png" for c in ("cat", "dog") for i in range(6)}
+    assert listing_source(IMAGE.name, two) is None

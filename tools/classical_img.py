@@ -66,7 +66,8 @@ def features(task: TaskData, log=print) -> Features:
         X[:n],
         X[n:],
         f"{X.shape[1]} features of each image (grey {GREY}px and colour {COLOUR}px thumbnails, RGB and HSV "
-        f"histograms, colour statistics, HOG, local binary patterns, edge strength, the file's width and height){seen}",
+        f"histograms, colour statistics, HOG, local binary patterns, edge strength, row and column profiles, the "
+        f"file's width and height){seen}",
         models(task, len(views)),
         {"image_features": int(X.shape[1]), "decoded_at": SIZE, "views": len(views)},
         [(m[:n], m[n:]) for m in matrices[1:]],
@@ -121,6 +122,9 @@ def describe(batch: np.ndarray) -> np.ndarray:
         out.append(_histogram(codes, points + 2, points + 2))
     edges = np.stack([sobel(g) for g in grey]).reshape(b, -1)
     out.append(np.stack([edges.mean(1), edges.std(1), (edges > 0.1).mean(1)], axis=1))
+    # projection profiles: each row's and each column's mean, spread and peak, features that stay put when the
+    # content moves along its row or column (a sound's band over time in a spectrogram picture, text lines)
+    out += [stat(grey, axis=axis) for axis in (2, 1) for stat in (np.mean, np.std, np.max)]
     return np.concatenate(out, axis=1)
 
 

@@ -17,20 +17,22 @@ FAMILY = "audio"
 
 
 def clip(rng: np.random.Generator, k: int, rate: int, seconds: float) -> np.ndarray:
-    """A mono clip in [-1, 1] whose event is class k's: a tone at its pitch with a harmonic, pulsed at its rate."""
+    """A mono clip in [-1, 1] whose event is class k's: a tone near its pitch with a harmonic, pulsed at its rate,
+    sometimes barely above the noise, beside two distractor tones of any pitch."""
     n = int(rate * seconds)
     t = np.arange(n) / rate
-    x = rng.normal(scale=0.02, size=n)  # background noise
-    pitch = 300.0 * 1.9**k * rng.uniform(0.93, 1.07)
+    x = rng.normal(scale=0.05, size=n)  # background noise
+    pitch = 400.0 * 1.45**k * rng.uniform(0.85, 1.15)  # neighbouring classes' pitches overlap
     pulses = 3.0 + 2.5 * (k % 3)  # bursts per second
-    length = min(seconds, rng.uniform(0.4, 0.8))
+    length = min(seconds, rng.uniform(0.3, 0.8))
     start = rng.uniform(0, seconds - length)
     on = (t >= start) & (t < start + length)
     envelope = on * (0.5 + 0.5 * np.sign(np.sin(2 * np.pi * pulses * (t - start))))
-    x += envelope * 0.3 * (np.sin(2 * np.pi * pitch * t) + 0.4 * np.sin(2 * np.pi * 2 * pitch * t))
-    other = rng.uniform(200, 0.4 * rate)  # a distractor tone of any pitch, anywhere
-    d0 = rng.uniform(0, seconds)
-    x += ((t >= d0) & (t < d0 + 0.3)) * 0.15 * np.sin(2 * np.pi * other * t)
+    level = rng.uniform(0.01, 0.2)
+    x += envelope * level * (np.sin(2 * np.pi * pitch * t) + 0.4 * np.sin(2 * np.pi * 2 * pitch * t))
+    for _ in range(2):  # distractor tones of any pitch, anywhere
+        other, d0 = rng.uniform(200, 0.4 * rate), rng.uniform(0, seconds)
+        x += ((t >= d0) & (t < d0 + 0.3)) * rng.uniform(0.02, 0.2) * np.sin(2 * np.pi * other * t)
     return np.clip(x * rng.uniform(0.05, 1.0), -1, 1)  # any loudness
 
 
