@@ -27,7 +27,7 @@ from agentk.competition.dataview import (
 )
 from agentk.competition.file_inputs import listing_source, modality_files
 from agentk.competition.support import hopeless_reason, unsupported_reason, unsupported_task
-from agentk.competition.tables import arrays_as_tables, candidates, find, long_as_wide, normalise
+from agentk.competition.tables import arrays_as_tables, candidates, find, long_as_wide, normalise, positions_as_rows
 from agentk.core.checks import Check
 from agentk.core.engine import Stage
 from agentk.core.errors import BadInput
@@ -69,6 +69,7 @@ def check_source(source: str | Path, try_unsupported: bool = False) -> str | Non
         # before any other check: say what agentk cannot do, not what is missing
         reason = unsupported_task(view)
         if not reason:
+            positions_as_rows(view)  # records of per-position lists, one row per position
             long_as_wide(view)  # a long sample's wide form, and a test table of its keys
             reason = check_tables(view, source)
     if reason and not try_unsupported:

@@ -83,7 +83,6 @@ def test_the_family_has_the_fixtures_the_issue_asks_for(built):
         "text generation / sequence-to-sequence",
         "span extraction",
         "audio",
-        "per-position sequence outputs",
     }
 
 

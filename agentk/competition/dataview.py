@@ -100,7 +100,10 @@ def read_table(path: Path, nrows: int | None = None, nested: bool = False, **kwa
         elif name.endswith(".jsonl"):
             df = pd.read_json(path, lines=True, nrows=nrows)
         elif name.endswith(".json"):
-            df = pd.read_json(path)
+            try:
+                df = pd.read_json(path)
+            except ValueError:  # JSON lines under a .json name, as some competitions ship them
+                df = pd.read_json(path, lines=True)
         elif name.endswith(".parquet"):
             df = pd.read_parquet(path)
         elif name.endswith(".feather"):

@@ -73,9 +73,17 @@ def unsupported_task(folder: Path) -> str | None:
             names += [f"{archive.name}/{m}" for m in members(archive)]
         except Exception:  # noqa: BLE001 - a broken archive is the input checks' to report
             pass
-    reason = _file_reason(names) or _sequence_json_reason(folder)
+    reason = _file_reason(names)
     if reason:
         return reason
+    if found := _per_position(folder):
+        path, lists, seq = found
+        if _positions_sampled(folder, lists):
+            return None  # fetch writes the records one row per position (agentk.competition.positions)
+        return unsupported(
+            "per-position sequence outputs",
+            f"{path.name}: {', '.join(lists[:3])} hold one value per position of {seq!r}",
+        )
     tables = find_tables(folder)
     if "sample" not in tables:
         return None
@@ -132,12 +140,11 @@ def _paired(outputs: list[str], inputs: list[str]) -> list[str]:
     return [n for n in outputs if strip(n) in stems]
 
 
-def _sequence_json_reason(folder: Path) -> str | None:
-    """Per-position outputs: JSON records whose target fields are lists with one value per position of a
-    sequence field (a train.json in JSON-lines form, as such competitions ship it)."""
+def _per_position(folder: Path) -> tuple[Path, list[str], str] | None:
+    """(file, list fields, sequence field) of JSON records whose fields hold number lists with one value per
+    position of a sequence field (a train.json in JSON-lines form, as such competitions ship it); None if none."""
     for path in sorted(p for p in walk(folder, 2) if p.suffix.lower() in (".json", ".jsonl")):
-        records = _json_records(path)
-        for rec in records:
+        for rec in _json_records(path):
             seqs = {k: v for k, v in rec.items() if isinstance(v, str) and len(v) >= 10 and len(set(v)) <= 12}
             lists = [
                 k
@@ -146,12 +153,28 @@ def _sequence_json_reason(folder: Path) -> str | None:
             ]
             per_position = [k for k in lists if any(0.3 * len(v) <= len(rec[k]) <= len(v) for v in seqs.values())]
             if per_position:
-                seq = max(seqs, key=lambda k: len(seqs[k]))
-                return unsupported(
-                    "per-position sequence outputs",
-                    f"{path.name}: {', '.join(per_position[:3])} hold one value per position of {seq!r}",
-                )
+                return path, per_position, max(seqs, key=lambda k: len(seqs[k]))
     return None
+
+
+def _positions_sampled(folder: Path, lists: list[str]) -> bool:
+    """The sample's rows are `<id>_<position>` and its predicted columns are among the per-position lists."""
+    from agentk.competition.dataview import find_tables, read_table
+    from agentk.competition.positions import POSITION_ID
+    from agentk.core.errors import BadInput
+
+    tables = find_tables(folder)
+    if "sample" not in tables:
+        return False
+    try:
+        sample = read_table(tables["sample"], nrows=PEEK_ROWS, dtype=str)
+    except BadInput:
+        return False
+    return (
+        sample.shape[1] >= 2
+        and set(sample.columns[1:]) <= set(lists)
+        and bool(sample.iloc[:, 0].str.match(POSITION_ID).all())
+    )
 
 
 def _json_records(path: Path, limit: int = 20) -> list[dict]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from agentk.competition import positions
 from agentk.competition.dataview import TABLE_EXT, is_table, nested_as_text, read_table, role_of, walk
 from agentk.competition.file_inputs import listing_source, modality_files
 from agentk.competition.long_format import RECORD, WIDE, detect, to_wide
@@ -39,6 +40,7 @@ MAX_PARTS = 20  # a split folder with more tables than this holds one table per 
 DEPTH = 2  # folders below the competition folder that are searched for tables
 FOLDER_LABELS = "train_folder_labels.csv"  # written by normalise: the labels that class sub-folders give
 FLAT = "_without_pixels"  # <stem>_without_pixels.csv: written by normalise, it stands in for the table <stem>
+POSITIONS = "_positions"  # <records>_positions.csv: one row per position, written by normalise
 STAND_INS = "stand_ins.json"  # written by normalise: {a table's path: the table written to stand in for it}
 SERIES_HEAD = 2000  # rows read to tell a table of many rows per key from one of one row per key
 PART = re.compile(r"[_\-. ]?(part|chunk)?[_\-. ]?\d+$", re.I)  # train_1, train-part-2: numbered parts
@@ -226,7 +228,8 @@ def normalise(root: Path) -> list[str]:
             continue
         _write_csv(pd.concat(frames, ignore_index=True), dest)
         done.append(f"{dest.name}: {len(parts)} parts of the {role} table joined ({', '.join(p.name for p in parts)})")
-    done += arrays_as_tables(root) + _bands(root) + _pixels(root) + series_as_rows(root) + long_as_wide(root)
+    done += arrays_as_tables(root) + _bands(root) + _pixels(root) + series_as_rows(root) + positions_as_rows(root)
+    done += long_as_wide(root)
     summarised = _summarise_series(root)
     if summarised:
         done.append(summarised)
@@ -328,6 +331,37 @@ def long_as_wide(root: Path) -> list[str]:
         f"after {rec['sep']!r}: {', '.join(rec['targets'][:4])}{', ...' if len(rec['targets']) > 4 else ''}); "
         "submissions are written back in its rows"
     )
+    return done
+
+
+def positions_as_rows(root: Path) -> list[str]:
+    """Records of sequences whose targets are number lists, one value per position (agentk.competition.positions),
+    written one row per position: train's positions its lists cover, test's the sample's rows. What was written."""
+    root = Path(root)
+    paths = find(root).paths
+    if not {"sample", "train", "test"} <= set(paths) or (root / f"{_stem(paths['train'])}{POSITIONS}.csv").exists():
+        return []
+    if not all(paths[r].name.lower().endswith((".json", ".jsonl", ".parquet")) for r in ("train", "test")):
+        return []  # only these hold lists in a cell
+    sample = read_table(paths["sample"], dtype=str)
+    if not sample.iloc[:, 0].astype(str).str.match(positions.POSITION_ID).all():
+        return []
+    train, test = (read_table(paths[r], nested=True) for r in ("train", "test"))
+    rec = positions.detect(train, test, sample)
+    if rec is None:
+        return []
+    done = []
+    for role, records in (("test", test), ("train", train)):  # train last: its table marks the work done
+        rows = positions.as_rows(records, rec, labelled=role == "train")
+        if role == "test":
+            rows = rows[rows[rec["key"]].isin(set(sample[rec["key"]]))]
+        dest = root / f"{_stem(paths[role])}{POSITIONS}.csv"
+        _stand_in(root, [paths[role]], rows, dest)
+        done.append(
+            f"{dest.name}: the {len(records)} records of {paths[role].name} as one row per position ({len(rows)} rows"
+            f"; each of {', '.join(rec['sequences'])} by its character there and {positions.WINDOW} each side"
+            + (f"; {', '.join(rec['lists'][:4])} by their value there)" if role == "train" else ")")
+        )
     return done
 
 

@@ -1,10 +1,13 @@
 """Fixture competitions whose sample submission has one row per (test sample, target): the id is the sample's key
 and the target's name joined by "_", beside one value column. Kaggle does this for scans scored per finding, subjects
-scored per measure, and handwritten characters scored per component. Each has a learnable signal; the answers are
+scored per measure, handwritten characters scored per component, and sequences scored per position (`<id>_<position>`,
+the targets number lists in JSON records). Each has a learnable signal; the answers are
 long, as the grader reads them.
 """
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pandas as pd
@@ -156,3 +159,77 @@ def components_per_sample(folder, rng):
         )
     )
     return finish(folder, answers, "sample_submission.csv", task_type="BinCls", metric="roc_auc")
+
+
+def _fold(rng: np.random.Generator, length: int) -> tuple[str, str]:
+    """A random secondary structure in brackets (stems of 3-5 pairs closing loops of 3-6) and each position's loop
+    type: S paired, H in a hairpin's loop, E outside."""
+    struct, p = ["."] * length, 0
+    while p < length - 12:
+        stem, loop = int(rng.integers(3, 6)), int(rng.integers(3, 7))
+        if rng.random() < 0.3 and p + 2 * stem + loop <= length:
+            for k in range(stem):
+                struct[p + k], struct[p + 2 * stem + loop - 1 - k] = "(", ")"
+            p += 2 * stem + loop
+        else:
+            p += 1
+    depth, loops = 0, []
+    for c in struct:
+        depth += c == "("
+        loops.append("S" if c in "()" else "H" if depth > 0 else "E")
+        depth -= c == ")"
+    return "".join(struct), "".join(loops)
+
+
+@fixture(
+    "long submissions",
+    "JSON-lines records of a sequence, its structure and loop types; per-base target lists for the first 45 of 60 "
+    "positions; the sample one row per <id>_<position>, MCRMSE",
+)
+def positions_per_sequence(folder, rng):
+    pub, length, scored = folder / "public", 60, 45
+    base = {"A": 0.9, "C": 0.3, "G": 0.5, "U": 0.7}
+    answers = []
+    for split, n in (("train", 240), ("test", 80)):
+        with open(pub / f"{split}.json", "w") as f:
+            for i in range(n):
+                seq = "".join(rng.choice(list("ACGU"), length))
+                struct, loops = _fold(rng, length)
+                pos = np.arange(length)
+                paired = np.array([c != "." for c in struct])
+                after_g = np.array([i > 0 and seq[i - 1] == "G" for i in pos])
+                reactivity = (
+                    np.array([base[b] for b in seq]) * np.where(paired, 0.25, 1.0)
+                    + 0.25 * after_g
+                    + 0.3 * np.exp(-pos / 10)
+                    + rng.normal(0, 0.08, length)
+                )
+                hairpin = np.array([c == "H" for c in loops])
+                degradation = 0.6 * reactivity + 0.3 * hairpin + rng.normal(0, 0.08, length)
+                rid = f"id_{rng.integers(0, 16**9):09x}"
+                rec = {"index": i, "id": rid, "sequence": seq, "structure": struct, "predicted_loop_type": loops}
+                rec |= {"seq_length": length, "seq_scored": scored}
+                targets = {"reactivity": reactivity[:scored].round(4), "deg_Mg_pH10": degradation[:scored].round(4)}
+                if split == "train":
+                    rec |= {k: v.tolist() for k, v in targets.items()}
+                    rec["signal_to_noise"] = round(float(rng.uniform(1, 10)), 3)  # train-only
+                else:
+                    answers += [
+                        (f"{rid}_{p}", targets["reactivity"][p], targets["deg_Mg_pH10"][p]) for p in range(scored)
+                    ]
+                f.write(json.dumps(rec) + "\n")
+    answers = pd.DataFrame(answers, columns=["id_seqpos", "reactivity", "deg_Mg_pH10"])
+    test = pd.read_json(pub / "test.json", lines=True)
+    ids = [f"{rid}_{p}" for rid in test["id"] for p in range(length)]
+    pd.DataFrame({"id_seqpos": ids, "reactivity": 0.0, "deg_Mg_pH10": 0.0}).to_csv(
+        pub / "sample_submission.csv", index=False
+    )
+    (pub / "description.md").write_text(
+        description(
+            "Predict the reactivity and the degradation at each base of each sequence.",
+            "Submissions are scored using MCRMSE, mean columnwise root mean squared error, over the scored "
+            "positions (the first seq_scored of each sequence).",
+            ["train.json, test.json: one record per line", "sample_submission.csv: one row per id_seqpos"],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv", task_type="MultiTgtReg", metric="mcrmse", lower=True)

@@ -11,7 +11,6 @@ features and a signal a small model learns in seconds.
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 
 import numpy as np
@@ -714,31 +713,4 @@ def refuse_audio(folder: Path, rng: np.random.Generator) -> dict:
         "Label the sound in each clip.",
         "Submissions are evaluated on accuracy.",
         ["audio"],
-    )
-
-
-@fixture(FAMILY, "refused: per-base targets as lists in JSON lines (per-position sequence outputs)", fast=True)
-def refuse_per_position(folder: Path, rng: np.random.Generator) -> dict:
-    pub = folder / "public"
-    with open(pub / "train.json", "w") as f:
-        for i in range(20):
-            seq = "".join(rng.choice(list("ACGU"), 40))
-            rec = {"id": f"id_{i:04d}", "sequence": seq, "seq_scored": 30}
-            rec["reactivity"] = rng.random(30).round(3).tolist()
-            rec["deg_Mg_pH10"] = rng.random(30).round(3).tolist()
-            f.write(json.dumps(rec) + "\n")
-    with open(pub / "test.json", "w") as f:
-        for i in range(5):
-            f.write(json.dumps({"id": f"id_t{i:03d}", "sequence": "".join(rng.choice(list("ACGU"), 40))}) + "\n")
-    ids = [f"id_t{i:03d}_{p}" for i in range(5) for p in range(40)]
-    pd.DataFrame({"id_seqpos": ids, "reactivity": 0.0, "deg_Mg_pH10": 0.0}).to_csv(
-        pub / "sample_submission.csv", index=False
-    )
-    return _refused(
-        folder,
-        "per-position sequence outputs",
-        "Degradation",
-        "Predict the degradation rate at each base of each RNA sequence.",
-        "Submissions are scored using MCRMSE over the scored positions.",
-        ["tabular"],
     )
