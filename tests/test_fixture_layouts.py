@@ -321,10 +321,16 @@ def test_pixel_columns_of_a_table_become_images_named_by_position(fetched):
 def test_pixel_columns_are_told_from_other_numbered_columns():
     rng = np.random.default_rng(0)
     grey = pd.DataFrame(rng.integers(0, 256, (4, 256)), columns=[f"pixel{i}" for i in range(256)])
-    assert pixel_columns(grey.assign(label=1)) == (list(grey.columns), 16, 1)
+    assert pixel_columns(grey.assign(label=1)) == (list(grey.columns), 16, 16, 1)
     rgb = pd.DataFrame(rng.random((4, 768)), columns=[f"px_{i}" for i in range(1, 769)])  # fractions, 3 planes
-    assert pixel_columns(rgb)[1:] == (16, 3)
-    assert pixel_columns(grey.iloc[:, :250]) is None  # not a square
+    assert pixel_columns(rgb)[1:] == (16, 16, 3)
+    assert pixel_columns(grey.iloc[:, :250]) is None  # 10 x 25 at best: a side under 16
+    from scipy.ndimage import gaussian_filter
+
+    smooth = [gaussian_filter(rng.random((24, 36)), 2) for _ in range(5)]  # 24 x 36 pictures, row by row
+    pixels = np.stack([255 * (p - p.min()) / (p.max() - p.min()) for p in smooth]).round().reshape(5, -1)
+    wide = pd.DataFrame(pixels.astype(int), columns=[str(i) for i in range(24 * 36)])
+    assert pixel_columns(wide.assign(image_id="a"))[1:] == (24, 36, 1)  # not 36 x 24, nor 18 x 48
     assert pixel_columns(grey.iloc[:, :64]) is None  # 8 x 8: few enough to be tabular features
     assert pixel_columns(grey * 10) is None  # values beyond 0..255 are not pixels
     assert pixel_columns(grey.drop(columns="pixel7")) is None  # the running number has a gap
@@ -475,3 +481,25 @@ def test_class_folders_wrapped_in_one_folder_of_the_train_split_are_a_listing():
     )
     two = files | {f"raw/train/masks/{c}/{c}{i}.png" for c in ("cat", "dog") for i in range(6)}
     assert listing_source(IMAGE.name, two) is None
+
+
+def test_pixel_tables_in_parts_beside_the_label_table_become_one_picture_per_key(fetched):
+    """train_image_data_<n>.parquet (image_id, then one column per pixel of a 24 x 36 picture) beside train.csv:
+    one PNG per image_id in train_image_data_images/, which the image map finds by the key; the tables set aside."""
+    ws, _ = fetched("pixel-parts-components")
+    stand_ins = json.loads((ws / "raw" / "stand_ins.json").read_text())
+    assert {k: v for k, v in stand_ins.items() if k.endswith(".parquet")} == {
+        "train_image_data_0.parquet": "train_image_data_images/",
+        "train_image_data_1.parquet": "train_image_data_images/",
+        "test_image_data_0.parquet": "test_image_data_images/",
+    }
+    a = analyse(ws)
+    assert [(a.file_source(s, IMAGE.name).folder, a.file_source(s, IMAGE.name).column) for s in ("train", "test")] == [
+        ("raw/train_image_data_images", "image_id"),
+        ("raw/test_image_data_images", "image_id"),
+    ]
+    assert a.features == [] and not a.joins  # no pixel joined as a feature
+    pixels = pd.read_parquet(ws / "raw" / "train_image_data_1.parquet").set_index("image_id")
+    key = pixels.index[3]
+    with Image.open(ws / "raw" / "train_image_data_images" / f"{key}.png") as img:
+        assert img.size == (36, 24) and (np.asarray(img).ravel() == pixels.loc[key].to_numpy()).all()

@@ -134,10 +134,11 @@ PIXEL_SHARE = 0.9  # a table of pixels is little else: an id, a label
 MIN_SIDE = 16  # below 16 x 16 the pixels are few enough to be strong tabular features (8 x 8 digits: 64 columns)
 
 
-def pixel_columns(table: pd.DataFrame) -> tuple[list[str], int, int] | None:
-    """(columns in order, side, channels) when a table holds an image's pixels one per column: a common prefix
-    and a running number from 0 or 1 (pixel0..pixel783), a square count (grey) or three squares (RGB planes),
-    whole numbers in 0..255 or fractions in 0..1, and nearly all of the table's columns. None when it holds no such columns."""
+def pixel_columns(table: pd.DataFrame) -> tuple[list[str], int, int, int] | None:
+    """(columns in order, height, width, channels) when a table holds an image's pixels one per column: a common
+    prefix and a running number from 0 or 1 (pixel0..pixel783), a count that makes a picture (grey) or three (RGB
+    planes) of sides MIN_SIDE or more, whole numbers in 0..255 or fractions in 0..1, and nearly all of the table's
+    columns. None when it holds no such columns."""
     groups: dict[str, list[tuple[int, str]]] = {}
     for c in table.columns:
         if m := PIXEL.match(str(c)):
@@ -149,25 +150,38 @@ def pixel_columns(table: pd.DataFrame) -> tuple[list[str], int, int] | None:
             continue
         if len(cols) < PIXEL_SHARE * table.shape[1]:  # a few numbered groups among others are features (margin1..64)
             continue
-        shape = next(
+        values = table[[c for _, c in cols]]
+        if not all(pd.api.types.is_numeric_dtype(t) for t in values.dtypes) or values.isna().any().any():
+            continue
+        v = values.to_numpy(float)
+        if not (v.min() >= 0 and (v.max() <= 1 or (v.max() <= 255 and np.all(v % 1 == 0)))):
+            continue
+        shape = next(  # a square first (RGB planes of 16 x 16 are no grey 32 x 24), then other sides
             (
-                (side, ch)
+                (*hw, ch)
+                for square in (True, False)
                 for ch in (1, 3)
-                if (side := round((len(cols) / ch) ** 0.5)) >= MIN_SIDE and ch * side**2 == len(cols)
+                if len(cols) % ch == 0 and (hw := _picture(v, len(cols) // ch, square))
             ),
             None,
         )
-        values = table[[c for _, c in cols]]
-        if (
-            shape is None
-            or not all(pd.api.types.is_numeric_dtype(t) for t in values.dtypes)
-            or values.isna().any().any()
-        ):
-            continue
-        v = values.to_numpy(float)
-        if v.min() >= 0 and (v.max() <= 1 or (v.max() <= 255 and np.all(v % 1 == 0))):
+        if shape is not None:
             return [c for _, c in cols], *shape
     return None
+
+
+def _picture(v: np.ndarray, n: int, square: bool) -> tuple[int, int] | None:
+    """(height, width) of pictures of n pixels a row, row by row: the square (square), or the sides (both MIN_SIDE or
+    more, at most 4 to 1) whose width puts each pixel nearest in value to the one below it."""
+    side = round(n**0.5)
+    if square:
+        return (side, side) if side * side == n and side >= MIN_SIDE else None
+    widths = [w for w in range(MIN_SIDE, n // MIN_SIDE + 1) if n % w == 0 and max(w, n // w) <= 4 * min(w, n // w)]
+    if not widths:
+        return None
+    rows = v[:200, :n]
+    width = min(widths, key=lambda w: float(np.mean((rows[:, w:] - rows[:, :-w]) ** 2)))
+    return n // width, width
 
 
 def pixels_to_images(table: pd.DataFrame, id_col: str, folder: Path) -> pd.DataFrame | None:
@@ -176,10 +190,10 @@ def pixels_to_images(table: pd.DataFrame, id_col: str, folder: Path) -> pd.DataF
     found = pixel_columns(table)
     if found is None:
         return None
-    columns, side, channels = found
+    columns, height, width, channels = found
     v = table[columns].to_numpy(float)
     v = v * 255 if v.max() <= 1 else v
-    images = v.reshape(len(table), channels, side, side).transpose(0, 2, 3, 1).round().astype(np.uint8)
+    images = v.reshape(len(table), channels, height, width).transpose(0, 2, 3, 1).round().astype(np.uint8)
     _save_pngs(table[id_col], images[..., 0] if channels == 1 else images, folder)
     return table.drop(columns=columns)
 

@@ -41,7 +41,7 @@ DEPTH = 2  # folders below the competition folder that are searched for tables
 FOLDER_LABELS = "train_folder_labels.csv"  # written by normalise: the labels that class sub-folders give
 FLAT = "_without_pixels"  # <stem>_without_pixels.csv: written by normalise, it stands in for the table <stem>
 POSITIONS = "_positions"  # <records>_positions.csv: one row per position, written by normalise
-STAND_INS = "stand_ins.json"  # written by normalise: {a table's path: the table written to stand in for it}
+STAND_INS = "stand_ins.json"  # written by normalise: {a table's path: the table (or image folder/) standing in}
 SERIES_HEAD = 2000  # rows read to tell a table of many rows per key from one of one row per key
 PART = re.compile(r"[_\-. ]?(part|chunk)?[_\-. ]?\d+$", re.I)  # train_1, train-part-2: numbered parts
 
@@ -229,7 +229,7 @@ def normalise(root: Path) -> list[str]:
         _write_csv(pd.concat(frames, ignore_index=True), dest)
         done.append(f"{dest.name}: {len(parts)} parts of the {role} table joined ({', '.join(p.name for p in parts)})")
     done += arrays_as_tables(root) + _bands(root) + _pixels(root) + series_as_rows(root) + positions_as_rows(root)
-    done += long_as_wide(root)
+    done += long_as_wide(root) + pixel_tables_as_images(root)  # after the wide test table: its keys are unique
     summarised = _summarise_series(root)
     if summarised:
         done.append(summarised)
@@ -331,6 +331,49 @@ def long_as_wide(root: Path) -> list[str]:
         f"after {rec['sep']!r}: {', '.join(rec['targets'][:4])}{', ...' if len(rec['targets']) > 4 else ''}); "
         "submissions are written back in its rows"
     )
+    return done
+
+
+def pixel_tables_as_images(root: Path) -> list[str]:
+    """Tables of pixels beside the train and test tables, a row per image keyed by their key column (image_id, then
+    one column per pixel; in parquet parts, as Kaggle ships big ones): every row a PNG `<name>_images/<key>.png`,
+    the name the tables' own less any part number, where the image map finds it by the key; the tables stand aside
+    (stand_ins.json), so that their pixels are never joined as features. What was written, one line per name."""
+    root = Path(root)
+    paths = find(root).paths
+    splits = [read_table(paths[r], dtype=str) for r in ("train", "test") if r in paths]
+    if not splits:
+        return []
+    keys: dict[str, set] = {}
+    for t in splits:
+        for c in t.columns:
+            if t[c].notna().all() and t[c].is_unique:
+                keys.setdefault(c, set()).update(t[c])
+    replaced, groups = stand_ins(root), {}
+    for p in candidates(root):
+        if p in paths.values() or p.relative_to(root).as_posix() in replaced:
+            continue
+        try:
+            head = read_table(p, nrows=50)
+        except BadInput:  # a table that does not read is the input checks' to report
+            continue
+        key = next((c for c in head.columns if c in keys and set(head[c].astype(str)) <= keys[c]), None)
+        if key is not None and pixel_columns(head.drop(columns=key)) is not None:
+            groups.setdefault((PART.sub("", _stem(p)), key), []).append(p)
+    done = []
+    for (name, key), parts in groups.items():
+        dest = root / f"{name}_images"
+        if not dest.exists():  # written whole, then recorded: a resumed fetch finds one or the other
+            tmp = root / f".{dest.name}.partial"
+            for p in parts:
+                pixels_to_images(read_table(p).astype({key: str}), key, tmp)
+            tmp.replace(dest)
+        record = {**stand_ins(root), **{p.relative_to(root).as_posix(): f"{dest.name}/" for p in parts}}
+        (root / STAND_INS).write_text(json.dumps(record, indent=1))
+        done.append(
+            f"{dest.name}/: the pixel rows of {', '.join(p.name for p in parts)} as one PNG per {key!r}; "
+            "the tables set aside"
+        )
     return done
 
 

@@ -233,3 +233,54 @@ def positions_per_sequence(folder, rng):
         )
     )
     return finish(folder, answers, "sample_submission.csv", task_type="MultiTgtReg", metric="mcrmse", lower=True)
+
+
+@fixture(
+    "long submissions",
+    "characters as pixel tables in parquet parts (image_id + one column per pixel of a 24 x 36 picture), three "
+    "components per character; test.csv and the sample one row per <image>_<component>",
+)
+def pixel_parts_components(folder, rng):
+    pub = folder / "public"
+    height, width = 24, 36
+    n, n_test = 360, 90
+    sizes = {"root": 6, "vowel": 4, "consonant": 3}
+    labels = pd.DataFrame({k: rng.integers(0, m, n + n_test) for k, m in sizes.items()})
+    pictures = np.full((n + n_test, height, width), 250, np.uint8)
+    for i, (r, v, c) in enumerate(labels.to_numpy()):
+        x0 = int(rng.integers(0, 6))
+        pictures[i, 4 + 2 * r : 7 + 2 * r, x0 : x0 + 18] = 30  # the root: a bar whose height says which
+        pictures[i, 2:20, 24 + 2 * v : 26 + 2 * v] = 60  # the vowel: a column whose place says which
+        pictures[i, 20 + c : 22 + c, 26:34] = 90 if c else 250  # the consonant: a low bar or none
+    pictures = np.clip(pictures + rng.normal(0, 25, pictures.shape), 0, 255).astype(np.uint8)
+    ids = [f"Train_{i}" for i in range(n)] + [f"Test_{i}" for i in range(n_test)]
+    flat = pd.DataFrame(pictures.reshape(n + n_test, -1), columns=[str(j) for j in range(height * width)])
+    flat.insert(0, "image_id", ids)
+    for part, rows in enumerate(np.array_split(np.arange(n), 2)):
+        flat.iloc[rows].to_parquet(pub / f"train_image_data_{part}.parquet", index=False)
+    flat.iloc[n:].to_parquet(pub / "test_image_data_0.parquet", index=False)
+    names = {"root": "grapheme_root", "vowel": "vowel_diacritic", "consonant": "consonant_diacritic"}
+    train = labels.iloc[:n].rename(columns=names)
+    train.insert(0, "image_id", ids[:n])
+    train["grapheme"] = train[list(names.values())].astype(str).agg("-".join, axis=1)  # train-only
+    train.to_csv(pub / "train.csv", index=False)
+    comps = list(names.values())
+    test = pd.DataFrame(
+        [(f"{i}_{c}", i, c) for i in ids[n:] for c in comps], columns=["row_id", "image_id", "component"]
+    )
+    test.to_csv(pub / "test.csv", index=False)
+    answers = long_rows(ids[n:], labels.iloc[n:].rename(columns=names).reset_index(drop=True), "row_id", "target")
+    answers.assign(target=0).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Classify the three components of each handwritten character image.",
+            "Submissions are evaluated on the accuracy of the predicted class of each component (row).",
+            [
+                "train.csv",
+                "train_image_data_*.parquet, test_image_data_*.parquet: image_id, then one column per pixel",
+                "test.csv",
+                "sample_submission.csv",
+            ],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv", task_type="MultiCls", metric="accuracy", inputs=("image",))
