@@ -130,3 +130,29 @@ def test_the_image_maps_find_the_pictures_of_each_audio_layout(tmp_path, name, t
     why = json.loads((ws / "task" / "meta.json").read_text())["tables_why"]["normalised"]
     assert sum("log-mel spectrogram PNGs" in line for line in why) == 2
     assert not any("did not decode" in line for line in why)
+
+
+def test_a_clip_that_crashes_its_decoder_is_left_out_and_the_others_are_written(tmp_path, monkeypatch):
+    """libsndfile can segfault on a damaged file: the worker dies, the pool breaks, and fetch must go on."""
+    import ctypes
+    import faulthandler
+
+    import tools.audio_clips as audio_clips
+
+    raw, rate = tmp_path / "raw", 8000
+    (raw / "clips").mkdir(parents=True)
+    for i in range(40):
+        soundfile.write(str(raw / "clips" / f"c{i:02d}.wav"), tone(300.0 + 10 * i, rate), rate)
+    real = audio_clips.read_clip
+
+    def crashing(path):
+        if path.name == "c17.wav":
+            faulthandler.disable()  # pytest's traceback dump of the dying worker is noise here
+            ctypes.string_at(0)  # a segfault in the worker process, as a decoder's would be
+        return real(path)
+
+    monkeypatch.setattr(audio_clips, "read_clip", crashing)  # worker processes are forked: they see it
+    lines = clips_as_images(raw)
+    assert lines[0].startswith("clips_spectrograms/: 39 clips of clips/") and lines[0].endswith("; 1 did not decode")
+    written = sorted(p.name for p in (raw / "clips_spectrograms").glob("*.png"))
+    assert written == [f"c{i:02d}.wav.png" for i in range(40) if i != 17]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import numpy as np
@@ -97,6 +98,33 @@ def _write(job: tuple[Path, Path]) -> bool:
         return False
 
 
+def _write_all(jobs: list[tuple[Path, Path]], progress, chunk: int = 32) -> list[bool]:
+    """_write over the jobs in worker processes, chunk by chunk; which were written. A clip that crashes its decoder
+    (a segfault in libsndfile on a damaged file) breaks the pool: the chunks it left unfinished are done again
+    one clip at a time in one worker, so that the first unfinished clip is the one that broke it: that one counts as
+    not written."""
+    written: dict[int, bool] = {}
+    todo, size, workers = list(range(len(jobs))), chunk, os.cpu_count() or 1
+    while todo:
+        chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
+        try:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                futures = {pool.submit(_write_chunk, [jobs[i] for i in c]): c for c in chunks}
+                for future in as_completed(futures):
+                    written.update(zip(futures[future], future.result(), strict=True))
+                    progress(len(futures[future]))
+        except BrokenProcessPool:
+            if workers == 1:  # one clip at a time, in order: the first unfinished one crashed
+                written[next(i for i in todo if i not in written)] = False
+                progress(1)
+        todo, size, workers = [i for i in todo if i not in written], 1, 1
+    return [written[i] for i in range(len(jobs))]
+
+
+def _write_chunk(jobs: list[tuple[Path, Path]]) -> list[bool]:
+    return [_write(job) for job in jobs]
+
+
 def clips_as_images(raw: Path) -> list[str]:
     """Write every clip's spectrogram (module docstring); what was written, one line per folder. A clip that does
     not decode is left out, and the line says how many. A folder already written is kept (a resumed fetch)."""
@@ -110,16 +138,8 @@ def clips_as_images(raw: Path) -> list[str]:
         tmp = dest.with_name(f".{dest.name}.partial")
         tmp.mkdir(exist_ok=True)
         jobs = [(clip, tmp / f"{clip.relative_to(top).as_posix()}.png") for clip in clips]
-        with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            written = list(
-                tqdm(
-                    pool.map(_write, jobs, chunksize=32),
-                    total=len(jobs),
-                    desc=f"spectrograms of {top.name}/",
-                    unit="clip",
-                    disable=len(jobs) < 500,
-                )
-            )
+        with tqdm(total=len(jobs), desc=f"spectrograms of {top.name}/", unit="clip", disable=len(jobs) < 500) as bar:
+            written = _write_all(jobs, bar.update)
         tmp.replace(dest)
         failed = written.count(False)
         done.append(
