@@ -1,6 +1,7 @@
 """Setup + solve on sound-clip competitions (the audio fixtures of agentk/testing/competitions/audio.py: tagged WAV
 clips named in a table and scored by MAP@3, spoken-word clips in class folders scored by accuracy, FLAC recordings
-named by an id without extension with one probability column per species, mean column-wise AUC), graded on hidden
+named by an id without extension with one probability column per species, mean column-wise AUC; clips of one or two
+tags as comma-separated label sets, one probability column per tag, lwlrap), graded on hidden
 answers beside what a user would run instead: each clip's log-mel band statistics (the mean, spread and peak over
 time of each of the 128 bands of the spectrogram agentk pictures) into a standardised logistic regression.
 
@@ -26,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import solve  # noqa: E402
 
-FIXTURES = ("tagged-clips", "word-folders", "species-recordings")
+FIXTURES = ("tagged-clips", "word-folders", "species-recordings", "multilabel-clips")
 
 
 def band_statistics(ws: Path, paths) -> np.ndarray:

@@ -27,7 +27,15 @@ from agentk.competition.dataview import (
 )
 from agentk.competition.file_inputs import listing_source, modality_files
 from agentk.competition.support import hopeless_reason, unsupported_reason, unsupported_task
-from agentk.competition.tables import arrays_as_tables, candidates, find, long_as_wide, normalise, positions_as_rows
+from agentk.competition.tables import (
+    arrays_as_tables,
+    candidates,
+    find,
+    label_sets_as_columns,
+    long_as_wide,
+    normalise,
+    positions_as_rows,
+)
 from agentk.core.checks import Check
 from agentk.core.engine import Stage
 from agentk.core.errors import BadInput
@@ -71,6 +79,7 @@ def check_source(source: str | Path, try_unsupported: bool = False) -> str | Non
         if not reason:
             positions_as_rows(view)  # records of per-position lists, one row per position
             long_as_wide(view)  # a long sample's wide form, and a test table of its keys
+            label_sets_as_columns(view)  # label sets as the sample's label columns
             reason = check_tables(view, source)
     if reason and not try_unsupported:
         raise BadInput(reason)

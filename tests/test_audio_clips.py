@@ -156,3 +156,32 @@ def test_a_clip_that_crashes_its_decoder_is_left_out_and_the_others_are_written(
     assert lines[0].startswith("clips_spectrograms/: 39 clips of clips/") and lines[0].endswith("; 1 did not decode")
     written = sorted(p.name for p in (raw / "clips_spectrograms").glob("*.png"))
     assert written == [f"c{i:02d}.wav.png" for i in range(40) if i != 17]
+
+
+def test_label_sets_become_the_samples_label_columns(tmp_path):
+    """train's "Church bell,Bark" beside a sample of one probability column per label: one 0/1 column per label,
+    split at commas before spaces (a label may hold one); nothing when a label is not a sample column."""
+    from agentk.competition.tables import find, label_sets_as_columns
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    sets = ["Church bell,Bark", "Bark", "Meow,Church bell", "Meow"]
+    pd.DataFrame({"fname": [f"{i}.wav" for i in range(4)], "labels": sets}).to_csv(raw / "train.csv", index=False)
+    pd.DataFrame({"fname": ["9.wav"], "Bark": 0.3, "Church bell": 0.3, "Meow": 0.3}).to_csv(
+        raw / "sample_submission.csv", index=False
+    )
+    (lines,) = label_sets_as_columns(raw)
+    assert lines.startswith("train_label_columns.csv: train.csv's label sets in 'labels'")
+    train = pd.read_csv(find(raw).paths["train"])
+    assert train.to_dict("list") == {
+        "fname": ["0.wav", "1.wav", "2.wav", "3.wav"],
+        "Bark": [1, 1, 0, 0],
+        "Church bell": [1, 0, 1, 0],
+        "Meow": [0, 0, 1, 1],
+    }
+    assert label_sets_as_columns(raw) == []  # done once
+    other = tmp_path / "other"
+    other.mkdir()
+    pd.DataFrame({"fname": ["0.wav"], "labels": ["Bark,Purr"]}).to_csv(other / "train.csv", index=False)
+    (raw / "sample_submission.csv").replace(other / "sample_submission.csv")
+    assert label_sets_as_columns(other) == []  # Purr is no column of the sample

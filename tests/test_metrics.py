@@ -278,6 +278,18 @@ def test_gini_and_weighted_auc_match_references(seed):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+def test_lwlrap_is_sklearns_label_ranking_average_precision_weighted_by_each_rows_labels(seed):
+    rng = np.random.default_rng(seed)
+    yt = (rng.random((80, 7)) < 0.3).astype(int)
+    yt[0] = 0  # a row without labels counts for nothing
+    yp = rng.random((80, 7)).round(1)  # ties too
+    rows = yt.sum(axis=1) > 0
+    expected = skm.label_ranking_average_precision_score(yt[rows], yp[rows], sample_weight=yt.sum(axis=1)[rows])
+    close(METRICS["lwlrap"].fn(yt, yp), expected, rtol=1e-12)
+    close(METRICS["lwlrap"].fn(yt, yt + 0.0), 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_masked_and_grouped_mae_match_sklearn(seed):
     rng = np.random.default_rng(seed)
     yt, yp = rng.normal(size=300), rng.normal(size=300)
@@ -439,6 +451,7 @@ TEXTS = [
         "masked_mae",
     ),
     ("Submissions are evaluated according to the Mean Average Precision @ 10 (MAP@10).", "map_at_10"),
+    ("The task is evaluated with label-weighted label-ranking average precision (lwlrap).", "lwlrap"),
     ("Submissions are evaluated on PR AUC.", None),
     ("Submissions are judged by a panel of experts.", None),
 ]

@@ -12,7 +12,7 @@ URLs dropped, hyphens/underscores turned into spaces, whitespace collapsed) and 
 others' ("root mean squared logarithmic error" vs "... error", "multi-class log loss"
 vs "log loss", "mean column-wise ROC AUC" vs "AUC"), so candidates are tried in the
 explicit order `PRIORITY`, most specific first:
-  bias / weighted AUC > mean correlations > grouped log-MAE > masked MAE > column-wise variants
+  lwlrap > bias / weighted AUC > mean correlations > grouped log-MAE > masked MAE > column-wise variants
   > MAP@k > regression (smape > mape, rmsle > rmse > mse) > multi_log_loss > log_loss > gini > roc_auc
   > qwk > mcc > correlations > per-sample and averaged F-betas > F2 > F1 > r2
   > accuracy (last, because "accuracy" is also used loosely in prose).
@@ -538,6 +538,25 @@ def mean_columnwise_rmsle(y_true, y_pred):
     return _columnwise(rmsle, y_true, y_pred)
 
 
+def lwlrap(y_true, y_pred):
+    """Label-weighted label-ranking average precision: for each true label of each row, the share of the labels
+    scored at least as high that are true; the mean over all true labels (a row weighs by its number of labels)."""
+    yt, yp = (np.asarray(y, dtype=float) for y in (y_true, y_pred))
+    if yt.ndim != 2 or yt.shape != yp.shape:
+        raise ValueError(f"y_true {yt.shape} and y_pred {yp.shape} must both be (n_rows, n_labels)")
+    total, count = 0.0, 0
+    for t, p in zip(yt, yp, strict=True):
+        pos = np.flatnonzero(t > 0)
+        if len(pos) == 0:
+            continue
+        at_least = p[:, None] >= p[pos][None, :]  # (labels, true labels): scored at least as high as each true one
+        total += float(np.sum(at_least[pos].sum(axis=0) / at_least.sum(axis=0)))
+        count += len(pos)
+    if count == 0:
+        raise ValueError("lwlrap is undefined when no row has a true label")
+    return total / count
+
+
 def mean_columnwise_auc(y_true, y_pred):
     return _columnwise(roc_auc, y_true, y_pred)
 
@@ -812,6 +831,14 @@ METRICS: dict[str, Metric] = {
             ),
         ),
         Metric(
+            "lwlrap",
+            lwlrap,
+            True,
+            "proba",
+            True,
+            (r"\blwl ?rap\b", r"label ?weighted label ?ranking average precision"),
+        ),
+        Metric(
             "mean_columnwise_auc",
             mean_columnwise_auc,
             True,
@@ -838,6 +865,7 @@ METRICS: dict[str, Metric] = {
 
 # Most specific first; see the module docstring.
 PRIORITY: tuple[str, ...] = (
+    "lwlrap",
     "bias_auc",
     "weighted_auc",
     "mean_spearman",

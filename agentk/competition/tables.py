@@ -40,6 +40,8 @@ MAX_PARTS = 20  # a split folder with more tables than this holds one table per 
 DEPTH = 2  # folders below the competition folder that are searched for tables
 FOLDER_LABELS = "train_folder_labels.csv"  # written by normalise: the labels that class sub-folders give
 FLAT = "_without_pixels"  # <stem>_without_pixels.csv: written by normalise, it stands in for the table <stem>
+LABEL_COLUMNS = "_label_columns"  # <train>_label_columns.csv: label sets as the sample's 0/1 columns
+SET_SEPARATORS = (r",", r";", r"\|", r"\s+")  # between the labels of a set, tried in this order
 POSITIONS = "_positions"  # <records>_positions.csv: one row per position, written by normalise
 STAND_INS = "stand_ins.json"  # written by normalise: {a table's path: the table (or image folder/) standing in}
 SERIES_HEAD = 2000  # rows read to tell a table of many rows per key from one of one row per key
@@ -230,6 +232,7 @@ def normalise(root: Path) -> list[str]:
         done.append(f"{dest.name}: {len(parts)} parts of the {role} table joined ({', '.join(p.name for p in parts)})")
     done += arrays_as_tables(root) + _bands(root) + _pixels(root) + series_as_rows(root) + positions_as_rows(root)
     done += long_as_wide(root) + pixel_tables_as_images(root)  # after the wide test table: its keys are unique
+    done += label_sets_as_columns(root)
     summarised = _summarise_series(root)
     if summarised:
         done.append(summarised)
@@ -332,6 +335,36 @@ def long_as_wide(root: Path) -> list[str]:
         "submissions are written back in its rows"
     )
     return done
+
+
+def label_sets_as_columns(root: Path) -> list[str]:
+    """A train column of label sets ("Bark,Walk", "3 17") whose labels are the sample submission's columns (one
+    probability each, scored per label): the train table written with one 0/1 column per sample column in its
+    place, standing in for it. What was written."""
+    root = Path(root)
+    paths = find(root).paths
+    if not {"train", "sample"} <= set(paths) or paths["train"].name.endswith(f"{LABEL_COLUMNS}.csv"):
+        return []
+    columns = list(read_table(paths["sample"], nrows=5, dtype=str).columns[1:])
+    train = read_table(paths["train"], dtype=str)
+    if len(columns) < 2 or set(columns) & set(train.columns):
+        return []
+    for c in train.columns:
+        values = train[c].fillna("").astype(str)
+        for sep in SET_SEPARATORS:
+            sets = values.map(lambda v, sep=sep: {t.strip() for t in re.split(sep, v) if t.strip()})
+            labels = set().union(*sets)
+            if 2 <= len(labels) and labels <= set(columns) and len(labels) >= len(columns) / 2 and sets.map(len).all():
+                wide = train.drop(columns=c)
+                for label in columns:
+                    wide[label] = sets.map(lambda s, label=label: int(label in s))
+                dest = root / f"{_stem(paths['train'])}{LABEL_COLUMNS}.csv"
+                _stand_in(root, [paths["train"]], wide, dest)
+                return [
+                    f"{dest.name}: {paths['train'].name}'s label sets in {c!r} as one 0/1 column per label of "
+                    f"{paths['sample'].name} ({len(columns)} labels)"
+                ]
+    return []
 
 
 def pixel_tables_as_images(root: Path) -> list[str]:

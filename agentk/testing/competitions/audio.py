@@ -123,3 +123,37 @@ def species_recordings(folder: Path, rng: np.random.Generator) -> dict:
         )
     )
     return finish(folder, onehot, "sample_submission.csv", "MultiCls", "mean_columnwise_auc", inputs=("audio",))
+
+
+@fixture(
+    FAMILY, "clips with one or two tags each as comma-separated label sets; one probability column per tag, lwlrap"
+)
+def multilabel_clips(folder: Path, rng: np.random.Generator) -> dict:
+    pub = folder / "public"
+    tags = ["Bark", "Chime", "Cough", "Drill", "Flute"]
+    rows = {"train": [], "test": []}
+    for split, n in (("train", 300), ("test", 100)):
+        for _ in range(n):
+            ks = sorted(rng.choice(len(tags), int(rng.integers(1, 3)), replace=False))
+            seconds = rng.uniform(2, 4)
+            samples = sum(clip(rng, int(k), 16000, seconds) for k in ks) / len(ks)
+            name = f"{rng.integers(0, 16**8):08x}.wav"
+            _write(pub / f"{split}_curated" / name, samples, 16000)
+            rows[split].append((name, {tags[k] for k in ks}))
+    pd.DataFrame([(n, ",".join(sorted(s))) for n, s in rows["train"]], columns=["fname", "labels"]).to_csv(
+        pub / "train_curated.csv", index=False
+    )
+    answers = pd.DataFrame([{"fname": n, **{t: int(t in s) for t in tags}} for n, s in rows["test"]])
+    answers.assign(**{t: 0.2 for t in tags}).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Tag each clip with every kind of sound it holds (one or two): a probability for each tag.",
+            "The task is evaluated with label-weighted label-ranking average precision (lwlrap).",
+            [
+                "train_curated.csv: fname, labels (comma-separated)",
+                "train_curated/, test_curated/",
+                "sample_submission.csv",
+            ],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv", task_type="MultiLabel", metric="lwlrap", inputs=("audio",))
