@@ -185,3 +185,5 @@ def test_label_sets_become_the_samples_label_columns(tmp_path):
     pd.DataFrame({"fname": ["0.wav"], "labels": ["Bark,Purr"]}).to_csv(other / "train.csv", index=False)
     (raw / "sample_submission.csv").replace(other / "sample_submission.csv")
     assert label_sets_as_columns(other) == []  # Purr is no column of the sample
+    pd.DataFrame({"fname": ["0.wav", "1.wav"], "labels": ["Bark", "Meow"]}).to_csv(other / "train.csv", index=False)
+    assert label_sets_as_columns(other) == []  # one label a row: a class, its columns exclusive probabilities

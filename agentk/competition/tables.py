@@ -338,8 +338,8 @@ def long_as_wide(root: Path) -> list[str]:
 
 
 def label_sets_as_columns(root: Path) -> list[str]:
-    """A train column of label sets ("Bark,Walk", "3 17") whose labels are the sample submission's columns (one
-    probability each, scored per label): the train table written with one 0/1 column per sample column in its
+    """A train column of label sets ("Bark,Walk", "3 17"; some row holding two or more) whose labels are the sample
+    submission's columns (one probability each, scored per label): the train table written with one 0/1 column per sample column in its
     place, standing in for it. What was written."""
     root = Path(root)
     paths = find(root).paths
@@ -354,7 +354,9 @@ def label_sets_as_columns(root: Path) -> list[str]:
         for sep in SET_SEPARATORS:
             sets = values.map(lambda v, sep=sep: {t.strip() for t in re.split(sep, v) if t.strip()})
             labels = set().union(*sets)
-            if 2 <= len(labels) and labels <= set(columns) and len(labels) >= len(columns) / 2 and sets.map(len).all():
+            sizes = sets.map(len)
+            # sets: some row holds two labels (one label a row is a class, its columns exclusive probabilities)
+            if labels <= set(columns) and len(labels) >= max(2, len(columns) / 2) and sizes.all() and sizes.max() > 1:
                 wide = train.drop(columns=c)
                 for label in columns:
                     wide[label] = sets.map(lambda s, label=label: int(label in s))
