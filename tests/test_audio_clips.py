@@ -60,13 +60,14 @@ def test_long_clips_are_averaged_to_the_widest_picture_and_short_ones_still_make
 
 def test_every_decodable_format_becomes_a_picture_beside_the_originals(tmp_path):
     raw, rate = tmp_path / "raw", 8000
-    formats = {".wav": "WAV", ".flac": "FLAC", ".ogg": "OGG", ".mp3": "MP3", ".aiff": "AIFF"}
+    formats = {".wav": "WAV", ".flac": "FLAC", ".ogg": "OGG", ".mp3": "MP3", ".aiff": "AIFF", ".opus": "OGG"}
     names = []
     for i in range(12):
         ext = list(formats)[i % len(formats)]
         path = raw / "train_audio" / ("birds" if i % 2 else "frogs") / f"c{i}{ext}"
         path.parent.mkdir(parents=True, exist_ok=True)
-        soundfile.write(str(path), tone(400.0 + 100 * i, rate), rate, format=formats[ext])
+        subtype = "OPUS" if ext == ".opus" else None
+        soundfile.write(str(path), tone(400.0 + 100 * i, rate), rate, format=formats[ext], subtype=subtype)
         names.append(path.relative_to(raw / "train_audio").as_posix())
     (raw / "train_audio" / "frogs" / "broken.wav").write_bytes(b"RIFF\x00\x00\x00\x00WAVEjunk")
     (raw / "few").mkdir()

@@ -274,7 +274,7 @@ def test_hybrid_goes_on_with_the_expert_when_the_endpoint_is_down(base, tmp_path
 
 # ---- unsupported tasks ------------------------------------------------------------------------
 def test_audio_no_decoder_reads_is_refused(comp, tmp_path):
-    """AAC clips (.m4a): libsndfile decodes WAV, FLAC, Ogg, MP3 and AIFF into spectrograms, not these."""
+    """AAC clips (.m4a): libsndfile decodes WAV, FLAC, Ogg, Opus, MP3 and AIFF into spectrograms, not these."""
     (comp / "train").mkdir()
     for i in range(6):
         (comp / "train" / f"clip_{i}.m4a").write_bytes(b"\x00\x00\x00\x20ftypM4A " + b"\x00" * 40)

@@ -22,8 +22,9 @@ from agentk.core.errors import BadInput
 from agentk.workspace import Workspace
 
 TABLE_EXT = (".csv", ".tsv", ".json", ".jsonl", ".parquet", ".feather", ".csv.gz", ".tsv.gz")
-AUDIO_EXT = (".wav", ".mp3", ".flac", ".ogg", ".aif", ".aiff", ".m4a")
-AUDIO_DECODED = (".wav", ".mp3", ".flac", ".ogg", ".aif", ".aiff")  # libsndfile reads these: fetch pictures them
+AUDIO_EXT = (".wav", ".mp3", ".flac", ".ogg", ".opus", ".aif", ".aiff", ".m4a", ".aac", ".wma")
+# libsndfile reads these (Opus in its Ogg container too): fetch pictures them; the rest of AUDIO_EXT is refused
+AUDIO_DECODED = (".wav", ".mp3", ".flac", ".ogg", ".opus", ".aif", ".aiff")
 TEXT_DOC_EXT = (".md", ".txt", ".html", ".htm")
 MAX_VIEW = 3000  # characters of one table's view in a prompt
 HEAD = 1 << 20  # bytes of a text table that tell its encoding in the common case
