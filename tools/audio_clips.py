@@ -5,7 +5,8 @@ extension, names the picture too (agentk.competition.file_inputs), and class sub
 
 A picture's rows are mel bands, the highest at the top; its columns are time, averaged down to MAX_FRAMES when the
 clip is longer; its grey levels are decibels over the FLOOR_DB below the clip's loudest band, so that a quiet clip's
-pattern shows as clearly as a loud one's. Clips are decoded by libsndfile (soundfile): WAV, FLAC, Ogg (Vorbis, Opus), MP3, AIFF."""
+pattern shows as clearly as a loud one's. Clips are decoded by libsndfile (soundfile): WAV, FLAC, Ogg (Vorbis, Opus),
+MP3, AIFF."""
 
 from __future__ import annotations
 

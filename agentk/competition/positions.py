@@ -4,7 +4,8 @@ bases of an RNA, its structure in brackets, its loop types), and number lists wi
 
 Fetch writes each split one row per position (`<stem>_positions.csv`, standing in for the records): the sample's id,
 the position (from the start and from the end), each sequence field's character there and WINDOW characters each
-side of it, the record's own fields (its id: a group), and in train each list's value there (train rows only for the positions the lists cover).
+side of it, the record's own fields (its id: a group), and in train each list's value there (train rows only for
+the positions the lists cover).
 The lists the sample names are then ordinary target columns, scored by the stated metric over the rows."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pandas as pd
 WINDOW = 3  # characters each side of a position that are its features
 PAD = "_"  # the character before the first position and after the last
 MIN_LENGTH, MAX_SYMBOLS = 10, 12  # a sequence: this long at least, of few distinct characters
+MIN_COVER = 0.3  # a per-position list covers this share of its sequence's positions at least
 POSITION_ID = re.compile(r"^(.+?)([_\-:])(\d+)$")
 
 
@@ -47,7 +49,7 @@ def list_fields(records: pd.DataFrame, length: pd.Series) -> list[str]:
             continue
         n = s.map(len)
         numeric = s.head(50).map(lambda v: all(isinstance(x, int | float) for x in v)).all()
-        if numeric and (n <= length).all() and (n >= 0.3 * length).all():
+        if numeric and (n <= length).all() and (n >= MIN_COVER * length).all():
             out.append(c)
     return out
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from agentk.competition.dataview import AUDIO_DECODED, AUDIO_EXT, walk
+from agentk.competition.positions import MAX_SYMBOLS, MIN_COVER, MIN_LENGTH, POSITION_ID
 from agentk.competition.tables import sample_columns
 from agentk.modalities import IMAGE, file_extensions
 
@@ -145,13 +146,17 @@ def _per_position(folder: Path) -> tuple[Path, list[str], str] | None:
     position of a sequence field (a train.json in JSON-lines form, as such competitions ship it); None if none."""
     for path in sorted(p for p in walk(folder, 2) if p.suffix.lower() in (".json", ".jsonl")):
         for rec in _json_records(path):
-            seqs = {k: v for k, v in rec.items() if isinstance(v, str) and len(v) >= 10 and len(set(v)) <= 12}
+            seqs = {
+                k: v
+                for k, v in rec.items()
+                if isinstance(v, str) and len(v) >= MIN_LENGTH and len(set(v)) <= MAX_SYMBOLS
+            }
             lists = [
                 k
                 for k, v in rec.items()
                 if isinstance(v, list) and len(v) >= 5 and all(isinstance(x, (int, float)) for x in v)
             ]
-            per_position = [k for k in lists if any(0.3 * len(v) <= len(rec[k]) <= len(v) for v in seqs.values())]
+            per_position = [k for k in lists if any(MIN_COVER * len(v) <= len(rec[k]) <= len(v) for v in seqs.values())]
             if per_position:
                 return path, per_position, max(seqs, key=lambda k: len(seqs[k]))
     return None
@@ -160,7 +165,6 @@ def _per_position(folder: Path) -> tuple[Path, list[str], str] | None:
 def _positions_sampled(folder: Path, lists: list[str]) -> bool:
     """The sample's rows are `<id>_<position>` and its predicted columns are among the per-position lists."""
     from agentk.competition.dataview import find_tables, read_table
-    from agentk.competition.positions import POSITION_ID
     from agentk.core.errors import BadInput
 
     tables = find_tables(folder)

@@ -339,8 +339,8 @@ def long_as_wide(root: Path) -> list[str]:
 
 def label_sets_as_columns(root: Path) -> list[str]:
     """A train column of label sets ("Bark,Walk", "3 17"; some row holding two or more) whose labels are the sample
-    submission's columns (one probability each, scored per label): the train table written with one 0/1 column per sample column in its
-    place, standing in for it. What was written."""
+    submission's columns (one probability each, scored per label): the train table written with one 0/1 column per
+    sample column in its place, standing in for it. What was written."""
     root = Path(root)
     paths = find(root).paths
     if not {"train", "sample"} <= set(paths) or paths["train"].name.endswith(f"{LABEL_COLUMNS}.csv"):
@@ -403,8 +403,7 @@ def pixel_tables_as_images(root: Path) -> list[str]:
             for p in parts:
                 pixels_to_images(read_table(p).astype({key: str}), key, tmp)
             tmp.replace(dest)
-        record = {**stand_ins(root), **{p.relative_to(root).as_posix(): f"{dest.name}/" for p in parts}}
-        (root / STAND_INS).write_text(json.dumps(record, indent=1))
+        _record_stand_in(root, parts, f"{dest.name}/")
         done.append(
             f"{dest.name}/: the pixel rows of {', '.join(p.name for p in parts)} as one PNG per {key!r}; "
             "the tables set aside"
@@ -452,9 +451,14 @@ def stand_ins(root: Path) -> dict[str, str]:
 def _stand_in(root: Path, originals: list[Path], frame: pd.DataFrame, dest: Path) -> None:
     """Write `frame` to `dest`, standing in for the `originals` from now on (recorded first: the new table is what
     tells table discovery to look again)."""
-    record = {**stand_ins(root), **{p.relative_to(root).as_posix(): dest.name for p in originals}}
-    (Path(root) / STAND_INS).write_text(json.dumps(record, indent=1))
+    _record_stand_in(root, originals, dest.name)
     _write_csv(frame, dest)
+
+
+def _record_stand_in(root: Path, originals: list[Path], standing: str) -> None:
+    """stand_ins.json: each of the originals from now on stands aside for `standing` (a table, or a folder/)."""
+    record = {**stand_ins(root), **{p.relative_to(root).as_posix(): standing for p in originals}}
+    (Path(root) / STAND_INS).write_text(json.dumps(record, indent=1))
 
 
 def _write_csv(df: pd.DataFrame, dest: Path) -> None:
