@@ -35,6 +35,7 @@ from agentk.competition.tables import (
     long_as_wide,
     normalise,
     positions_as_rows,
+    rewrites_as_ranks,
 )
 from agentk.core.checks import Check
 from agentk.core.engine import Stage
@@ -80,6 +81,7 @@ def check_source(source: str | Path, try_unsupported: bool = False) -> str | Non
             positions_as_rows(view)  # records of per-position lists, one row per position
             long_as_wide(view)  # a long sample's wide form, and a test table of its keys
             label_sets_as_columns(view)  # label sets as the sample's label columns
+            rewrites_as_ranks(view)  # a target rewriting an input as the rank of its rewrite
             reason = check_tables(view, source)
     if reason and not try_unsupported:
         raise BadInput(reason)

@@ -10,12 +10,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from agentk.competition import long_format, rewrites
 from agentk.competition.dataview import find_tables, read_table
-from agentk.competition.long_format import as_modelled, as_submitted
 from agentk.competition.tables import sample_columns_of
 from agentk.workspace import SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, Workspace, code_module
 
 FORMATTERS = (SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT)  # the stages writing format_submission, in fallback order
+
+
+def as_submitted(raw: Path, sub: pd.DataFrame) -> pd.DataFrame:
+    """A submission as the models wrote it, in the sample's own form: long rows where the sample is long, text where
+    the target rewrites an input."""
+    return rewrites.as_submitted(raw, long_format.as_submitted(raw, sub))
+
+
+def as_modelled(raw: Path, sub: pd.DataFrame) -> pd.DataFrame:
+    """A submission in the sample's own form read back as the models wrote it (the inverse of as_submitted)."""
+    return long_format.as_modelled(raw, rewrites.as_modelled(raw, sub))
 
 
 class SubmissionMismatch(ValueError):

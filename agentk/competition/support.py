@@ -10,6 +10,7 @@ import pandas as pd
 
 from agentk.competition.dataview import AUDIO_DECODED, AUDIO_EXT, walk
 from agentk.competition.positions import MAX_SYMBOLS, MIN_COVER, MIN_LENGTH, POSITION_ID
+from agentk.competition.rewrites import MIN_COPIED, rewrite_share, source_rows
 from agentk.competition.tables import sample_columns
 from agentk.modalities import IMAGE, file_extensions
 
@@ -210,7 +211,8 @@ def _json_records(path: Path, limit: int = 20) -> list[dict]:
 def _table_reason(train: pd.DataFrame | None, test: pd.DataFrame | None, sample: pd.DataFrame) -> str | None:
     """Segmentation (RLE targets), object detection (boxes), span extraction and text generation: from the
     sample submission's predicted columns (not those repeating test inputs) and the train table's matching ones."""
-    sub_cols = sample_columns(sample, train, test).predicted
+    layout = sample_columns(sample, train, test)
+    sub_cols = layout.predicted
     for c in sub_cols:
         named = RLE_COLUMN.search(c) and _rle_placeholder(sample[c])
         if named or (train is not None and c in train.columns and _is_rle(train[c])):
@@ -242,13 +244,15 @@ def _table_reason(train: pd.DataFrame | None, test: pd.DataFrame | None, sample:
                     "span extraction",
                     f"the submission column {c!r} is a substring of the input {x!r} in {share:.0%} of rows",
                 )
-        for x in inputs:
-            same = _rewrite_share(target, train[x])
-            if same >= 0.3:
-                return unsupported(
-                    "text generation / sequence-to-sequence",
-                    f"the submission column {c!r} rewrites the input {x!r}: equal in {same:.0%} of rows",
-                )
+        source = next((x for x in inputs if rewrite_share(target, train[x]) >= MIN_COPIED), None)
+        if source is not None and (test is None or source_rows(sample, layout.id, test) is None):
+            return unsupported(
+                "text generation / sequence-to-sequence",
+                f"the submission column {c!r} rewrites the input {source!r} (equal in "
+                f"{rewrite_share(target, train[source]):.0%} of rows), but no test table lists the sample's rows",
+            )
+        if source is not None:
+            continue  # fetch makes it a choice among the rewrites train gives each value (agentk.competition.rewrites)
         if evidence := _free_text_target(target):
             return unsupported("text generation / sequence-to-sequence", f"the submission column {c!r} {evidence}")
     return None
@@ -289,19 +293,6 @@ def _substring_share(target: pd.Series, source: pd.Series) -> tuple[float, float
         return 0.0, 0.0
     inside = sum(t.strip() != "" and t.strip() in x for t, x in pairs) / len(pairs)
     return inside, sum(len(t.strip()) < len(x.strip()) for t, x in pairs) / len(pairs)
-
-
-def _rewrite_share(target: pd.Series, source: pd.Series) -> float:
-    """The share of rows where a text target copies a text input, when the rows where it does not hold new
-    strings (a normalised or translated input), not the input's own values (a category carried over); else 0."""
-    both = target.notna() & source.notna()
-    if both.sum() < 10 or pd.api.types.is_numeric_dtype(source):
-        return 0.0
-    t, x = target[both].astype(str), source[both].astype(str)
-    changed = t[t != x]
-    if len(changed) == 0 or changed.isin(set(x)).mean() > 0.5:
-        return 0.0
-    return float((t == x).mean())
 
 
 def _free_text_target(s: pd.Series) -> str | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.competition import positions
+from agentk.competition import positions, rewrites
 from agentk.competition.dataview import TABLE_EXT, is_table, nested_as_text, read_table, role_of, walk
 from agentk.competition.file_inputs import listing_source, modality_files
 from agentk.competition.long_format import RECORD, WIDE, detect, to_wide
@@ -232,7 +232,7 @@ def normalise(root: Path) -> list[str]:
         done.append(f"{dest.name}: {len(parts)} parts of the {role} table joined ({', '.join(p.name for p in parts)})")
     done += arrays_as_tables(root) + _bands(root) + _pixels(root) + series_as_rows(root) + positions_as_rows(root)
     done += long_as_wide(root) + pixel_tables_as_images(root)  # after the wide test table: its keys are unique
-    done += label_sets_as_columns(root)
+    done += label_sets_as_columns(root) + rewrites_as_ranks(root)
     summarised = _summarise_series(root)
     if summarised:
         done.append(summarised)
@@ -367,6 +367,49 @@ def label_sets_as_columns(root: Path) -> list[str]:
                     f"{paths['sample'].name} ({len(columns)} labels)"
                 ]
     return []
+
+
+def rewrites_as_ranks(root: Path) -> list[str]:
+    """A text target that rewrites an input (agentk.competition.rewrites): the train, test and sample tables written
+    with the target as the rank of its rewrite among the source value's candidates and the neighbouring rows' source
+    values beside, standing in for them, with each sample row's candidates; the record last, as it marks the work
+    done. What was written, one line each."""
+    root = Path(root)
+    paths = find(root).paths
+    if not {"sample", "train", "test"} <= set(paths) or (root / rewrites.RECORD).exists():
+        return []
+    sample = read_table(paths["sample"], dtype=str)
+    train, test = read_table(paths["train"], dtype=str), read_table(paths["test"], dtype=str)
+    layout = sample_columns(sample, train.head(200), test.head(200))
+    rec = rewrites.detect(train, test, layout.predicted)
+    rows = rewrites.source_rows(sample, layout.id, test) if rec else None
+    if rows is None:
+        return []
+    rec["id"] = layout.id
+    cands, stats = rewrites.candidates(train, rec), rewrites.value_stats(train, rec)
+    ranked_train = train.assign(**{rec["target"]: rewrites.ranks(train[rec["source"]], train[rec["target"]], cands)})
+    ids = sample[layout.id] if layout.id is not None else pd.Series(range(len(sample)))
+    table = rewrites.candidate_table(ids, test[rec["source"]].iloc[rows].reset_index(drop=True), cands)
+    _write_csv(table, root / rewrites.CANDIDATES)
+    done = [
+        f"{rewrites.CANDIDATES}: each test row's candidate rewrites of {rec['source']!r} ({table.shape[1] - 1} at most)"
+    ]
+    context = f"the previous and next rows' {rec['source']!r} and the share of train's rows copying it beside"
+    for role, frame, what in (
+        ("sample", sample.assign(**{rec["target"]: 0}), f"ranks for {rec['target']!r}"),
+        ("test", rewrites.with_context(test, rec["source"], stats), context),
+        ("train", rewrites.with_context(ranked_train, rec["source"], stats), f"{rec['target']!r} ranked; {context}"),
+    ):  # train last: its table marks the work done
+        dest = root / f"{_stem(paths[role])}{rewrites.RANKED}.csv"
+        _stand_in(root, [paths[role]], frame, dest)
+        done.append(f"{dest.name}: {paths[role].name} with {what}")
+    (root / rewrites.RECORD).write_text(json.dumps(rec, indent=1))
+    done.append(
+        f"{rewrites.RECORD}: {rec['target']!r} rewrites {rec['source']!r} (copies it in "
+        f"{(ranked_train[rec['target']] == 0).mean():.1%} of train's rows, rewrites {len(cands)} values); submissions "
+        "are written back as text"
+    )
+    return done
 
 
 def pixel_tables_as_images(root: Path) -> list[str]:

@@ -36,6 +36,7 @@ FAMILY_MODULES = (
     "large",
     "long_rows",
     "audio",
+    "rewrites",
 )  # imported on first use, each registering its fixtures
 
 

@@ -2,10 +2,10 @@
 
 Tabular competitions whose targets take the shapes Kaggle uses (label sets as strings, top-k rankings, ordinal
 ratings, several correlated regression targets, one-hot outcome columns, fractions binarised by the metric, extra
-train-only columns) and whose evaluation texts name the metrics of tools/metrics.py; and the tasks agentk refuses
-(image-to-image, segmentation, object detection, text generation, span extraction, audio, per-position sequence
-outputs), each with the evidence a real competition of that kind carries. Every dataset is synthetic: a few numeric
-features and a signal a small model learns in seconds.
+train-only columns) and whose evaluation texts name the metrics of
+tools/metrics.py; and the tasks agentk refuses (image-to-image, segmentation, object detection, text generation, span
+extraction, audio, per-position sequence outputs), each with the evidence a real competition of that kind carries.
+Every dataset is synthetic: a few numeric features and a signal a small model learns in seconds.
 """
 
 from __future__ import annotations
@@ -607,33 +607,6 @@ def refuse_box_rows_dicom(folder: Path, rng: np.random.Generator) -> dict:
         "Locate lung opacities on chest radiographs: a confidence and a bounding box per opacity.",
         "Submissions are evaluated on the mean average precision at IoU thresholds 0.4 to 0.75.",
         ["image"],
-    )
-
-
-@fixture(FAMILY, "refused: the target rewrites an input token (text normalisation, seq2seq)", fast=True)
-def refuse_text_normalisation(folder: Path, rng: np.random.Generator) -> dict:
-    pub = folder / "public"
-    words = ["the", "cat", "sat", "on", "a", "mat", "in", "june", "with", "dogs"]
-    numbers = {"12": "twelve", "3": "three", "2019": "twenty nineteen", "1st": "first", "$5": "five dollars"}
-    rows = []
-    for s in range(80):
-        for t in range(6):
-            before = rng.choice(list(numbers)) if rng.random() < 0.25 else rng.choice(words)
-            rows.append({"sentence_id": s, "token_id": t, "before": before, "after": numbers.get(before, before)})
-    train = pd.DataFrame(rows)
-    train.iloc[:400].to_csv(pub / "en_train.csv", index=False)
-    test = train.iloc[400:].drop(columns="after")
-    test.to_csv(pub / "en_test.csv", index=False)
-    pd.DataFrame({"id": [f"{s}_{t}" for s, t in zip(test.sentence_id, test.token_id)], "after": test.before}).to_csv(
-        pub / "en_sample_submission.csv", index=False
-    )
-    return _refused(
-        folder,
-        "text generation / sequence-to-sequence",
-        "Text normalisation",
-        "Convert written text to its spoken form.",
-        "Submissions are evaluated on the accuracy of the normalised tokens.",
-        ["text"],
     )
 
 
