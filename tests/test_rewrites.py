@@ -55,7 +55,10 @@ def _lookup_accuracy(t: dict[str, pd.DataFrame], source: str, target: str) -> fl
 
 def test_candidates_copy_first_then_rewrites_by_frequency():
     train = pd.DataFrame(
-        {"x": ["1", "1", "1", "1", "1", "a", "a", "b", "c"], "y": ["one", "one", "first", "1", "won", "a", "a", "B", "c"]}
+        {
+            "x": ["1", "1", "1", "1", "1", "a", "a", "b", "c"],
+            "y": ["one", "one", "first", "1", "won", "a", "a", "B", "c"],
+        }
     )
     rec = {"source": "x", "target": "y"}
     cands = rewrites.candidates(train, rec)
