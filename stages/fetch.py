@@ -26,7 +26,7 @@ from agentk.competition.dataview import (
     walk,
 )
 from agentk.competition.file_inputs import listing_source, modality_files
-from agentk.competition.support import hopeless_reason, unsupported_reason, unsupported_task
+from agentk.competition.support import hopeless_reason, pixels_sampled, unsupported_reason, unsupported_task
 from agentk.competition.tables import (
     arrays_as_tables,
     candidates,
@@ -123,9 +123,9 @@ def check_tables(folder: Path, source: Path) -> str | None:
         )
     if "test" not in tables and not split_folders(folder, "test") and not any(p.is_dir() for p in folder.iterdir()):
         raise BadInput(f"no test data in {source}: expected test*.csv, a test/ folder or test.zip")
-    if "train" not in tables and all(
-        p.is_dir() for p in split_folders(folder, "train")
-    ):  # archives: checked once unpacked
+    if (
+        "train" not in tables and all(p.is_dir() for p in split_folders(folder, "train")) and not pixels_sampled(folder)
+    ):  # archives: checked once unpacked; image pairs scored per pixel: written as tables by fetch
         files = modality_files(folder) | modality_files(folder, {"clips": AUDIO_DECODED})  # clips: pictured later
         if not any(listing_source(m, paths) for m, paths in files.items()):
             raise BadInput(

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from agentk.competition import image_pairs
 from agentk.competition.dataview import AUDIO_DECODED, AUDIO_EXT, walk
+from agentk.competition.image_pairs import TARGET_DIR, strip_role
 from agentk.competition.positions import MAX_SYMBOLS, MIN_COVER, MIN_LENGTH, POSITION_ID
 from agentk.competition.rewrites import MIN_COPIED, rewrite_share, source_rows
 from agentk.competition.tables import sample_columns
 from agentk.modalities import IMAGE, file_extensions
 
-TARGET_DIR = re.compile(r"(clean|target|output|gt|ground.?truth|denois|high.?res|restored)", re.I)
 MASK_NAME = re.compile(r"(mask|segment|annotation)", re.I)
 RLE_COLUMN = re.compile(r"(pixel|rle|mask|segment)", re.I)
 BOX_COLUMN = re.compile(r"(bbox|\bbox(es)?\b|bounding)", re.I)
@@ -75,7 +76,7 @@ def unsupported_task(folder: Path) -> str | None:
             names += [f"{archive.name}/{m}" for m in members(archive)]
         except Exception:  # noqa: BLE001 - a broken archive is the input checks' to report
             pass
-    reason = _file_reason(names)
+    reason = _file_reason(names, folder)
     if reason:
         return reason
     if found := _per_position(folder):
@@ -103,7 +104,7 @@ def unsupported_reason(
 ) -> str | None:
     """Why agentk cannot do this task, or None: what its files and its (read) tables show."""
     names = [p.relative_to(raw).as_posix() for p in walk(raw, 4)]
-    return _file_reason(names) or _table_reason(train, test, sample)
+    return _file_reason(names, raw) or _table_reason(train, test, sample)
 
 
 # per-sample files of kinds no modality reads (volumes, video), refused as audio is, rather than failing setup with
@@ -111,9 +112,9 @@ def unsupported_reason(
 UNREAD_KINDS = {"NIfTI volumes": (".nii",), "video": (".mp4", ".avi", ".mov", ".mkv")}
 
 
-def _file_reason(names: list[str]) -> str | None:
-    """Audio inputs, medical scans and video, paired input/output image folders, mask images: from the file names
-    alone."""
+def _file_reason(names: list[str], folder: Path) -> str | None:
+    """Audio inputs, medical scans and video, paired input/output image folders (unless the sample lists pixels), mask
+    images: from the file names (and the head of the sample)."""
     # a registered modality's files, and clips that fetch turns into spectrogram pictures (tools/audio_clips.py)
     handled = {ext for exts in file_extensions().values() for ext in exts} | set(AUDIO_DECODED)
     for kind, exts in {"audio": AUDIO_EXT, **UNREAD_KINDS}.items():
@@ -127,7 +128,7 @@ def _file_reason(names: list[str]) -> str | None:
         return unsupported("segmentation", f"{len(paired)} mask images paired with input images, e.g. {paired[0]}")
     targets = [n for n in images if TARGET_DIR.search(Path(n).parent.name)]
     paired = _paired(targets, [n for n in images if n not in targets])
-    if len(paired) >= 5:
+    if len(paired) >= 5 and not pixels_sampled(folder, names):
         target_dir = str(Path(paired[0]).parent)
         return unsupported(
             "image-to-image", f"{len(paired)} target images in {target_dir}/ pair with input images of the same name"
@@ -138,8 +139,26 @@ def _file_reason(names: list[str]) -> str | None:
 def _paired(outputs: list[str], inputs: list[str]) -> list[str]:
     """The output images whose name (less a mask/target word) is also an input image's name."""
     stems = {Path(n).stem.lower() for n in inputs}
-    strip = lambda n: re.sub(r"[_\-.]?(mask|target|clean(ed)?|gt|label)s?$", "", Path(n).stem.lower())  # noqa: E731
-    return [n for n in outputs if strip(n) in stems]
+    return [n for n in outputs if strip_role(Path(n).stem) in stems]
+
+
+def pixels_sampled(folder: Path, names: list[str] | None = None) -> bool:
+    """Input images paired with target images and a sample of one row per test pixel: fetch writes the pixels as
+    tables (agentk.competition.image_pairs). `names`: the folder's file paths, archive members too."""
+    from agentk.competition.dataview import find_tables, read_table
+    from agentk.core.errors import BadInput
+
+    if names is None:
+        names = [p.relative_to(folder).as_posix() for p in walk(folder, 4)]
+    tables = find_tables(folder)
+    if "sample" not in tables:
+        return False
+    try:
+        sample = read_table(tables["sample"], nrows=PEEK_ROWS, dtype=str)
+    except BadInput:
+        return False
+    images = [n for n in names if Path(n).suffix.lower() in IMAGE.extensions]
+    return image_pairs.detect(folder, images, sample) is not None
 
 
 def _per_position(folder: Path) -> tuple[Path, list[str], str] | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.competition import positions, rewrites
+from agentk.competition import image_pairs, positions, rewrites
 from agentk.competition.dataview import TABLE_EXT, is_table, nested_as_text, read_table, role_of, walk
 from agentk.competition.file_inputs import listing_source, modality_files
 from agentk.competition.long_format import RECORD, WIDE, detect, to_wide
@@ -33,7 +33,7 @@ from agentk.competition.series import (
     summarise_files,
 )
 from agentk.core.errors import BadInput
-from agentk.modalities import file_extensions
+from agentk.modalities import IMAGE, file_extensions
 
 LABELS = re.compile(r"label|target|solution|truth|answer", re.I)  # a table of targets, beside the inputs
 MAX_PARTS = 20  # a split folder with more tables than this holds one table per sample, not parts of one
@@ -232,7 +232,7 @@ def normalise(root: Path) -> list[str]:
         done.append(f"{dest.name}: {len(parts)} parts of the {role} table joined ({', '.join(p.name for p in parts)})")
     done += arrays_as_tables(root) + _bands(root) + _pixels(root) + series_as_rows(root) + positions_as_rows(root)
     done += long_as_wide(root) + pixel_tables_as_images(root)  # after the wide test table: its keys are unique
-    done += label_sets_as_columns(root) + rewrites_as_ranks(root)
+    done += label_sets_as_columns(root) + rewrites_as_ranks(root) + image_pairs_as_pixels(root)
     summarised = _summarise_series(root)
     if summarised:
         done.append(summarised)
@@ -410,6 +410,30 @@ def rewrites_as_ranks(root: Path) -> list[str]:
         "are written back as text"
     )
     return done
+
+
+def image_pairs_as_pixels(root: Path) -> list[str]:
+    """Input images paired with target images and a sample of one row per test pixel (agentk.competition.image_pairs):
+    the pixels written as the train and test tables, train's last as it marks the work done. What was written."""
+    root = Path(root)
+    paths = find(root).paths
+    if "sample" not in paths or "train" in paths or (root / image_pairs.TRAIN).exists():
+        return []
+    images = [p.relative_to(root).as_posix() for p in walk(root, 4) if p.suffix.lower() in IMAGE.extensions]
+    sample = read_table(paths["sample"], dtype=str)
+    rec = image_pairs.detect(root, images, sample)
+    if rec is None:
+        return []
+    test = image_pairs.test_rows(root, rec, sample[rec["id"]])
+    _write_csv(test, root / image_pairs.TEST)
+    train = image_pairs.train_rows(root, rec)
+    _write_csv(train, root / image_pairs.TRAIN)
+    what = f"{len(image_pairs.FEATURES)} features of its neighbourhood"
+    return [
+        f"{image_pairs.TEST}: the {len(test)} pixels of {paths['sample'].name}, each by {what}",
+        f"{image_pairs.TRAIN}: {len(train)} pixels of the {len(rec['pairs'])} train images paired with target images "
+        f"(e.g. {rec['pairs'][0][0]} -> {rec['pairs'][0][1]}), each by {what} and its target value",
+    ]
 
 
 def pixel_tables_as_images(root: Path) -> list[str]:

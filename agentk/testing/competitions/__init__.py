@@ -37,6 +37,7 @@ FAMILY_MODULES = (
     "long_rows",
     "audio",
     "rewrites",
+    "image_pairs",
 )  # imported on first use, each registering its fixtures
 
 

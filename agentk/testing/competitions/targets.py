@@ -510,14 +510,17 @@ def _png(rng: np.random.Generator, size: int = 8) -> bytes:
     return buf.getvalue()
 
 
-@fixture(FAMILY, "refused: paired noisy/clean image folders (image-to-image)", fast=True)
+@fixture(
+    FAMILY, "refused: paired noisy/clean image folders, a row of pixels per test image (image-to-image)", fast=True
+)
 def refuse_image_to_image(folder: Path, rng: np.random.Generator) -> dict:
     pub = folder / "public"
     for split in ("train", "train_cleaned", "test"):
         (pub / split).mkdir()
         for i in range(8 if split != "test" else 4):
             (pub / split / f"{i + (100 if split == 'test' else 0)}.png").write_bytes(_png(rng))
-    pd.DataFrame({"id": [f"100_{r}_{c}" for r in range(1, 3) for c in range(1, 3)], "value": 1}).to_csv(
+    # one row per test image holding all its pixels: no per-pixel rows (agentk.competition.image_pairs) to predict
+    pd.DataFrame({"id": [f"{i}" for i in range(100, 104)], "pixels": " ".join(["255"] * 64)}).to_csv(
         pub / "sampleSubmission.csv", index=False
     )
     return _refused(
