@@ -92,17 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             row["baseline"] = c.grade(baseline(args.out / c.name))
         rows.append(row)
     columns = (*solve.COLUMNS[:7], "baseline", *solve.COLUMNS[7:])
-    lines = [
-        "| " + " | ".join(columns) + " |",
-        "|" + "---|" * len(columns),
-        *(
-            "| "
-            + " | ".join(solve.fmt(r.get(k, r.get("error", "-") if k == "best solution" else "-")) for k in columns)
-            + " |"
-            for r in rows
-        ),
-    ]
-    table = "\n".join(lines)
+    table = solve.markdown(rows, columns)
     print(table)
     (args.out / "audio.md").write_text(table + "\n")
     return 0

@@ -62,17 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             row.update({name: c.grade(path) for name, path in baselines(c, args.out / c.name).items()})
         rows.append(row)
     columns = (*solve.COLUMNS[:7], "copy", "lookup", *solve.COLUMNS[7:])
-    lines = [
-        "| " + " | ".join(columns) + " |",
-        "|" + "---|" * len(columns),
-        *(
-            "| "
-            + " | ".join(solve.fmt(r.get(k, r.get("error", "-") if k == "best solution" else "-")) for k in columns)
-            + " |"
-            for r in rows
-        ),
-    ]
-    table = "\n".join(lines)
+    table = solve.markdown(rows, columns)
     print(table)
     (args.out / "rewrites.md").write_text(table + "\n")
     return 0

@@ -239,6 +239,15 @@ def fmt(v) -> str:
     return "-" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
+def markdown(rows: list[dict], columns=COLUMNS) -> str:
+    """The rows as a markdown table of these columns (a failed row's error in its best-solution cell)."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for r in rows:
+        cells = (fmt(r.get(k, r.get("error", "-") if k == "best solution" else "-")) for k in columns)
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--arena", type=Path, help="folder of competitions with meta.json, public/ and private/")
@@ -263,13 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         r = run(c, args.out.resolve(), args.budget, args.fresh, tuple(args.ablate))
         rows.append(r)
         print(f"  {r.get('error') or 'normalised ' + fmt(r['normalised'])}", file=sys.stderr, flush=True)
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    for r in rows:
-        lines.append(
-            "| "
-            + " | ".join(fmt(r.get(k, r.get("error", "-") if k == "best solution" else "-")) for k in COLUMNS)
-            + " |"
-        )
+    lines = [markdown(rows)]
     arena_names = {c.name for c in comps if args.arena and c.source.parent.parent == args.arena.resolve()}
     for label, names in (("arena", arena_names), ("all", {r["competition"] for r in rows})):
         vals = [r["normalised"] for r in rows if r["competition"] in names and "normalised" in r]

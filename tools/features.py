@@ -79,6 +79,7 @@ TEXT_CS = (0.25, 1.0, 4.0)
 TEXT_CHOICE_ROWS = 5000  # fit rows sampled for that choice
 MAX_GROUP_COLUMNS = 20  # numeric columns aggregated per group
 MAX_PAIR_COLUMNS = 6  # string columns compared pairwise
+MIN_PAIR_WORDS = 1.2  # mean words per value of one column of a pair of texts: below it both hold single tokens
 PAIR_SHARE = 0.05  # of the train rows whose two values share a word: below it the columns are not a pair of texts
 
 
@@ -280,7 +281,8 @@ def _add_code_letters(train: pd.DataFrame, test: pd.DataFrame, c: str, width: in
 # -- pairs of texts ---------------------------------------------------------------------------------------------
 def text_pairs(frame: pd.DataFrame, columns: list[str]) -> list[tuple[str, str]]:
     """The pairs among the first MAX_PAIR_COLUMNS columns whose values share a word in at least PAIR_SHARE of
-    the rows (identical values aside: a copied column is no pair)."""
+    the rows (identical values aside: a copied column is no pair), one of them holding phrases (single words,
+    tokens of a sentence a row each, are codes to count and encode, not texts to compare)."""
     from tools.text_pairs import TOKEN
 
     columns = columns[:MAX_PAIR_COLUMNS]
@@ -290,7 +292,8 @@ def text_pairs(frame: pd.DataFrame, columns: list[str]) -> list[tuple[str, str]]
     for i, a in enumerate(columns):
         for b in columns[i + 1 :]:
             shared = [bool(x & y) for x, y in zip(words[a], words[b], strict=True)]
-            if len(sample) and np.mean(shared) >= PAIR_SHARE and (sample[a] != sample[b]).any():
+            phrases = max(np.mean([len(w) for w in words[c]]) for c in (a, b)) >= MIN_PAIR_WORDS
+            if len(sample) and phrases and np.mean(shared) >= PAIR_SHARE and (sample[a] != sample[b]).any():
                 pairs.append((a, b))
     return pairs
 
