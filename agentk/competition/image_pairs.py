@@ -4,7 +4,8 @@ images, and a sample submission of one row per test pixel, `<image>_<row>_<col>`
 
 Fetch makes it a table of pixels, as a per-pixel model of the page sees it: each pixel a row of what surrounds it in
 its input image (its value and its 3x3 neighbours, the median of the 5x5, 15x15 and 31x31 squares around it, which
-estimate the background, the darkest and lightest of the 5x5 square, the 15x15 mean and the 5x5 spread, its place
+estimate the background (the larger two of the image shrunk by block medians, for speed), the darkest and
+lightest of the 5x5 square, the 15x15 mean and the 5x5 spread, its place
 in the image), the target its target image's value, on the sample's scale (0..1 unless the sample's values go
 above 1). `train_pixels.csv` holds at most `MAX_TRAIN_PIXELS` pixels drawn evenly from the pairs, `test_pixels.csv`
 one row per sample row, keyed by the sample's own ids, so that a submission is the sample's rows as they are.
@@ -23,6 +24,7 @@ TARGET_DIR = re.compile(r"(clean|target|output|gt|ground.?truth|denois|high.?res
 PIXEL_ID = re.compile(r"^(?P<image>.+?)[_\-](?P<row>\d+)[_\-](?P<col>\d+)$")
 MAX_TRAIN_PIXELS = 300_000  # train rows written: enough for a per-pixel model, a minute of fitting on two cores
 MIN_PAIRS = 5
+BAR_FROM = 50  # images from which writing their pixels shows a progress bar
 HEAD = 2000  # sample rows whose ids must name test pixels before all of them are read
 TRAIN, TEST = "train_pixels.csv", "test_pixels.csv"
 FEATURES = (
@@ -92,7 +94,7 @@ def features(image: np.ndarray) -> np.ndarray:
     h, w = image.shape
     padded = np.pad(image, 1, mode="edge")
     out = [padded[1 + dr : 1 + dr + h, 1 + dc : 1 + dc + w] for dr in (-1, 0, 1) for dc in (-1, 0, 1)]
-    out += [ndimage.median_filter(image, size=s, mode="nearest") for s in (5, 15, 31)]
+    out += [_median(image, s) for s in (5, 15, 31)]
     out += [ndimage.minimum_filter(image, 5, mode="nearest"), ndimage.maximum_filter(image, 5, mode="nearest")]
     out.append(ndimage.uniform_filter(image, 15, mode="nearest"))
     mean5 = ndimage.uniform_filter(image, 5, mode="nearest")
@@ -102,13 +104,32 @@ def features(image: np.ndarray) -> np.ndarray:
     return np.stack(out, axis=-1).astype(np.float32)
 
 
+def _median(image: np.ndarray, size: int) -> np.ndarray:
+    """The median of the size x size square around each pixel; for a large square, that of the image shrunk by block
+    medians and enlarged again (a background estimate: the exact one takes seconds a page)."""
+    from scipy import ndimage
+
+    factor = max(1, size // 6)
+    if factor == 1:
+        return ndimage.median_filter(image, size=size, mode="nearest")
+    h, w = image.shape
+    tall, wide = -(-h // factor) * factor, -(-w // factor) * factor
+    padded = np.pad(image, ((0, tall - h), (0, wide - w)), mode="edge")
+    blocks = padded.reshape(tall // factor, factor, wide // factor, factor).swapaxes(1, 2)
+    small = np.median(blocks.reshape(tall // factor, wide // factor, -1), axis=-1)
+    median = ndimage.median_filter(small, size=-(-size // factor) | 1, mode="nearest")
+    return ndimage.zoom(median, factor, order=1, mode="nearest")[:h, :w]
+
+
 def train_rows(root: Path, rec: dict, seed: int = 0) -> pd.DataFrame:
     """Pixels drawn evenly from the pairs (every pixel when they hold fewer than MAX_TRAIN_PIXELS): an id
     `<image>_<row>_<col>`, the FEATURES, the target value on the sample's scale."""
+    from tqdm import tqdm
+
     rng = np.random.default_rng(seed)
     quota = MAX_TRAIN_PIXELS // len(rec["pairs"])
     frames = []
-    for source, target in rec["pairs"]:
+    for source, target in tqdm(rec["pairs"], desc="train pixels", unit="image", disable=len(rec["pairs"]) < BAR_FROM):
         x, y = grey(root / source), grey(root / target)
         if x.shape != y.shape:
             continue  # a pair that does not line up pixel for pixel teaches nothing per pixel
@@ -130,8 +151,11 @@ def test_rows(root: Path, rec: dict, ids: pd.Series) -> pd.DataFrame:
     if parts["image"].isna().any():
         bad = ids[parts["image"].isna()].iloc[0]
         raise ValueError(f"the sample id {bad!r} names no pixel (<image>_<row>_<col>)")
+    from tqdm import tqdm
+
     out = np.zeros((len(ids), len(FEATURES)), dtype=np.float32)
-    for stem, rows in parts.groupby("image").groups.items():
+    groups = parts.groupby("image").groups
+    for stem, rows in tqdm(groups.items(), desc="test pixels", unit="image", disable=len(groups) < BAR_FROM):
         feats = features(grey(root / rec["test"][stem]))
         r = np.clip(parts.loc[rows, "row"].astype(int).to_numpy() - 1, 0, feats.shape[0] - 1)
         c = np.clip(parts.loc[rows, "col"].astype(int).to_numpy() - 1, 0, feats.shape[1] - 1)
