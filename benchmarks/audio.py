@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import solve  # noqa: E402
 
-FIXTURES = ("tagged-clips", "word-folders", "species-recordings", "multilabel-clips")
+FIXTURES = ("tagged-clips", "word-folders", "species-recordings", "multilabel-clips", "suffix-labelled-calls")
 
 
 def band_statistics(ws: Path, paths) -> np.ndarray:

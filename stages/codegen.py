@@ -113,7 +113,7 @@ def join_lines(j) -> list[str]:
 
 def listing_rows(src, labels: bool = False) -> list[str]:
     """Lines that list a folder's files into `paths` and `ids` (path under the folder), and `labels`."""
-    from agentk.competition.file_inputs import NAME_LABEL
+    from agentk.competition.file_inputs import NAME_LABEL, SUFFIX_LABEL
 
     lines = [
         f"folder = Path({src.folder!r})",
@@ -123,6 +123,10 @@ def listing_rows(src, labels: bool = False) -> list[str]:
     ]
     if labels and src.label == "folder":
         lines.append("labels = [p.parent.name for p in files]  # one sub-folder per class")
+    elif labels and src.label == "suffix":
+        lines.append(
+            f"labels = [re.fullmatch({SUFFIX_LABEL.pattern!r}, p.name).group(2) for p in files]  # x_TRAIN7_1.aif -> 1"
+        )
     elif labels:
         lines.append(
             f"labels = [re.fullmatch({NAME_LABEL.pattern!r}, p.stem).group(1) for p in files]  # cat.123.jpg -> cat"

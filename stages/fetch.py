@@ -130,7 +130,7 @@ def check_tables(folder: Path, source: Path) -> str | None:
         if not any(listing_source(m, paths) for m, paths in files.items()):
             raise BadInput(
                 f"the training files in {source} carry no labels: expected class sub-folders "
-                "(train/<class>/...), labels in the file names (cat.1.jpg) or a labels CSV"
+                "(train/<class>/...), labels in the file names (cat.1.jpg, x_TRAIN7_1.aif) or a labels CSV"
             )
     train = read_table(tables["train"]) if "train" in tables else None
     test = read_table(tables["test"]) if "test" in tables else None

@@ -113,6 +113,8 @@ def test_only_audio_no_decoder_reads_is_refused(tmp_path):
             ("raw/train_spectrograms", "recording_id", ".flac.png"),
             ("raw/test_spectrograms", "recording_id"),
         ),
+        # the label at the end of each train clip's name, the sample's file names for test
+        ("suffix-labelled-calls", ("raw/train2_spectrograms", None, "suffix"), ("raw/test2_spectrograms", "clip")),
     ],
 )
 def test_the_image_maps_find_the_pictures_of_each_audio_layout(tmp_path, name, train, test):

@@ -483,6 +483,34 @@ def test_class_folders_wrapped_in_one_folder_of_the_train_split_are_a_listing():
     assert listing_source(IMAGE.name, two) is None
 
 
+def test_a_label_at_the_end_of_the_name_after_an_id_is_a_listing():
+    """20090328_000000_TRAIN7_1.aif: the name's last part before its first dot labels it, where the parts before
+    it tell every file apart; a clip's picture (….aif.png) reads as its clip. A running number is no label."""
+    from agentk.competition.file_inputs import listing_source, name_label
+
+    files = {f"raw/train2/20090328_{i:06d}_TRAIN{i}_{i % 3 % 2}.aif.png" for i in range(30)}
+    src = listing_source(IMAGE.name, files)
+    assert (src.folder, src.label) == ("raw/train2", "suffix")
+    assert name_label("20090328_000100_TRAIN7_1.aif.png", "suffix") == "1"
+    assert name_label("plain.png", "suffix") is None and name_label("cat.7.png") == "cat"
+    numbered = {f"raw/train/img_{i:04d}.png" for i in range(30)}  # ids, labelled elsewhere
+    assert listing_source(IMAGE.name, numbered) is None
+    shared = {f"raw/train/scan_{i % 10}_{i % 3 % 2}.png" for i in range(30)}  # no id before the label
+    assert listing_source(IMAGE.name, shared) is None
+    assert listing_source(IMAGE.name, {f.replace("_TRAIN", "-TRAIN") for f in files}).label == "suffix"
+
+
+def test_a_listing_frame_reads_the_labels_the_generated_code_reads(tmp_path):
+    from agentk.competition.file_inputs import FileSource, listing_frame
+
+    folder = tmp_path / "raw" / "train2"
+    folder.mkdir(parents=True)
+    for i in range(12):
+        (folder / f"2009_{i:03d}_TRAIN{i}_{i % 2}.aif.png").write_bytes(b"")
+    frame = listing_frame(tmp_path, FileSource(IMAGE.name, "raw/train2", label="suffix"), "probability")
+    assert list(frame["probability"]) == [str(int(name.split("_")[-1][0])) for name in frame["id"]]
+
+
 def test_pixel_tables_in_parts_beside_the_label_table_become_one_picture_per_key(fetched):
     """train_image_data_<n>.parquet (image_id, then one column per pixel of a 24 x 36 picture) beside train.csv:
     one PNG per image_id in train_image_data_images/, which the image map finds by the key; the tables set aside."""

@@ -1,7 +1,8 @@
 """Per-sample files (images, text documents): which folder holds a split's files, and how a table names
 them or a folder listing labels them. The expert's image and text map stages write code from a FileSource.
 
-Kaggle's layouts: class sub-folders (train/<class>/x.jpg), the label in the file name (cat.123.jpg), a
+Kaggle's layouts: class sub-folders (train/<class>/x.jpg), the label in the file name (cat.123.jpg, or its last part
+after an id, 20090328_000000_TRAIN7_1.aif), a
 CSV of ids or paths beside an image folder (ids with or without extension, relative or nested paths),
 ids shared with a tabular CSV (images/<id>.jpg), unlabelled test folders named by the sample's ids."""
 
@@ -20,7 +21,10 @@ from agentk.modalities import MODALITIES, file_extensions
 
 NAME_LABEL = re.compile(
     r"([^\d]*?[A-Za-z][^\d]*?)[._\- ]*\d+"
-)  # cat.123 -> cat; golden_retriever_7 -> golden_retriever
+)  # cat.123 -> cat; golden_retriever_7 -> golden_retriever (of the stem)
+# the last part of the name before its first dot, after an id: 20090328_000000_TRAIN7_1.aif -> 1 (of the whole name,
+# so that a clip's picture, TRAIN7_1.aif.png, reads as its clip)
+SUFFIX_LABEL = re.compile(r"([^.]*)[_\- ]([^._\- ]+)(?:\..*)?")
 MIN_FILES = 10
 
 
@@ -30,7 +34,8 @@ class FileSource:
     folder: str  # workspace-relative folder holding the files
     column: str | None = None  # table column naming each sample's file; None: the folder's files are the samples
     ext: str = ""  # appended to the column's values ("" when they carry it)
-    label: str | None = None  # listing: "folder" (class sub-folders) or "name" (label prefix of the file name)
+    label: str | None = None  # listing: "folder" (class sub-folders), "name" (label prefix of the file name) or
+    # "suffix" (the name's last part, SUFFIX_LABEL)
     by_name: bool = False  # the column names each file (with or without extension) anywhere under the folder
 
 
@@ -129,7 +134,8 @@ def resolve_by_name(values: pd.Series, files: set[str], split: str) -> str | Non
 
 
 def listing_source(modality: str, files: set[str]) -> FileSource | None:
-    """The train folder whose files are the samples, labelled by class sub-folder or file-name prefix: a folder
+    """The train folder whose files are the samples, labelled by class sub-folder, file-name prefix or the name's last
+    part after an id: a folder
     named for training, or the one folder such a folder wraps every file in (train/audio/<class>/...)."""
     by_folder: Counter[str] = Counter()
     for f in files:
@@ -146,16 +152,30 @@ def listing_source(modality: str, files: set[str]) -> FileSource | None:
         if depths == {2} and len({parts[0] for parts in rel}) >= 2:
             return FileSource(modality, folder, label="folder")
         if depths == {1}:
-            labels = [name_label(parts[0]) for parts in rel]
-            counts = Counter(labels)
-            if None not in counts and 2 <= len(counts) <= len(rel) / 5:
-                return FileSource(modality, folder, label="name")
+            for kind in ("name", "suffix"):
+                labels = [name_label(parts[0], kind) for parts in rel]
+                counts = Counter(labels)
+                if None not in counts and 2 <= len(counts) <= len(rel) / 5 and _keyed(rel, kind):
+                    return FileSource(modality, folder, label=kind)
     return None
 
 
-def name_label(file_name: str) -> str | None:
+def name_label(file_name: str, kind: str = "name") -> str | None:
+    """The label a file's name holds: its prefix (kind "name", NAME_LABEL) or its last part (kind "suffix",
+    SUFFIX_LABEL); None if it holds none."""
+    if kind == "suffix":
+        m = SUFFIX_LABEL.fullmatch(PurePosixPath(file_name).name)
+        return m.group(2) if m else None
     m = NAME_LABEL.fullmatch(PurePosixPath(file_name).stem)
     return m.group(1) if m else None
+
+
+def _keyed(rel: list[list[str]], kind: str) -> bool:
+    """A label at the end follows an id: the names less their labels are all different (a prefix needs no check)."""
+    if kind != "suffix":
+        return True
+    keys = [SUFFIX_LABEL.fullmatch(parts[0]).group(1) for parts in rel]
+    return len(set(keys)) == len(keys)
 
 
 def listing_frame(ws: Path, src: FileSource, label_column: str) -> pd.DataFrame:
@@ -164,5 +184,5 @@ def listing_frame(ws: Path, src: FileSource, label_column: str) -> pd.DataFrame:
     exts = MODALITIES[src.modality].extensions
     paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in exts)
     ids = [p.relative_to(folder).as_posix() for p in paths]
-    labels = [p.parent.name for p in paths] if src.label == "folder" else [name_label(p.name) for p in paths]
+    labels = [p.parent.name for p in paths] if src.label == "folder" else [name_label(p.name, src.label) for p in paths]
     return pd.DataFrame({"id": ids, label_column: labels})

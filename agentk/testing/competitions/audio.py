@@ -40,7 +40,8 @@ def _write(path: Path, samples: np.ndarray, rate: int) -> None:
     import soundfile
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    soundfile.write(str(path), samples, rate)
+    kind = "AIFF" if path.suffix.lower() in (".aif", ".aiff") else None  # soundfile names .aiff only
+    soundfile.write(str(path), samples, rate, format=kind)
 
 
 @fixture(FAMILY, "tagged clips: train.csv names each WAV (with extension), 2-4 s at 16 kHz, top-3 labels by MAP@3")
@@ -157,3 +158,33 @@ def multilabel_clips(folder: Path, rng: np.random.Generator) -> dict:
         )
     )
     return finish(folder, answers, "sample_submission.csv", task_type="MultiLabel", metric="lwlrap", inputs=("audio",))
+
+
+@fixture(FAMILY, "AIFF clips labelled by the end of their name (..._TRAIN7_1.aif), test clips unlabelled, AUC")
+def suffix_labelled_calls(folder: Path, rng: np.random.Generator) -> dict:
+    pub = folder / "public"
+    stamp = lambda i: f"2009{3 + i % 2:02d}{10 + i % 17:02d}_{i % 24:02d}0000_{i % 60:03d}s{i % 997}ms"  # noqa: E731
+    answers = []
+    for i in range(300):  # a call (class 0's tone) in a quarter of the clips, another sound (class 1's) elsewhere
+        label = int(rng.random() < 0.25)
+        samples = clip(rng, 1 - label, 2000, 2.0)
+        _write(pub / "train2" / f"{stamp(i)}_TRAIN{i}_{label}.aif", samples, 2000)
+    for i in range(100):
+        label = int(rng.random() < 0.25)
+        name = f"{stamp(i + 300)}_Test{i}.aif"
+        _write(pub / "test2" / name, clip(rng, 1 - label, 2000, 2.0), 2000)
+        answers.append((name, label))
+    answers = pd.DataFrame(answers, columns=["clip", "probability"])
+    answers.assign(probability=0).to_csv(pub / "sampleSubmission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Detect the up-call of a right whale in two-second recordings from buoys.",
+            "Submissions are judged on area under the ROC curve.",
+            [
+                "train2 - the training clips; a name ending in _1.aif holds a call, in _0.aif none",
+                "test2 - the test clips",
+                "sampleSubmission.csv - a probability for each test clip",
+            ],
+        )
+    )
+    return finish(folder, answers, "sampleSubmission.csv", "BinCls", "roc_auc", inputs=("image",))
