@@ -75,15 +75,23 @@ class MapDataset:
         return len(self.ids)
 
     @functools.cached_property
-    def _rows(self) -> dict[str, np.ndarray]:
-        # made on the first sample read, not with the dataset: the solver reads the frames, and 4 M rows x 56
-        # columns as Python objects take about 10 GB
-        return {m: frame.to_numpy(dtype=object) for m, frame in self.inputs.items()}
+    def _columns(self) -> dict[str, list[np.ndarray]]:
+        # each map's columns in their own types, a sample's row gathered when it is read: the solver reads the
+        # frames, and a whole map as Python objects (14 M rows x 19 columns) takes more than 10 GB
+        return {m: [frame[c].to_numpy() for c in frame.columns] for m, frame in self.inputs.items()}
+
+    def _row(self, modality: str, i: int) -> np.ndarray:
+        """Row i of a map as an object array of Python values, as the transforms and the tab encoders take it."""
+        values = [c[i] for c in self._columns[modality]]
+        row = np.empty(len(values), dtype=object)
+        row[:] = [v.item() if isinstance(v, np.generic) else v for v in values]
+        return row
 
     def __getitem__(self, i: int) -> dict:
         item = {"id": self.ids[i]}
-        for m, rows in self._rows.items():
-            item[m] = self.transforms[m](rows[i]) if m in self.transforms else rows[i]
+        for m in self.inputs:
+            row = self._row(m, i)
+            item[m] = self.transforms[m](row) if m in self.transforms else row
         if self.targets is not None:
             item["target"] = self.targets[i]
         return item
