@@ -32,17 +32,19 @@ def check_submission_format(ws: Path, stage: str) -> None:
     layout = sample_columns_of(Workspace(ws).raw)
     first = layout.predicted[0]
     keys = sub[layout.id].astype(str) if layout.id else ids.astype(str)  # no id column: rows in test order
-    by_id = dict(zip(keys, sub[first]))
-    wrong = [i for i, v in zip(ids.astype(str), preds[first]) if not _same(by_id.get(i), v)]
-    if wrong:
+    got = pd.Series(sub[first].to_numpy(), index=keys.to_numpy()).reindex(ids.astype(str).to_numpy())
+    wrong = ~_same(got.to_numpy(), np.asarray(preds[first]))
+    if wrong.any():
         fail(
-            f"{module}.format_submission puts predictions on the wrong ids ({len(wrong)} rows, e.g. id {wrong[0]!r}): "
-            "row i of predictions belongs to test_ids[i]"
+            f"{module}.format_submission puts predictions on the wrong ids ({int(wrong.sum())} rows, e.g. id "
+            f"{ids.astype(str).iloc[int(wrong.argmax())]!r}): row i of predictions belongs to test_ids[i]"
         )
 
 
-def _same(a, b) -> bool:
-    try:
-        return bool(np.isclose(float(a), float(b)))
-    except (TypeError, ValueError):
-        return str(a) == str(b)
+def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per row: equal as numbers where both read as numbers, else as text."""
+    x, y = pd.to_numeric(pd.Series(a), errors="coerce"), pd.to_numeric(pd.Series(b), errors="coerce")
+    numbers = x.notna() & y.notna()
+    close = np.isclose(x.fillna(0).to_numpy(float), y.fillna(0).to_numpy(float))
+    text = pd.Series(a).astype(str).to_numpy() == pd.Series(b).astype(str).to_numpy()
+    return np.where(numbers.to_numpy(), close, text)
