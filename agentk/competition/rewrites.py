@@ -34,6 +34,7 @@ CANDIDATES = "rewrite_candidates.csv"  # the sample's ids, then candidate_0..: t
 MAX_CANDIDATES = 3  # train's most frequent rewrites of a value kept as candidates (and the value itself)
 MIN_COPIED = 0.3  # rows whose target copies the source: fewer, and it is text to generate, not a rewrite
 MAX_CLASSES = 100  # a target of more distinct texts than this copying an input is a rewrite, even in its values
+HEAD = 2000  # rows of each table that must show a rewrite before the whole tables are read
 CONTEXT = ("previous", "next")  # the neighbouring rows' source values, as columns <source>_previous, <source>_next
 
 

@@ -378,9 +378,12 @@ def rewrites_as_ranks(root: Path) -> list[str]:
     paths = find(root).paths
     if not {"sample", "train", "test"} <= set(paths) or (root / rewrites.RECORD).exists():
         return []
+    head = {role: read_table(paths[role], nrows=rewrites.HEAD, dtype=str) for role in ("sample", "train", "test")}
+    layout = sample_columns(head["sample"], head["train"], head["test"])
+    if rewrites.detect(head["train"], head["test"], layout.predicted) is None:
+        return []  # the heads tell: every table is read whole only for a rewrite
     sample = read_table(paths["sample"], dtype=str)
     train, test = read_table(paths["train"], dtype=str), read_table(paths["test"], dtype=str)
-    layout = sample_columns(sample, train.head(200), test.head(200))
     rec = rewrites.detect(train, test, layout.predicted)
     rows = rewrites.source_rows(sample, layout.id, test) if rec else None
     if rows is None:
@@ -420,10 +423,10 @@ def image_pairs_as_pixels(root: Path) -> list[str]:
     if "sample" not in paths or "train" in paths or (root / image_pairs.TRAIN).exists():
         return []
     images = [p.relative_to(root).as_posix() for p in walk(root, 4) if p.suffix.lower() in IMAGE.extensions]
+    if image_pairs.detect(root, images, read_table(paths["sample"], nrows=image_pairs.HEAD, dtype=str)) is None:
+        return []
     sample = read_table(paths["sample"], dtype=str)
     rec = image_pairs.detect(root, images, sample)
-    if rec is None:
-        return []
     test = image_pairs.test_rows(root, rec, sample[rec["id"]])
     _write_csv(test, root / image_pairs.TEST)
     train = image_pairs.train_rows(root, rec)
