@@ -14,7 +14,6 @@ baseline's test score; it goes to <out>/audio.md. A finished setup in <out>/<nam
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -40,7 +39,7 @@ def band_statistics(ws: Path, paths) -> np.ndarray:
     return np.asarray(rows)
 
 
-def baseline(ws: Path) -> Path:
+def baselines(c: solve.Competition, ws: Path) -> dict[str, Path]:
     """The baseline's submission, through the setup's own maps and formatter (written beside agentk's)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
@@ -73,29 +72,11 @@ def baseline(ws: Path) -> Path:
         os.chdir(cwd)
     out = ws / "baseline_submission.csv"
     sub.to_csv(out, index=False)
-    return out
+    return {"baseline": out}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", nargs="+", metavar="NAME", choices=FIXTURES)
-    parser.add_argument("--out", type=Path, default=Path("bench-audio"))
-    parser.add_argument("--budget", default="quick")
-    parser.add_argument("--fresh", action="store_true", help="rebuild every solution (keeps the setups)")
-    args = parser.parse_args(argv)
-    names = list(args.only or FIXTURES)
-    rows = []
-    for c in solve.competitions(None, False, names, args.out):
-        print(f"… {c.name}", flush=True)
-        row = solve.run(c, args.out, args.budget, args.fresh)
-        if "error" not in row:
-            row["baseline"] = c.grade(baseline(args.out / c.name))
-        rows.append(row)
-    columns = (*solve.COLUMNS[:7], "baseline", *solve.COLUMNS[7:])
-    table = solve.markdown(rows, columns)
-    print(table)
-    (args.out / "audio.md").write_text(table + "\n")
-    return 0
+    return solve.beside_baselines(__doc__, "audio", FIXTURES, baselines, ("baseline",), argv)
 
 
 if __name__ == "__main__":

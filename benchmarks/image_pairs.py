@@ -12,7 +12,6 @@ finished setup in <out>/<name> is reused.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -51,24 +50,9 @@ def baselines(c: solve.Competition, ws: Path) -> dict[str, Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", nargs="+", metavar="NAME", choices=FIXTURES)
-    parser.add_argument("--out", type=Path, default=Path("bench-image-pairs"))
-    parser.add_argument("--budget", default="quick")
-    parser.add_argument("--fresh", action="store_true", help="rebuild every solution (keeps the setups)")
-    args = parser.parse_args(argv)
-    rows = []
-    for c in solve.competitions(None, False, list(args.only or FIXTURES), args.out):
-        print(f"… {c.name}", flush=True)
-        row = solve.run(c, args.out, args.budget, args.fresh)
-        if "error" not in row:
-            row.update({name: c.grade(path) for name, path in baselines(c, args.out / c.name).items()})
-        rows.append(row)
-    columns = (*solve.COLUMNS[:7], "stained page", "background divided", *solve.COLUMNS[7:])
-    table = solve.markdown(rows, columns)
-    print(table)
-    (args.out / "image_pairs.md").write_text(table + "\n")
-    return 0
+    return solve.beside_baselines(
+        __doc__, "image_pairs", FIXTURES, baselines, ("stained page", "background divided"), argv
+    )
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ finished setup in <out>/<name> is reused.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -47,25 +46,7 @@ def baselines(c: solve.Competition, ws: Path) -> dict[str, Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", nargs="+", metavar="NAME", choices=FIXTURES)
-    parser.add_argument("--out", type=Path, default=Path("bench-rewrites"))
-    parser.add_argument("--budget", default="quick")
-    parser.add_argument("--fresh", action="store_true", help="rebuild every solution (keeps the setups)")
-    args = parser.parse_args(argv)
-    names = list(args.only or FIXTURES)
-    rows = []
-    for c in solve.competitions(None, False, names, args.out):
-        print(f"… {c.name}", flush=True)
-        row = solve.run(c, args.out, args.budget, args.fresh)
-        if "error" not in row:
-            row.update({name: c.grade(path) for name, path in baselines(c, args.out / c.name).items()})
-        rows.append(row)
-    columns = (*solve.COLUMNS[:7], "copy", "lookup", *solve.COLUMNS[7:])
-    table = solve.markdown(rows, columns)
-    print(table)
-    (args.out / "rewrites.md").write_text(table + "\n")
-    return 0
+    return solve.beside_baselines(__doc__, "rewrites", FIXTURES, baselines, ("copy", "lookup"), argv)
 
 
 if __name__ == "__main__":

@@ -248,6 +248,31 @@ def markdown(rows: list[dict], columns=COLUMNS) -> str:
     return "\n".join(lines)
 
 
+def beside_baselines(
+    doc: str, table: str, fixtures: tuple[str, ...], baselines, names: tuple[str, ...], argv=None
+) -> int:
+    """The command of a benchmark that runs setup + solve on generated fixtures and grades what a user would run
+    instead beside agentk: `baselines(competition, workspace)` writes their submissions and returns {column: path};
+    `names` are those columns, placed after the test score. The table goes to <out>/<table>.md."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", metavar="NAME", choices=fixtures)
+    parser.add_argument("--out", type=Path, default=Path(f"bench-{table.replace('_', '-')}"))
+    parser.add_argument("--budget", default="quick")
+    parser.add_argument("--fresh", action="store_true", help="rebuild every solution (keeps the setups)")
+    args = parser.parse_args(argv)
+    rows = []
+    for c in competitions(None, False, list(args.only or fixtures), args.out):
+        print(f"… {c.name}", flush=True)
+        row = run(c, args.out, args.budget, args.fresh)
+        if "error" not in row:
+            row.update({name: c.grade(path) for name, path in baselines(c, args.out / c.name).items()})
+        rows.append(row)
+    text = markdown(rows, (*COLUMNS[:7], *names, *COLUMNS[7:]))
+    print(text)
+    (args.out / f"{table}.md").write_text(text + "\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--arena", type=Path, help="folder of competitions with meta.json, public/ and private/")

@@ -145,17 +145,10 @@ def _paired(outputs: list[str], inputs: list[str]) -> list[str]:
 def pixels_sampled(folder: Path, names: list[str] | None = None) -> bool:
     """Input images paired with target images and a sample of one row per test pixel: fetch writes the pixels as
     tables (agentk.competition.image_pairs). `names`: the folder's file paths, archive members too."""
-    from agentk.competition.dataview import find_tables, read_table
-    from agentk.core.errors import BadInput
-
     if names is None:
         names = [p.relative_to(folder).as_posix() for p in walk(folder, 4)]
-    tables = find_tables(folder)
-    if "sample" not in tables:
-        return False
-    try:
-        sample = read_table(tables["sample"], nrows=PEEK_ROWS, dtype=str)
-    except BadInput:
+    sample = _sample_head(folder)
+    if sample is None:
         return False
     images = [n for n in names if Path(n).suffix.lower() in IMAGE.extensions]
     return image_pairs.detect(folder, images, sample) is not None
@@ -184,21 +177,28 @@ def _per_position(folder: Path) -> tuple[Path, list[str], str] | None:
 
 def _positions_sampled(folder: Path, lists: list[str]) -> bool:
     """The sample's rows are `<id>_<position>` and its predicted columns are among the per-position lists."""
+    sample = _sample_head(folder)
+    return (
+        sample is not None
+        and sample.shape[1] >= 2
+        and set(sample.columns[1:]) <= set(lists)
+        and bool(sample.iloc[:, 0].str.match(POSITION_ID).all())
+    )
+
+
+def _sample_head(folder: Path) -> pd.DataFrame | None:
+    """The first PEEK_ROWS rows of the folder's sample submission, as text; None without a readable one (the input
+    checks report that)."""
     from agentk.competition.dataview import find_tables, read_table
     from agentk.core.errors import BadInput
 
     tables = find_tables(folder)
     if "sample" not in tables:
-        return False
+        return None
     try:
-        sample = read_table(tables["sample"], nrows=PEEK_ROWS, dtype=str)
+        return read_table(tables["sample"], nrows=PEEK_ROWS, dtype=str)
     except BadInput:
-        return False
-    return (
-        sample.shape[1] >= 2
-        and set(sample.columns[1:]) <= set(lists)
-        and bool(sample.iloc[:, 0].str.match(POSITION_ID).all())
-    )
+        return None
 
 
 def _json_records(path: Path, limit: int = 20) -> list[dict]:
