@@ -73,6 +73,10 @@ def test_the_sample_names_test_pixels_and_each_row_is_that_pixel(tmp_path):
     assert image_pairs.detect(root, images, sample.assign(value="255"))["scale"] == 255.0
     other = pd.DataFrame({"id": ["c_1_1", "a_1_1"], "value": "1"})  # an image no test folder holds
     assert image_pairs.detect(root, images, other) is None
+    with pytest.raises(ValueError, match="the sample names pixels of 'c', which is no test image"):
+        image_pairs.test_rows(root, rec, pd.concat([sample["id"], pd.Series(["c_1_1"])]))
+    with pytest.raises(ValueError, match="the sample id 'a_x_1' names no pixel"):
+        image_pairs.test_rows(root, rec, pd.Series(["a_1_1", "a_x_1"]))
     assert unsupported_task(root) is None
     whole = _folder(tmp_path / "whole", rng, ["a", "b_2"], value="255 255")  # a row per image, not per pixel
     assert unsupported_task(whole).startswith("unsupported task: image-to-image (6 target images in train_cleaned/")

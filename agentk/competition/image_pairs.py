@@ -155,6 +155,8 @@ def test_rows(root: Path, rec: dict, ids: pd.Series) -> pd.DataFrame:
 
     out = np.zeros((len(ids), len(FEATURES)), dtype=np.float32)
     groups = parts.groupby("image").groups
+    if unknown := sorted(set(groups) - set(rec["test"])):
+        raise ValueError(f"the sample names pixels of {unknown[0]!r}, which is no test image")
     for stem, rows in tqdm(groups.items(), desc="test pixels", unit="image", disable=len(groups) < BAR_FROM):
         feats = features(grey(root / rec["test"][stem]))
         r = np.clip(parts.loc[rows, "row"].astype(int).to_numpy() - 1, 0, feats.shape[0] - 1)
