@@ -170,5 +170,38 @@ def test_applies_to_small_tables_only():
     )
     assert classical_tab.applies(values(2, 1500)) is None and classical_tab.applies(values(1, 2000)) is None
     assert "30 values to predict on 1000 rows" in classical_tab.applies(values(30, 1000))
+    # one value: its kernel is learnt on TUNE_ROWS rows, and the fits on every row are cheap up to MAX_ROWS
+    assert classical_tab.applies(values(1, classical_tab.MAX_ROWS)) is None
+    assert "2 values to predict on 2001 rows" in classical_tab.applies(values(2, 2001))
     classes = SimpleNamespace(modalities=[TABULAR.name], y=np.zeros((1500, 30)), outputs=[{"kind": "binary"}] * 30)
     assert classical_tab.applies(classes) is None  # machines and logistic regressions: no cube
+
+
+def test_larger_tables_fit_a_process_with_a_kernel_learnt_on_a_sample_and_classes_a_logistic_regression(monkeypatch):
+    monkeypatch.setattr(classical_tab, "TUNE_ROWS", 200)
+    table, y = smooth_table(2600, seed=3)
+    task = FrameTask(table, y, [{"kind": "regression"}], 300, rmse, higher=False)
+    assert classical_tab.applies(task) is None
+    searches = []
+
+    class Counted(GaussianProcessRegressor):  # the process that learns a kernel on a sample of the rows
+        def fit(self, X, y):
+            searches.append(len(X))
+            return super().fit(X, y)
+
+    monkeypatch.setattr(classical_tab, "GaussianProcessRegressor", Counted)
+    result = fit_candidate(task, classical_tab.features(task, log=quiet), log=quiet)
+    assert result.val_score < 0.1  # the noise is 0.05: a smooth function of two numbers and a category
+    # the kernel is learnt once, on a sample of the fit rows; the refit on every row keeps it
+    assert searches == [200] and "refitted on all 2300 rows" in result.plan
+    assert np.sqrt(np.mean((result.test_pred[:, 0] - result.validated_test_pred[:, 0]) ** 2)) < 0.05
+    # a process predicts in blocks of PREDICT_ROWS rows: the same means as in one
+    feats = classical_tab.features(task, log=quiet)
+    gp = classical_tab._gp(feats.train.shape[1]).fit(feats.train, task.y[:, 0])
+    whole = gp.predict(feats.train[:500])
+    monkeypatch.setattr(classical_tab, "PREDICT_ROWS", 64)
+    np.testing.assert_allclose(gp.predict(feats.train[:500]), whole, rtol=1e-9, atol=1e-9)
+    # classes on more than SVM_ROWS rows: a logistic regression alone (a machine would fit ~30 times on them)
+    labels = FrameTask(table, y > 0, [{"kind": "binary"}], 300, roc_auc, higher=True)
+    assert len(labels.y) > classical_tab.SVM_ROWS and classical_tab.applies(labels) is None
+    assert list(classical_tab.features(labels, log=quiet).models) == ["logistic"]

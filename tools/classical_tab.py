@@ -5,8 +5,11 @@ vector machine or a logistic regression for classes. On a few hundred or thousan
 smoothly with the inputs, a kernel model often beats boosted trees, and it errs differently, so the blend gains
 even where it does not.
 
-Kernel methods cost the cube of the rows: the candidate applies to tables of at most MAX_ROWS train rows, and with
-several values to predict (a process each) to fewer; a Gaussian process learns its kernel on TUNE_ROWS of them."""
+A Gaussian process learns its kernel on TUNE_ROWS rows at most (the dear part: ~40 s), then is fitted on every row
+with that kernel, at the cube of the rows: the candidate applies to tables of at most MAX_ROWS train rows, and with
+several values to predict (a kernel learnt for each) to fewer. A support vector machine fits on at most SVM_ROWS
+rows (a machine per pair of classes, five times over for its probabilities); above, classes get a logistic
+regression alone."""
 
 from __future__ import annotations
 
@@ -24,9 +27,13 @@ from tools.classical import Features, svm_classifier, svm_fits
 from tools.tabular import standardised
 from tools.task_data import TaskData
 
-# a Gaussian process on 2,000 rows: a 2,000² kernel factorised at each optimiser step (40 length scales: 45 s on
-# 2 cores), twice per output (the fit rows, then every row)
-MAX_ROWS = 2000
+# a Gaussian process's fits with a learnt kernel (the fit rows, then every row) factorise a rows² matrix: on 2 cores
+# 3 s at 4,000 rows, 21 s at 8,000 (and 512 MB); a 4,000-row taxi-fare table gained most from the process (RMSE 0.86
+# where AutoGluon's trees reach 1.03: a fare smooth in distance and time)
+MAX_ROWS = 8000
+# several values to predict learn a kernel each: together they may cost as much as one process's on this many rows
+# (its kernel learnt on every row, a rows² factorisation at each optimiser step), so several fit on fewer rows
+KERNEL_ROWS = 2000
 # the kernel's length scales are learnt on this many rows at most: each optimiser step costs rows² per length scale,
 # and ~100 steps on 1,459 rows and 24 columns took 184 s; learnt on 800, then fitted on all, 40 s and as good
 TUNE_ROWS = 800
@@ -34,6 +41,8 @@ MAX_LEVELS = 30  # categories with more levels are left out (the feature step ad
 ARD_COLUMNS = 40  # up to this many columns, one length scale each; beyond, one for all (each adds a gradient)
 MAX_SVM_CLASSES = 20
 SVM_FOLDS = 5  # the folds its probabilities are calibrated on
+SVM_ROWS = 2000  # a machine's fits cost the square of the rows or more, and it fits ~30 (choice, calibration, refit)
+PREDICT_ROWS = 10_000  # a process predicts this many rows at a time (a rows x train rows kernel block each)
 
 
 def applies(task: TaskData) -> str | None:
@@ -43,10 +52,10 @@ def applies(task: TaskData) -> str | None:
     if rows > MAX_ROWS:
         return f"{rows} train rows: kernel methods cost the cube of the rows (this candidate takes {MAX_ROWS})"
     values = sum(o["kind"] == "regression" for o in task.outputs)
-    if values * (rows / MAX_ROWS) ** 3 > 1:  # one process per output: as much work as one on MAX_ROWS rows at most
+    if values > 1 and values * (min(rows, KERNEL_ROWS) / KERNEL_ROWS) ** 3 > 1:
         return (
             f"{values} values to predict on {rows} rows: a Gaussian process for each, at the cube of the rows, is "
-            f"more work than one on {MAX_ROWS} rows"
+            f"more work than one on {KERNEL_ROWS} rows"
         )
     return None
 
@@ -76,11 +85,12 @@ def features(task: TaskData, log=print) -> Features:
 
 
 def models(task: TaskData, columns: int) -> dict:
-    """A Gaussian process for values; for classes a support vector machine (up to MAX_SVM_CLASSES classes: it fits
-    a machine per pair of classes, five times over for its probabilities) and a logistic regression."""
+    """A Gaussian process for values; for classes a support vector machine (up to MAX_SVM_CLASSES classes and
+    SVM_ROWS rows: it fits a machine per pair of classes, five times over for its probabilities) and a logistic
+    regression."""
     kinds = {o["kind"] == "regression" for o in task.outputs}
     widest = max((w for o, w in zip(task.outputs, task.widths, strict=True) if o["kind"] != "regression"), default=1)
-    svm = widest <= MAX_SVM_CLASSES and svm_fits(task, SVM_FOLDS)
+    svm = widest <= MAX_SVM_CLASSES and len(task.y) <= SVM_ROWS and svm_fits(task, SVM_FOLDS)
     for_classes = {"logistic": _logistic} | ({"svm": _svm} if svm else {})
     if kinds == {True}:
         return {"gaussian process": lambda kind: _gp(columns)}
@@ -98,9 +108,10 @@ class _GaussianProcess(GaussianProcessRegressor):
     column does not matter, which is expected of some columns."""
 
     def fit(self, X, y):
+        self.learnt_on_sample_ = len(X) > TUNE_ROWS and self.optimizer is not None  # see tools/classical.py
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            if len(X) <= TUNE_ROWS or self.optimizer is None:
+            if not self.learnt_on_sample_:
                 return super().fit(X, y)
             rows = np.random.default_rng(0).choice(len(X), TUNE_ROWS, replace=False)
             tuned = GaussianProcessRegressor(self.kernel, normalize_y=self.normalize_y, random_state=0)
@@ -110,6 +121,13 @@ class _GaussianProcess(GaussianProcessRegressor):
                 return super().fit(X, y)
             finally:
                 self.kernel, self.optimizer = kernel, optimizer
+
+    def predict(self, X, return_std=False, return_cov=False):
+        """As GaussianProcessRegressor's, PREDICT_ROWS rows at a time when only the mean is asked for."""
+        if return_std or return_cov or len(X) <= PREDICT_ROWS:
+            return super().predict(X, return_std=return_std, return_cov=return_cov)
+        whole = super().predict  # (a comprehension's own scope has no zero-argument super())
+        return np.concatenate([whole(X[i : i + PREDICT_ROWS]) for i in range(0, len(X), PREDICT_ROWS)])
 
     def learnt(self) -> list[float]:
         """The fitted kernel's hyperparameters (log-transformed, sklearn's theta)."""
