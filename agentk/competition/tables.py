@@ -305,8 +305,11 @@ def long_as_wide(root: Path) -> list[str]:
     beside it, or a test table of the sample's keys where nothing else names the test samples; the record of the
     pivot last, as it marks the work done. What was written, one line each."""
     root = Path(root)
+    if (root / RECORD).exists():
+        return []
+    _start_over(root, WIDE)
     paths = find(root).paths
-    if "sample" not in paths or "train" not in paths or (root / RECORD).exists():
+    if "sample" not in paths or "train" not in paths:
         return []
     sample = read_table(paths["sample"], dtype=str)
     train = read_table(paths["train"], dtype=str)
@@ -375,8 +378,11 @@ def rewrites_as_ranks(root: Path) -> list[str]:
     values beside, standing in for them, with each sample row's candidates; the record last, as it marks the work
     done. What was written, one line each."""
     root = Path(root)
+    if (root / rewrites.RECORD).exists():
+        return []
+    _start_over(root, rewrites.RANKED)
     paths = find(root).paths
-    if not {"sample", "train", "test"} <= set(paths) or (root / rewrites.RECORD).exists():
+    if not {"sample", "train", "test"} <= set(paths):
         return []
     head = {role: read_table(paths[role], nrows=rewrites.HEAD, dtype=str) for role in ("sample", "train", "test")}
     layout = sample_columns(head["sample"], head["train"], head["test"])
@@ -486,7 +492,11 @@ def positions_as_rows(root: Path) -> list[str]:
     written one row per position: train's positions its lists cover, test's the sample's rows. What was written."""
     root = Path(root)
     paths = find(root).paths
-    if not {"sample", "train", "test"} <= set(paths) or (root / f"{_stem(paths['train'])}{POSITIONS}.csv").exists():
+    if "train" in paths and paths["train"].name.endswith(f"{POSITIONS}.csv"):
+        return []  # done: train's table is written last
+    if _start_over(root, POSITIONS):
+        paths = find(root).paths
+    if not {"sample", "train", "test"} <= set(paths):
         return []
     if not all(paths[r].name.lower().endswith((".json", ".jsonl", ".parquet")) for r in ("train", "test")):
         return []  # only these hold lists in a cell
@@ -516,6 +526,19 @@ def stand_ins(root: Path) -> dict[str, str]:
     """The tables normalise replaced: {path in the folder: the table standing in for it}."""
     path = Path(root) / STAND_INS
     return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _start_over(root: Path, suffix: str) -> bool:
+    """A conversion whose last write (its record, or train's table) is missing stopped part-way: the stand-ins it
+    wrote (named <stem><suffix>.csv) are removed and their originals stand again, so that it starts over under the
+    same names rather than taking its own half-written tables for the originals. Whether there were any."""
+    record = stand_ins(root)
+    undone = {original for original, standing in record.items() if standing.endswith(f"{suffix}.csv")}
+    for original in undone:
+        (Path(root) / record[original]).unlink(missing_ok=True)
+    if undone:
+        (Path(root) / STAND_INS).write_text(json.dumps({k: v for k, v in record.items() if k not in undone}, indent=1))
+    return bool(undone)
 
 
 def _stand_in(root: Path, originals: list[Path], frame: pd.DataFrame, dest: Path) -> None:

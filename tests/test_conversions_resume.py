@@ -1,0 +1,55 @@
+"""A fetch killed while a conversion writes its stand-in tables (agentk/competition/tables.py: long formats, rewrites,
+positions) resumes to the same tables as an uninterrupted one: the conversion starts over under the same names
+instead of taking its own half-written tables for the originals (which lost the test table or the record before)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agentk.competition import tables
+from agentk.testing.competitions import build
+
+CASES = [
+    ("components-per-sample", "long_as_wide"),
+    ("rewrite-tokens", "rewrites_as_ranks"),
+    ("positions-per-sequence", "positions_as_rows"),
+]
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(root.iterdir()) if p.is_file()}
+
+
+@pytest.mark.parametrize(("name", "conversion"), CASES)
+def test_a_conversion_killed_after_any_write_resumes_to_the_tables_of_an_uninterrupted_one(
+    tmp_path, monkeypatch, name, conversion
+):
+    build(name, tmp_path / "fixtures")
+    public = tmp_path / "fixtures" / name / "public"
+    convert = getattr(tables, conversion)
+    whole = shutil.copytree(public, tmp_path / "whole")
+    writes = []
+    real = tables._write_csv
+    monkeypatch.setattr(tables, "_write_csv", lambda df, dest: (writes.append(dest.name), real(df, dest)))
+    assert convert(whole) and len(writes) >= 2
+    expected = _files(whole)
+    for kill in range(len(writes)):
+        root = shutil.copytree(public, tmp_path / f"killed-{kill}")
+        done = []
+
+        def dying(df, dest, done=done, kill=kill):
+            if len(done) == kill:
+                raise KeyboardInterrupt(f"killed before writing {dest.name}")
+            done.append(dest.name)
+            real(df, dest)
+
+        monkeypatch.setattr(tables, "_write_csv", dying)
+        with pytest.raises(KeyboardInterrupt):
+            convert(root)
+        monkeypatch.setattr(tables, "_write_csv", real)
+        assert convert(root), f"killed after {kill} writes: the resumed conversion did nothing"
+        assert _files(root) == expected, f"killed after {kill} writes"
+        assert convert(root) == []  # and once done, it is done
