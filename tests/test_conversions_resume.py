@@ -1,5 +1,5 @@
 """A fetch killed while a conversion writes its stand-in tables (agentk/competition/tables.py: long formats, rewrites,
-positions) resumes to the same tables as an uninterrupted one: the conversion starts over under the same names
+positions, series) resumes to the same tables as an uninterrupted one: the conversion starts over under the same names
 instead of taking its own half-written tables for the originals (which lost the test table or the record before)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ CASES = [
     ("components-per-sample", "long_as_wide"),
     ("rewrite-tokens", "rewrites_as_ranks"),
     ("positions-per-sequence", "positions_as_rows"),
+    ("sensor-rows-per-series", "series_as_rows"),
 ]
 
 
