@@ -529,9 +529,11 @@ def positions_as_rows(root: Path) -> list[str]:
 
 
 def stand_ins(root: Path) -> dict[str, str]:
-    """The tables normalise replaced: {path in the folder: the table standing in for it}."""
+    """The tables normalise replaced: {path in the folder: the table standing in for it}. A stand-in not written
+    (its conversion was killed after recording it) replaces nothing: the original stands, to be converted again."""
     path = Path(root) / STAND_INS
-    return json.loads(path.read_text()) if path.is_file() else {}
+    record = json.loads(path.read_text()) if path.is_file() else {}
+    return {original: standing for original, standing in record.items() if (Path(root) / standing).exists()}
 
 
 def _start_over(root: Path, suffix: str) -> bool:
@@ -651,7 +653,8 @@ def arrays_as_tables(root: Path) -> list[str]:
     paths, done = find(root).paths, []
     if "sample" not in paths or "train" in paths:
         return done
-    for role, table in arrays_to_tables(root, read_table(paths["sample"], dtype=str)).items():
+    arrays = arrays_to_tables(root, read_table(paths["sample"], dtype=str))
+    for role, table in sorted(arrays.items(), key=lambda item: item[0] == "train"):  # train last: it marks the end
         dest = root / f"{role}.csv"
         if not dest.exists():
             _write_csv(table, dest)
