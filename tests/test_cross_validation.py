@@ -171,3 +171,30 @@ def test_on_a_small_table_the_blend_learns_from_every_rows_out_of_fold_predictio
     summary = solver.finish([*models, blend], {**oof, "blend": saved})
     assert summary["best"] == "blend" and summary["selected_by"] == "cross-validation"
     assert {s["id"]: s["cv_score"] for s in summary["solutions"]}["blend"] == pytest.approx(task.score(saved, rows))
+
+
+@pytest.mark.parametrize("forecast", [False, True])
+def test_a_forecasts_blend_never_learns_weights(example_copy, forecast):
+    """A solution off by a constant is what the MLP's weights correct (tests/test_tuner_blender.py), so it blends
+    two such solutions. On a forecast it is not tried: it would learn from models that never saw the latest span
+    of time and predict the test from them; a mean of refits, or the best single solution, stands instead."""
+    ws = example_copy("diabetes")
+    said = []
+    solver = Solver(ws, PRESETS["quick"], log=said.append, features=False, cross_validate=False)
+    task = solver.task
+    if forecast:
+        task.__dict__["times"] = ("date", np.arange(len(task.y)) / 4)
+    val = task.split[1]
+    rng = np.random.default_rng(0)
+    preds = {"a": task.y[val] + rng.normal(0, 40, (len(val), 1)), "b": task.y[val] + rng.normal(0, 40, (len(val), 1))}
+    preds["b"] += 60
+    models = [
+        Solution(sid, "network", sid, task.score(p, val), p, np.full((len(task.test), 1), 100.0 * k), 0)
+        for k, (sid, p) in enumerate(preds.items())
+    ]
+    blend = solver.blend(models)
+    if forecast:
+        assert blend is None or blend.details["how"] == "mean"
+        assert any("no MLP, as the test follows the train in time" in line for line in said)
+    else:
+        assert blend is not None and blend.details["how"] == "MLP"

@@ -414,6 +414,8 @@ def test_the_mlp_displaces_a_qualifying_mean_only_by_winning_on_most_resamples()
     result = blend(val_preds, y, [output], score, False, np.arange(240), tests)
     assert result.kept and result.how == "MLP"
     assert result.cv_score < 0.8 * score((val_preds[0] + val_preds[1]) / 2, np.arange(240))
+    means_only = blend(val_preds, y, [output], score, False, np.arange(240), tests, mlp=False)
+    assert not means_only.kept or means_only.how == "mean"
 
 
 def _threshold_task(truth: np.ndarray):

@@ -4,7 +4,7 @@ learns from, strictly beats the best single solution on those rows, and does so 
 of them.
 A plain mean of the best solutions competes with it under the same rule: on a few hundred validation rows the
 mean is often the sturdier blend, and the MLP displaces a qualifying mean only by beating it on most resamples too
-(blend()).
+(blend()). On a forecast the solver lets means alone compete (mlp=False; agentk/solve/solver.py says why).
 
 Features are the solutions' model-space predictions side by side: logits for binary outputs, centred
 log-probabilities for multiclass, values for regression, standardised. The network is one hidden layer plus a
@@ -97,6 +97,7 @@ def blend(
     folds: int = 5,
     seed: int = 0,
     final_test_preds: list[np.ndarray] | None = None,
+    mlp: bool = True,
 ) -> BlendResult:
     """Blend the solutions' validation predictions (each (rows, total width), model space) against y_val
     ((rows, n_outputs): 0/1, class codes or values). score_fn(pred, val_rows) is the competition metric.
@@ -105,7 +106,7 @@ def blend(
     included) and the MLP (its score cross-validated; it predicts from test_preds, the models it learned from).
     Either must beat the best single solution overall and on most bootstrap resamples of the validation
     rows (tools/resampling.py); the better one is kept (the mean on a tie), and the MLP over a qualifying mean only
-    when it also beats that mean on most resamples."""
+    when it also beats that mean on most resamples. mlp=False: means alone compete."""
     total = sum(width(o) for o in outputs)
     shapes = {np.shape(p) for p in val_preds}
     if not val_preds or shapes != {(len(val_rows), total)} or len(test_preds) != len(val_preds):
@@ -153,12 +154,12 @@ def blend(
             test = np.mean([finals[i] for i in members], axis=0)
             kept.append(BlendResult(True, score, singles[best], best, test, mean, None, members))
     oof, steps = np.zeros_like(vals[0]), []
-    for k in range(fold_of.max() + 1):
+    for k in range(fold_of.max() + 1 if mlp else 0):
         held = fold_of == k
         model, n = _fit([p[~held] for p in vals], y_val[~held], outputs, seed + k)
         oof[held] = model.predict([p[held] for p in vals])
         steps.append(n)
-    if np.isfinite(oof).all():
+    if mlp and np.isfinite(oof).all():
         tried.append(cv := score_fn(oof, val_rows))
         if qualifies(cv, oof):
             model, _ = _fit(vals, y_val, outputs, seed, steps=int(np.median(steps)))

@@ -624,6 +624,11 @@ class Solver:
             rows,
             [s.blend_test_pred for s in solutions],
             final_test_preds=[s.test_pred for s in solutions],
+            # a forecast: the MLP would learn its weights from models that did not see the latest span of time and
+            # predict the test from them, two spans ahead, where a mean averages refits that saw it, as does the best
+            # single solution (test RMSPE 0.101 against the mean's 0.084 on store sales; SMAPE 14.7 against the
+            # best single's 14.2 on daily item sales)
+            mlp=self.task.times is None,
         )
         # both figures are scored on the same rows: a mean's as it predicted them (it learns nothing), the MLP's
         # out of fold (it is trained on those rows), the single solution's as it predicted them
@@ -637,7 +642,9 @@ class Solver:
             "best_single_id": ids[res.best_single_index],
         }
         self.say(
-            f"blend of {len(solutions)} solutions (a mean of the best, or an MLP; kept when better overall and on "
+            f"blend of {len(solutions)} solutions (a mean of the best"
+            + (", or an MLP" if self.task.times is None else "; no MLP, as the test follows the train in time")
+            + f"; kept when better overall and on "
             f"{WIN_SHARE * 100:g} % of bootstrap resamples): {verdict}: {self.task.metric_name} {res.cv_score:.5g} (a mean as predicted, the "
             f"MLP's out-of-fold) vs {res.best_single_score:.5g} for {ids[res.best_single_index]} on the same "
             + (f"out-of-fold predictions of all {len(rows)} train rows" if cv else "validation rows")
