@@ -102,10 +102,36 @@ def test_the_gaussian_process_learns_its_kernel_on_a_subset_of_many_rows_and_fit
     X = classical_tab.features(FrameTask(table, y, [{"kind": "regression"}], 100, rmse, False), log=quiet).train
     gp = classical_tab._gp(X.shape[1]).fit(X[:450], y[:450])
     rows = np.random.default_rng(0).choice(450, 200, replace=False)
-    on_subset = GaussianProcessRegressor(gp.kernel, normalize_y=True, random_state=0).fit(X[rows], y[rows])
+    search = classical_tab._kernel_search
+    on_subset = GaussianProcessRegressor(gp.kernel, normalize_y=True, optimizer=search, random_state=0)
+    on_subset.fit(X[rows], y[rows])
     np.testing.assert_allclose(gp.kernel_.theta, on_subset.kernel_.theta)  # the subset's kernel, kept as learnt
-    assert gp.optimizer == "fmin_l_bfgs_b" and len(gp.X_train_) == 450  # fitted on every row, its settings intact
+    assert gp.optimizer is search and len(gp.X_train_) == 450  # fitted on every row, its settings intact
     assert rmse(y[450:500], gp.predict(X[450:500])) < rmse(y[450:500], on_subset.predict(X[450:500]))
+
+
+def test_the_kernel_search_stops_after_its_steps_and_converged_ones_find_the_same_kernel(monkeypatch):
+    table, y = smooth_table(300)
+    X = classical_tab.features(FrameTask(table, y, [{"kind": "regression"}], 50, rmse, False), log=quiet).train
+    steps = []
+    likelihood = GaussianProcessRegressor.log_marginal_likelihood
+    monkeypatch.setattr(
+        GaussianProcessRegressor,
+        "log_marginal_likelihood",
+        lambda self, *a, **k: (steps.append(1), likelihood(self, *a, **k))[1],
+    )
+
+    def search(limit: int) -> tuple[np.ndarray, int]:
+        monkeypatch.setattr(classical_tab, "KERNEL_STEPS", limit)
+        steps.clear()
+        gp = classical_tab._gp(X.shape[1]).fit(X[:250], y[:250])
+        return gp.kernel_.theta, len(steps)
+
+    converged, evaluations = search(15_000)
+    capped, few = search(3)
+    assert evaluations > 10 and few <= 3 * 4 + 1  # a likelihood or two per step; the final fit's one more
+    assert np.abs(capped - converged).max() > 0.1  # three steps are not enough here
+    np.testing.assert_allclose(search(evaluations)[0], converged)  # as many steps as it needed: the same kernel
 
 
 def test_the_kernel_learnt_on_the_fit_rows_is_recorded_and_can_be_fixed_for_other_rows():
