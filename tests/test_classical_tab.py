@@ -186,18 +186,27 @@ def test_applies_to_small_tables_only():
     table, y = smooth_table(50)
     assert classical_tab.applies(FrameTask(table, y, [{"kind": "regression"}], 10, rmse, higher=False)) is None
     big = SimpleNamespace(
-        modalities=[TABULAR.name], y=np.zeros((classical_tab.MAX_ROWS + 1, 1)), outputs=[{"kind": "binary"}]
+        modalities=[TABULAR.name],
+        y=np.zeros((classical_tab.MAX_ROWS + 1, 1)),
+        outputs=[{"kind": "binary"}],
+        test=SimpleNamespace(inputs={TABULAR.name: range(10)}),
     )
     assert "cost the cube of the rows" in classical_tab.applies(big)
     assert classical_tab.applies(SimpleNamespace(modalities=[TEXT.name], y=np.zeros((5, 1)))) == "no tab input"
     # a Gaussian process per value: two values on 1,500 rows are within the work of one on 2,000, thirty are not
-    values = lambda k, rows: SimpleNamespace(  # noqa: E731
-        modalities=[TABULAR.name], y=np.zeros((rows, k)), outputs=[{"kind": "regression"}] * k
+    values = lambda k, rows, test=10: SimpleNamespace(  # noqa: E731
+        modalities=[TABULAR.name],
+        y=np.zeros((rows, k)),
+        outputs=[{"kind": "regression"}] * k,
+        test=SimpleNamespace(inputs={TABULAR.name: range(test)}),
     )
     assert classical_tab.applies(values(2, 1500)) is None and classical_tab.applies(values(1, 2000)) is None
     assert "30 values to predict on 1000 rows" in classical_tab.applies(values(30, 1000))
     # one value: its kernel is learnt on TUNE_ROWS rows, and the fits on every row are cheap up to MAX_ROWS
     assert classical_tab.applies(values(1, classical_tab.MAX_ROWS)) is None
+    assert classical_tab.applies(values(1, classical_tab.MAX_ROWS + 1)) is None  # fitted on a sample
+    # a process on a sample still predicts every validation and test row: a million train and test rows at most
+    assert "cost the cube of the rows" in classical_tab.applies(values(1, 9000, classical_tab.PREDICTED_ROWS - 8999))
     assert "2 values to predict on 2001 rows" in classical_tab.applies(values(2, 2001))
     classes = SimpleNamespace(modalities=[TABULAR.name], y=np.zeros((1500, 30)), outputs=[{"kind": "binary"}] * 30)
     assert classical_tab.applies(classes) is None  # machines and logistic regressions: no cube
@@ -231,3 +240,20 @@ def test_larger_tables_fit_a_process_with_a_kernel_learnt_on_a_sample_and_classe
     labels = FrameTask(table, y > 0, [{"kind": "binary"}], 300, roc_auc, higher=True)
     assert len(labels.y) > classical_tab.SVM_ROWS and classical_tab.applies(labels) is None
     assert list(classical_tab.features(labels, log=quiet).models) == ["logistic"]
+
+
+def test_a_value_on_more_rows_than_a_process_takes_is_learnt_from_a_random_sample_of_them(monkeypatch):
+    monkeypatch.setattr(classical_tab, "TUNE_ROWS", 200)
+    monkeypatch.setattr(classical_tab, "MAX_ROWS", 600)
+    table, y = smooth_table(1500, seed=4)
+    task = FrameTask(table, y, [{"kind": "regression"}], 300, rmse, higher=False)
+    assert classical_tab.applies(task) is None
+    feats = classical_tab.features(task, log=quiet)
+    assert "fits on 600 of the rows it is given" in feats.what
+    gp = classical_tab._gp(feats.train.shape[1]).fit(feats.train, task.y[:, 0])
+    assert gp.X_train_.shape[0] == 600 and len(np.unique(gp.X_train_, axis=0)) == 600  # distinct rows, not the first
+    assert not np.array_equal(gp.X_train_, feats.train[:600])
+    result = fit_candidate(task, feats, log=quiet)
+    assert result.val_score < 0.1  # as well as from every row: the noise is 0.05
+    classes = FrameTask(table, y > 0, [{"kind": "binary"}], 300, roc_auc, higher=True)
+    assert "cost the cube of the rows" in classical_tab.applies(classes)  # classes: MAX_ROWS at most
