@@ -314,3 +314,25 @@ def test_autogluon_fits_the_models_it_planned_with_its_time_limit_only_a_safety_
     assert fold["models"][0]["planned"] == ["ExtraTrees"]
     info = TabularPredictor.load(str(tmp_path / "fold" / "output_0"), verbosity=0).info()
     assert {m for m in info["model_info"] if not m.startswith("WeightedEnsemble")} == {"ExtraTrees"}
+
+
+def test_a_refit_is_judged_on_the_validation_rows_it_learnt_from(tasks, tmp_path):
+    """A refit (a real refit_full) learnt from the validation rows, which its original never saw: it must predict
+    them about as well, or it is broken. Refitted from their true targets it predicts them better and is kept; from
+    targets that are not theirs, it is rejected and the original is the predictor's best again."""
+    from tools.autogluon_tool import LABEL, _check_refit, _features
+
+    task = tasks["diabetes"]
+    X, y = _features(task.train.inputs["tab"]), task.y[:, 0]
+    fit, val = task.split
+    checked = X.iloc[val].assign(**{LABEL: y[val]})
+    for k, (targets, broken) in enumerate(((y[val], False), (y[val][::-1] * 3 + 100, True))):
+        predictor = TabularPredictor(LABEL, path=str(tmp_path / f"p{k}"), problem_type="regression", verbosity=0)
+        predictor.fit(X.iloc[fit].assign(**{LABEL: y[fit]}), hyperparameters=FAST, num_cpus=1)
+        selected = predictor.model_best
+        refitted = predictor.refit_full(model="best", train_data_extra=X.iloc[val].assign(**{LABEL: targets}))
+        note = _check_refit(predictor, refitted, selected, checked)
+        assert (note is not None) == broken, note
+        assert predictor.model_best == (selected if broken else refitted[selected])
+        if broken:
+            assert "on validation rows it learnt from" in note and f"kept {selected}" in note
