@@ -9,9 +9,9 @@ A Gaussian process learns its kernel on TUNE_ROWS rows at most (the dear part: ~
 with that kernel, at the cube of the rows: it fits on MAX_ROWS rows at most, drawn at random from larger tables (a
 smooth target is learnt as well from them: a 25,000-row taxi-fare table, RMSE 0.815 from 8,000 of its rows where
 gradient boosting on all of them reaches 0.844; 17,520 days of item sales, test SMAPE 13.8 where AutoGluon's trees
-reach 15.4). Several values to predict (a kernel learnt for each) need fewer
-rows. Classes take tables of at most MAX_ROWS rows: a support vector machine fits on at most SVM_ROWS (a machine
-per pair of classes, five times over for its probabilities); above, classes get a logistic regression alone."""
+reach 15.4). Several values to predict (a kernel learnt for each) need fewer rows. Classes take tables of at most
+MAX_ROWS rows: a support vector machine fits on at most SVM_ROWS (a machine per pair of classes, five times over for
+its probabilities); above, classes get a logistic regression alone."""
 
 from __future__ import annotations
 
