@@ -126,3 +126,14 @@ def test_the_tiny_cnn_is_planned_at_its_own_speed_and_side():
     assert tiny32.epoch_rows >= 4 * resnet.epoch_rows  # measured: 730 images/s at 32 px against 165 (resnet18, 64 px)
     assert all(p.seconds <= QUICK.network_seconds for p in (resnet, tiny48, tiny32))
     assert "tiny CNN at 32px" in tiny32.line() and "tiny CNN" not in resnet.line()
+
+
+def test_on_a_gpu_the_tiny_cnn_is_planned_at_one_speed_whatever_its_side():
+    """Its small batches are bound by per-step overhead on a GPU (benchmarks/model_speed.py on an H200: 70,000-99,000
+    images/s at 48 px, 84,000 at 32), so fewer pixels plan no faster epochs there; on a CPU they do."""
+    shape = dict(fit=200_000, val=50_000, test=50_000, stop=20_000, budget=PRESETS["standard"])
+    gpu = Machine(16, True)
+    tiny48, tiny32 = plan(**shape, tiny_side=48, machine=gpu), plan(**shape, tiny_side=32, machine=gpu)
+    assert tiny48.epoch_seconds == tiny32.epoch_seconds and tiny48.trained.endswith("60000 samples/s")
+    cpu48, cpu32 = plan(**shape, tiny_side=48), plan(**shape, tiny_side=32)
+    assert cpu32.epoch_rows > cpu48.epoch_rows

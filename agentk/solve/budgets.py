@@ -14,20 +14,21 @@ a few seconds per trial that HEBO's model suggests (SUGGEST_S). The speeds are M
 per CPU core (up to 8 cores) or on one CUDA GPU, for a trained resnet18 at 64 px (scaled by the pixel count at
 other sizes), a trained MiniLM text encoder at 128 tokens, and the fusion MLP on cached features or tabular
 inputs; evaluation runs about three times faster than training, a frozen encoder's embedding no faster (measured).
-The figures are measured: a 2-core CPU trains resnet18 at 64 px at 140-170 images/s (solve logs of an arena
-image competition), the tiny CNN that trains when no pretrained weights exist at 370 images/s at 48 px and 730 at
-32 px (planned at its own speed and side: tools/modality_img.py's image_encoder tells the plan), and the fusion
-head on cached features at 15,000-25,000 rows/s on one thread; an H100 runs resnet18 at 224 px at 11,440
-images/s in a plain bf16 loop (issue 18, benchmarks/gpu_throughput.py), of which the model assumes about half. The budget gives each network network_seconds of modelled work besides the embedding (which
-no plan avoids); the plan keeps the budget's n_trials and max_epochs when they fit, else first lowers the trials
-(the default configuration is a sound start; below HEBO's random initial design plus one the trials are a random
-search, and the plan says so), then the epochs (down to min_epochs), and last the rows an epoch trains on (a fresh
-random sample of the fit rows each epoch), so that a large competition on a CPU still gets min_epochs passes.
-Early stopping (patience epochs without progress on the stop rows: a better score, or the same with a lower loss)
-ends most trials before their planned epochs, so the estimate is an upper bound; the work a finished trial leaves
-unspent, counted from the epochs it ran, pays for further trials (NetworkPlan.affordable), up to the budget's
-n_trials: a 16,000 x 200 table planned one trial of 30 epochs at 58 s, and its trial stopped after 6 epochs in 4 s.
-Refitting the chosen trial on every row adds one more run of at most as many epochs.
+The figures are measured: a 2-core CPU trains resnet18 at 64 px at 140-170 images/s (solve logs of an arena image
+competition), the tiny CNN that trains when no pretrained weights exist at 370 images/s at 48 px and 730 at 32 px
+(planned at its own speed and side: tools/modality_img.py's image_encoder tells the plan), and the fusion head on
+cached features at 15,000-25,000 rows/s on one thread; on a GPU, benchmarks/model_speed.py measured every figure on
+an H200 (MODEL_SPEED's comment), and benchmarks/gpu_throughput.py resnet18 at 224 px at 9,000 images/s in
+train_fusion on an H100 (a plain bf16 loop: 11,440). The budget gives each network network_seconds of modelled work
+besides the embedding (which no plan avoids); the plan keeps the budget's n_trials and max_epochs when they fit,
+else first lowers the trials (the default configuration is a sound start; below HEBO's random initial design plus
+one the trials are a random search, and the plan says so), then the epochs (down to min_epochs), and last the rows
+an epoch trains on (a fresh random sample of the fit rows each epoch), so that a large competition on a CPU still
+gets min_epochs passes. Early stopping (patience epochs without progress on the stop rows: a better score, or the
+same with a lower loss) ends most trials before their planned epochs, so the estimate is an upper bound; the work a
+finished trial leaves unspent, counted from the epochs it ran, pays for further trials (NetworkPlan.affordable), up
+to the budget's n_trials: a 16,000 x 200 table planned one trial of 30 epochs at 58 s, and its trial stopped after 6
+epochs in 4 s. Refitting the chosen trial on every row adds one more run of at most as many epochs.
 
 Wall time is only a safety cap: each training run stops at SAFETY times its planned seconds (at least
 MIN_SAFETY_S), beyond what a busy machine needs (on this project's shared 2-core machine at load 13 a trained CNN
@@ -38,7 +39,7 @@ its models from the rows, columns, classes and cores before it fits, and its tim
 
 With the standard budget on one H100: an arena competition of 240 images (192 to fit) plans 8 trials of 30
 epochs per network in seconds of training steps, per-trial set-up dominating; a real one of 25,000 images (20,000
-to fit) about 8 x 30 x 20,000 / 6,000 s = 13 min per network at resnet18's modelled speed, plus the refit."""
+to fit) about 8 x 30 x 20,000 / 8,000 s = 10 min per network at resnet18's modelled speed, plus the refit."""
 
 from __future__ import annotations
 
@@ -132,15 +133,16 @@ FIELD_INPUT = {
 }
 
 # Modelled training speeds in samples per second (see the module's docstring): per CPU core, and on one GPU.
-# Images at 64 px on a CPU, 224 px on a GPU; the pixel count scales them. "tiny image": the tiny CNN that trains
-# when no pretrained weights exist (tools/modality_img.py), measured on 2 cores at 370 images/s at 48 px and 730
-# at 32 px (the pixel count overstates its gain at small sides: 90 per core at 64 px models both within 15 %);
-# on a GPU it is unmeasured: 600 at 224 px gives 13,000 images/s at 48 px, about what the backbone's figure gave
-# the standard budget's 160 px before the tiny CNN was planned apart (small batches of small images do not fill a
-# GPU, so the pixel count is not trusted there).
+# Images at 64 px on a CPU, 224 px on a GPU; the pixel count scales them, except the tiny CNN's on a GPU. "tiny
+# image": the tiny CNN that trains when no pretrained weights exist (tools/modality_img.py), measured on 2 cores at
+# 370 images/s at 48 px and 730 at 32 px (the pixel count overstates its gain at small sides: 90 per core at 64 px
+# models both within 15 %). The GPU figures are benchmarks/model_speed.py's on an H200 (train_fusion, bf16), taken
+# down to about what an H100 gives: resnet18 at 224 px 10,500-10,800 images/s (an H100: 9,000); the tiny CNN
+# 70,000-99,000 at 48 px and 84,000 at 32 px, bound by per-step overhead, not pixels, so not scaled by them;
+# MiniLM trained at 128 tokens 9,400 texts/s; the fusion MLP on 64 columns 167,000 rows/s.
 MODEL_SPEED = {
     "cpu": {"image": 75.0, "tiny image": 90.0, "text": 12.0, "features": 15_000.0},
-    "cuda": {"image": 6_000.0, "tiny image": 600.0, "text": 1_500.0, "features": 200_000.0},
+    "cuda": {"image": 8_000.0, "tiny image": 60_000.0, "text": 7_500.0, "features": 150_000.0},
 }
 REFERENCE_PX = {"cpu": 64, "cuda": 224}
 MAX_CORES = 8  # a batch's convolutions stop gaining from more CPU cores about here
@@ -236,6 +238,23 @@ class NetworkPlan:
         )
 
 
+def training_speed(machine: Machine, modality: str | None, image_size: int = 64, tiny_image: bool = False) -> float:
+    """Modelled training samples/s on this machine of a trained image encoder (the tiny CNN when tiny_image) at
+    image_size px, a trained text encoder, or (modality None) the fusion MLP on cached features or tabular inputs:
+    MODEL_SPEED's figure on one GPU, or per CPU core (up to MAX_CORES) for the encoders, images scaled by the pixel
+    count (the MLP's CPU figure is one thread's: its small matrices gain little from more)."""
+    device = "cuda" if machine.cuda else "cpu"
+    speeds = MODEL_SPEED[device]
+    cores = 1 if machine.cuda else min(max(1, machine.cores), MAX_CORES)
+    if modality == IMAGE.name:
+        if tiny_image and machine.cuda:
+            return speeds["tiny image"]
+        return speeds["tiny image" if tiny_image else "image"] * cores * (REFERENCE_PX[device] / image_size) ** 2
+    if modality == TEXT.name:
+        return speeds["text"] * cores
+    return speeds["features"]
+
+
 def plan_network(
     budget: SolveBudget,
     *,
@@ -258,18 +277,15 @@ def plan_network(
     and the validation rows); stop_rows: those of them scored after every epoch (default: all val_rows), the others
     and the test rows predicted once per trial; tiny_image: the images go to the tiny CNN (no pretrained weights)
     at image_size px."""
-    device = "cuda" if machine.cuda else "cpu"
-    speeds = MODEL_SPEED[device]
-    cores = 1 if machine.cuda else min(max(1, machine.cores), MAX_CORES)
-    pixels = (REFERENCE_PX[device] / image_size) ** 2
-    image_speed = speeds["tiny image" if tiny_image else "image"]
-    encoders = {IMAGE.name: image_speed * cores * pixels, TEXT.name: speeds["text"] * cores}
+    encoders = {
+        m: training_speed(machine, m, image_size=image_size, tiny_image=tiny_image) for m in (IMAGE.name, TEXT.name)
+    }
     trained = {
         m: s for m, s in encoders.items() if m in modalities and (finetune_image if m == IMAGE.name else finetune_text)
     }
     frozen = {m: s for m, s in encoders.items() if m in modalities and m not in trained}
     # a trained encoder runs on every batch: the slowest part sets the speed; else the MLP on cached features
-    train_speed = 1 / sum(1 / s for s in trained.values()) if trained else speeds["features"]
+    train_speed = 1 / sum(1 / s for s in trained.values()) if trained else training_speed(machine, None)
     eval_speed = EVAL_FACTOR * train_speed
     every = fit_rows + val_rows + test_rows
     setup = TRIAL_OVERHEAD_S
