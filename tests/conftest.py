@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import fcntl
 import json
 import os
 import shutil
@@ -41,14 +42,28 @@ def example_meta(name: str) -> dict:
 
 @pytest.fixture(scope="session")
 def example_ws(tmp_path_factory):
-    """example name -> a workspace where `agentk setup` ran on it (once per session, on first use)."""
-    done: dict[str, tuple[Path, subprocess.CompletedProcess]] = {}
+    """example name -> a workspace where `agentk setup` ran on it, once per test run: the pytest-xdist workers
+    share it (the first to need an example sets it up under a file lock; the others wait, then read its result).
+    Tests read it, or copy it (example_copy) to change it."""
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "example-setups"
+    shared.mkdir(exist_ok=True)
 
-    def get(name: str):
-        if name not in done:
-            ws = tmp_path_factory.mktemp("ws") / name
-            done[name] = (ws, agentk("setup", EXAMPLES / name, "--workspace", ws))
-        return done[name]
+    def get(name: str) -> tuple[Path, subprocess.CompletedProcess]:
+        ws, result = shared / name, shared / f"{name}.json"
+        with open(shared / f"{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or its process dies
+            if not result.exists():
+                proc = agentk("setup", EXAMPLES / name, "--workspace", ws)
+                done = {
+                    "args": list(map(str, proc.args)),
+                    "rc": proc.returncode,
+                    "out": proc.stdout,
+                    "err": proc.stderr,
+                }
+                result.write_text(json.dumps(done))
+        done = json.loads(result.read_text())
+        return ws, subprocess.CompletedProcess(done["args"], done["rc"], done["out"], done["err"])
 
     return get
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from autogluon.tabular import TabularPredictor
-from conftest import EXAMPLES, ROOT
+from conftest import ROOT
 from sklearn.metrics import mean_absolute_error, roc_auc_score
 
 import tools.autogluon_tool as ag_tool
@@ -30,27 +30,33 @@ FAST = {"RF": {}, "XT": {}}  # only sklearn forests: quick on 2 cores and always
 
 
 @pytest.fixture(scope="module")
-def tasks(tmp_path_factory) -> dict[str, TaskData]:
-    """Each example, and each fixture whose metric reads columns beside the target, set up by the real CLI, all at
-    once (most of a setup is waiting on subprocesses)."""
+def tasks(tmp_path_factory, example_ws) -> dict[str, TaskData]:
+    """Each example (a copy of the test run's shared setup), and each fixture whose metric reads columns beside the target,
+    set up by the real CLI while the examples' setups are fetched (most of a setup is waiting on subprocesses)."""
     root = tmp_path_factory.mktemp("ag")
-    sources = {name: EXAMPLES / name for name in NAMES}
-    sources |= {name: build(name, root / "fixtures") / "public" for name in BESIDE}
     runs = {
         name: subprocess.Popen(
-            [sys.executable, "-m", "agentk.cli", "setup", str(source), "--workspace", str(root / name)],
+            [sys.executable, "-m", "agentk.cli", "setup", str(build(name, root / "fixtures") / "public")]
+            + ["--workspace", str(root / name)],
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
         )
-        for name, source in sources.items()
+        for name in BESIDE
     }
+    found = {}
+    for name in NAMES:
+        ws, proc = example_ws(name)
+        assert proc.returncode == 0, f"setup of {name} failed:\n{proc.stderr[-2000:]}"
+        shutil.copytree(ws, root / name, symlinks=True)  # TaskData writes its split into the workspace
+        found[name] = TaskData(root / name)
     for name, run in runs.items():
         out, _ = run.communicate(timeout=600)
         assert run.returncode == 0, f"setup of {name} failed:\n{out[-2000:]}"
-    return {name: TaskData(root / name) for name in sources}
+        found[name] = TaskData(root / name)
+    return found
 
 
 def _predictions(task: TaskData, rows: np.ndarray, good: bool, rng) -> tuple[np.ndarray, np.ndarray]:

@@ -243,6 +243,7 @@ def test_tables_in_other_encodings_are_read(comp, tmp_path, encoding):
     assert (comp / "train.csv").read_bytes().startswith(ENCODINGS[encoding][1]), "the user's file is left as it was"
 
 
+@pytest.mark.slow  # a full setup (30 s); test_tables_in_other_encodings_are_read above reads every encoding by default
 def test_a_setup_with_utf16_train_and_latin1_test(comp, tmp_path):
     train, test = pd.read_csv(comp / "train.csv"), pd.read_csv(comp / "test.csv")
     for frame in (train, test):

@@ -313,6 +313,7 @@ def _run_and_kill(cmd: list[str], out: Path, ready) -> None:
         proc.wait()
 
 
+@pytest.mark.slow  # a killed and resumed setup (40 s); tests/test_setup_examples.py's resume after a kill stays in the default run
 def test_killed_during_setup_resumes_the_same_round(tmp_path):
     # setup fails with exit 2 (a one-column sample submission) once it has read a 10-million-row train.csv: a
     # cheap round that lasts a couple of seconds, so the kill lands mid-setup now that setup runs in-process

@@ -456,6 +456,7 @@ def test_a_layout_in_a_format_agentk_cannot_read_is_refused_naming_it(fixtures):
         check_source(fixtures("hdf5-only") / "public")
 
 
+@pytest.mark.slow  # a full setup (30 s); the examples' setups and tests/test_setup_examples.py's awkward layout cover a whole setup by default
 def test_the_titanic_layout_sets_up(fixtures, tmp_path):
     folder = fixtures("gender-submission")
     proc = agentk("setup", folder / "public", "--workspace", tmp_path / "ws", "--policy", "expert")

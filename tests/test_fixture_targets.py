@@ -326,6 +326,7 @@ def test_refusals_through_the_cli_in_seconds(built, tmp_path):
         assert not ws.exists() and seconds < 10, (name, seconds)
 
 
+@pytest.mark.slow  # a full setup (30 s); benchmarks/solve.py --fixtures runs it, the target checks here its pieces
 def test_full_setup_of_label_sets_submits_label_strings(built, tmp_path):
     """The one full setup here: label sets are learnt as one binary head per label, the threshold is tuned on the
     validation rows, and the submission holds label strings in the sample's format."""
@@ -386,6 +387,7 @@ def test_ids_keep_the_samples_text(tmp_path, monkeypatch):
         compare_with_sample(ws, sub.assign(id=sub["id"].astype(int)), "int ids")
 
 
+@pytest.mark.slow  # a full setup (30 s); benchmarks/solve.py --fixtures exclusive-outcomes runs it, the target checks here its pieces
 def test_full_setup_of_exclusive_outcomes_submits_one_softmax(built, tmp_path):
     """The second full setup: three one-hot outcome columns are one multi-class head, and every submitted row
     sums to 1 (three independent binaries would not)."""

@@ -82,6 +82,7 @@ def test_the_sample_names_test_pixels_and_each_row_is_that_pixel(tmp_path):
     assert unsupported_task(whole).startswith("unsupported task: image-to-image (6 target images in train_cleaned/")
 
 
+@pytest.mark.slow  # a full setup (40 s); benchmarks/solve.py --fixtures stained-pages runs it, the other tests here its pieces
 def test_full_setup_of_stained_pages_cleans_them(tmp_path):
     """The light solve's per-pixel model: the sample's rows as they are, far nearer the clean pages than the stained
     page itself or white paper."""

@@ -6,12 +6,14 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import EXAMPLES, ROOT
 
 from agentk.testing.scripted_llm import ScriptedLLM
 from agentk.testing.simulated_llm import ExpertAnswers
 
 
+@pytest.mark.slow  # the benchmark end to end (45 s on 2 cores); test_curriculum covers its LLM setup rounds
 def test_learning_curve_uses_a_configured_endpoint_and_counts_its_calls(tmp_path):
     work, out = tmp_path / "work", tmp_path / "out"
     oracle: list[ExpertAnswers] = []

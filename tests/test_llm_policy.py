@@ -122,6 +122,7 @@ def test_meta_failure_keeps_correct_stages_and_rewrites_the_faulty_one(tmp_path)
     assert json.loads((ws / "setup.json").read_text())["backtracks"] == 1
 
 
+@pytest.mark.slow  # a full LLM setup (35 s); the retry and credit-assignment setups here stay in the default run
 def test_answer_without_code_is_asked_again_never_executed(tmp_path):
     ws = tmp_path / "ws"
     oracle = ExpertAnswers(SOURCE, ws)
@@ -162,6 +163,7 @@ def test_unknown_model_is_a_one_line_exit_2(tmp_path):
     assert "scripted-model" in proc.stderr and "other-model" in proc.stderr
 
 
+@pytest.mark.slow  # a full LLM setup (35 s); tests/test_bad_input.py's hybrid setup stays in the default run
 def test_hybrid_uses_the_llm_only_when_the_expert_fails(tmp_path):
     with ScriptedLLM(handler=lambda m: "") as server:
         proc = agentk("setup", SOURCE, "--workspace", tmp_path / "ws", env=llm_env(server.url))  # hybrid by default

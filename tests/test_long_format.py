@@ -107,6 +107,7 @@ def test_a_long_sample_is_set_up_as_one_row_per_sample_with_a_column_per_target(
     assert {p.name: p.stat().st_mtime_ns for p in public.iterdir()} == before  # the user's folder untouched
 
 
+@pytest.mark.slow  # a full setup (35 s); benchmarks/solve.py --fixtures components-per-sample runs the family, the other tests here its pieces
 def test_a_long_sample_competition_submits_in_the_samples_rows_and_beats_the_constant(folders, tmp_path):
     folder = folders("measures-per-subject")
     ws = tmp_path / "ws"

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from conftest import EXAMPLES, ROOT
 from typer.testing import CliRunner
 
@@ -278,6 +279,7 @@ for i in range(n):
 """
 
 
+@pytest.mark.slow  # three processes of chromadb (65 s on 2 cores); benchmarks/learning_curve.py --jobs 2 shares a store the same way
 def test_memory_shared_by_processes_writing_and_reading_at_once(tmp_path):
     """Several processes (setups of a curriculum, a benchmark's --jobs, `agentk memory`) use one store: each one's
     reads see the others' writes without chromadb's "Error finding id", and no write is lost."""

@@ -138,6 +138,7 @@ def test_fetch_ranks_the_target_and_submissions_go_back_to_text(built, tmp_path,
         compare_with_sample(ws, text.iloc[1:], "a short one")
 
 
+@pytest.mark.slow  # a full setup (35 s); benchmarks/solve.py --fixtures rewrite-tokens runs it, the other tests here its pieces
 def test_full_setup_of_token_rewrites_beats_the_lookup(built, tmp_path):
     """The light solve chooses by the context (a year after "in", a cardinal elsewhere) where the lookup takes each
     value's most frequent reading: more test tokens right, in the sample's rows and as text."""

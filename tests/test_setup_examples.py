@@ -62,7 +62,7 @@ def test_expert_picks_the_competitions_metric(example_ws, name):
 
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
-def test_formatter_turns_training_targets_into_the_sample_format(example_ws, name, monkeypatch):
+def test_formatter_turns_training_targets_into_the_sample_format(example_ws, name, monkeypatch, tmp_path):
     ws, _ = example_ws(name)
     monkeypatch.chdir(ws)  # generated code runs with the workspace as its working directory
     transform, sample = (
@@ -74,7 +74,7 @@ def test_formatter_turns_training_targets_into_the_sample_format(example_ws, nam
     preds = transform.inverse_transform(transform.transform(targets.iloc[rows].reset_index(drop=True)))
     for module in ("code_submission_format", "code_submission_format_alt"):
         sub = load(ws, module).format_submission(sample.iloc[:, 0].astype(str), preds)
-        path = ws / f"check_{module}.csv"
+        path = tmp_path / f"check_{module}.csv"
         sub.to_csv(path, index=False)
         back = pd.read_csv(path)
         assert list(back.columns) == list(sample.columns)

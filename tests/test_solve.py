@@ -30,10 +30,11 @@ from grade import grade  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def solved(tmp_path_factory):
-    ws = tmp_path_factory.mktemp("solve") / "breast-cancer"  # its own setup: solve adds to the workspace
-    proc = agentk("setup", EXAMPLES / "breast-cancer", "--workspace", ws)
+def solved(tmp_path_factory, example_ws):
+    setup, proc = example_ws("breast-cancer")
     assert proc.returncode == 0, proc.stderr[-2000:]
+    ws = tmp_path_factory.mktemp("solve") / "breast-cancer"  # a copy of its own: solve adds to the workspace
+    shutil.copytree(setup, ws, symlinks=True)
     run = agentk("solve", "--workspace", ws, "--budget", "quick", timeout=900)
     return ws, run
 

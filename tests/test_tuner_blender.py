@@ -26,6 +26,7 @@ def planted(params: dict) -> float:
 
 
 # ----------------------------------------------------------------------------- tuner
+@pytest.mark.slow  # HEBO's search quality (45 s); the resume and trial-count tests here run HEBO by default
 def test_tuner_finds_planted_optimum_with_plain_params():
     seen = []
 
