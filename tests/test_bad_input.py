@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import EXAMPLES
 
 ROOT = Path(__file__).parents[1]
 
@@ -367,16 +368,17 @@ def test_resume_of_a_missing_workspace(tmp_path):
     assert_bad_input(agentk("setup", "--resume", "--workspace", ws), "nothing to resume", ws)
 
 
-def test_setup_twice_needs_resume_or_force(base, tmp_path):
-    ws = tmp_path / "ws"
-    first = setup(base, ws, timeout=240)
+def test_setup_twice_needs_resume_or_force(example_ws, tmp_path):
+    done, first = example_ws("iris-species")  # the test run's setup of it, copied: a finished setup
     assert first.returncode == 0, first.stderr[-3000:]
+    ws = tmp_path / "ws"
+    shutil.copytree(done, ws, symlinks=True)
     state = json.loads((ws / "setup.json").read_text())
     assert state["status"] == "done"
     assert (ws / "submission.csv").exists()
     before = (ws / "setup.json").read_text()
 
-    second = setup(base, ws)
+    second = setup(EXAMPLES / "iris-species", ws)
     line = assert_bad_input(second, "--resume")
     assert "--force" in line
     assert (ws / "setup.json").read_text() == before, "the refused run must leave the workspace as it was"

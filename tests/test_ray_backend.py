@@ -95,6 +95,7 @@ def test_run_command_logs_output_and_returns_the_exit_code(cluster, tmp_path):
     assert log.read_text().startswith(text) and log.read_text().endswith("again\n")  # appended
 
 
+@pytest.mark.slow  # a Ray cluster's tuning end to end (35 s); test_parallel_tune_without_ray_runs_batches_here covers the batches by default
 def test_parallel_tune_on_ray_finds_the_optimum_records_failures_and_resumes(cluster, tmp_path):
     calls = tmp_path / "calls.jsonl"
     objective = partial(logged_planted, str(calls))
@@ -156,6 +157,7 @@ def iris_setup(tmp_path_factory):
     return ws
 
 
+@pytest.mark.slow  # a setup and a network's trials on Ray (40 s); the cluster's task tests above run by default
 def test_solver_network_trials_run_as_ray_tasks(cluster, iris_setup):
     budget = replace(PRESETS["quick"], n_trials=3, max_epochs=5)
     solver = Solver(
