@@ -44,6 +44,7 @@ def steps(ws):
     return read_jsonl(ws / "trajectory.jsonl")
 
 
+@pytest.mark.slow  # a full LLM setup (50 s); test_curriculum's LLM rounds retry a failed stage with its error in the prompt by default
 def test_failed_unit_test_is_retried_with_the_error_in_the_prompt(tmp_path):
     ws = tmp_path / "ws"
     oracle = ExpertAnswers(SOURCE, ws)
