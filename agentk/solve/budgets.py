@@ -139,7 +139,10 @@ FIELD_INPUT = {
 # models both within 15 %). The GPU figures are benchmarks/model_speed.py's on an H200 (train_fusion, bf16), taken
 # down to about what an H100 gives: resnet18 at 224 px 10,500-10,800 images/s (an H100: 9,000); the tiny CNN
 # 70,000-99,000 at 48 px and 84,000 at 32 px, bound by per-step overhead, not pixels, so not scaled by them;
-# MiniLM trained at 128 tokens 9,400 texts/s; the fusion MLP on 64 columns 167,000 rows/s.
+# MiniLM trained at 128 tokens 9,400 texts/s; the fusion MLP on 64 columns 167,000 rows/s. The same benchmark on
+# this project's 2-core CPU (2026-11-27) measured less than the CPU figures (resnet18 56-74 images/s at 64 px, the
+# tiny CNN 226-274 at 48 px and 383-432 at 32 px, MiniLM 7-9): they stay until quick's network_seconds is re-chosen
+# with them on the arena's image competitions, as lowering them alone plans fewer trials there (README).
 MODEL_SPEED = {
     "cpu": {"image": 75.0, "tiny image": 90.0, "text": 12.0, "features": 15_000.0},
     "cuda": {"image": 8_000.0, "tiny image": 60_000.0, "text": 7_500.0, "features": 150_000.0},
