@@ -78,6 +78,11 @@ def write_workspace(ws: Path, n: int, side: int, seed: int = 0) -> None:
     for split, rows in (("train", slice(0, n_train)), ("test", slice(n_train, n))):
         pd.DataFrame({"id": ids[rows], "path": paths[rows]}).to_csv(layout.input_map(split, "img"), index=False)
     pd.DataFrame({"id": ids[:n_train], "label": labels[:n_train]}).to_csv(layout.target_map, index=False)
+    write_task_code(layout)
+
+
+def write_task_code(layout: Workspace) -> None:
+    """The binary label's target transform and accuracy metric that a finished setup would have written."""
     layout.code(TARGET_TRANSFORM).write_text(TRANSFORM)
     layout.code(METRIC).write_text(METRIC_CODE)
     layout.code(SUBMISSION_FORMAT).write_text("")  # only its presence matters to TaskData

@@ -4,14 +4,14 @@ on this machine.
     uv run python benchmarks/model_speed.py [--device auto|cpu|cuda] [--epochs E] [--only KIND ...] [--scale F]
 
 A network's plan (its trials, epochs and rows per epoch) rests on four modelled speeds: a trained timm resnet18
-(random weights) at the device's reference side, the tiny CNN that trains when no pretrained weights exist (at
-48 and 32 px, its largest and smallest sides), a trained all-MiniLM-L6-v2 text encoder on texts that fill its 128 tokens, and the fusion MLP on 64
-tabular columns. For each, this writes a finished workspace of synthetic rows (a binary label the input shows),
-runs train_fusion for E epochs on it and reports the best epoch's training samples/s after the first (which pays
-for warm-up), as its on_epoch callback gives them, beside budgets.training_speed's figure for this machine. A
-ratio well below 1 means the plan gives networks more epochs than they get done; well above 1, fewer. The
-frozen kinds (an encoder that embeds every row once, which the plan models at EVAL_FACTOR times its training
-speed) report the embedding's rows/s, from train_fusion's note.
+(random weights) at the device's reference side, the tiny CNN that trains when no pretrained weights exist (at 48
+and 32 px, its largest and smallest sides), a trained all-MiniLM-L6-v2 text encoder on texts that fill its 128
+tokens, and the fusion MLP on 64 tabular columns. For each, this writes a finished workspace of synthetic rows (a
+binary label the input shows), runs train_fusion for E epochs on it and reports the best epoch's training samples/s
+after the first (which pays for warm-up), as its on_epoch callback gives them, beside budgets.training_speed's
+figure for this machine. A ratio well below 1 means the plan gives networks more epochs than they get done; well
+above 1, fewer. The frozen kinds (an encoder that embeds every row once, which the plan models at EVAL_FACTOR times
+its training speed) report the embedding's rows/s, from train_fusion's note.
 --scale multiplies the rows (1 = the defaults below, sized for a few seconds an epoch on each device).
 """
 
@@ -33,11 +33,11 @@ for path in (ROOT, ROOT / "benchmarks"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from gpu_throughput import METRIC_CODE, TRANSFORM, write_workspace  # noqa: E402
+from gpu_throughput import write_task_code, write_workspace  # noqa: E402
 
 from agentk.modalities import IMAGE, TABULAR, TEXT  # noqa: E402
 from agentk.solve.budgets import EVAL_FACTOR, REFERENCE_PX, Machine, training_speed  # noqa: E402
-from agentk.workspace import METRIC, SUBMISSION_FORMAT, TARGET_TRANSFORM, Workspace  # noqa: E402
+from agentk.workspace import Workspace  # noqa: E402
 
 # kind -> rows on (cpu, cuda)
 ROWS = {
@@ -62,9 +62,7 @@ def table_workspace(ws: Path, modality: str, frame: pd.DataFrame, labels: np.nda
     frame.iloc[:n_train].to_csv(layout.input_map("train", modality))
     frame.iloc[n_train:].to_csv(layout.input_map("test", modality))
     pd.DataFrame({"id": frame.index[:n_train], "label": labels[:n_train]}).to_csv(layout.target_map, index=False)
-    layout.code(TARGET_TRANSFORM).write_text(TRANSFORM)
-    layout.code(METRIC).write_text(METRIC_CODE)
-    layout.code(SUBMISSION_FORMAT).write_text("")
+    write_task_code(layout)
 
 
 def text_workspace(ws: Path, n: int) -> None:

@@ -31,8 +31,8 @@ FAST = {"RF": {}, "XT": {}}  # only sklearn forests: quick on 2 cores and always
 
 @pytest.fixture(scope="module")
 def tasks(tmp_path_factory, example_ws) -> dict[str, TaskData]:
-    """Each example (a copy of the test run's shared setup), and each fixture whose metric reads columns beside the target,
-    set up by the real CLI while the examples' setups are fetched (most of a setup is waiting on subprocesses)."""
+    """Each example (a copy of the test run's shared setup), and each fixture whose metric reads columns beside the
+    target, set up by the real CLI while the examples' setups are fetched (most of a setup waits on subprocesses)."""
     root = tmp_path_factory.mktemp("ag")
     runs = {
         name: subprocess.Popen(
