@@ -360,6 +360,63 @@ def test_a_blend_must_win_on_most_bootstrap_resamples():
     assert wins_on_resamples(unscorable, unscorable, 200, False) is None  # no verdict, which the solver reads apart
 
 
+def _carried_by_two_groups():
+    """20 groups of 20 rows, target 0: a challenger better on every row of groups 0 and 1, worse on group 2, equal
+    elsewhere (an RMSE a little lower overall), the single solution 0.5 everywhere."""
+    groups = np.repeat(np.arange(20), 20)
+    single = np.full((400, 1), 0.5)
+    lucky = single.copy()
+    lucky[groups < 2], lucky[groups == 2] = 0.2, 0.7
+    return groups, single, lucky
+
+
+def test_rows_that_come_in_groups_are_resampled_as_whole_groups():
+    """Rows of one group err together: a gain that two of twenty groups carry wins on a bootstrap of their 400 rows
+    as if they were independent, and not on a bootstrap of the groups (a cluster bootstrap)."""
+    groups, single, lucky = _carried_by_two_groups()
+    rmse = lambda pred, idx: float(np.sqrt(np.mean(pred[idx, 0] ** 2)))  # noqa: E731
+    drawn = []
+
+    def ours(idx):
+        drawn.append(idx)
+        return rmse(lucky, idx)
+
+    assert rmse(lucky, np.arange(400)) < rmse(single, np.arange(400))
+    assert wins_on_resamples(ours, lambda idx: rmse(single, idx), 400, False) is True
+    drawn.clear()
+    assert wins_on_resamples(ours, lambda idx: rmse(single, idx), 400, False, groups) is False
+    for idx in drawn:  # whole groups: each drawn group's 20 rows, twenty groups a resample
+        group_of, counts = np.unique(groups[idx], return_counts=True)
+        assert len(idx) == 400 and set(counts % 20) == {0}
+        assert all(set(idx[groups[idx] == g]) == set(np.flatnonzero(groups == g)) for g in group_of)
+
+
+def test_a_resample_of_many_grouped_rows_draws_groups_in_proportion():
+    import tools.resampling as resampling
+
+    groups = np.repeat(np.arange(100_000), 10)  # a million rows: draw groups up to about MAX_DRAW rows
+    sizes = []
+    resampling.wins_on_resamples(lambda idx: sizes.append(len(idx)) or 0.0, lambda idx: 1.0, len(groups), True, groups)
+    assert set(sizes) == {resampling.MAX_DRAW}
+
+
+def test_the_blend_keeps_groups_whole_in_its_folds_and_its_resamples():
+    """With the validation rows' groups, the MLP's folds hold whole groups out, and a mean whose gain two groups
+    carry is not kept; without them, the same mean is."""
+    groups, single, lucky = _carried_by_two_groups()
+    fold_of = blender._folds(np.zeros((400, 1)), [CASES["regression"][1]], 5, 0, groups)
+    assert sorted(set(fold_of)) == [0, 1, 2, 3, 4]
+    assert all(len(set(fold_of[groups == g])) == 1 for g in range(20))
+    other = 2 * lucky - single  # the mean of the two is `lucky`; alone it scores worse than `single`
+    y = np.zeros(400)
+    rmse = lambda pred, r: float(np.sqrt(np.mean((pred[:, 0] - y[r]) ** 2)))  # noqa: E731
+    preds, output, rows = [single, other], CASES["regression"][1], np.arange(400)
+    assert rmse(other, rows) > rmse(single, rows)
+    assert blend(preds, y, [output], rmse, False, rows, preds, mlp=False).members == [0, 1]
+    kept = blend(preds, y, [output], rmse, False, rows, preds, mlp=False, groups=groups)
+    assert not kept.kept and kept.best_single_index == 0
+
+
 def test_a_resample_of_many_rows_draws_at_most_max_draw_of_them():
     """400 scores of 800,000 rows by a generated metric ran for over ten minutes; fewer rows drawn is stricter."""
     import tools.resampling as resampling
@@ -433,6 +490,7 @@ def _threshold_task(truth: np.ndarray):
     task.higher_is_better = True
     task.__dict__["targets"] = pd.DataFrame({"y": truth})
     task.decoding_defaults = {"THRESHOLD": 0.5}
+    task.__dict__["groups"] = None  # independent rows
     return task
 
 
@@ -457,3 +515,19 @@ def test_a_decoding_constant_leaves_its_default_only_on_most_resamples():
     assert chosen["THRESHOLD"] in (0.3, 0.4) and task.transform.THRESHOLD == chosen["THRESHOLD"]
     task.reset_decoding()
     assert task.transform.THRESHOLD == 0.5
+
+
+def test_a_decoding_constant_is_judged_on_whole_groups_when_the_rows_come_in_groups():
+    """20 groups of 20 rows: every positive of groups 0 and 1 just below 0.5, every negative of group 2 just above
+    0.45. A lower threshold gains 20 rows and loses 10, which wins on a bootstrap of independent rows; on a bootstrap
+    of the groups it is two groups' luck against one's, and the default stays."""
+    rows = np.arange(400)
+    truth, groups = rows % 2, rows // 20
+    pred = np.where(truth == 1, 0.9, 0.1)
+    pred[(groups < 2) & (truth == 1)] = 0.45
+    pred[(groups == 2) & (truth == 0)] = 0.47
+    task = _threshold_task(truth)
+    assert task.tune_decoding(pred[:, None], rows)["THRESHOLD"] < 0.5
+    task.reset_decoding()
+    task.__dict__["groups"] = ("episode", groups.astype(str))
+    assert task.tune_decoding(pred[:, None], rows) == {"THRESHOLD": 0.5}

@@ -98,6 +98,7 @@ def blend(
     seed: int = 0,
     final_test_preds: list[np.ndarray] | None = None,
     mlp: bool = True,
+    groups: np.ndarray | None = None,
 ) -> BlendResult:
     """Blend the solutions' validation predictions (each (rows, total width), model space) against y_val
     ((rows, n_outputs): 0/1, class codes or values). score_fn(pred, val_rows) is the competition metric.
@@ -106,7 +107,10 @@ def blend(
     included) and the MLP (its score cross-validated; it predicts from test_preds, the models it learned from).
     Either must beat the best single solution overall and on most bootstrap resamples of the validation
     rows (tools/resampling.py); the better one is kept (the mean on a tie), and the MLP over a qualifying mean only
-    when it also beats that mean on most resamples. mlp=False: means alone compete."""
+    when it also beats that mean on most resamples. mlp=False: means alone compete. groups: each validation row's
+    group when the rows come in groups the test does not share; the MLP's folds and the resamples then keep each
+    group whole, as the validation split did (a group's rows on both sides of a fold would score the MLP on rows
+    whose group it learnt from)."""
     total = sum(width(o) for o in outputs)
     shapes = {np.shape(p) for p in val_preds}
     if not val_preds or shapes != {(len(val_rows), total)} or len(test_preds) != len(val_preds):
@@ -122,7 +126,7 @@ def blend(
     pick = max if higher_is_better else min
     best = singles.index(pick(singles))
     fallback = BlendResult(False, float("nan"), singles[best], best, finals[best], vals[best], None)
-    fold_of = _folds(y_val, outputs, folds, seed)
+    fold_of = _folds(y_val, outputs, folds, seed, groups)
     if fold_of is None or len(val_preds) < 2:
         return fallback
 
@@ -137,6 +141,7 @@ def blend(
                     lambda idx: score_fn(theirs[idx], val_rows[idx]),
                     len(val_rows),
                     higher_is_better,
+                    groups,
                 )
             )
         )
@@ -257,10 +262,23 @@ def _train(
     return max(best_step, 1) if stop_on is not None else steps
 
 
-def _folds(y: np.ndarray, outputs: list[dict], folds: int, seed: int) -> np.ndarray | None:
+def _folds(
+    y: np.ndarray, outputs: list[dict], folds: int, seed: int, groups: np.ndarray | None = None
+) -> np.ndarray | None:
     """Each row's fold, stratified on the first classification output: a class's rows are dealt round-robin in
     random order, so every fold sees the classes that have enough rows and a rare class only misses some folds.
-    The fold count shrinks to the smallest class with at least two rows; None when there are too few rows."""
+    The fold count shrinks to the smallest class with at least two rows; None when there are too few rows. With
+    groups, whole groups are dealt instead (scikit-learn's GroupKFold, shuffled), at most one fold per group."""
+    if groups is not None:
+        from sklearn.model_selection import GroupKFold
+
+        k = min(folds, len(y) // 4, len(np.unique(groups)))
+        if k < 2:
+            return None
+        fold_of = np.empty(len(y), dtype=int)
+        for i, (_, held) in enumerate(GroupKFold(k, shuffle=True, random_state=seed).split(y, groups=groups)):
+            fold_of[held] = i
+        return fold_of
     rng = np.random.default_rng(seed)
     strata = next((y[:, j] for j, o in enumerate(outputs) if o["kind"] != "regression"), np.zeros(len(y)))
     _, counts = np.unique(strata, return_counts=True)

@@ -159,6 +159,11 @@ class TaskData:
             return None
         return column, train.set_index("id").loc[list(self.train.ids), column].astype(str).to_numpy()
 
+    def row_groups(self, rows: np.ndarray) -> np.ndarray | None:
+        """These train rows' groups when the rows come in groups (see groups), else None: what a bootstrap of
+        them or a fold over them keeps whole."""
+        return None if self.groups is None else self.groups[1][np.asarray(rows)]
+
     @cached_property
     def times(self) -> tuple[str, np.ndarray] | None:
         """(column, each train row's time in days) when the test rows come after the train rows in time (a
@@ -205,7 +210,11 @@ class TaskData:
             keep = (
                 best != default
                 and self.better(at(best, every), at(default, every))
-                and bool(wins_on_resamples(partial(at, best), partial(at, default), len(rows), self.higher_is_better))
+                and bool(
+                    wins_on_resamples(
+                        partial(at, best), partial(at, default), len(rows), self.higher_is_better, self.row_groups(rows)
+                    )
+                )
             )
             chosen[name] = best if keep else default
             setattr(self.transform, name, chosen[name])

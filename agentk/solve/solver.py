@@ -629,6 +629,7 @@ class Solver:
             # single solution (test RMSPE 0.101 against the mean's 0.084 on store sales; SMAPE 14.7 against the
             # best single's 14.2 on daily item sales)
             mlp=self.task.times is None,
+            groups=self.task.row_groups(rows),
         )
         # both figures are scored on the same rows: a mean's as it predicted them (it learns nothing), the MLP's
         # out of fold (it is trained on those rows), the single solution's as it predicted them
@@ -645,7 +646,7 @@ class Solver:
             f"blend of {len(solutions)} solutions (a mean of the best"
             + (", or an MLP" if self.task.times is None else "; no MLP, as the test follows the train in time")
             + f"; kept when better overall and on "
-            f"{WIN_SHARE * 100:g} % of bootstrap resamples): {verdict}: {self.task.metric_name} {res.cv_score:.5g} (a mean as predicted, the "
+            f"{WIN_SHARE * 100:g} % of {self._resamples}): {verdict}: {self.task.metric_name} {res.cv_score:.5g} (a mean as predicted, the "
             f"MLP's out-of-fold) vs {res.best_single_score:.5g} for {ids[res.best_single_index]} on the same "
             + (f"out-of-fold predictions of all {len(rows)} train rows" if cv else "validation rows")
         )
@@ -752,7 +753,7 @@ class Solver:
             # on the test rows
             self.say(
                 f"{best.id} scores better than the constant ({self.task.metric_name} {scores[best.id]:.5g} vs "
-                f"{scores[constant.id]:.5g}) on {judged} but not on {WIN_SHARE * 100:g} % of bootstrap resamples of "
+                f"{scores[constant.id]:.5g}) on {judged} but not on {WIN_SHARE * 100:g} % of {self._resamples} of "
                 "those rows: the constant is submitted"
             )
             best = constant
@@ -830,6 +831,15 @@ class Solver:
             return self._per_level(train, levels[train], levels[held], stat.split()[0])
         return np.tile(self._constant_row(train, stat), (len(held), 1))
 
+    @property
+    def _resamples(self) -> str:
+        """What a bootstrap resample draws, in words: whole groups when the rows come in groups."""
+        return (
+            f"bootstrap resamples of whole {self.task.groups[0]!r} groups"
+            if self.task.groups
+            else "bootstrap resamples"
+        )
+
     def _beats(self, ours: np.ndarray, theirs: np.ndarray, rows: np.ndarray) -> bool | None:
         """Do the predictions `ours` (for the train rows `rows`) score better than `theirs` on most bootstrap
         resamples of those rows? None when the metric can score no resample (then no resample says the gain is
@@ -839,6 +849,7 @@ class Solver:
             lambda idx: self.task.score(theirs[idx], rows[idx]),
             len(rows),
             self.task.higher_is_better,
+            self.task.row_groups(rows),
         )
 
 
