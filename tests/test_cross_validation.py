@@ -198,3 +198,25 @@ def test_a_forecasts_blend_never_learns_weights(example_copy, forecast):
         assert any("no MLP, as the test follows the train in time" in line for line in said)
     else:
         assert blend is not None and blend.details["how"] == "MLP"
+
+
+def test_the_constants_per_level_column_is_chosen_on_folds_of_whole_groups(example_copy):
+    """Rows in groups of ten whose target carries an offset per group, and a column naming each row's group (a batch
+    code): folds of random rows learn a level's median from its held rows' own group, so the column looks
+    predictive; folds of whole groups, as the validation split holds rows out, see it predicts nothing for a group
+    the training has not seen."""
+    ws = example_copy("diabetes")
+    solver = Solver(ws, PRESETS["quick"], log=lambda m: None, features=False, cross_validate=False)
+    task = solver.task
+    n = len(task.y)
+    batch = np.arange(n) // 10  # 45 levels: under the constant's 50
+    rng = np.random.default_rng(0)
+    target = rng.normal(150, 50, batch.max() + 1)[batch] + rng.normal(0, 5, n)
+    task.__dict__["targets"] = pd.DataFrame({task.targets.columns[0]: target})
+    task.__dict__["y"] = target[:, None]
+    task.train.inputs["tab"] = task.train.inputs["tab"].assign(batch=batch)
+    every = np.arange(n)
+    task.__dict__["groups"] = None
+    assert solver._group_column(every) == "batch"
+    task.__dict__["groups"] = ("batch", batch.astype(str))
+    assert solver._group_column(every) != "batch"

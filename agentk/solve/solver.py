@@ -275,15 +275,17 @@ class Solver:
     def _group_column(self, fit: np.ndarray) -> str | None:
         """The tab column of 2 to MAX_LEVELS levels (an engineered one excluded) whose per-level median or mean
         scores best by K-fold cross-validation on the fit rows, if that beats the overall statistics; None without
-        one. The validation rows play no part, so they can still judge the choice."""
+        one. The validation rows play no part, so they can still judge the choice. The folds hold rows out as the
+        validation split does (whole groups, spans of time): a level shared by a group's rows would else be learnt
+        from the held rows' own group."""
         if TABULAR.name not in self.task.modalities or len(fit) < 2 * CONSTANT_FOLDS:
             return None
-        from sklearn.model_selection import KFold
-
         tab = self.task.train.inputs[TABULAR.name]
         engineered = set((self.feature_record or {}).get("added", {}))
         columns = [c for c in tab.columns if c not in engineered and 2 <= tab[c].nunique() <= MAX_LEVELS]
-        folds = list(KFold(CONSTANT_FOLDS, shuffle=True, random_state=0).split(fit))
+        position = np.empty(len(self.task.y), dtype=int)
+        position[fit] = np.arange(len(fit))  # a train row's place among the fit rows
+        folds = [(position[a], position[b]) for a, b in self.task.folds(CONSTANT_FOLDS, fit)]
 
         def cv(levels: np.ndarray | None, stat: str) -> float:
             pred = np.zeros((len(fit), sum(self.task.widths)))
