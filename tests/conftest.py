@@ -24,7 +24,9 @@ if "AGENTK_MEMORY" not in os.environ:
     atexit.register(shutil.rmtree, os.environ["AGENTK_MEMORY"], True)
 
 
-def agentk(*args: str, timeout: float = 300, env: dict | None = None) -> subprocess.CompletedProcess:
+def agentk(*args: str | Path, timeout: float = 300, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The CLI in a child process, as a user runs it: no standard input, an ordinary 80-column terminal (the
+    console's wrapping is then the same on every machine)."""
     return subprocess.run(
         [sys.executable, "-m", "agentk.cli", *map(str, args)],
         cwd=ROOT,
@@ -32,7 +34,7 @@ def agentk(*args: str, timeout: float = 300, env: dict | None = None) -> subproc
         text=True,
         stdin=subprocess.DEVNULL,
         timeout=timeout,
-        env=env,
+        env={**(os.environ if env is None else env), "COLUMNS": "80"},
     )
 
 

@@ -12,14 +12,13 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import EXAMPLES
+from conftest import EXAMPLES, agentk
 
 ROOT = Path(__file__).parents[1]
 
@@ -41,19 +40,6 @@ Submissions are evaluated on accuracy, the share of rows whose label is predicte
 """
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16  # a few bytes with a PNG signature
-
-
-def agentk(*args: str | Path, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
-    env = {**(os.environ if env is None else env), "COLUMNS": "80"}  # a fixed, ordinary terminal width
-    return subprocess.run(
-        [sys.executable, "-m", "agentk.cli", *map(str, args)],
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def setup(
