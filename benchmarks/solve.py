@@ -288,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.arena and not args.examples and not args.fixtures:
         p.error("give --arena, --examples and/or --fixtures")
     check_fixtures(p, args.fixtures)
+    if args.before and not (args.before / "solve.json").is_file():
+        p.error(f"--before {args.before}: no solve.json there; give the --out folder of a finished run")
     comps = competitions(args.arena, args.examples, args.fixtures, args.out.resolve())
     comps = [c for c in comps if not args.only or c.name in args.only]
     args.out.mkdir(parents=True, exist_ok=True)
@@ -305,12 +307,12 @@ def main(argv: list[str] | None = None) -> int:
             lines.append(
                 f"\nmean normalised score ({label}, {len(vals)} of {len(names)} competitions): {np.mean(vals):.3f}"
             )
+    (args.out / "solve.json").write_text(json.dumps(rows, indent=2, default=str))
     if args.before:
         lines += ["", *compared(json.loads((args.before / "solve.json").read_text()), rows)]
     table = "\n".join(lines)
     print(table)
     (args.out / "solve.md").write_text(table + "\n")
-    (args.out / "solve.json").write_text(json.dumps(rows, indent=2, default=str))
     return 0 if all("error" not in r for r in rows) else 1
 
 
