@@ -70,16 +70,22 @@ def example_ws(tmp_path_factory):
     return get
 
 
+def copy_setup(example_ws, name: str, dest: Path) -> Path:
+    """A copy at `dest` of the test run's setup of the example (which must have succeeded), for a test that changes
+    the workspace: TaskData writes its split there, a solve its solutions; the shared setup stays as it was."""
+    src, setup = example_ws(name)
+    assert setup.returncode == 0, f"setup of {name} failed:\n{setup.stderr[-2000:]}"
+    shutil.copytree(src, dest, symlinks=True)
+    return dest
+
+
 @pytest.fixture
 def example_copy(example_ws, tmp_path, monkeypatch):
-    """example name -> a copy of its session setup in tmp_path, the working directory (as for `agentk solve`: the
-    setup's generated code reads workspace-relative paths); the session's setup stays as it was."""
+    """example name -> copy_setup in tmp_path, the working directory (as for `agentk solve`: the setup's generated
+    code reads workspace-relative paths)."""
 
     def get(name: str) -> Path:
-        src, setup = example_ws(name)
-        assert setup.returncode == 0, setup.stderr[-2000:]
-        ws = tmp_path / name
-        shutil.copytree(src, ws, symlinks=True)
+        ws = copy_setup(example_ws, name, tmp_path / name)
         monkeypatch.chdir(ws)
         return ws
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from autogluon.tabular import TabularPredictor
-from conftest import ROOT
+from conftest import ROOT, copy_setup
 from sklearn.metrics import mean_absolute_error, roc_auc_score
 
 import tools.autogluon_tool as ag_tool
@@ -48,10 +48,7 @@ def tasks(tmp_path_factory, example_ws) -> dict[str, TaskData]:
     }
     found = {}
     for name in NAMES:
-        ws, proc = example_ws(name)
-        assert proc.returncode == 0, f"setup of {name} failed:\n{proc.stderr[-2000:]}"
-        shutil.copytree(ws, root / name, symlinks=True)  # TaskData writes its split into the workspace
-        found[name] = TaskData(root / name)
+        found[name] = TaskData(copy_setup(example_ws, name, root / name))  # TaskData writes its split there
     for name, run in runs.items():
         out, _ = run.communicate(timeout=600)
         assert run.returncode == 0, f"setup of {name} failed:\n{out[-2000:]}"

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import EXAMPLES, agentk
+from conftest import EXAMPLES, agentk, copy_setup
 
 ROOT = Path(__file__).parents[1]
 
@@ -355,10 +355,7 @@ def test_resume_of_a_missing_workspace(tmp_path):
 
 
 def test_setup_twice_needs_resume_or_force(example_ws, tmp_path):
-    done, first = example_ws("iris-species")  # the test run's setup of it, copied: a finished setup
-    assert first.returncode == 0, first.stderr[-3000:]
-    ws = tmp_path / "ws"
-    shutil.copytree(done, ws, symlinks=True)
+    ws = copy_setup(example_ws, "iris-species", tmp_path / "ws")  # the test run's setup of it: a finished setup
     state = json.loads((ws / "setup.json").read_text())
     assert state["status"] == "done"
     assert (ws / "submission.csv").exists()

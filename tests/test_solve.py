@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import EXAMPLES, agentk, render
+from conftest import EXAMPLES, agentk, copy_setup, render
 
 from agentk.core.errors import BadInput
 from agentk.core.fileio import append_jsonl, read_json, read_jsonl, write_json
@@ -31,10 +31,8 @@ from grade import grade  # noqa: E402
 
 @pytest.fixture(scope="module")
 def solved(tmp_path_factory, example_ws):
-    setup, proc = example_ws("breast-cancer")
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    ws = tmp_path_factory.mktemp("solve") / "breast-cancer"  # a copy of its own: solve adds to the workspace
-    shutil.copytree(setup, ws, symlinks=True)
+    # a copy of its own: solve adds to the workspace
+    ws = copy_setup(example_ws, "breast-cancer", tmp_path_factory.mktemp("solve") / "breast-cancer")
     run = agentk("solve", "--workspace", ws, "--budget", "quick", timeout=900)
     return ws, run
 
