@@ -3,6 +3,7 @@ late-fusion network that the final light solve uses for image and text tasks."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -179,6 +180,24 @@ def test_every_format_and_mode_loads_to_the_same_shape(tmp_path):
     frames[0].save(tmp_path / "anim.gif", save_all=True, append_images=frames[1:])
     first = tf(np.array(["anim.gif"], dtype=object))
     assert first[0].mean() > first[2].mean()  # the first (red) frame
+
+
+def test_images_are_normalised_with_the_imagenet_statistics_without_importing_torchvision(tmp_path):
+    """Every sandboxed check and solve that reads an image builds this transform: importing torchvision there cost
+    3-4 s per process (its ops import torch._dynamo), so the transform is plain torch."""
+    (tmp_path / "raw").mkdir()
+    Image.new("RGB", (8, 8), RED).save(tmp_path / "raw" / "red.png")
+    ws = write_maps(tmp_path, "train", ["1"], img=["raw/red.png"], targets={"y": [1]})
+    code = (
+        "import json, sys; from tools.map_dataset import MapDataset; x = next(MapDataset(sys.argv[1]).batches(1))['img']; "
+        "print(json.dumps([list(x.shape), x[0, :, 3, 3].tolist(), 'torchvision' in sys.modules]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(ws)], cwd=ROOT, capture_output=True, text=True, check=True)
+    shape, pixel, imported = json.loads(out.stdout)
+    assert not imported
+    assert shape[:2] == [1, 3]
+    want = [(c / 255 - m) / s for c, m, s in zip(RED, (0.485, 0.456, 0.406), (0.229, 0.224, 0.225))]
+    assert np.allclose(pixel, want, atol=1e-5), (pixel, want)
 
 
 def test_error_messages_name_the_file_and_map(tmp_path):

@@ -17,6 +17,8 @@ import pytest
 from conftest import EXAMPLE_NAMES, EXAMPLES, ROOT, agentk, example_meta
 
 from agentk.core.fileio import read_jsonl
+from agentk.core.lock import hold
+from agentk.workspace import Workspace
 
 sys.path.insert(0, str(EXAMPLES))
 from grade import grade  # noqa: E402
@@ -94,6 +96,8 @@ def test_light_solve_submission_beats_the_sample_submission(example_ws, name):
 
 
 def test_resume_after_kill_does_not_redo_passed_stages(tmp_path):
+    """A setup killed mid-run leaves its lock free at once (the OS drops it with its holder) and a state that
+    --resume finishes without redoing a passed stage."""
     ws = tmp_path / "ws"
     proc = subprocess.Popen(
         [sys.executable, "-m", "agentk.cli", "setup", EXAMPLES / "iris-species", "--workspace", ws],
@@ -114,6 +118,8 @@ def test_resume_after_kill_does_not_redo_passed_stages(tmp_path):
         time.sleep(0.02)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    with hold(Workspace(ws).lock):  # free at once, though a stage's sandboxed process may still be ending
+        pass
     before = json.loads((ws / "setup.json").read_text())
     assert before["status"] == "running"
     done_before = [r["stage"] for r in read_jsonl(ws / "trajectory.jsonl")]

@@ -10,8 +10,8 @@ module, tools/light_net.py and tools/fusion.py loop over the modalities present 
 
 By default tabular rows come out as object arrays of raw values (later tools encode them), images as
 normalised tensors and texts as token ids. Errors say which map and which row or file is wrong, because
-that is what a policy repairs. torch and torchvision load only when an image, a text or a loader needs them:
-a tab-only workspace never pays their import (tools/modality_tab.py imports without them)."""
+that is what a policy repairs. torch loads only when an image, a text or a loader needs it:
+a tab-only workspace never pays its import (tools/modality_tab.py imports without it)."""
 
 from __future__ import annotations
 

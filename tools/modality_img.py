@@ -53,15 +53,15 @@ class ImageTransform:
     """Image path (a map row) -> float32 tensor (3, size, size), normalised with the ImageNet statistics."""
 
     def __init__(self, ws: Path, size: int = 64, map_name: str = f"the {NAME} input map"):
-        from torchvision.transforms import v2
-
         self.ws, self.size, self.map_name = Path(ws), size, map_name
-        self.pipeline = v2.Compose(
-            [v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(IMAGENET_MEAN, IMAGENET_STD)]
-        )
+        # plain torch, not torchvision's transforms: importing torchvision costs seconds (its ops import
+        # torch._dynamo), in every sandboxed check and solve that reads an image
+        self.mean = torch.tensor(IMAGENET_MEAN).view(3, 1, 1)
+        self.std = torch.tensor(IMAGENET_STD).view(3, 1, 1)
 
     def __call__(self, row):
-        return self.pipeline(self.pixels(np.atleast_1d(row)[0]))
+        pixels = torch.from_numpy(self.pixels(np.atleast_1d(row)[0])).permute(2, 0, 1)
+        return (pixels.to(torch.float32) / 255 - self.mean) / self.std
 
     def pixels(self, cell) -> np.ndarray:
         """The image at a path cell, RGB, resized to size x size: uint8 (size, size, 3)."""
