@@ -143,6 +143,24 @@ def grade(
     """Score a submission against the answers, rows aligned on the submission's first column (by_position: row by
     row, for samples without an id column). targets: the scored columns (default: all but the first); meta.json
     names them when the sample repeats test inputs."""
+    return grader(submission, answers, metric_name, targets, by_position)(None)
+
+
+class RowScore:
+    """rows -> the submission's score on the answers' scored rows at those positions (None: every one): what a
+    bootstrap of the test rows draws. `n`: how many scored rows there are."""
+
+    def __init__(self, fn, y_true: np.ndarray, y_pred: np.ndarray):
+        self.fn, self.y_true, self.y_pred, self.n = fn, y_true, y_pred, len(y_true)
+
+    def __call__(self, rows: np.ndarray | None) -> float:
+        return self.fn(self.y_true, self.y_pred) if rows is None else self.fn(self.y_true[rows], self.y_pred[rows])
+
+
+def grader(
+    submission: Path, answers: Path, metric_name: str, targets: list[str] | None = None, by_position: bool = False
+) -> RowScore:
+    """grade's alignment and checks, as a RowScore."""
     if metric_name not in METRICS:
         raise ValueError(f"metric {metric_name!r} is not in tools.metrics.METRICS")
     metric = METRICS[metric_name]
@@ -169,7 +187,7 @@ def grade(
             onehot = truth[targets].to_numpy(float)
             if not np.all(onehot.sum(axis=1) == 1):
                 raise ValueError("answers are not one-hot over the submission's columns")
-            return metric.fn(onehot.argmax(axis=1), y_pred)
+            return RowScore(metric.fn, onehot.argmax(axis=1), y_pred)
         labels = [c for c in truth.columns if c not in targets]
         if len(labels) != 1:
             raise ValueError(f"cannot find the class column of the answers among {list(truth.columns)[:5]}")
@@ -178,11 +196,11 @@ def grade(
             code |= {value: code[column] for value, column in named.items()}
         if unknown := sorted(set(truth[labels[0]]) - set(code)):
             raise ValueError(f"answer class {unknown[0]!r} is not a submission column")
-        return metric.fn(truth[labels[0]].map(code).to_numpy(int), y_pred)
+        return RowScore(metric.fn, truth[labels[0]].map(code).to_numpy(int), y_pred)
 
     if metric.name == "bias_auc":  # the target, then the identity sub-group columns of the answers
         truth = truth[[c for c in truth.columns if c not in targets]]
-        return metric.fn(truth.to_numpy(float), pred.to_numpy(float)[:, 0])
+        return RowScore(metric.fn, truth.to_numpy(float), pred.to_numpy(float)[:, 0])
     if absent := [c for c in targets if c not in truth.columns]:
         raise ValueError(f"answers lack the submission column(s) {absent}")
     if metric.prediction == "proba":  # -1 in every target: a row Kaggle did not score (jigsaw's test labels)
@@ -196,7 +214,7 @@ def grade(
         if len(targets) != 1:
             raise ValueError(f"{metric.name} scores one column, the submission has {len(targets)}")
         y_true, y_pred = y_true[:, 0], y_pred[:, 0]
-    return metric.fn(y_true, y_pred)
+    return RowScore(metric.fn, y_true, y_pred)
 
 
 # ----------------------------------------------------------------------------- table

@@ -9,6 +9,9 @@ prediction (training prior / mean, formatted by the setup's own formatter), the 
 metric's optimum: what the hidden answers themselves score), and the normalised score
 (s - constant) / (perfect - constant): 0 is no better than a constant, 1 is perfect. The mean normalised
 score over the arena is the issue's target (>= 0.85 with --budget quick on a 2-core CPU).
+For the arena and the fixtures (graded by benchmarks/arena.py) it also prints the central 90 % of the normalised
+score over bootstrap resamples of the test rows, and of the mean: on a test set of a few hundred rows, which rows
+it holds moves the figure by more than most changes to the solver do.
 A setup that is already done in <out>/<name> is reused (delete it to redo); solve resumes finished solutions
 unless --fresh is given. The table also goes to <out>/solve.md.
 --ablate switches parts of the solver off (the solver's --no-features / --no-refit / --no-cv), for the ablation table:
@@ -39,8 +42,7 @@ from agentk.core.errors import AgentFailed, BadInput  # noqa: E402
 from agentk.core.state import load_state  # noqa: E402
 from agentk.modalities import TABULAR  # noqa: E402
 from agentk.workspace import Workspace  # noqa: E402
-from benchmarks.arena import ARENA_METRICS  # noqa: E402
-from benchmarks.arena import grade as grade_arena  # noqa: E402
+from benchmarks.arena import ARENA_METRICS, grader  # noqa: E402
 from rag.memory import Memory  # noqa: E402
 from tools.metrics import METRICS  # noqa: E402
 
@@ -55,6 +57,7 @@ COLUMNS = (
     "constant",
     "perfect",
     "normalised",
+    "normalised 90%",
     "setup s",
     "solve s",
 )
@@ -68,6 +71,7 @@ class Competition:
     metric: str
     inputs: str
     grade: callable  # submission path -> score
+    rows: callable | None = None  # submission path -> benchmarks.arena.RowScore, for the bootstrap of the test rows
 
 
 def competitions(arena: Path | None, examples: bool, fixtures: list[str] = (), out_dir: Path | None = None):
@@ -90,17 +94,19 @@ def competitions(arena: Path | None, examples: bool, fixtures: list[str] = (), o
             meta = json.loads(meta_path.read_text())
             comp = meta_path.parent.resolve()
             metric = ARENA_METRICS.get(meta["metric"], meta["metric"])
+            # the scored columns and row alignment as meta.json says (samples that repeat test inputs, samples
+            # without ids)
+            rows = lambda p, f=comp, m=metric, meta=meta: grader(  # noqa: E731
+                p, f / meta["answers"], m, meta.get("targets"), meta.get("by_position", False)
+            )
             out.append(
                 Competition(
                     comp.name,
                     comp / "public",
                     metric,
                     "+".join(meta["modalities"]["inputs"]),
-                    # the scored columns and row alignment as meta.json says (samples that repeat test inputs,
-                    # samples without ids)
-                    lambda p, f=comp, m=metric, meta=meta: grade_arena(
-                        p, f / meta["answers"], m, meta.get("targets"), meta.get("by_position", False)
-                    ),
+                    lambda p, rows=rows: rows(p)(None),
+                    rows,
                 )
             )
     if examples:
@@ -159,6 +165,41 @@ def perfect(metric: str) -> float:
     return 1.0 if METRICS[metric].higher_is_better else 0.0
 
 
+BOOTSTRAP = 200  # resamples of the test rows for a score's interval
+
+
+def normalised_resamples(ours, constant, top: float) -> np.ndarray:
+    """The normalised score on BOOTSTRAP resamples of the test rows (the same rows for the submission and the
+    constant; NaN where the metric cannot score a resample, e.g. an AUC column without positives): how much of a
+    competition's figure is which few rows its test set happens to hold."""
+    rng = np.random.default_rng(0)
+    out = np.full(BOOTSTRAP, np.nan)
+    for i in range(BOOTSTRAP):
+        rows = rng.integers(0, ours.n, ours.n)
+        try:
+            s, k = ours(rows), constant(rows)
+        except Exception:  # noqa: BLE001, S112 - a resample the metric cannot score
+            continue
+        if np.isfinite(s) and np.isfinite(k) and k != top:
+            out[i] = (s - k) / (top - k)
+    return out
+
+
+def interval(draws: np.ndarray) -> tuple[float, float] | None:
+    """The central 90 % of the finite resampled scores."""
+    finite = np.asarray(draws, float)[np.isfinite(np.asarray(draws, float))]
+    return tuple(np.percentile(finite, [5, 95]).tolist()) if len(finite) else None
+
+
+def mean_interval(per_competition: list) -> tuple[float, float] | None:
+    """The 90 % interval of a mean normalised score: competitions' test sets are independent, so the b-th finite
+    resample of each makes one joint draw."""
+    finite = [d[np.isfinite(d)] for d in (np.asarray(x, float) for x in per_competition)]
+    if not finite or not all(len(d) for d in finite):
+        return None
+    return interval(np.mean([np.resize(d, BOOTSTRAP) for d in finite], axis=0))
+
+
 def run(c: Competition, out: Path, budget: str, fresh: bool, ablate: tuple[str, ...] = ()) -> dict:
     ws = Workspace(out / c.name)
     state = load_state(ws.setup_state)
@@ -197,6 +238,11 @@ def run(c: Competition, out: Path, budget: str, fresh: bool, ablate: tuple[str, 
     except ValueError as exc:  # the formatter's SubmissionMismatch among them
         return {"competition": c.name, "error": f"constant submission: {exc}"}
     top = perfect(c.metric)
+    draws = (
+        normalised_resamples(c.rows(ws.submission), c.rows(ws.root / "constant_submission.csv"), top)
+        if c.rows
+        else None
+    )
     return {
         "competition": c.name,
         "inputs": c.inputs,
@@ -208,6 +254,8 @@ def run(c: Competition, out: Path, budget: str, fresh: bool, ablate: tuple[str, 
         "constant": constant,
         "perfect": top,
         "normalised": (score - constant) / (top - constant) if top != constant else float("nan"),
+        "normalised 90%": interval(draws) if draws is not None else None,
+        "normalised resamples": draws.tolist() if draws is not None else None,
         "setup s": float(load_state(ws.setup_state).seconds),
         "solve s": seconds,
         "solutions": summary["solutions"],
@@ -236,6 +284,8 @@ def compared(before: list[dict], after: list[dict]) -> list[str]:
 
 
 def fmt(v) -> str:
+    if isinstance(v, (list, tuple)):  # an interval
+        return " to ".join(f"{x:.3f}" for x in v)
     return "-" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
@@ -302,10 +352,17 @@ def main(argv: list[str] | None = None) -> int:
     lines = [markdown(rows)]
     arena_names = {c.name for c in comps if args.arena and c.source.parent.parent == args.arena.resolve()}
     for label, names in (("arena", arena_names), ("all", {r["competition"] for r in rows})):
-        vals = [r["normalised"] for r in rows if r["competition"] in names and "normalised" in r]
-        if vals:
+        scored = [r for r in rows if r["competition"] in names and "normalised" in r]
+        if scored:
+            spread = mean_interval([r["normalised resamples"] for r in scored if r.get("normalised resamples")])
             lines.append(
-                f"\nmean normalised score ({label}, {len(vals)} of {len(names)} competitions): {np.mean(vals):.3f}"
+                f"\nmean normalised score ({label}, {len(scored)} of {len(names)} competitions): "
+                f"{np.mean([r['normalised'] for r in scored]):.3f}"
+                + (
+                    f" (90 % of bootstrap resamples of the test rows: {fmt(spread)})"
+                    if spread and all(r.get("normalised resamples") for r in scored)
+                    else ""
+                )
             )
     (args.out / "solve.json").write_text(json.dumps(rows, indent=2, default=str))
     if args.before:

@@ -1,0 +1,57 @@
+"""benchmarks/solve.py's interval of a normalised score: bootstrap resamples of the test rows, the submission and the
+constant scored on the same rows, so a figure on a few hundred test rows says how far its test set alone moves it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks.arena import grader
+from benchmarks.solve import BOOTSTRAP, interval, mean_interval, normalised_resamples
+
+
+def write(tmp_path, name: str, ids, column: str, values) -> object:
+    path = tmp_path / f"{name}.csv"
+    pd.DataFrame({"id": ids, column: values}).to_csv(path, index=False)
+    return path
+
+
+def graded(tmp_path, n: int, right: float, seed: int = 0):
+    """A label task of n test rows, a submission right on a share of them, and a constant (one class)."""
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, 2, n)
+    pred = np.where(rng.random(n) < right, truth, 1 - truth)
+    ids = [f"r{i}" for i in range(n)]
+    answers = write(tmp_path, f"answers{n}", ids, "y", truth)
+    ours = grader(write(tmp_path, f"ours{n}", ids, "y", pred), answers, "accuracy")
+    constant = grader(write(tmp_path, f"const{n}", ids, "y", np.zeros(n, int)), answers, "accuracy")
+    return ours, constant
+
+
+def test_a_normalised_score_on_few_test_rows_has_a_wide_interval_around_it(tmp_path):
+    few, many = graded(tmp_path, 200, 0.8), graded(tmp_path, 5000, 0.8)
+    widths = []
+    for ours, constant in (few, many):
+        point = (ours(None) - constant(None)) / (1 - constant(None))
+        draws = normalised_resamples(ours, constant, 1.0)
+        assert len(draws) == BOOTSTRAP and np.isfinite(draws).all()
+        lo, hi = interval(draws)
+        assert lo < point < hi
+        widths.append(hi - lo)
+    assert widths[0] > 3 * widths[1]  # the interval shrinks as 1/sqrt(rows): 25x the rows, 5x narrower
+    assert 0.1 < widths[0] < 0.35  # 200 rows of 80 % accuracy against a coin: about +-0.09 in accuracy
+
+
+def test_resamples_a_metric_cannot_score_are_left_out_and_a_mean_pairs_the_competitions_draws(tmp_path):
+    ids = [f"r{i}" for i in range(30)]
+    truth = np.r_[np.ones(1, int), np.zeros(29, int)]  # one positive: most resamples lack it or keep it alone
+    answers = write(tmp_path, "answers", ids, "y", truth)
+    ours = grader(write(tmp_path, "ours", ids, "y", np.linspace(1, 0, 30)), answers, "roc_auc")
+    constant = grader(write(tmp_path, "const", ids, "y", np.full(30, 0.5)), answers, "roc_auc")
+    draws = normalised_resamples(ours, constant, 1.0)
+    assert np.isnan(draws).any() and np.isfinite(draws).any()  # no positive drawn: AUC undefined, left out
+    assert interval(draws) == (1.0, 1.0)  # where the positive is drawn, the ranking is perfect
+    a, b = np.full(BOOTSTRAP, 0.2), np.r_[np.full(BOOTSTRAP // 2, 0.4), np.full(BOOTSTRAP // 2, np.nan)]
+    assert mean_interval([a, b]) == pytest.approx((0.3, 0.3))
+    assert mean_interval([a, np.full(BOOTSTRAP, np.nan)]) is None
