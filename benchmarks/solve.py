@@ -187,13 +187,15 @@ def normalised_resamples(ours, constant, top: float) -> np.ndarray:
 
 def interval(draws: np.ndarray) -> tuple[float, float] | None:
     """The central 90 % of the finite resampled scores."""
-    finite = np.asarray(draws, float)[np.isfinite(np.asarray(draws, float))]
+    draws = np.asarray(draws, float)
+    finite = draws[np.isfinite(draws)]
     return tuple(np.percentile(finite, [5, 95]).tolist()) if len(finite) else None
 
 
 def mean_interval(per_competition: list) -> tuple[float, float] | None:
     """The 90 % interval of a mean normalised score: competitions' test sets are independent, so the b-th finite
-    resample of each makes one joint draw."""
+    resample of each makes one joint draw (a competition with fewer finite ones reuses them in turn). None when
+    one has none."""
     finite = [d[np.isfinite(d)] for d in (np.asarray(x, float) for x in per_competition)]
     if not finite or not all(len(d) for d in finite):
         return None
@@ -354,15 +356,12 @@ def main(argv: list[str] | None = None) -> int:
     for label, names in (("arena", arena_names), ("all", {r["competition"] for r in rows})):
         scored = [r for r in rows if r["competition"] in names and "normalised" in r]
         if scored:
-            spread = mean_interval([r["normalised resamples"] for r in scored if r.get("normalised resamples")])
+            draws = [r.get("normalised resamples") for r in scored]
+            spread = mean_interval(draws) if all(d is not None for d in draws) else None  # examples have none
             lines.append(
                 f"\nmean normalised score ({label}, {len(scored)} of {len(names)} competitions): "
                 f"{np.mean([r['normalised'] for r in scored]):.3f}"
-                + (
-                    f" (90 % of bootstrap resamples of the test rows: {fmt(spread)})"
-                    if spread and all(r.get("normalised resamples") for r in scored)
-                    else ""
-                )
+                + (f" (90 % of bootstrap resamples of the test rows: {fmt(spread)})" if spread else "")
             )
     (args.out / "solve.json").write_text(json.dumps(rows, indent=2, default=str))
     if args.before:
