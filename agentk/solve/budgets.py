@@ -14,10 +14,10 @@ a few seconds per trial that HEBO's model suggests (SUGGEST_S). The speeds are M
 per CPU core (up to 8 cores) or on one CUDA GPU, for a trained resnet18 at 64 px (scaled by the pixel count at
 other sizes), a trained MiniLM text encoder at 128 tokens, and the fusion MLP on cached features or tabular
 inputs; evaluation runs about three times faster than training, a frozen encoder's embedding no faster (measured).
-The figures are measured: a 2-core CPU trains resnet18 at 64 px at 140-170 images/s (solve logs of an arena image
-competition), the tiny CNN that trains when no pretrained weights exist at 370 images/s at 48 px and 730 at 32 px
-(planned at its own speed and side: tools/modality_img.py's image_encoder tells the plan), and the fusion head on
-cached features at 15,000-25,000 rows/s on one thread; on a GPU, benchmarks/model_speed.py measured every figure on
+The figures are measured: this project's 2-core CPU trains resnet18 at 64 px at 56-74 images/s, the tiny CNN that
+trains when no pretrained weights exist at 146-274 images/s at 48 px and 383-432 at 32 px (planned at its own speed
+and side: tools/modality_img.py's image_encoder tells the plan), and the fusion head on cached features at
+10,000-25,000 rows/s on one thread; on a GPU, benchmarks/model_speed.py measured every figure on
 an H200 (MODEL_SPEED's comment), and benchmarks/gpu_throughput.py resnet18 at 224 px at 9,000 images/s in
 train_fusion on an H100 (a plain bf16 loop: 11,440). The budget gives each network network_seconds of modelled work
 besides the embedding (which no plan avoids); the plan keeps the budget's n_trials and max_epochs when they fit,
@@ -134,17 +134,20 @@ FIELD_INPUT = {
 
 # Modelled training speeds in samples per second (see the module's docstring): per CPU core, and on one GPU.
 # Images at 64 px on a CPU, 224 px on a GPU; the pixel count scales them, except the tiny CNN's on a GPU. "tiny
-# image": the tiny CNN that trains when no pretrained weights exist (tools/modality_img.py), measured on 2 cores at
-# 370 images/s at 48 px and 730 at 32 px (the pixel count overstates its gain at small sides: 90 per core at 64 px
-# models both within 15 %). The GPU figures are benchmarks/model_speed.py's on an H200 (train_fusion, bf16), taken
-# down to about what an H100 gives: resnet18 at 224 px 10,500-10,800 images/s (an H100: 9,000); the tiny CNN
-# 70,000-99,000 at 48 px and 84,000 at 32 px, bound by per-step overhead, not pixels, so not scaled by them;
-# MiniLM trained at 128 tokens 9,400 texts/s; the fusion MLP on 64 columns 167,000 rows/s. The same benchmark on
-# this project's 2-core CPU (2026-11-27) measured less than the CPU figures (resnet18 56-74 images/s at 64 px, the
-# tiny CNN 226-274 at 48 px and 383-432 at 32 px, MiniLM 7-9): they stay until quick's network_seconds is re-chosen
-# with them on the arena's image competitions, as lowering them alone plans fewer trials there (README).
+# image": the tiny CNN that trains when no pretrained weights exist (tools/modality_img.py). The CPU image figures
+# are this project's 2-core CPU's (2026-11-27): benchmarks/model_speed.py gave resnet18 56-74 images/s at 64 px
+# (28-37 per core), the tiny CNN 226-274 at 48 px and 383-432 at 32 px; the arena's quick solves trained the tiny
+# CNN at 228 (dogs-vs-cats) and 146 (leaf, beside 192 table columns) images/s at 48 px and 410 (aerial) at 32 px:
+# 41-64 per core at 64 px. They were 75 and 90, measured on a faster machine, and planned leaf's tiny CNN at 72 s
+# where it ran 157. The text figure stays: MiniLM trained at 7-9 texts/s there (modelled 24), but on a CPU its
+# frozen embedding, which the plan prices at the training speed, ran 121/s (jigsaw: 1,600 texts in 13.2 s), so
+# lowering it would overstate the embedding that quick's frozen text encoder is. The GPU figures are
+# benchmarks/model_speed.py's on an H200 (train_fusion, bf16), taken down to about what an H100 gives: resnet18 at
+# 224 px 10,500-10,800 images/s (an H100: 9,000); the tiny CNN 70,000-99,000 at 48 px and 84,000 at 32 px, bound by
+# per-step overhead, not pixels, so not scaled by them; MiniLM trained at 128 tokens 9,400 texts/s; the fusion MLP
+# on 64 columns 167,000 rows/s.
 MODEL_SPEED = {
-    "cpu": {"image": 75.0, "tiny image": 90.0, "text": 12.0, "features": 15_000.0},
+    "cpu": {"image": 35.0, "tiny image": 50.0, "text": 12.0, "features": 15_000.0},
     "cuda": {"image": 8_000.0, "tiny image": 60_000.0, "text": 7_500.0, "features": 150_000.0},
 }
 REFERENCE_PX = {"cpu": 64, "cuda": 224}
@@ -316,9 +319,11 @@ def plan_network(
     while epochs > budget.min_epochs and total_s(trials, epochs, rows) > work:
         epochs -= 1
     if total_s(trials, epochs, rows) > work:
-        # fewer rows per epoch, but at least a few batches, so that the network still takes steps
+        # fewer rows per epoch, but at least a few batches, so that the network still takes steps; below fit_rows
+        # even where every fit row would fit in a trial, as the refit's epochs then train on that sample size too
         per_row = epochs * (trials + refit) / train_speed
-        rows = max(min(fit_rows, 4 * budget.batch_size), int((work - total_s(trials, epochs, 0)) / per_row))
+        rows = int((work - total_s(trials, epochs, 0)) / per_row)
+        rows = max(min(fit_rows, 4 * budget.batch_size), min(fit_rows - 1, rows))
     tiny = {IMAGE.name: f" (the tiny CNN at {image_size}px)"} if tiny_image else {}
     parts = [f"{m} encoder{tiny.get(m, '')} trained at ~{s:.0f} samples/s" for m, s in trained.items()]
     parts += [f"{m} encoder frozen (every row embedded once)" for m in frozen]
