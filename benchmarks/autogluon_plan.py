@@ -4,6 +4,7 @@
                                                [--busy 2]
     uv run python benchmarks/autogluon_plan.py --calibrate [--shapes 4000x20 40000x20 20000x60 10000x200 ...]
     uv run python benchmarks/autogluon_plan.py --rounds 0 4000 2000 3000@0.1
+    uv run python benchmarks/autogluon_plan.py --epochs 100 300 1000 --workspace WS
 
 On synthetic tables (rows x columns of normal features, a nonlinear score cut into `classes` classes, 20,000 test
 rows) it fits AutoGluon's medium_quality twice, each on an idle machine and beside `--busy` processes spinning
@@ -23,7 +24,13 @@ their ratio (tools/autogluon_plan.py's COSTS were fitted to these figures; rerun
 (wide-anonymous-columns: 16,000 x 200, every column a little of the signal) it fits AutoGluon's LightGBMXT on 80 %
 of the train rows, on one thread, with each CAP[@LEARNING_RATE] given (0: AutoGluon's default of 10,000 rounds,
 early stopping decides), scored by AUC through a custom scorer as agentk's competition scorer is (LightGBM then
-stops on AutoGluon's own AUC, not its native one), and prints the rounds kept, seconds, holdout and test AUC."""
+stops on AutoGluon's own AUC, not its native one), and prints the rounds kept, seconds, holdout and test AUC.
+
+--epochs asks what capping AutoGluon's network in epochs costs (tools/autogluon_plan.py's NN_EPOCHS): on a workspace
+that agentk set up (with a table input), it fits AutoGluon's NeuralNetTorch alone on agentk's fit rows, as agentk's
+AutoGluon tool does (its own holdout of them; no refit), with each cap, and prints the epochs it ran to (its best
+epoch), the seconds, its holdout score (AutoGluon's sign: higher is better, losses negated) and agentk's validation
+score on the rows AutoGluon never saw."""
 
 from __future__ import annotations
 
@@ -187,6 +194,37 @@ def rounds(specs: list[tuple[int, float | None]]) -> None:
     shutil.rmtree(folder.parent, ignore_errors=True)
 
 
+def epochs(caps: list[int], workspace: Path) -> None:
+    from autogluon.tabular import TabularPredictor
+
+    from tools.autogluon_tool import fit_autogluon
+    from tools.task_data import TaskData
+
+    task = TaskData(workspace)
+    fit, val = task.split
+    print(f"AutoGluon's network alone on {workspace.name}: {len(fit)} fit rows, {len(val)} validation rows\n")
+    print(f"| epochs cap | best epoch | seconds | AutoGluon's holdout score | validation {task.metric_name} |")
+    print("|---|---|---|---|---|")
+    for cap in caps:
+        path = Path(tempfile.mkdtemp(prefix="ag-epochs-"))
+        try:
+            t0 = time.monotonic()
+            out = fit_autogluon(task, 60, out_dir=path, refit=False, hyperparameters={"NN_TORCH": {"num_epochs": cap}})
+            seconds = time.monotonic() - t0
+            best = []
+            for model in out["models"]:
+                predictor = TabularPredictor.load(model["path"], verbosity=0)
+                best.append(predictor._trainer.load_model("NeuralNetTorch").params_trained["num_epochs"])
+            holdout = [r["score_val"] for m in out["models"] for r in m["leaderboard"] if r["model"] == "NeuralNetTorch"]
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+        print(
+            f"| {cap} | {', '.join(map(str, best))} | {seconds:.1f} | {', '.join(f'{h:.5g}' for h in holdout)} | "
+            f"{out['val_score']:.5g} |",
+            flush=True,
+        )
+
+
 def cap(text: str) -> tuple[int, float | None]:
     """--rounds: CAP or CAP@LEARNING_RATE, e.g. 4000 or 3000@0.1; 0 is no cap."""
     rounds, _, rate = text.partition("@")
@@ -214,7 +252,13 @@ def main() -> None:
     p.add_argument(
         "--rounds", type=cap, nargs="+", metavar="CAP[@LR]", help="capped boosting on the wide fixture instead"
     )
+    p.add_argument("--epochs", type=int, nargs="+", metavar="CAP", help="AutoGluon's network capped, on --workspace")
+    p.add_argument("--workspace", type=Path, help="for --epochs: a workspace agentk set up, with a table input")
     args = p.parse_args()
+    if args.epochs:
+        if args.workspace is None or not (args.workspace / "setup.json").is_file():
+            p.error("--epochs needs --workspace WS: a folder where `agentk setup` finished (it has setup.json)")
+        return epochs(args.epochs, args.workspace)
     if args.rounds:
         return rounds(args.rounds)
     if args.calibrate:
