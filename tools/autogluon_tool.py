@@ -185,17 +185,10 @@ def sample_rows(rows: np.ndarray, label: np.ndarray, n: int, rng: np.random.Gene
     return np.sort(picked)
 
 
-def threads(sample_s: float = 0.5) -> int:
-    """The cores this process may use that other work leaves idle now (the machine's busy CPU time over sample_s
-    seconds); at least one. Not the 1-minute load average: just after agentk's own setup it still reads about two
-    busy cores on an idle 2-core machine, and AutoGluon then fitted leaf-like 99 classes on one thread in 163-167 s
-    against 137 s on two, with the same predictions. LightGBM's OpenMP threads spin, so on cores another process
-    keeps busy it ran 15 times slower: those are left to it."""
-    import psutil
-
+def threads() -> int:
+    """The cores this process may use that the machine's load (1-minute average) leaves idle; at least one."""
     cores = machine.cores()
-    busy = psutil.cpu_percent(interval=sample_s) / 100 * (os.cpu_count() or cores)
-    return max(1, min(cores, round(cores - busy)))
+    return max(1, min(cores, round(cores - os.getloadavg()[0])))
 
 
 def _fit_output(
