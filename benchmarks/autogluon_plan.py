@@ -26,7 +26,7 @@ of the train rows, on one thread, with each CAP[@LEARNING_RATE] given (0: AutoGl
 early stopping decides), scored by AUC through a custom scorer as agentk's competition scorer is (LightGBM then
 stops on AutoGluon's own AUC, not its native one), and prints the rounds kept, seconds, holdout and test AUC.
 
---epochs asks what capping AutoGluon's network in epochs costs (tools/autogluon_plan.py's NN_EPOCHS): on a workspace
+--epochs asks what capping AutoGluon's network in epochs costs (tools/autogluon_plan.py's CAPS): on a workspace
 that agentk set up (with a table input), it fits AutoGluon's NeuralNetTorch alone on agentk's fit rows, as agentk's
 AutoGluon tool does (its own holdout of them; no refit), with each cap, and prints the epochs it ran to (its best
 epoch), the seconds, its holdout score (AutoGluon's sign: higher is better, losses negated) and agentk's validation

@@ -111,12 +111,13 @@ def test_given_hyperparameters_are_planned_like_a_preset():
     assert p.models == ("RandomForest", "ExtraTrees") and set(p.hyperparameters) == {"RF", "XT"}
 
 
-def test_autogluons_network_is_capped_in_epochs_unless_its_configuration_sets_them():
+def test_the_network_and_catboost_are_capped_in_epochs_and_iterations_unless_their_configuration_sets_them():
     from autogluon.tabular.configs.hyperparameter_configs import get_hyperparameter_config
 
     p = plan()
     assert "NeuralNetTorch" in p.models
-    assert p.hyperparameters["NN_TORCH"] == [{"num_epochs": plan_module.NN_EPOCHS[1]}]
+    assert p.hyperparameters["NN_TORCH"] == [{"num_epochs": 300}]
+    assert p.hyperparameters["CAT"] == [{"iterations": 2000}]
     assert get_hyperparameter_config("default")["NN_TORCH"] == {}  # the preset's own configuration is left as it was
     given = plan(hyperparameters={"NN_TORCH": [{"num_epochs": 40}, {"dropout_prob": 0.2}], "RF": {}})
     assert given.hyperparameters["NN_TORCH"] == [{"num_epochs": 40}, {"dropout_prob": 0.2, "num_epochs": 300}]

@@ -12,8 +12,8 @@ or those given), in AutoGluon's own fitting order, is modelled as
 and a model is fitted when it fits in what the earlier ones left of the budget (the first always is); a model
 whose package is not installed is left out. AutoGluon then fits the planned models to their own early stopping,
 with a time limit of SAFETY times the budget: on a sane machine that limit never decides anything, so the same
-data on the same machine fits the same models whatever else the machine runs. The network's epochs, which early
-stopping alone lets run to 1,000 on a small separable table, are capped (NN_EPOCHS).
+data on the same machine fits the same models whatever else the machine runs. The network's epochs and CatBoost's
+iterations, which early stopping alone lets run to 1,000 and 10,000 on a small separable table, are capped (CAPS).
 
 The costs (COSTS) are measured with AutoGluon 1.6's medium_quality on one thread, no time limit, on synthetic binary
 tables of 2,000 to 40,000 rows and 20 to 1,000 columns (benchmarks/autogluon_plan.py --calibrate prints modelled
@@ -68,15 +68,19 @@ PACKAGES = {"GBM": "lightgbm", "CAT": "catboost", "XGB": "xgboost", "NN_TORCH": 
 BAGGED_FITS = 16  # a bagging preset fits each model on 8 folds, on two stack levels
 CORE_GAIN = 0.5  # each core past the first adds this much speed (the costs are for one core)
 SAFETY = 5.0  # AutoGluon's time limit, in multiples of its budget: a runaway stops there, a busy machine does not
-# AutoGluon's network trains up to 1,000 epochs, ended by early stopping on its holdout (patience: half the best
-# epoch plus 20) or by its time limit. On ordinary tables it stops after 25-45 epochs, which NN_TORCH's cost per row
-# models; on a small, separable table its holdout loss keeps creeping towards 0: leaf-like, 99 classes on 458 rows,
-# it ran 715 epochs (best 463), 70 s plus about as long for its refit, planned at 7 s. So its epochs are capped (unless
-# a configuration sets them), which bounds a runaway at about 7 times the modelled cost. Up to its best epoch a capped
-# run is the same run: of 51 fits in this project's benchmark runs (arena, examples, fixtures) only that leaf table
-# had its best epoch past 221, so the cap changed no other model. There, 300 epochs ran 19 s and validated at a log
-# loss of 0.0018 against 58 s and 0.0201 for 1,000 (the best epoch overfitted the 115-row holdout).
-NN_EPOCHS = ("NN_TORCH", 300)
+# Caps on a model's epochs or iterations (unless a configuration sets them), which early stopping alone does not
+# bound. AutoGluon's network trains up to 1,000 epochs, ended by early stopping on its holdout (patience: half the
+# best epoch plus 20) or by its time limit. On ordinary tables it stops after 25-45 epochs, which NN_TORCH's cost per
+# row models; on a small, separable table its holdout loss keeps creeping towards 0: leaf-like, 99 classes on 458
+# rows, it ran 715 epochs (best 463), 70 s plus about as long for its refit, planned at 7 s. Capped at 300, a runaway
+# costs about 7 times the modelled cost. Up to its best epoch a capped run is the same run: of 59 fits in this
+# project's benchmark runs (arena, examples, fixtures) only that leaf table had its best epoch past 221, so the cap
+# changed no other model. There, 300 epochs ran 19 s and validated at a log loss of 0.0018 against 58 s and 0.0201
+# for 1,000 (the best epoch overfitted the 115-row holdout). CatBoost runs up to 10,000 iterations at a fixed
+# learning rate (0.05), so up to its best iteration a capped run is the same run too: the wine example (142 rows,
+# 3 classes) ran all 10,000 in 145 s, and one output of the digits example 8,174 in 100 s, after which the safety
+# cap stopped AutoGluon before the rest of its plan; no other of 65 CatBoost fits kept more than 1,280.
+CAPS = {"NN_TORCH": ("num_epochs", 300), "CAT": ("iterations", 2000)}  # key: (parameter, most)
 
 
 @dataclass(frozen=True)
@@ -141,8 +145,8 @@ def plan_models(
         elif costs and sum(costs.values()) + cost > seconds:
             skipped.append(f"{name} (~{cost:.0f} s)")
         else:
-            if key == NN_EPOCHS[0] and "num_epochs" not in config:
-                config = {**config, "num_epochs": NN_EPOCHS[1]}
+            if key in CAPS and CAPS[key][0] not in config:
+                config = {**config, CAPS[key][0]: CAPS[key][1]}
             planned.setdefault(key, []).append(config)
             costs[name] = cost
     if not planned:
