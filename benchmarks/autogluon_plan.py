@@ -215,7 +215,9 @@ def epochs(caps: list[int], workspace: Path) -> None:
             for model in out["models"]:
                 predictor = TabularPredictor.load(model["path"], verbosity=0)
                 best.append(predictor._trainer.load_model("NeuralNetTorch").params_trained["num_epochs"])
-            holdout = [r["score_val"] for m in out["models"] for r in m["leaderboard"] if r["model"] == "NeuralNetTorch"]
+            holdout = [
+                r["score_val"] for m in out["models"] for r in m["leaderboard"] if r["model"] == "NeuralNetTorch"
+            ]
         finally:
             shutil.rmtree(path, ignore_errors=True)
         print(
