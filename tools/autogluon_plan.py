@@ -75,11 +75,12 @@ SAFETY = 5.0  # AutoGluon's time limit, in multiples of its budget: a runaway st
 # rows, it ran 715 epochs (best 463), 70 s plus about as long for its refit, planned at 7 s. Capped at 300, a runaway
 # costs about 7 times the modelled cost. Up to its best epoch a capped run is the same run: of 59 fits in this
 # project's benchmark runs (arena, examples, fixtures) only that leaf table had its best epoch past 221, so the cap
-# changed no other model. There, 300 epochs ran 19 s and validated at a log loss of 0.0018 against 58 s and 0.0201
-# for 1,000 (the best epoch overfitted the 115-row holdout). CatBoost runs up to 10,000 iterations at a fixed
-# learning rate (0.05), so up to its best iteration a capped run is the same run too: the wine example (142 rows,
-# 3 classes) ran all 10,000 in 145 s, and one output of the digits example 8,174 in 100 s, after which the safety
-# cap stopped AutoGluon before the rest of its plan; no other of 65 CatBoost fits kept more than 1,280.
+# changed no other model. There, 300 epochs ran 18 s and validated at a log loss of 0.0017 against 58 s and 0.0201
+# for 1,000 (the best epoch overfitted the 115-row holdout; benchmarks/autogluon_plan.py --epochs). CatBoost runs
+# up to 10,000 iterations at a fixed learning rate (0.05), so up to its best iteration a capped run is the same run
+# too: the wine example (142 rows, 3 classes) ran all 10,000 in 145 s, and one output of the digits example 8,174 in
+# 100 s, after which the safety cap stopped AutoGluon before the rest of its plan; no other of 65 CatBoost fits kept
+# more than 1,280.
 CAPS = {"NN_TORCH": ("num_epochs", 300), "CAT": ("iterations", 2000)}  # key: (parameter, most)
 
 

@@ -141,7 +141,7 @@ FIELD_INPUT = {
 # 41-64 per core at 64 px. They were 75 and 90, measured on a faster machine, and planned leaf's tiny CNN at 72 s
 # where it ran 157. The text figure stays: MiniLM trained at 7-9 texts/s there (modelled 24), but on a CPU its
 # frozen embedding, which the plan prices at the training speed, ran 121/s (jigsaw: 1,600 texts in 13.2 s), so
-# lowering it would overstate the embedding that quick's frozen text encoder is. The GPU figures are
+# lowering it would overstate quick's frozen text embedding even more. The GPU figures are
 # benchmarks/model_speed.py's on an H200 (train_fusion, bf16), taken down to about what an H100 gives: resnet18 at
 # 224 px 10,500-10,800 images/s (an H100: 9,000); the tiny CNN 70,000-99,000 at 48 px and 84,000 at 32 px, bound by
 # per-step overhead, not pixels, so not scaled by them; MiniLM trained at 128 tokens 9,400 texts/s; the fusion MLP
