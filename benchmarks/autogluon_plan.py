@@ -194,15 +194,13 @@ def rounds(specs: list[tuple[int, float | None]]) -> None:
     shutil.rmtree(folder.parent, ignore_errors=True)
 
 
-def epochs(caps: list[int], workspace: Path) -> None:
+def epochs(caps: list[int], task) -> None:
     from autogluon.tabular import TabularPredictor
 
     from tools.autogluon_tool import fit_autogluon
-    from tools.task_data import TaskData
 
-    task = TaskData(workspace)
     fit, val = task.split
-    print(f"AutoGluon's network alone on {workspace.name}: {len(fit)} fit rows, {len(val)} validation rows\n")
+    print(f"AutoGluon's network alone on {Path(task.ws).name}: {len(fit)} fit rows, {len(val)} validation rows\n")
     print(f"| epochs cap | best epoch | seconds | AutoGluon's holdout score | validation {task.metric_name} |")
     print("|---|---|---|---|---|")
     for cap in caps:
@@ -260,7 +258,13 @@ def main() -> None:
     if args.epochs:
         if args.workspace is None or not (args.workspace / "setup.json").is_file():
             p.error("--epochs needs --workspace WS: a folder where `agentk setup` finished (it has setup.json)")
-        return epochs(args.epochs, args.workspace)
+        from agentk.modalities import TABULAR
+        from tools.task_data import TaskData
+
+        task = TaskData(args.workspace)
+        if TABULAR.name not in task.modalities:
+            p.error(f"--epochs needs a workspace with a {TABULAR.name} input; {args.workspace} has {task.modalities}")
+        return epochs(args.epochs, task)
     if args.rounds:
         return rounds(args.rounds)
     if args.calibrate:
