@@ -2,7 +2,7 @@
 
     uv run python benchmarks/autogluon_plan.py [--rows 4000 40000] [--columns 20] [--classes 2 10] [--seconds 42]
                                                [--busy 2]
-    uv run python benchmarks/autogluon_plan.py --calibrate [--shapes 4000x20 40000x20 20000x60 10000x200 ...]
+    uv run python benchmarks/autogluon_plan.py --calibrate [--shapes 4000x20 40000x20 600x192x99 ...]
     uv run python benchmarks/autogluon_plan.py --rounds 0 4000 2000 3000@0.1
     uv run python benchmarks/autogluon_plan.py --epochs 100 300 1000 --workspace WS
 
@@ -16,8 +16,9 @@ Per run it prints the models fitted, the seconds, the test accuracy, and per mod
 measured fit seconds (the cost table's check). The planned runs should fit the same models, and score the same,
 idle or busy; the wall-clock ones need not.
 
---calibrate measures the cost table itself: on each rows x columns binary table it fits every model of the
-preset on one thread with no time limit, and prints per model the modelled against the measured seconds and
+--calibrate measures the cost table itself: on each rows x columns table (binary unless a third figure gives
+the classes) it fits every model of the
+preset alone on one thread (a time limit of --limit seconds, reported where it stopped a model), and prints per model the modelled against the measured seconds and
 their ratio (tools/autogluon_plan.py's COSTS were fitted to these figures; rerun it to recalibrate a machine).
 
 --rounds asks what capping boosting's rounds (a work budget for them) would cost: on the wide fixture
@@ -107,49 +108,72 @@ def fit(data: pd.DataFrame, rows: int, classes: int, seconds: float, planned: bo
     }
 
 
-def shape(text: str) -> tuple[int, int]:
-    """--shapes: ROWSxCOLUMNS, e.g. 10000x200."""
-    rows, _, columns = text.partition("x")
-    if not (rows.isdigit() and columns.isdigit() and int(rows) > 0 and int(columns) > 0):
-        raise argparse.ArgumentTypeError(f"{text!r} is not ROWSxCOLUMNS with positive numbers, e.g. 10000x200")
-    return int(rows), int(columns)
+def shape(text: str) -> tuple[int, int, int]:
+    """--shapes: ROWSxCOLUMNS[xCLASSES] (two classes unless given), e.g. 10000x200 or 600x192x99."""
+    parts = text.split("x")
+    if not (len(parts) in (2, 3) and all(p.isdigit() and int(p) > 0 for p in parts) and int((parts + ["2"])[2]) > 1):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not ROWSxCOLUMNS[xCLASSES] with positive numbers and at least 2 classes, e.g. 600x192x99"
+        )
+    rows, columns, classes = (int(p) for p in parts + ["2"][: 3 - len(parts)])
+    return rows, columns, classes
 
 
-def calibrate(shapes: list[tuple[int, int]]) -> None:
+def calibrate(shapes: list[tuple[int, int, int]], limit: float) -> None:
     from autogluon.tabular import TabularPredictor
 
     print("| table | model | modelled s | measured s | measured / modelled |")
     print("|---|---|---|---|---|")
-    for rows, columns in shapes:
-        data = table(rows, columns, 2)
+    for rows, columns, classes in shapes:
+        data = table(rows, columns, classes)
+        kind = "binary" if classes == 2 else "multiclass"
         plan = plan_models(
             presets="medium_quality",
             hyperparameters=None,
-            kind="binary",
+            kind=kind,
             rows=rows,
             columns=columns,
-            classes=2,
+            classes=classes,
             seconds=float("inf"),
             cores=1,
         )
-        path = Path(tempfile.mkdtemp(prefix="ag-cost-"))
-        try:
-            predictor = TabularPredictor("y", problem_type="binary", path=str(path), verbosity=0).fit(
-                data[:rows],
-                hyperparameters=plan.hyperparameters,
-                ag_args_fit={"num_cpus": 1},
-                dynamic_stacking=False,
-                fit_weighted_ensemble=False,
-            )
-            fit = predictor.leaderboard(silent=True).set_index("model")["fit_time_marginal"]
-        finally:
-            shutil.rmtree(path, ignore_errors=True)
-        for name in plan.models:
-            modelled, measured = plan.costs[name], fit.get(name, float("nan"))
+        configs = [(key, config) for key, some in plan.hyperparameters.items() for config in some]
+        for name, (key, config) in zip(plan.models, _in_fitting_order(configs, plan.models), strict=True):
+            path = Path(tempfile.mkdtemp(prefix="ag-cost-"))
+            try:  # each model alone, so that one runaway shows as such and the rest still print
+                # every class kept however few its rows, as agentk's AutoGluon tool does
+                predictor = TabularPredictor(
+                    "y", problem_type=kind, path=str(path), verbosity=0, learner_kwargs={"label_count_threshold": 1}
+                ).fit(
+                    data[:rows],
+                    hyperparameters={key: [config]},
+                    time_limit=limit,
+                    ag_args_fit={"num_cpus": 1},
+                    dynamic_stacking=False,
+                    fit_weighted_ensemble=False,
+                )
+                measured = float(predictor.leaderboard(silent=True)["fit_time_marginal"].sum())
+            finally:
+                shutil.rmtree(path, ignore_errors=True)
+            stopped = " (stopped by the time limit)" if measured >= 0.9 * limit else ""
+            modelled = plan.costs[name]
+            table_name = f"{rows}x{columns}" + (f"x{classes}" if classes > 2 else "")
             print(
-                f"| {rows}x{columns} | {name} | {modelled:.1f} | {measured:.1f} | {measured / modelled:.2f} |",
+                f"| {table_name} | {name} | {modelled:.1f} | {measured:.1f}{stopped} | {measured / modelled:.2f} |",
                 flush=True,
             )
+
+
+def _in_fitting_order(configs: list[tuple[str, dict]], names: tuple[str, ...]) -> list[tuple[str, dict]]:
+    """The plan's (key, config) pairs in the order of its model names (the plan groups them by key)."""
+    from autogluon.tabular.registry import ag_model_registry
+
+    def name(key: str, config: dict) -> str:
+        args = config.get("ag_args", {})
+        return args.get("name_main", ag_model_registry.key_to_cls(key).ag_name) + args.get("name_suffix", "")
+
+    by_name = {name(key, config): (key, config) for key, config in configs}
+    return [by_name[n] for n in names]
 
 
 def rounds(specs: list[tuple[int, float | None]]) -> None:
@@ -246,8 +270,11 @@ def main() -> None:
         "--shapes",
         type=shape,
         nargs="+",
-        default=[(4000, 20), (40000, 20), (20000, 60), (10000, 200), (4000, 500)],
+        default=[(4000, 20, 2), (40000, 20, 2), (20000, 60, 2), (10000, 200, 2), (4000, 500, 2)],
         help="ROWSxCOLUMNS tables for --calibrate",
+    )
+    p.add_argument(
+        "--limit", type=float, default=300.0, help="for --calibrate: AutoGluon's time limit per model, in seconds"
     )
     p.add_argument(
         "--rounds", type=cap, nargs="+", metavar="CAP[@LR]", help="capped boosting on the wide fixture instead"
@@ -268,7 +295,7 @@ def main() -> None:
     if args.rounds:
         return rounds(args.rounds)
     if args.calibrate:
-        return calibrate(args.shapes)
+        return calibrate(args.shapes, args.limit)
     print("| table | time limit | machine | models fitted | seconds | test accuracy |")
     print("|---|---|---|---|---|---|")
     costs = []

@@ -7,11 +7,13 @@ the data and the machine's cores, never from a clock: each model of the portfoli
 or those given), in AutoGluon's own fitting order, is modelled as
 
     (set-up + seconds per million table cells x cells x (columns / 20) ** (exponent - 1)), more for several
-      classes (boosting: per class, up to ten) x the bagging preset's folds and stack levels / the cores' speed-up
+      classes (boosting: per class up to ten, more slowly past) x the bagging preset's folds and stack levels / the
+      cores' speed-up
 
-and a model is fitted when it fits in what the earlier ones left of the budget (the first always is); a model
-whose package is not installed is left out. AutoGluon then fits the planned models to their own early stopping,
-with a time limit of SAFETY times the budget: on a sane machine that limit never decides anything, so the same
+and a model is fitted when it fits in what the earlier ones left of the budget; when none fits alone, the cheapest
+is fitted alone (not the first: on leaf-like 99 classes LightGBMXT, AutoGluon's first, alone models above the
+budget, and the network that wins there costs a tenth of it). A model whose package is not installed is left out.
+AutoGluon then fits the planned models to their own early stopping, with a time limit of SAFETY times the budget: on a sane machine that limit never decides anything, so the same
 data on the same machine fits the same models whatever else the machine runs. The network's epochs and CatBoost's
 iterations, which early stopping alone lets run to 1,000 and 10,000 on a small separable table, are capped (CAPS).
 
@@ -54,12 +56,15 @@ COSTS = {
 DEFAULT_COST = (3.0, 70.0, 1.0)  # a family not measured: as dear as the dearest
 REFERENCE_COLUMNS = 20  # the column count the costs per cell are given at
 # several classes: boosting grows a tree per class each round, each with a set-up of its own (10 classes:
-# LightGBM 13-16 s on 80,000 cells and 20 s on 400,000, against 1-5 s for two; 99 classes on 110,000 cells:
-# 19-26 s); the other families pay about twice their two-class cost
+# LightGBM 13-16 s on 80,000 cells and 20 s on 400,000, against 1-5 s for two); up to MAX_CLASSES, per class.
+# Past it the rounds fall as the classes rise, but not enough: on 600 x 192 (one thread), 30 and 99 classes cost
+# LightGBM 33 and 69 s, LightGBMLarge 149 and over 240 s, CatBoost over 230 s for both (benchmarks/autogluon_plan.py
+# --calibrate). So past MAX_CLASSES the cost grows as (classes / MAX_CLASSES) ** MANY_CLASSES[family].
 BOOSTING = {"GBM", "CAT", "XGB"}
 CLASS_SETUP = 1.5  # seconds per class
 CLASS_SHARE = 0.4  # of the two-class cost per million cells, per class
-MAX_CLASSES = 10  # past it more classes cost boosting no more in all (the rounds fall as the classes rise)
+MAX_CLASSES = 10
+MANY_CLASSES = {"GBM": 0.6, ("GBM", "Large"): 1.5, "CAT": 2.0, "XGB": 0.6}
 MULTICLASS = 2.0  # the other families, several classes against two
 # regression: forests grow every tree to single rows, and large-leaved boosting runs longer (20,000 x 20: random
 # forest 75 s, extra trees 21 s, LightGBMLarge 44 s, beside two busy processes)
@@ -124,9 +129,13 @@ def plan_models(
     speed = 1 + CORE_GAIN * (max(1, cores) - 1)
     cells = rows * max(1, columns) / 1e6
     wide = max(columns, REFERENCE_COLUMNS) / REFERENCE_COLUMNS
-    planned, costs, skipped = {}, {}, []
+    candidates, skipped = [], []
     for key, config, name, _ in sorted(_portfolio(presets, hyperparameters, kind), key=lambda e: -e[3]):
         if only is not None and name not in only:
+            continue
+        package = PACKAGES.get(key)
+        if package and importlib.util.find_spec(package) is None:
+            skipped.append(f"{name} ({package} not installed)")
             continue
         which = (key, _suffix(config))
         setup, per_million, exponent = COSTS.get(which, COSTS.get(key, DEFAULT_COST))
@@ -136,20 +145,23 @@ def plan_models(
         elif kind != "multiclass":
             cost = setup + per_million * cells
         elif key in BOOSTING:
-            cost = setup + min(classes, MAX_CLASSES) * (CLASS_SETUP + CLASS_SHARE * per_million * cells)
+            beyond = (max(classes, MAX_CLASSES) / MAX_CLASSES) ** MANY_CLASSES.get(which, MANY_CLASSES.get(key))
+            cost = setup + min(classes, MAX_CLASSES) * (CLASS_SETUP + CLASS_SHARE * per_million * cells) * beyond
         else:
             cost = MULTICLASS * (setup + per_million * cells)
-        cost *= (BAGGED_FITS if bagged else 1) / speed
-        package = PACKAGES.get(key)
-        if package and importlib.util.find_spec(package) is None:
-            skipped.append(f"{name} ({package} not installed)")
-        elif costs and sum(costs.values()) + cost > seconds:
+        candidates.append((key, config, name, cost * (BAGGED_FITS if bagged else 1) / speed))
+    # in AutoGluon's order, each model that fits in what the earlier ones left; when none fits alone, the cheapest
+    cheapest = min(candidates, key=lambda c: c[3], default=None)
+    alone = cheapest[2] if cheapest and cheapest[3] > seconds else None
+    planned, costs = {}, {}
+    for key, config, name, cost in candidates:
+        if name != alone and sum(costs.values()) + cost > seconds:
             skipped.append(f"{name} (~{cost:.0f} s)")
-        else:
-            if key in CAPS and CAPS[key][0] not in config:
-                config = {**config, CAPS[key][0]: CAPS[key][1]}
-            planned.setdefault(key, []).append(config)
-            costs[name] = cost
+            continue
+        if key in CAPS and CAPS[key][0] not in config:
+            config = {**config, CAPS[key][0]: CAPS[key][1]}
+        planned.setdefault(key, []).append(config)
+        costs[name] = cost
     if not planned:
         raise ValueError(f"no AutoGluon model can be fitted for a {kind} output: {', '.join(skipped) or 'none asked'}")
     return ModelPlan(planned, tuple(costs), tuple(skipped), costs, sum(costs.values()), seconds, SAFETY * seconds)
