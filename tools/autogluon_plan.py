@@ -7,15 +7,16 @@ the data and the machine's cores, never from a clock: each model of the portfoli
 or those given), in AutoGluon's own fitting order, is modelled as
 
     (set-up + seconds per million table cells x cells x (columns / 20) ** (exponent - 1)), more for several
-      classes (boosting: per class up to ten, more slowly past) x the bagging preset's folds and stack levels / the
-      cores' speed-up
+      classes (boosting: per class up to ten, past it as a power of the classes) x the bagging preset's folds and
+      stack levels / the cores' speed-up
 
 and a model is fitted when it fits in what the earlier ones left of the budget; when none fits alone, the cheapest
 is fitted alone (not the first: on leaf-like 99 classes LightGBMXT, AutoGluon's first, alone models above the
-budget, and the network that wins there costs a tenth of it). A model whose package is not installed is left out.
-AutoGluon then fits the planned models to their own early stopping, with a time limit of SAFETY times the budget: on a sane machine that limit never decides anything, so the same
-data on the same machine fits the same models whatever else the machine runs. The network's epochs and CatBoost's
-iterations, which early stopping alone lets run to 1,000 and 10,000 on a small separable table, are capped (CAPS).
+budget, and the network that wins there costs an eighth of it). A model whose package is not installed is left out.
+AutoGluon then fits the planned models to their own early stopping, with a time limit of SAFETY times the budget:
+on a sane machine that limit never decides anything, so the same data on the same machine fits the same models
+whatever else the machine runs. The network's epochs and CatBoost's iterations, which early stopping alone lets run
+to 1,000 and 10,000 on a small separable table, are capped (CAPS).
 
 The costs (COSTS) are measured with AutoGluon 1.6's medium_quality on one thread, no time limit, on synthetic binary
 tables of 2,000 to 40,000 rows and 20 to 1,000 columns (benchmarks/autogluon_plan.py --calibrate prints modelled
