@@ -17,9 +17,8 @@ measured fit seconds (the cost table's check). The planned runs should fit the s
 idle or busy; the wall-clock ones need not.
 
 --calibrate measures the cost table itself: on each rows x columns table (binary unless a third figure gives
-the classes) it fits every model of the
-preset alone on one thread (a time limit of --limit seconds, reported where it stopped a model), and prints per model the modelled against the measured seconds and
-their ratio (tools/autogluon_plan.py's COSTS were fitted to these figures; rerun it to recalibrate a machine).
+the classes) it fits every model of the preset alone on one thread (a time limit of --limit seconds, reported
+where it stopped a model), and prints per model the modelled against the measured seconds and their ratio (tools/autogluon_plan.py's COSTS were fitted to these figures; rerun it to recalibrate a machine).
 
 --rounds asks what capping boosting's rounds (a work budget for them) would cost: on the wide fixture
 (wide-anonymous-columns: 16,000 x 200, every column a little of the signal) it fits AutoGluon's LightGBMXT on 80 %
@@ -137,8 +136,7 @@ def calibrate(shapes: list[tuple[int, int, int]], limit: float) -> None:
             seconds=float("inf"),
             cores=1,
         )
-        configs = [(key, config) for key, some in plan.hyperparameters.items() for config in some]
-        for name, (key, config) in zip(plan.models, _in_fitting_order(configs, plan.models), strict=True):
+        for name, (key, config) in zip(plan.models, plan.configs, strict=True):
             path = Path(tempfile.mkdtemp(prefix="ag-cost-"))
             try:  # each model alone, so that one runaway shows as such and the rest still print
                 # every class kept however few its rows, as agentk's AutoGluon tool does
@@ -162,18 +160,6 @@ def calibrate(shapes: list[tuple[int, int, int]], limit: float) -> None:
                 f"| {table_name} | {name} | {modelled:.1f} | {measured:.1f}{stopped} | {measured / modelled:.2f} |",
                 flush=True,
             )
-
-
-def _in_fitting_order(configs: list[tuple[str, dict]], names: tuple[str, ...]) -> list[tuple[str, dict]]:
-    """The plan's (key, config) pairs in the order of its model names (the plan groups them by key)."""
-    from autogluon.tabular.registry import ag_model_registry
-
-    def name(key: str, config: dict) -> str:
-        args = config.get("ag_args", {})
-        return args.get("name_main", ag_model_registry.key_to_cls(key).ag_name) + args.get("name_suffix", "")
-
-    by_name = {name(key, config): (key, config) for key, config in configs}
-    return [by_name[n] for n in names]
 
 
 def rounds(specs: list[tuple[int, float | None]]) -> None:

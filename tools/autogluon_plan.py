@@ -96,6 +96,7 @@ class ModelPlan:
 
     hyperparameters: dict  # what AutoGluon is given: {key: [config, ...]}, the planned models only
     models: tuple[str, ...]  # their names, in AutoGluon's fitting order
+    configs: tuple[tuple[str, dict], ...]  # (AutoGluon key, config) of each, in the same order
     skipped: tuple[str, ...]  # "name (why)"
     costs: dict  # {name: modelled seconds} of the planned models
     seconds: float  # their sum
@@ -154,7 +155,7 @@ def plan_models(
     # in AutoGluon's order, each model that fits in what the earlier ones left; when none fits alone, the cheapest
     cheapest = min(candidates, key=lambda c: c[3], default=None)
     alone = cheapest[2] if cheapest and cheapest[3] > seconds else None
-    planned, costs = {}, {}
+    planned, costs, configs = {}, {}, []
     for key, config, name, cost in candidates:
         if name != alone and sum(costs.values()) + cost > seconds:
             skipped.append(f"{name} (~{cost:.0f} s)")
@@ -162,10 +163,13 @@ def plan_models(
         if key in CAPS and CAPS[key][0] not in config:
             config = {**config, CAPS[key][0]: CAPS[key][1]}
         planned.setdefault(key, []).append(config)
+        configs.append((key, config))
         costs[name] = cost
     if not planned:
         raise ValueError(f"no AutoGluon model can be fitted for a {kind} output: {', '.join(skipped) or 'none asked'}")
-    return ModelPlan(planned, tuple(costs), tuple(skipped), costs, sum(costs.values()), seconds, SAFETY * seconds)
+    return ModelPlan(
+        planned, tuple(costs), tuple(configs), tuple(skipped), costs, sum(costs.values()), seconds, SAFETY * seconds
+    )
 
 
 def _preset(presets: str) -> dict:
