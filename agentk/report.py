@@ -468,10 +468,9 @@ def _blend(ws: Workspace) -> str:
 
 
 def _submission(ws: Workspace) -> str:
-    import pandas as pd
-
     from agentk.competition.dataview import find_tables
     from agentk.competition.long_format import long_sample, record
+    from agentk.parsing import read_csv
     from agentk.submit import solve_status
     from tools.submission import SubmissionMismatch, compare_with_sample
 
@@ -482,14 +481,14 @@ def _submission(ws: Workspace) -> str:
         origin = f"the solve's best solution, <b>{esc(summary.get('best'))}</b>"
     else:
         origin = f"<b class=bad>not a finished solve's</b> ({esc(solve_status(ws.root))}): the setup's light solution"
-    sub = pd.read_csv(ws.submission)
+    sub = read_csv(ws.submission)
     try:
         compare_with_sample(ws.root, sub, ws.submission.name)
         check = "<b class=ok>matches the sample submission</b> (columns, ids, no gaps, value types)"
     except (SubmissionMismatch, KeyError, OSError, ValueError) as exc:
         check = f"<b class=bad>does not match the sample submission</b>: {esc(exc)}"
     sample_path = find_tables(ws.raw).get("sample")
-    sample = pd.read_csv(sample_path) if sample_path else None
+    sample = read_csv(sample_path) if sample_path else None
     if record(ws.raw) is not None:  # the models' sample is the long one's wide form: show the one submitted
         sample = long_sample(ws.raw)
     head = (

@@ -64,10 +64,10 @@ def submit_workspace(ws: Path, message: str, solution: str | None, timeout: floa
         )
     if not file.exists():
         raise BadInput(f"{file} does not exist: run `agentk setup` (and `agentk solve`) first")
-    import pandas as pd
+    from agentk.parsing import read_csv  # here: pandas only once there is a file to read
 
     try:
-        compare_with_sample(ws, pd.read_csv(file), file.name)
+        compare_with_sample(ws, read_csv(file), file.name)
     except SubmissionMismatch as exc:
         raise BadInput(f"{file} does not match the sample submission: {exc}") from None
     tool = KaggleTool()

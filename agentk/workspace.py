@@ -293,9 +293,9 @@ class Solution:
 
 def read_map(path: Path) -> pd.DataFrame:
     """A map (first column "id", read as text); ValueError naming the file when it is not one."""
-    import pandas as pd  # here: the engine and the CLI name files without paying pandas' import
+    from agentk.parsing import read_csv  # here: the engine and the CLI name files without paying pandas' import
 
-    frame = pd.read_csv(path, dtype={"id": str})
+    frame = read_csv(path, dtype={"id": str})
     if len(frame.columns) == 0 or frame.columns[0] != "id":
         raise ValueError(f"{Path(path).name}: the first column must be 'id', found {list(frame.columns[:3])}")
     return frame

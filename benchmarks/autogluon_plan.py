@@ -48,6 +48,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from agentk.parsing import read_csv  # noqa: E402
 from tools import machine  # noqa: E402
 from tools.autogluon_plan import plan_models  # noqa: E402
 from tools.autogluon_tool import threads  # noqa: E402
@@ -170,8 +171,8 @@ def rounds(specs: list[tuple[int, float | None]]) -> None:
     from agentk.testing.competitions import build
 
     folder = build("wide-anonymous-columns", Path(tempfile.mkdtemp(prefix="ag-rounds-")))
-    key, label = pd.read_csv(folder / "public" / "sample_submission.csv", nrows=1).columns
-    train = pd.read_csv(folder / "public" / "train.csv").drop(columns=key).sample(frac=0.8, random_state=0)
+    key, label = read_csv(folder / "public" / "sample_submission.csv", nrows=1).columns
+    train = read_csv(folder / "public" / "train.csv").drop(columns=key).sample(frac=0.8, random_state=0)
     test = pd.read_csv(folder / "public" / "test.csv").merge(pd.read_csv(folder / "private" / "answers.csv"), on=key)
     auc = make_scorer("auc", roc_auc_score, optimum=1, greater_is_better=True, needs_proba=True)
     print(f"LightGBMXT on {folder.name}, {len(train)} x {train.shape[1] - 1}, one thread\n")

@@ -62,6 +62,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from agentk.modalities import NAMES  # noqa: E402
+from agentk.parsing import to_numeric  # noqa: E402
 from agentk.workspace import SPLITS, SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, Workspace, input_map_stage  # noqa: E402
 from benchmarks.isolated import setup_isolated  # noqa: E402
 
@@ -153,7 +154,7 @@ def _numeric_ids(code: str, ws: Path) -> bool:
         values = pd.read_csv(ws / path, usecols=[m.group(4)], dtype=str)[m.group(4)].dropna()
     except Exception:  # noqa: BLE001 - not a readable CSV: the operator does not apply
         return False
-    return len(values) > 0 and bool(pd.to_numeric(values, errors="coerce").notna().all())
+    return len(values) > 0 and bool(to_numeric(values, errors="coerce").notna().all())
 
 
 def _wrong_id_type(code: str, stage: str, ws: Path) -> str | None:

@@ -16,12 +16,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from agentk.parsing import read_csv  # noqa: E402
 from benchmarks import solve  # noqa: E402
 
 FIXTURES = ("stained-pages",)
@@ -31,7 +31,7 @@ def baselines(c: solve.Competition, ws: Path) -> dict[str, Path]:
     """The stained page and its background division, for every pixel the sample lists, written beside agentk's."""
     from scipy import ndimage
 
-    sample = pd.read_csv(next(c.source.glob("*ample*.csv")), dtype={"id": str})
+    sample = read_csv(next(c.source.glob("*ample*.csv")), dtype={"id": str})
     parts = sample["id"].str.rsplit("_", n=2, expand=True)
     rows, cols = parts[1].astype(int).to_numpy() - 1, parts[2].astype(int).to_numpy() - 1
     copy, divided = np.zeros(len(sample)), np.zeros(len(sample))

@@ -15,6 +15,7 @@ PRODUCT = ("agentk", "stages", "unit_tests_lib", "tools", "rag", "curriculum")
 
 # layer -> the layers it may import (besides itself); a module's layer is its longest matching prefix
 ALLOWED = {
+    "agentk.parsing": set(),  # below every layer: numbers read out of text without crashing pandas
     "agentk.workspace": set(),
     "agentk.modalities": set(),
     "agentk.core": {"agentk.workspace"},
@@ -33,6 +34,9 @@ ALLOWED = {
         "tools",
     },
 }
+for _layer, _below in ALLOWED.items():
+    if _layer != "agentk.parsing":
+        _below.add("agentk.parsing")
 TOP = {"agentk.testing"}  # imported by tests and benchmarks only
 
 

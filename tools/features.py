@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from agentk.modalities import TABULAR
+from agentk.parsing import to_numeric
 from tools.task_data import group_column
 
 DATE_SHARE = 0.95  # of a sample of a column's values that must parse as dates
@@ -228,7 +229,7 @@ def _add_code_parts(train: pd.DataFrame, test: pd.DataFrame, c: str, sep: str) -
     for i in range(k):
         name = f"{c}__part{i + 1}"
         parts = {id(f): split[id(f)].str.get(i) for f in (train, test)}
-        numbers = {key: pd.to_numeric(p, errors="coerce") for key, p in parts.items()}
+        numbers = {key: to_numeric(p, errors="coerce") for key, p in parts.items()}
         train_part = parts[id(train)].dropna()
         numeric = numbers[id(train)].notna().sum() == len(train_part) and len(train_part) > 0
         for f in (train, test):

@@ -311,7 +311,6 @@ class KaggleTool:
             time.sleep(poll)
 
     def leaderboard(self, slug: str, dest: Path) -> pd.DataFrame:
-        import pandas as pd
 
         dest = Path(dest)
         dest.mkdir(parents=True, exist_ok=True)
@@ -327,7 +326,9 @@ class KaggleTool:
             csv = archive.rename(dest / f"{slug}-leaderboard.csv")
         if csv is None:
             raise BadInput(f"the leaderboard of {slug} came without a CSV")
-        return pd.read_csv(csv)
+        from agentk.parsing import read_csv
+
+        return read_csv(csv)
 
 
 def _listing(dest: Path) -> list[Path]:

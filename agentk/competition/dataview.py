@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from agentk.core.errors import BadInput
+from agentk.parsing import read_csv
 from agentk.workspace import Workspace
 
 TABLE_EXT = (".csv", ".tsv", ".json", ".jsonl", ".parquet", ".feather", ".csv.gz", ".tsv.gz")
@@ -94,10 +95,10 @@ def read_table(path: Path, nrows: int | None = None, nested: bool = False, **kwa
             encoding = kwargs.pop("encoding", None) or text_encoding(path)
             sep, decimal = ("\t", ".") if name.endswith((".tsv", ".tsv.gz")) else csv_dialect(path, encoding)
             try:
-                df = pd.read_csv(path, sep=sep, decimal=decimal, nrows=nrows, encoding=encoding, **kwargs)
+                df = read_csv(path, sep=sep, decimal=decimal, nrows=nrows, encoding=encoding, **kwargs)
             except UnicodeDecodeError:  # a byte past the head is not UTF-8: the whole file tells
                 encoding = text_encoding(path, None)
-                df = pd.read_csv(path, sep=sep, decimal=decimal, nrows=nrows, encoding=encoding, **kwargs)
+                df = read_csv(path, sep=sep, decimal=decimal, nrows=nrows, encoding=encoding, **kwargs)
         elif name.endswith(".jsonl"):
             df = pd.read_json(path, lines=True, nrows=nrows)
         elif name.endswith(".json"):

@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from agentk.parsing import to_numeric
+
 TARGET_DIR = re.compile(r"(clean|target|output|gt|ground.?truth|denois|high.?res|restored)", re.I)
 PIXEL_ID = re.compile(r"^(?P<image>.+?)[_\-](?P<row>\d+)[_\-](?P<col>\d+)$")
 MAX_TRAIN_PIXELS = 300_000  # train rows written: enough for a per-pixel model, a minute of fitting on two cores
@@ -74,7 +76,7 @@ def detect(root: Path, images: list[str], sample: pd.DataFrame) -> dict | None:
     parts = sample[id_col].head(HEAD).astype(str).str.extract(PIXEL_ID)
     if parts["image"].isna().any() or not parts["image"].isin(test).all():
         return None
-    values = pd.to_numeric(sample[value].head(HEAD), errors="coerce")
+    values = to_numeric(sample[value].head(HEAD), errors="coerce")
     scale = 255.0 if values.max() > 1 else 1.0
     return {"pairs": found, "test": test, "id": id_col, "value": value, "scale": scale}
 

@@ -28,6 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from agentk.parsing import to_numeric
+
 RECORD = "rewrites.json"  # written by tables.rewrites_as_ranks at the top of raw/: the target, its source
 RANKED = "_ranked"  # <stem>_ranked.csv stands in for the train, test and sample tables
 CANDIDATES = "rewrite_candidates.csv"  # the sample's ids, then candidate_0..: the text each rank stands for
@@ -173,7 +175,7 @@ def as_modelled(root: Path, sub: pd.DataFrame) -> pd.DataFrame:
 
 def _numbers(s: pd.Series) -> bool:
     """Numbers, read as such or as text: a count equal to a feature is no rewrite."""
-    return pd.api.types.is_numeric_dtype(s) or bool(pd.to_numeric(s.dropna(), errors="coerce").notna().all())
+    return pd.api.types.is_numeric_dtype(s) or bool(to_numeric(s.dropna(), errors="coerce").notna().all())
 
 
 def _text(s: pd.Series) -> pd.Series:

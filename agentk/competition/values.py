@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from agentk.parsing import to_numeric
+
 MISSING = ("na", "n/a", "nan", "null", "none", "-", "?", "")
 SHARE = 0.95  # of the non-missing cells that must read as numbers
 
@@ -13,7 +15,7 @@ def as_numbers(s: pd.Series) -> pd.Series:
     """The column as floats: separators dropped, missing tokens as NaN, anything else NaN."""
     text = s.astype(str).str.strip()  # NaN reads "nan": missing
     text = text.mask(text.str.lower().isin(MISSING))
-    return pd.to_numeric(text.str.replace(r"(?<=\d),(?=\d{3}\b)", "", regex=True), errors="coerce").astype(float)
+    return to_numeric(text.str.replace(r"(?<=\d),(?=\d{3}\b)", "", regex=True), errors="coerce").astype(float)
 
 
 def numeric_text(s: pd.Series) -> bool:

@@ -22,6 +22,7 @@ from agentk.competition.support import is_long_text
 from agentk.competition.tables import sample_columns_of
 from agentk.competition.values import numeric_text
 from agentk.modalities import MODALITIES, TABULAR, TEXT
+from agentk.parsing import to_numeric
 from agentk.policies import target_shapes as shapes
 from agentk.workspace import Workspace
 from tools.features import is_datetime
@@ -148,7 +149,7 @@ def _classification(metric: Metric | None, s: pd.Series, sample_col: pd.Series |
 def _submit_kind(metric: Metric | None, sample_col: pd.Series) -> str:
     if metric is not None:
         return "proba" if metric.prediction == "proba" else "label"
-    vals = pd.to_numeric(sample_col, errors="coerce")
+    vals = to_numeric(sample_col, errors="coerce")
     fractional = vals.notna().all() and ((vals % 1) != 0).any() and vals.between(0, 1).all()
     return "proba" if fractional else "label"
 

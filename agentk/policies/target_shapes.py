@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from agentk.competition.support import is_label_set
+from agentk.parsing import to_numeric
 from tools.metrics import Metric
 
 LABEL_SET_METRICS = {"f1_samples", "f2_samples"}
@@ -147,7 +148,7 @@ def scored_rows(text: str, table: pd.DataFrame) -> tuple[str, float] | None:
     norm = " ".join(re.sub(r"[_\-`*]", " ", text.lower()).split())
     for sentence in re.split(r"(?<=[.;:])\s", norm):
         for c in table.columns:
-            values = pd.to_numeric(table[c], errors="coerce").dropna().unique()
+            values = to_numeric(table[c], errors="coerce").dropna().unique()
             words = " ".join(re.sub(r"[_\-]", " ", str(c).lower()).split())
             if len(values) != 2 or not words:
                 continue

@@ -1,0 +1,120 @@
+"""Numbers read out of text without crashing the process.
+
+pandas 2.x parses floats with its own C code, and on a string of digits, an `e` and an exponent past 2**31
+(`028e454608203890`, as Kaggle's hexadecimal ids often read) it overflows a signed integer and segfaults
+(pandas-dev/pandas#63650; fixed in pandas 3, which AutoGluon 1.x's `pandas<2.4` keeps out). `to_numeric` and
+`read_csv`'s type inference in both engines go there, and a native crash cannot be caught. So every numeric
+reading of text in agentk goes through this module:
+
+- `to_numeric`: pandas' own, with such strings screened out first: a number no float can hold (an exponent of five
+  digits or more) is not a number here (NaN under errors="coerce", else the ValueError pandas gives for text);
+- `read_csv`: pandas' own, its floats parsed by Python's correctly rounded parser (float_precision="round_trip",
+  which leaves such a cell text) in the C engine, and the python engine's inference screened as above;
+- `guard_pandas()`: the same screen put into pandas itself, for the code agentk does not write: AutoGluon's type
+  inference, and generated code (the sandboxed runner of stages and checks installs it before running any).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+# the crash needs an exponent of ten digits; five already overflows every float, so nothing real is lost
+OVERFLOWING = re.compile(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][+-]?0*[1-9][0-9]{4,}\s*")
+
+_original_to_numeric = pd.to_numeric
+_original_convert = None  # pandas._libs.lib.maybe_convert_numeric, once guard_pandas replaced it
+_original_read = None  # pandas.io.parsers.readers._read, likewise
+
+
+def overflowing(values) -> np.ndarray:
+    """Which of `values` (an object array, a list or a Series) are strings pandas' float parser crashes on."""
+    values = np.asarray(values, dtype=object).ravel()
+    return np.fromiter(
+        (isinstance(v, str) and ("e" in v or "E" in v) and OVERFLOWING.fullmatch(v) is not None for v in values),
+        dtype=bool,
+        count=len(values),
+    )
+
+
+def _unparsable(value: str, position: int) -> ValueError:
+    return ValueError(f'Unable to parse string "{value}" at position {position}')
+
+
+def to_numeric(arg, errors: str = "raise", **kwargs):
+    """pd.to_numeric(arg, errors, ...) that cannot crash: strings whose exponent no float can hold are text."""
+    if isinstance(arg, str):
+        if overflowing([arg])[0]:
+            if errors == "coerce":
+                return np.nan
+            if errors == "raise":
+                raise _unparsable(arg, 0)
+            return arg
+    elif isinstance(arg, pd.Series | pd.Index | np.ndarray | list | tuple) and _textual(arg):
+        bad = overflowing(arg)
+        if bad.any():
+            if errors == "raise":
+                first = int(np.flatnonzero(bad)[0])
+                raise _unparsable(np.asarray(arg, dtype=object).ravel()[first], first)
+            if errors != "coerce":  # "ignore": pandas hands the input back when anything is not a number
+                return arg
+            arg = _masked(arg, bad)
+    return _original_to_numeric(arg, errors=errors, **kwargs)
+
+
+def _textual(arg) -> bool:
+    dtype = getattr(arg, "dtype", None)
+    return dtype is None or not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))
+
+
+def _masked(arg, bad: np.ndarray):
+    """`arg` with the flagged cells missing, in its own kind (Series keep their index and name)."""
+    if isinstance(arg, pd.Series):
+        return arg.astype(object).mask(bad)
+    values = np.array(arg, dtype=object)
+    values[bad] = None
+    return pd.Index(values, name=arg.name) if isinstance(arg, pd.Index) else values
+
+
+def read_csv(*args, **kwargs) -> pd.DataFrame:
+    """pd.read_csv that cannot crash on a cell like `028e454608203890` (it stays text)."""
+    guard_pandas()  # float_precision="round_trip" where the C engine reads, the screen where the python one does
+    return pd.read_csv(*args, **kwargs)
+
+
+def guard_pandas() -> None:
+    """Screen the crashing strings out inside pandas too (idempotent): its numeric conversion, which to_numeric,
+    the python parser and other libraries' type inference call, and its CSV readers' float parsing."""
+    global _original_convert, _original_read
+    from pandas._libs import lib
+    from pandas.io.parsers import readers
+
+    if _original_convert is None:
+        _original_convert = lib.maybe_convert_numeric
+
+        def maybe_convert_numeric(values, na_values, convert_empty=True, coerce_numeric=False, **kwargs):
+            bad = overflowing(values) if getattr(values, "dtype", None) == np.dtype(object) else None
+            if bad is not None and bad.any():
+                if not coerce_numeric:
+                    first = int(np.flatnonzero(bad)[0])
+                    raise _unparsable(values[first], first)
+                values = values.copy()
+                values[bad] = np.nan
+            return _original_convert(values, na_values, convert_empty, coerce_numeric, **kwargs)
+
+        lib.maybe_convert_numeric = maybe_convert_numeric
+    if _original_read is None:
+        _original_read = readers._read
+
+        def _read(filepath_or_buffer, kwds):
+            if kwds.get("engine") in (None, "c") and kwds.get("float_precision") is None:
+                try:
+                    return _original_read(filepath_or_buffer, {**kwds, "float_precision": "round_trip"})
+                except ValueError as exc:  # options only the python engine reads (sep=None): it infers as guarded
+                    if "python' engine" not in str(exc):
+                        raise
+            return _original_read(filepath_or_buffer, kwds)
+
+        readers._read = _read
