@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from agentk.competition.tables import sample_columns_of
 from agentk.core.fileio import write_json
+from agentk.core.isolated import call_isolated
 from agentk.workspace import TARGET_TRANSFORM, Workspace
 from tools.light_solve import light_solve
 from tools.map_dataset import MapDataset
@@ -18,16 +20,29 @@ from unit_tests_lib.common import fail, failing_on, load, read_map, sample_submi
 
 def check_train_map_dataset(ws: Path) -> None:
     """The map dataset builds from all train maps plus the target transform and loads a batch."""
-    transform = load(ws, TARGET_TRANSFORM)
+    heads = []
+
+    def transform(targets: pd.DataFrame) -> np.ndarray:  # the generated transform, called in a child
+        child = call_isolated(_transformed, ws, y=targets)
+        heads.append(child["heads"])
+        return child["t"]
+
     with failing_on(ValueError):
-        ds = MapDataset(ws, "train", transform.transform)
+        ds = MapDataset(ws, "train", transform)
     batch = next(ds.batches(32))
     n = min(32, len(ds))
-    if batch["target"].shape != (n, len(transform.OUTPUTS)):
-        fail(f"a batch's targets have shape {batch['target'].shape}, expected ({n}, {len(transform.OUTPUTS)})")
+    if batch["target"].shape != (n, heads[0]):
+        fail(f"a batch's targets have shape {batch['target'].shape}, expected ({n}, {heads[0]})")
     for m in ds.modalities:
         if _rows(batch[m]) != n:
             fail(f"a batch has {_rows(batch[m])} {m} inputs for {n} samples")
+
+
+def _transformed(ws: Path, out: dict, y: pd.DataFrame) -> None:
+    """In a child (call_isolated): the transform's number of heads (len(OUTPUTS)) and transform(y)."""
+    transform = load(ws, TARGET_TRANSFORM)
+    out["heads"] = len(transform.OUTPUTS)
+    out["t"] = np.asarray(transform.transform(y), dtype=float)
 
 
 def _rows(x) -> int:
@@ -65,14 +80,19 @@ def check_test_maps(ws: Path) -> None:
 
 def check_light_solve(ws: Path) -> None:
     """Final test: a light solve on a subsample gives a finite validation metric and a valid submission."""
-    import sklearn.ensemble  # noqa: F401 - load OpenMP first: threadpoolctl limits only loaded libraries
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1), failing_on(SubmissionMismatch):  # a light check: setups side by side share cores
-        result = light_solve(ws)
+    result = call_isolated(_light_solve, ws)["result"]
     if not np.isfinite(result["score"]):
         fail(f"the light solve's validation metric is {result['score']}: the metric, transform or maps are broken")
     out = Workspace(ws).light
     out.folder.mkdir(parents=True, exist_ok=True)
     result.pop("submission").to_csv(out.submission, index=False)
     write_json(out.score, result)
+
+
+def _light_solve(ws: Path, out: dict) -> None:
+    """In a child (call_isolated): the light solve, which calls the transform, the metric and the formatters."""
+    import sklearn.ensemble  # noqa: F401 - load OpenMP first: threadpoolctl limits only loaded libraries
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1), failing_on(SubmissionMismatch):  # a light check: setups side by side share cores
+        out["result"] = light_solve(ws)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from agentk.competition.tables import sample_columns_of
+from agentk.core.isolated import call_isolated, type_name
 from agentk.workspace import TARGET_TRANSFORM, Workspace, code_file, code_module
 from tools.submission import SubmissionMismatch, compare_with_sample
 from unit_tests_lib.common import fail, failing_on, load, test_ids, train_targets
@@ -16,17 +17,17 @@ from unit_tests_lib.common import fail, failing_on, load, test_ids, train_target
 
 def check_submission_format(ws: Path, stage: str) -> None:
     """`stage`: which formatter (the primary or the alternative)."""
-    fmt, module = load(ws, stage), code_module(stage)
-    if not hasattr(fmt, "format_submission"):
-        fail(f"{code_file(stage)} must define format_submission(test_ids, predictions)")
-    transform = load(ws, TARGET_TRANSFORM)
+    module = code_module(stage)
     ids = test_ids(ws)
     y = train_targets(ws)
     rows = np.resize(np.arange(len(y)), len(ids))  # training targets, as many as there are test ids
-    preds = transform.inverse_transform(transform.transform(y.iloc[rows].reset_index(drop=True)))
-    sub = fmt.format_submission(ids, preds)
+    child = call_isolated(_formatted, ws, stage=stage, ids=ids, y=y.iloc[rows].reset_index(drop=True))
+    if not child["defined"]:
+        fail(f"{code_file(stage)} must define format_submission(test_ids, predictions)")
+    sub = child["submission"]
     if not isinstance(sub, pd.DataFrame):
-        fail(f"format_submission must return a DataFrame, got {type(sub).__name__}")
+        fail(f"format_submission must return a DataFrame, got {type_name(sub)}")
+    preds = child["predictions"]
     with failing_on(SubmissionMismatch):
         compare_with_sample(ws, sub, f"{module}.format_submission")
     layout = sample_columns_of(Workspace(ws).raw)
@@ -39,6 +40,18 @@ def check_submission_format(ws: Path, stage: str) -> None:
             f"{module}.format_submission puts predictions on the wrong ids ({int(wrong.sum())} rows, e.g. id "
             f"{ids.astype(str).iloc[int(wrong.argmax())]!r}): row i of predictions belongs to test_ids[i]"
         )
+
+
+def _formatted(ws: Path, out: dict, stage: str, ids: pd.Series, y: pd.DataFrame) -> None:
+    """In a child (call_isolated): the targets' round trip through the transform, formatted by the stage's formatter."""
+    fmt = load(ws, stage)
+    out["defined"] = hasattr(fmt, "format_submission")
+    if not out["defined"]:
+        return
+    transform = load(ws, TARGET_TRANSFORM)
+    preds = transform.inverse_transform(transform.transform(y))
+    out["submission"] = fmt.format_submission(ids, preds)
+    out["predictions"] = preds  # after the call, as the formatter left them
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:

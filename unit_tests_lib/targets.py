@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from agentk.core.isolated import call_isolated, type_name
 from agentk.workspace import TARGET_TRANSFORM, code_file
 from unit_tests_lib.common import fail, load, prediction_columns, train_targets
 
@@ -14,12 +15,11 @@ KINDS = {"binary", "multiclass", "regression"}
 
 
 def check_transform(ws: Path) -> None:
-    mod = load(ws, TARGET_TRANSFORM)
-    for name in ("transform", "inverse_transform", "OUTPUTS"):
-        if not hasattr(mod, name):
-            fail(f"{code_file(TARGET_TRANSFORM)} must define {name}")
     y = train_targets(ws)
-    t = np.asarray(mod.transform(y), dtype=float)
+    child = call_isolated(_round_trip, ws, y=y)
+    for name in child["missing"]:
+        fail(f"{code_file(TARGET_TRANSFORM)} must define {name}")
+    t = child["t"]
     t = t[:, None] if t.ndim == 1 else t
     if t.shape[0] != len(y):
         fail(f"transform returned {t.shape[0]} rows for {len(y)} targets: keep one row per sample")
@@ -27,7 +27,9 @@ def check_transform(ws: Path) -> None:
         fail(
             f"transform returned {int((~np.isfinite(t)).sum())} NaN/inf values: every target must encode to a finite number"
         )
-    outputs = mod.OUTPUTS
+    outputs = child["OUTPUTS"]
+    if not isinstance(outputs, (list, tuple)) or not all(isinstance(o, dict) for o in outputs):
+        fail(f"OUTPUTS must be a list of dicts (name, kind, n_classes), got {type_name(outputs)}")
     if len(outputs) != t.shape[1]:
         fail(f"OUTPUTS lists {len(outputs)} heads but transform returns {t.shape[1]} columns: one per target")
     for j, o in enumerate(outputs):
@@ -41,9 +43,9 @@ def check_transform(ws: Path) -> None:
                 fail(
                     f"multiclass output {o['name']!r} must hold integer codes 0..{n - 1}, found {np.unique(t[:, j])[:5]}"
                 )
-    inv = mod.inverse_transform(t)
+    inv = child["inverse"]
     if not isinstance(inv, pd.DataFrame):
-        fail(f"inverse_transform must return a DataFrame, got {type(inv).__name__}")
+        fail(f"inverse_transform must return a DataFrame, got {type_name(inv)}")
     expected = prediction_columns(ws)
     if list(inv.columns) != expected:
         fail(
@@ -77,6 +79,17 @@ def check_transform(ws: Path) -> None:
                 f"inverse_transform(transform(y)) changes column {c!r} (e.g. {b[:3].tolist()} -> {a[:3].tolist()}): "
                 "the two must be inverses"
             )
+
+
+def _round_trip(ws: Path, out: dict, y: pd.DataFrame) -> None:
+    """In a child (call_isolated): transform(y) as floats, OUTPUTS, and inverse_transform of the transform."""
+    mod = load(ws, TARGET_TRANSFORM)
+    out["missing"] = [name for name in ("transform", "inverse_transform", "OUTPUTS") if not hasattr(mod, name)]
+    if out["missing"]:
+        return
+    t = np.asarray(mod.transform(y), dtype=float)
+    out["t"], out["OUTPUTS"] = t, mod.OUTPUTS
+    out["inverse"] = mod.inverse_transform(t[:, None] if t.ndim == 1 else t)
 
 
 def _binarised(got: np.ndarray, want: np.ndarray) -> bool:

@@ -1,12 +1,12 @@
 """Unit tests as data: a `Check` names a plain function `fn(ws, **kwargs)` that raises with an
 actionable message. The stage's program runs in one sandboxed subprocess, then all of the stage's checks
 in another (they read what the program wrote; nothing the program did to its own interpreter reaches
-them); the first failure is reported."""
+them); the first failure is reported. No generated module is ever imported into the checks' process: a check
+that calls one does so in a child of its own (`agentk.core.isolated.call_isolated`) and asserts on the data it
+returns, so import-time code cannot patch the checks or the result line."""
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 import runpy
 import sys
@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentk.core import isolated
+from agentk.core.isolated import describe, function_spec, import_function
 from agentk.core.sandbox import RunResult, run_python, truncate
 
 MARK = "@@agentk-check@@ "  # the result line, told apart from what the code prints
@@ -34,12 +36,7 @@ class Check:
         return f"{self.fn.__name__}[{self.label}]" if self.label else self.fn.__name__
 
     def spec(self) -> dict:
-        return {
-            "module": self.fn.__module__,
-            "file": sys.modules[self.fn.__module__].__file__,
-            "name": self.fn.__qualname__,
-            "kwargs": self.kwargs,
-        }
+        return {**function_spec(self.fn), "kwargs": self.kwargs}
 
 
 @dataclass
@@ -79,7 +76,7 @@ def run_checks(
 def _run_job(job: dict, checks: list[Check], ws: Path, timeout: float, memory_gb: float) -> tuple[CheckReport, str]:
     """One subprocess: the program, or the checks. -P: the workspace (the cwd) is not put first on sys.path, so a
     file the program wrote (unit_tests_lib/, agentk/) cannot stand in for the checks' own modules."""
-    args = ["-P", "-m", "agentk.core.checks", json.dumps(job)]
+    args = ["-P", "-m", "agentk.core.checks", json.dumps({**job, "timeout": timeout, "memory_gb": memory_gb})]
     res: RunResult = run_python(args, cwd=ws, timeout=timeout, memory_gb=memory_gb)
     printed = [ln for ln in res.stdout.splitlines() if not ln.startswith((MARK, STARTED))]
     results = [ln[len(MARK) :] for ln in res.stdout.splitlines() if ln.startswith(MARK)]
@@ -97,28 +94,6 @@ def _run_job(job: dict, checks: list[Check], ws: Path, timeout: float, memory_gb
     what = f"Running {job['code']}" if job["code"] else "The unit tests"
     error = f"{what} did not finish: {res.error() or shown[-2000:]}"
     return CheckReport(False, -1, "execution", error, shown), shown
-
-
-def _load(spec: dict) -> Callable:
-    try:
-        module = importlib.import_module(spec["module"])
-    except ImportError:  # a module outside the installed packages (e.g. a test's own checks)
-        s = importlib.util.spec_from_file_location(spec["module"], spec["file"])
-        module = importlib.util.module_from_spec(s)
-        sys.modules[spec["module"]] = module
-        s.loader.exec_module(module)
-    obj = module
-    for part in spec["name"].split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-def _describe(exc: BaseException) -> str:
-    """Assertion-style failures speak for themselves; crashes inside generated code need their traceback."""
-    if isinstance(exc, AssertionError):
-        return str(exc)
-    tb = traceback.format_exception(exc)
-    return "".join(tb[-6:]).strip()
 
 
 def _report(**result) -> None:
@@ -143,18 +118,19 @@ def _run_code(code: str, output: str | None) -> str | None:
 def _main(payload: str) -> None:
     ws = Path(".").resolve()
     job = json.loads(payload)
+    # a check's child (call_isolated) gets what is left of the checks' time, less a margin to report it timed out
+    isolated.limits.update(deadline=time.monotonic() + 0.95 * job["timeout"] - 1, memory_gb=job["memory_gb"])
     if job["code"]:
         sys.path.insert(0, ".")  # generated modules live in the workspace (the cwd) and import each other
         print(STARTED + "code", flush=True)
         error = _run_code(job["code"], job["output"])
         return _report(passed=False, index=-1, failed="execution", error=error) if error else _report(passed=True)
-    fns = []  # the checks' modules are imported before the workspace is on the path
+    fns = []  # the workspace is never on the path here: no file the program wrote is imported
     for spec in job["checks"]:
         try:
-            fns.append(_load(spec))
+            fns.append(import_function(spec))
         except BaseException as exc:  # noqa: BLE001 - reported as that check's failure
             fns.append(exc)
-    sys.path.append(".")  # after the installed packages: checks import generated modules, which shadow nothing
     for i, (fn, spec) in enumerate(zip(fns, job["checks"], strict=True)):
         print(STARTED + str(i), flush=True)
         try:
@@ -162,7 +138,7 @@ def _main(payload: str) -> None:
                 raise fn
             fn(ws, **spec["kwargs"])
         except BaseException as exc:  # noqa: BLE001 - everything is an observation
-            return _report(passed=False, index=i, failed=spec["name"], error=_describe(exc)[:6000])
+            return _report(passed=False, index=i, failed=spec["name"], error=describe(exc)[:6000])
     _report(passed=True)
 
 
