@@ -20,8 +20,9 @@ from agentk.core import sandbox
 from agentk.core.checks import Check, run_checks
 from agentk.core.errors import BadInput
 from agentk.core.sandbox import run_python, sandbox_available
-from agentk.workspace import Workspace
+from agentk.workspace import METRIC, TARGET_TRANSFORM, Workspace, code_file
 from unit_tests_lib.maps import check_id_map
+from unit_tests_lib.metric import check_metric
 
 SANDBOXED, WHY = sandbox_available()
 # these attacks are blocked by bubblewrap: without it they would do harm, so they do not run (.ci/run installs it)
@@ -236,6 +237,59 @@ def test_a_program_cannot_shadow_the_checks_modules_with_workspace_files(ws):
     report = _checks(plant + GARBAGE_MAP, [Check(check_id_map, {"name": "map.csv"})], ws, "map.csv")
     assert (ws / "unit_tests_lib" / "maps.py").exists()
     assert not report.passed and report.failed == "check_id_map", report
+
+
+# A metric stage's modules, by hand: the metric scores accuracy but says lower is better, which check_metric fails.
+TRANSFORM = (
+    "import numpy as np\nimport pandas as pd\n"
+    "OUTPUTS = [{'name': 'y', 'kind': 'binary'}]\n"
+    "def transform(y):\n    return y['y'].to_numpy(float)[:, None]\n"
+    "def inverse_transform(t):\n    return pd.DataFrame({'y': np.asarray(t)[:, 0]})\n"
+)
+WRONG_METRIC = (
+    "import numpy as np\nHIGHER_IS_BETTER = False\n"
+    "def metric(y_true, y_pred):\n    return float(np.mean(y_true['y'].to_numpy() == np.round(y_pred['y'].to_numpy())))\n"
+)
+# import-time code that would make the failing check pass, were the module imported where the check runs
+IMPORT_TIME_ATTACKS = {
+    "patches the check": (
+        "import sys\n"
+        "for name, mod in list(sys.modules.items()):\n"
+        "    if name.startswith('unit_tests_lib'):\n"
+        "        for attr in ('fail', 'check_metric'):\n"
+        "            if hasattr(mod, attr):\n"
+        "                setattr(mod, attr, lambda *a, **k: None)\n"
+    ),
+    "patches the result line": (
+        "import sys\n"
+        "for checks in (sys.modules['__main__'], sys.modules.get('agentk.core.checks')):  # python -m agentk.core.checks\n"
+        "    if hasattr(checks, '_report'):\n"
+        "        checks._report = lambda report=checks._report, **result: report(passed=True)\n"
+    ),
+    "forges a result and exits": (
+        "import json, os, sys\nif __name__ != '__main__':\n"
+        "    print('@@agentk-check@@ ' + json.dumps({'passed': True}), flush=True)\n    os._exit(0)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("attack", list(IMPORT_TIME_ATTACKS))
+def test_a_generated_module_cannot_patch_the_check_that_imports_it(ws, attack):
+    """check_metric calls the metric: the module's import-time code runs in a child of the check, which only reads
+    the scores back, so patching the check, the result line or the process's exit changes nothing."""
+    (ws / "train_tab_target_map.csv").write_text("id,y\n" + "".join(f"{i},{i % 3 % 2}\n" for i in range(60)))
+    (ws / code_file(TARGET_TRANSFORM)).write_text(TRANSFORM)
+    metric = ws / code_file(METRIC)
+    metric.write_text(WRONG_METRIC)
+    honest = run_checks([Check(check_metric)], ws, timeout=120, code=metric.name)
+    assert not honest.passed and honest.failed == "check_metric" and "fix the direction" in honest.error, honest
+    metric.write_text(IMPORT_TIME_ATTACKS[attack] + WRONG_METRIC)
+    report = run_checks([Check(check_metric)], ws, timeout=120, code=metric.name)
+    assert not report.passed and report.failed == "check_metric", report
+    if attack == "forges a result and exits":
+        assert "did not finish" in report.error and "@@agentk" not in report.output, report
+    else:
+        assert report.error == honest.error
 
 
 # ---- without bwrap ----------------------------------------------------------------------------
