@@ -214,14 +214,14 @@ def _json_records(path: Path, limit: int = 20) -> list[dict]:
     for line in head.splitlines()[:limit]:
         try:
             rec = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep for json
             break
         if isinstance(rec, dict):
             out.append(rec)
     if not out and head.lstrip().startswith("["):
         try:
             data = json.loads(head)
-        except ValueError:
+        except (ValueError, RecursionError):
             return []
         out = [r for r in data[:limit] if isinstance(r, dict)]
     return out

@@ -1,0 +1,107 @@
+"""The seeded data fuzz (agentk/testing/data_fuzz.py) in the default suite: a small fixed sample of its cases, each
+a real `agentk setup` subprocess on a mutated copy of a bundled example, must exit 0, 1 or 2 within its time cap,
+print no traceback, end a failure with one `agentk:` line and leave the user's folder as it was. The sample is
+chosen to cost about two minutes; benchmarks/fuzz_data.py runs a thousand. The harness's own rules are checked
+first, without a setup."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from agentk.testing.data_fuzz import MUTATIONS, build_case, changes, judge, make_case, run_case, snapshot
+
+# (seed, mutation): one case of each kind of damage, chosen among those that stop early or set up fast
+SAMPLE: list[tuple[int, str]] = []
+
+
+def test_every_mutation_builds_the_same_folder_from_its_seed(tmp_path):
+    for name, m in MUTATIONS.items():
+        for example in m.examples:
+            seed = next(s for s in range(1000) if make_case(s, name).example == example)
+            case = make_case(seed, name)
+            assert case.mutations == (name,)
+            notes = build_case(case, tmp_path / f"{name}-{example}-a")
+            build_case(case, tmp_path / f"{name}-{example}-b")
+            assert notes and notes[0].startswith(name)
+            a = snapshot(tmp_path / f"{name}-{example}-a")
+            assert a == snapshot(tmp_path / f"{name}-{example}-b"), (name, example)
+
+
+def test_seeds_cover_every_mutation_and_some_pairs():
+    cases = [make_case(s) for s in range(200)]
+    assert {c.mutations[0] for c in cases} | {m for c in cases for m in c.mutations} == set(MUTATIONS)
+    pairs = [c for c in cases if len(c.mutations) == 2]
+    assert 20 <= len(pairs) <= 60
+    for c in pairs:  # at most one mutation that leaves a table unreadable, after the ones that read tables
+        kinds = [MUTATIONS[m].kind for m in c.mutations]
+        assert kinds.count("raw") <= 1 and kinds == sorted(kinds, key=("cells", "raw", "tree").index)
+
+
+def test_the_snapshot_sees_links_and_pipes_without_following_or_opening_them(tmp_path):
+    folder = tmp_path / "f"
+    folder.mkdir()
+    (folder / "train.csv").write_text("id,y\n1,2\n")
+    (folder / "a").symlink_to(".")
+    (folder / "loop1").symlink_to("loop2")
+    (folder / "loop2").symlink_to("loop1")
+    (folder / "gone").symlink_to("nowhere")
+    os.mkfifo(folder / "pipe.csv")
+    before = snapshot(folder)
+    assert before["a"] == "link -> ." and before["loop1"] == "link -> loop2" and before["gone"] == "link -> nowhere"
+    assert before["pipe.csv"].startswith("node ") and sorted(before) == [
+        "a",
+        "gone",
+        "loop1",
+        "loop2",
+        "pipe.csv",
+        "train.csv",
+    ]
+    (folder / "train.csv").write_text("id,y\n1,3\n")
+    os.unlink(folder / "a")
+    (folder / "a").symlink_to("..")
+    (folder / "new").mkdir()
+    said = changes(before, snapshot(folder))
+    assert len(said) == 3 and "added 'new'" in said
+    assert any(s.startswith("changed 'train.csv'") for s in said) and "changed 'a': link -> . -> link -> .." in said
+
+
+@pytest.mark.parametrize(
+    ("rc", "err", "failures"),
+    [
+        (0, "setup done\n", []),
+        (2, "agentk: train.csv is empty: give it rows\n", []),
+        (2, "agentk: warning: odd\nagentk: train.csv is empty\n", []),
+        (-11, "", ["signal", "not-one-line"]),
+        (139, "", ["signal", "not-one-line"]),
+        (None, "", ["hang"]),
+        (1, "Traceback (most recent call last):\nValueError: x\n", ["traceback", "not-one-line"]),
+        (2, "agentk: one\nagentk: two\n", ["not-one-line"]),
+        (2, "agentk: bad\nmore text\n", ["not-one-line"]),
+        (3, "agentk: what\n", ["other exit"]),
+    ],
+)
+def test_the_judge(rc, err, failures):
+    assert judge(rc, "", err) == failures
+
+
+@pytest.mark.parametrize(("seed", "mutation"), SAMPLE, ids=[f"{m}-{s}" for s, m in SAMPLE])
+def test_a_mutated_example_does_not_crash_setup(seed, mutation, tmp_path):
+    result = run_case(make_case(seed, mutation), timeout=120, workdir=tmp_path)
+    assert not result.failures, (
+        f"{result.failures} ({result.outcome} in {result.seconds} s): {result.notes}\n"
+        f"{result.detail}\n--- stderr ---\n{result.stderr_tail}\n"
+        f"reproduce: uv run python benchmarks/fuzz_data.py --only-seed {seed} --mutation {mutation} --keep"
+    )
+
+
+# ---- what the fuzz found, each fixed where it was -------------------------------------------------------------
+def test_json_nested_too_deep_is_no_records(tmp_path):
+    """seed 12 (deep_json): a metadata.json of lists 10,000 deep beside the tables raised RecursionError out of
+    the unsupported-task check's JSON peek; a file nested too deep is not records."""
+    from agentk.competition.support import _json_records
+
+    for text in ("[" * 10_000 + "1" + "]" * 10_000, '{"a":' * 10_000 + "1" + "}" * 10_000):
+        (tmp_path / "metadata.json").write_text(text)
+        assert _json_records(tmp_path / "metadata.json") == []
