@@ -1,11 +1,14 @@
 """Hostile programs, run as generated code is (through run_python and through a stage's run_checks): each
 attack of issue 16 must fail to do harm. Real processes, real files, a real listening socket; no mocks.
 
-Under bwrap (installed by .ci/run) every attack is blocked by the sandbox; the fallback tests at the end force
-AGENTK_SANDBOX=off (or hide bwrap from PATH) and check the warning and what still holds there."""
+Under bwrap (installed by tests/run, which .ci/run runs) every attack is blocked by the sandbox; without it the
+attacks only bwrap blocks skip, or fail where the sandbox is required (CI set, or AGENTK_REQUIRE_SANDBOX=1). The
+fallback tests at the end force AGENTK_SANDBOX=off (or hide bwrap from PATH) and check the warning and what still
+holds there."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
@@ -25,10 +28,37 @@ from unit_tests_lib.maps import check_id_map
 from unit_tests_lib.metric import check_metric
 
 SANDBOXED, WHY = sandbox_available()
-# these attacks are blocked by bubblewrap: without it they would do harm, so they do not run (.ci/run installs it)
-needs_bwrap = pytest.mark.skipif(
-    not SANDBOXED, reason=f"bubblewrap cannot run here ({WHY}): `apt-get install bubblewrap` to run the sandbox tests"
-)
+# where the sandbox must run: CI (.ci/run, with CI=true, runs tests/run, which installs bubblewrap), or on request
+REQUIRED_BY = [
+    name
+    for name, on in [
+        ("CI", os.environ.get("CI", "").lower() not in ("", "0", "false", "no")),
+        ("AGENTK_REQUIRE_SANDBOX=1", os.environ.get("AGENTK_REQUIRE_SANDBOX") == "1"),
+    ]
+    if on
+]
+
+
+def needs_bwrap(test):
+    """These attacks are blocked by bubblewrap: without it they would do harm, so they do not run; they skip, saying
+    why, except where the sandbox is required (REQUIRED_BY), where a missing bwrap fails them."""
+    if SANDBOXED:
+        return test
+    if not REQUIRED_BY:
+        return pytest.mark.skip(
+            reason=f"bubblewrap cannot run here ({WHY}): `apt-get install bubblewrap` to run the sandbox tests"
+        )(test)
+
+    @functools.wraps(test)
+    def fails(*args, **kwargs):
+        pytest.fail(
+            f"bubblewrap cannot run here ({WHY}), but {' and '.join(REQUIRED_BY)} requires the sandbox tests: "
+            "tests/run should have installed bubblewrap (apt-get install bubblewrap)"
+        )
+
+    return fails
+
+
 SECRETS = {
     "DATABASE_URL": "postgres://admin:hunter2@db/prod",
     "SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/T0/B0/secret-hook",
@@ -319,6 +349,28 @@ def test_without_bwrap_one_warning_then_unsandboxed_runs(ws, how):
     assert ("AGENTK_SANDBOX=off" if how == "env" else "bwrap") in warnings[0]
     assert res.stdout.splitlines()[0].startswith("(False, ")
     assert res.stdout.splitlines()[1:] == ["True None", "True None"]  # runs go on; the allow-list still holds
+
+
+@pytest.mark.parametrize("required", ["CI=true", "AGENTK_REQUIRE_SANDBOX=1", ""])
+def test_without_bwrap_the_sandbox_tests_fail_where_required_else_skip(tmp_path, required):
+    """needs_bwrap itself: pytest on one of this file's sandbox tests, with a PATH that has python but no bwrap."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "AGENTK_REQUIRE_SANDBOX", "AGENTK_SANDBOX")}
+    env = {k: v for k, v in env.items() if not k.startswith("PYTEST_")}  # not an xdist worker's
+    env["PATH"] = str(Path(sys.executable).parent)
+    if required:
+        key, value = required.split("=")
+        env[key] = value
+    args = [sys.executable, "-m", "pytest", __file__, "-k", "test_home_cannot_be_written", "-n", "0", "-rfs"]
+    args += ["-p", "no:cacheprovider", f"--basetemp={tmp_path / 'inner'}"]
+    res = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300, cwd=Path(__file__).parent.parent)
+    out = res.stdout + res.stderr
+    assert "bwrap (Debian/Ubuntu package bubblewrap) is not on PATH" in out, out[-3000:]
+    if required:
+        assert res.returncode == 1 and "1 failed" in out, out[-3000:]
+        assert f"but {required if required != 'CI=true' else 'CI'} requires" in out, out[-3000:]
+        assert "tests/run should have installed bubblewrap" in out, out[-3000:]
+    else:
+        assert res.returncode == 0 and "1 skipped" in out and "apt-get install bubblewrap" in out, out[-3000:]
 
 
 def test_require_sandbox_refuses_unread_code_without_one_unless_unsafe(monkeypatch):
