@@ -105,3 +105,20 @@ def test_json_nested_too_deep_is_no_records(tmp_path):
     for text in ("[" * 10_000 + "1" + "]" * 10_000, '{"a":' * 10_000 + "1" + "}" * 10_000):
         (tmp_path / "metadata.json").write_text(text)
         assert _json_records(tmp_path / "metadata.json") == []
+
+
+def test_symlink_loops_in_the_folder_are_listed_not_followed(tmp_path):
+    """seed 15 (symlink_loops): `a -> .` made the file tree recurse until stat failed with "Too many levels of
+    symbolic links" (a traceback); a dangling link or a loop of two links has no size to show."""
+    from agentk.competition.dataview import file_tree, walk
+
+    (tmp_path / "train.csv").write_text("id,y\n1,2\n")
+    (tmp_path / "a").symlink_to(".")
+    (tmp_path / "loop1").symlink_to("loop2")
+    (tmp_path / "loop2").symlink_to("loop1")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "up").symlink_to("..")
+    tree = file_tree(tmp_path)
+    assert "a/ (a link to a folder above)" in tree and "loop1 (unreadable)" in tree and "train.csv (" in tree
+    assert "up/ (a link to a folder above)" in tree
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in walk(tmp_path)) == ["loop1", "loop2", "train.csv"]

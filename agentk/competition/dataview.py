@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import gzip
 import json
+import os
 import re
 import zlib
 from pathlib import Path
@@ -147,11 +148,12 @@ def nested_as_text(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def walk(root: Path, max_depth: int = 4):
-    """Files under root (following links), sorted, hidden ones skipped."""
+    """Files under root (following links, but not a link back to a folder above it: `a -> .`), sorted, hidden
+    ones skipped."""
     root = Path(root)
-    stack = [(root, 0)]
+    stack = [(root, 0, frozenset({os.path.realpath(root)}))]
     while stack:
-        folder, depth = stack.pop()
+        folder, depth, above = stack.pop()
         try:
             children = sorted(folder.iterdir())
         except OSError:
@@ -160,8 +162,9 @@ def walk(root: Path, max_depth: int = 4):
             if child.name.startswith((".", "__MACOSX")):
                 continue
             if child.is_dir():
-                if depth < max_depth:
-                    stack.append((child, depth + 1))
+                real = os.path.realpath(child)
+                if depth < max_depth and real not in above:
+                    stack.append((child, depth + 1, above | {real}))
             else:
                 yield child
 
@@ -171,30 +174,37 @@ def file_tree(root: Path, max_lines: int = 40, per_folder: int = 6) -> str:
     root = Path(root)
     lines: list[str] = []
 
-    def visit(folder: Path, indent: str) -> None:
+    def visit(folder: Path, indent: str, above: frozenset[str]) -> None:
         try:
             children = sorted(c for c in folder.iterdir() if not c.name.startswith("."))
         except OSError:
             return
         files = [c for c in children if not c.is_dir()]
         for d in (c for c in children if c.is_dir()):
+            real = os.path.realpath(d)
+            if real in above:  # a link back to a folder above (`a -> .`): shown, not followed
+                lines.append(f"{indent}{d.name}/ (a link to a folder above)")
+                continue
             n = sum(1 for _ in walk(d, 3))
             lines.append(f"{indent}{d.name}/ ({n} files)")
-            visit(d, indent + "  ")
+            visit(d, indent + "  ", above | {real})
         for f in files[:per_folder]:
             lines.append(f"{indent}{f.name} ({_size(f)})")
         if len(files) > per_folder:
             exts = sorted({"".join(f.suffixes[-1:]).lower() for f in files})
             lines.append(f"{indent}... {len(files) - per_folder} more files ({', '.join(exts)})")
 
-    visit(root, "")
+    visit(root, "", frozenset({os.path.realpath(root)}))
     return "\n".join(
         lines[:max_lines] + ([f"... ({len(lines) - max_lines} more lines)"] if len(lines) > max_lines else [])
     )
 
 
 def _size(path: Path) -> str:
-    n = path.stat().st_size
+    try:
+        n = path.stat().st_size
+    except OSError:  # a dangling link, a link loop (loop1 -> loop2 -> loop1)
+        return "unreadable"
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024:
             return f"{n:.0f}{unit}"
