@@ -188,11 +188,46 @@ def test_sample_ids_match_neither_test_ids_nor_row_count(comp, tmp_path):
     assert "(5 against 10)" in line
 
 
-def test_what_is_not_hopeless(comp):
-    """Sample ids of their own with the test's row count, one constant target of two, exactly 10 rows: set up."""
+def test_sample_ids_that_are_no_test_ids_with_the_test_row_count(comp, tmp_path):
+    """The test's 'id' column and the sample's share no id, even as formatting differs: refused in seconds, not
+    three backtracks of test maps that can never match."""
+    pd.DataFrame({"id": range(1000, 1010), "y": 0}).to_csv(comp / "sample_submission.csv", index=False)
+    line = refused_quickly(comp, tmp_path, "sample_submission.csv")
+    assert "test.csv" in line and "'1000'" in line and "'40'" in line, line
+
+
+def test_sample_ids_of_a_column_the_test_lacks_matching_no_test_value_nor_row_count(comp, tmp_path):
+    pd.DataFrame({"Id": ["alpha", "beta", "gamma", "delta", "omega"], "y": 0}).to_csv(
+        comp / "sample_submission.csv", index=False
+    )
+    line = refused_quickly(comp, tmp_path, "sample_submission.csv matches test.csv neither by id")
+    assert "(5 against 10)" in line
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        pytest.param([f"{i:05d}" for i in range(40, 50)], id="zero-padded"),
+        pytest.param([f"{i}.0" for i in range(40, 50)], id="float-text"),
+        pytest.param([f"ID_{i}" for i in range(40, 50)], id="affix"),
+        pytest.param([f"{i}.jpg" for i in range(40, 50)], id="file-name"),
+        pytest.param([f"{i}_{p}" for i in range(40, 45) for p in range(3)], id="per-position-rows"),
+    ],
+)
+def test_sample_ids_related_to_the_test_ids_by_formatting_are_not_refused(comp, ids):
+    """Ids that formatting relates to the test's (padding, affixes, extensions, <id>_<part>) are not "no match"."""
     from stages.fetch import check_source
 
-    pd.DataFrame({"id": [f"row{i}" for i in range(10)], "y": 0}).to_csv(comp / "sample_submission.csv", index=False)
+    pd.DataFrame({"id": ids, "y": 0}).to_csv(comp / "sample_submission.csv", index=False)
+    check_source(comp)
+
+
+def test_what_is_not_hopeless(comp):
+    """Sample ids of their own (a column the test lacks) with the test's row count, one constant target of two,
+    exactly 10 rows: set up."""
+    from stages.fetch import check_source
+
+    pd.DataFrame({"RowId": [f"row{i}" for i in range(10)], "y": 0}).to_csv(comp / "sample_submission.csv", index=False)
     check_source(comp)
     train = pd.read_csv(comp / "train.csv").head(10).assign(z=3)
     train.to_csv(comp / "train.csv", index=False)

@@ -13,7 +13,7 @@ from agentk.competition.dataview import AUDIO_DECODED, AUDIO_EXT, walk
 from agentk.competition.image_pairs import TARGET_DIR, strip_role
 from agentk.competition.positions import MAX_SYMBOLS, MIN_COVER, MIN_LENGTH, POSITION_ID
 from agentk.competition.rewrites import MIN_COPIED, rewrite_share, source_rows
-from agentk.competition.tables import sample_columns
+from agentk.competition.tables import related_ids, sample_columns
 from agentk.modalities import IMAGE, file_extensions
 
 MASK_NAME = re.compile(r"(mask|segment|annotation)", re.I)
@@ -354,13 +354,35 @@ def hopeless_reason(
                 for c in targets
             )
             return f"nothing to learn in {name}: the target {values}; a model needs at least two classes or values"
-    id_col = sample_df.columns[0]
-    if test is not None and id_col in test[1].columns:
-        name, df = test
-        ids = set(df[id_col].astype(str).str.strip())
-        if not ids & set(sample_df[id_col].astype(str).str.strip()) and len(sample_df) != len(df):
-            return (
-                f"{sample_name} matches {name} neither by id (no {id_col!r} of one is in the other) nor by row count "
-                f"({len(sample_df)} against {len(df)}): the two files come from different competitions or versions"
-            )
+    if test is not None:
+        return _unmatched_ids(train, test, sample)
     return None
+
+
+def _unmatched_ids(
+    train: tuple[str, pd.DataFrame] | None, test: tuple[str, pd.DataFrame], sample: tuple[str, pd.DataFrame]
+) -> str | None:
+    """Why the sample cannot be the test's, or None: none of its ids relates to any value of the test table
+    (tables.related_ids: formatting allowed for), and either the test names the sample's id column (the test
+    maps' ids come from it and can never be the sample's) or the row counts differ (so the sample's ids cannot
+    be the test rows in order either)."""
+    (sample_name, sample_df), (name, df) = sample, test
+    id_col = sample_columns(sample_df, None if train is None else train[1], df).id
+    if id_col is None:  # no id column: the sample's rows are the test rows in order
+        return None
+    same_rows = len(sample_df) == len(df)
+    if (same_rows and id_col not in df.columns) or related_ids(sample_df[id_col], df, id_col) is not False:
+        return None
+    said = lambda s: ", ".join(repr(str(v).strip()) for v in s.dropna().head(2))  # noqa: E731
+    theirs = df[id_col] if id_col in df.columns else df.iloc[:, 0]
+    what = (
+        f"none of its {id_col!r} values ({said(sample_df[id_col])}, ...) is a value of {name} "
+        f"({theirs.name!r}: {said(theirs)}, ...), even allowing for case, zero padding, affixes and file extensions"
+    )
+    return (
+        f"{sample_name} matches {name} "
+        + (f"by no id ({what})" if same_rows else f"neither by id ({what}) nor by row count ")
+        + ("" if same_rows else f"({len(sample_df)} against {len(df)})")
+        + ": the two files come from different competitions or versions; use the sample submission that came with "
+        "the test data"
+    )

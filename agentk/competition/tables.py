@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from agentk.competition import image_pairs, positions, rewrites
@@ -208,6 +209,79 @@ def _id_match(sample: Path, test_keys: set[str]) -> tuple[float, int]:
     if not test_keys or len(ids) == 0:
         return 0.0, len(ids)
     return float(ids.isin(test_keys).mean()), len(ids)
+
+
+ID_NUMBER = re.compile(r"([+-]?)0*(\d+?)(?:\.0*)?")  # 0040, 40.0 and 40 are one id
+DECIMAL = re.compile(r"[+-]?\d*\.\d+(?:e[+-]?\d+)?")  # a measurement, not an id of parts
+ID_EXTENSION = re.compile(r"\.[a-z][a-z0-9]{1,4}$")  # 40.jpg names the sample 40
+ID_SEPARATOR = re.compile(r"[_\-./:|\s]+")  # between the parts of a composite id: <id>_<target>, <image>_<row>_<col>
+ID_AFFIX = re.compile(r"([a-z]+)(\d+)|(\d+)([a-z]+)")  # ID40, 40a: a word glued to a number
+MAX_RELATED = 300_000  # distinct values looked at on either side: past this, no relation is ruled out
+
+
+def _id_forms(value: str) -> tuple[set[str], set[str]]:
+    """(whole forms, parts) of an id as text, as formatting may change it: case, surrounding space, zero padding
+    or a trailing .0 of a number, a file extension; the parts are those of a composite id (its pieces between
+    separators, the word and the number of ID40), each in its whole forms."""
+    low = value.strip().lower()
+    whole = {low}
+    if m := ID_NUMBER.fullmatch(low):
+        whole.add(m.group(1).replace("+", "") + m.group(2))
+    stem = ID_EXTENSION.sub("", low)
+    if stem != low:
+        whole |= _id_forms(stem)[0]
+    if DECIMAL.fullmatch(low):
+        return whole, set()
+    pieces = [p for p in ID_SEPARATOR.split(stem) if p]
+    pieces += [g for p in pieces if (m := ID_AFFIX.fullmatch(p)) for g in m.groups() if g]
+    # a lone letter is too common a value (a category) to tell a relation
+    pieces = [p for p in pieces if p != stem and not (len(p) == 1 and p.isalpha())]
+    return whole, {f for p in pieces for f in _id_forms(p)[0]}
+
+
+def related_ids(ids: pd.Series, test: pd.DataFrame, first: str | None = None) -> bool | None:
+    """Whether any of a sample's ids is related to a value of the test table as ids of one sample are (the same
+    text, or a formatting of it: case, zero padding, an extension, an affix, a part of a composite id like
+    <id>_<target> or <id>_<position>); None when there are too many distinct values to rule a relation out.
+    `first`: the column to look at first (the test's column of the sample's id name). The share _id_match gives
+    counts exact matches; this says whether there is any relation at all."""
+    ids = pd.Series(pd.unique(ids.dropna().astype(str).str.strip()))
+    exact = pd.Index(ids)  # its hash table is built once, for every column
+    columns = [first] if first in test.columns else []
+    values = []
+    for c in columns + [c for c in test.columns if c not in columns]:
+        text = _distinct_text(test[c])
+        if (exact.get_indexer(text) >= 0).any():
+            return True
+        values.append(text)
+    if len(ids) > MAX_RELATED or sum(len(v) for v in values) > MAX_RELATED:
+        return None
+    whole: set[str] = set()
+    parts: set[str] = set()
+    for v in ids:
+        w, p = _id_forms(v)
+        whole |= w
+        parts |= p
+    either = whole | parts
+    for column in values:
+        for v in column:
+            w, p = _id_forms(v)
+            if w & either or p & whole:
+                return True
+    return False
+
+
+def _distinct_text(column: pd.Series) -> pd.Series:
+    """A test column's distinct values as ids would be written: text without surrounding space, numbers as whole
+    numbers (a fractional value is a measurement, never an id)."""
+    values = pd.unique(column.dropna().to_numpy())
+    if pd.api.types.is_bool_dtype(column):
+        return pd.Series([], dtype=str)
+    if pd.api.types.is_float_dtype(column):
+        values = values[np.isfinite(values) & (values == np.floor(values)) & (np.abs(values) < 1e18)].astype("int64")
+    if pd.api.types.is_numeric_dtype(column):
+        return pd.Series(values).astype(str)
+    return pd.Series(values).astype(str).str.strip()
 
 
 def normalise(root: Path) -> list[str]:
