@@ -10,6 +10,7 @@ task: nothing was written; exit code 2) or AgentFailed (the agent tried and fail
 from __future__ import annotations
 
 import shutil
+import signal
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -18,11 +19,12 @@ from typing import TextIO
 
 from rich.markup import escape
 
+from agentk.core import crash
 from agentk.core.engine import Budget, Engine
 from agentk.core.errors import AgentFailed, BadInput
-from agentk.core.fileio import read_json
+from agentk.core.fileio import read_json, write_json
 from agentk.core.lock import FolderLock, check_free, hold
-from agentk.core.sandbox import require_sandbox, run_python_live
+from agentk.core.sandbox import died_of, require_sandbox, run_python_live
 from agentk.core.state import EpisodeState, load_state
 from agentk.workspace import Workspace
 
@@ -61,7 +63,7 @@ class SubmitResult:
     pick: dict | None  # the final pick: the submission with the best public score so far
 
 
-def one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException | str) -> str:
     """How agentk reports a failure: one line, never wrapped."""
     return f"agentk: {' '.join(str(exc).split())}"
 
@@ -114,6 +116,10 @@ def run_setup(
     from tools.kaggle import parse_competition_url
 
     on_event = on_event or _quiet
+    from agentk.parsing import guard_pandas
+
+    guard_pandas()  # what reads the competition here (and AutoGluon, generated code) cannot segfault on a hex id
+    crash.note("reading the competition folder")
     config = LLMConfig.load()
     policy = policy or ("hybrid" if config.configured else "expert")
     if policy not in POLICIES:
@@ -158,6 +164,7 @@ def run_setup(
 
             memory = Memory()
         ws.logs.mkdir(exist_ok=True)
+        crash.note(log=ws.setup_log, resume=f"agentk setup --resume --workspace {ws.root}")
         with open(ws.setup_log, "a") as log:
             engine = Engine(
                 ws.root,
@@ -188,6 +195,8 @@ def _logged(on_event: Progress, log: TextIO) -> Progress:
     from rich.text import Text
 
     def both(kind: str, info: dict) -> None:
+        if kind == "stage":
+            crash.note(f"stage {info['stage']}")
         line = describe_event(kind, info)
         if line:
             log.write(Text.from_markup(line).plain + "\n")
@@ -289,8 +298,10 @@ def run_solve(
     the terminal; verbose: the whole log as it comes). Finished solutions are kept, so a rerun resumes.
     ray: run HEBO trials as Ray tasks (local, auto or ray://host:port); weights: a folder of pretrained image
     backbone weights (tools/modality_img.py says which file names it reads)."""
+    from agentk.parsing import guard_pandas
     from agentk.solve.budgets import PRESETS
 
+    guard_pandas()
     if budget not in PRESETS:
         raise BadInput(f"unknown budget {budget!r}: use {', '.join(PRESETS)}")
     if weights is not None and not Path(weights).is_dir():
@@ -316,14 +327,42 @@ def run_solve(
             + (["--weights", str(Path(weights).resolve())] if weights is not None else [])
             + (["--verbose"] if verbose else [])
         )
-        rc = run_python_live(args, cwd=ws.root, output=output, network=bool(ray))
+        crash.note("solve", log=ws.solve_log)
+        cap = PRESETS[budget].wall_cap
+        try:  # the memory limit of the stage programs; a wall cap for a runaway, far beyond the budget's plan
+            rc = run_python_live(args, cwd=ws.root, output=output, network=bool(ray), timeout=cap, memory_gb=16)
+        except KeyboardInterrupt:
+            _solve_ended(ws, "interrupted")
+            raise
     summary = read_json(ws.solve_summary) or {}
+    again = f"finished solutions are kept; `agentk solve --workspace {ws.root}` resumes"
+    if rc is None:
+        _solve_ended(ws, f"stopped at the wall cap of {cap:.0f} s")
+        raise AgentFailed(
+            f"solve stopped at its wall cap of {cap:.0f} s (budget {budget}; details in {ws.solve_log}); {again}"
+        )
+    sig = died_of(rc)
+    if sig is not None and summary.get("status") != "done":
+        step = summary.get("step")
+        _solve_ended(ws, f"died of signal {sig.value} ({sig.name})")
+        raise AgentFailed(
+            f"solve died of signal {sig.value} ({sig.name}){f' in {step}' if step else ''}; its traceback is in "
+            f"{ws.solve_log}; {again}"
+            + ("; the kernel killed it, most likely for memory" if sig == signal.SIGKILL else "")
+        )
     if rc != 0 or summary.get("status") != "done":
         raise AgentFailed(
             f"solve failed: {summary.get('error') or f'exit code {rc}'} (details in {ws.solve_log}; finished "
             "solutions are kept; run again to resume)"
         )
     return SolveResult(ws.root, summary)
+
+
+def _solve_ended(ws: Workspace, why: str) -> None:
+    """solve.json no longer says running once the solver child is gone without saying why itself."""
+    summary = read_json(ws.solve_summary) or {}
+    if summary.get("status") in (None, "running"):
+        write_json(ws.solve_summary, {**summary, "status": "failed", "error": why})
 
 
 def run_submit(
@@ -337,8 +376,10 @@ def run_submit(
     """Submit the workspace's submission (or solutions/<solution>/'s; light: the setup's light solution) to its
     Kaggle competition, wait for the score and record it. The workspace's submission is sent only once a solve
     finished (BadInput otherwise); AgentFailed when Kaggle did not score it."""
+    from agentk.parsing import guard_pandas
     from agentk.submit import submit_workspace
 
+    guard_pandas()
     if light and solution:
         raise BadInput("--light submits the setup's light solution: drop --solution, or --light")
     ws = Path(workspace or newest_workspace()).resolve()
@@ -355,6 +396,8 @@ def run_submit(
 def run_report(workspace: Path | None = None) -> Path:
     """Write a workspace's report.html (default: the newest under workspaces/), self-contained, and return its path.
     A curriculum's report is curriculum.report's."""
+    from agentk.parsing import guard_pandas
     from agentk.report import write_report
 
+    guard_pandas()
     return write_report(Path(workspace or newest_workspace()).resolve())

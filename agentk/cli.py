@@ -15,6 +15,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from agentk import api
+from agentk.core import crash
 from agentk.core.errors import AgentFailed, BadInput
 from agentk.core.fileio import read_json
 from agentk.core.state import EpisodeState
@@ -348,21 +349,45 @@ def _submissions(kind: str, info: dict) -> None:
     console.print(table)
 
 
+# the commands that read the user's data run in a watched child: a native crash there becomes one line (core/crash.py)
+WATCHED = ("setup", "solve", "curriculum", "submit", "report")
+
+
 def main() -> None:
     # the packaged MiniLM's "Loading weights" bar (long-term memory, curriculum): a local load, not news
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    args = sys.argv[1:]
+    command = next((a for a in args if not a.startswith("-")), None)
+    if command in WATCHED and not {"--help", "-h"} & set(args) and not crash.watched():
+        sys.exit(crash.supervise(args, command))
     try:
-        app(standalone_mode=False)
+        rc = app(standalone_mode=False)  # typer returns Ctrl-C as 130, and the code of an Exit raised
     except (BadInput, AgentFailed) as exc:
         print(api.one_line(exc), file=sys.stderr)
         sys.exit(exc.exit_code)
-    except typer.Abort:
-        sys.exit(130)
-    except Exception as exc:  # usage errors of the (vendored) click carry their own exit code
-        if hasattr(exc, "show") and isinstance(getattr(exc, "exit_code", None), int):
-            exc.show()
+    except (typer.Abort, KeyboardInterrupt):
+        rc = 130
+    except Exception as exc:  # usage errors of the (vendored) click: one line, as any other bad input
+        if isinstance(getattr(exc, "exit_code", None), int) and hasattr(exc, "format_message"):
+            where = f"agentk {command}" if command in app_commands() else "agentk"
+            print(api.one_line(f"{exc.format_message()} (see `{where} --help`)"), file=sys.stderr)
             sys.exit(exc.exit_code)
         raise
+    if rc == 130:
+        print(f"agentk: {command or 'agentk'} interrupted{_GOING_ON.get(command, '')}", file=sys.stderr)
+    if isinstance(rc, int) and rc:
+        sys.exit(rc)
+
+
+_GOING_ON = {
+    "setup": ": `agentk setup --resume --workspace <ws>` goes on from the last finished step",
+    "solve": ": finished solutions are kept; run `agentk solve` again to resume",
+    "curriculum": ": run the same command again to resume",
+}
+
+
+def app_commands() -> set[str]:
+    return {c.name or c.callback.__name__ for c in app.registered_commands} | {g.name for g in app.registered_groups}
 
 
 if __name__ == "__main__":

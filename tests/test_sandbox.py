@@ -343,3 +343,21 @@ def test_external_checks_import_the_sandbox_as_agentk_sandbox():
     import agentk.sandbox
 
     assert agentk.sandbox.run_python is agentk.core.sandbox.run_python
+
+
+def test_the_live_run_has_a_memory_limit_and_a_wall_cap(tmp_path):
+    """The solver's run (run_python_live): its data limit stops a runaway allocation with a MemoryError (an
+    address-space limit would break CUDA), and its wall cap kills a program that runs on."""
+    from agentk.core.sandbox import run_python_live
+
+    log = tmp_path / "out.log"
+    with open(log, "w") as out:
+        rc = run_python_live(["-c", "b = bytearray(3 * 2**30)"], cwd=tmp_path, output=out, memory_gb=1)
+    assert rc == 1 and "MemoryError" in log.read_text()
+    with open(log, "w") as out:
+        rc = run_python_live(["-c", "b = bytearray(2**28); print('fits')"], cwd=tmp_path, output=out, memory_gb=1)
+    assert rc == 0 and "fits" in log.read_text()
+    start = time.monotonic()
+    with open(log, "w") as out:
+        assert run_python_live(["-c", "import time; time.sleep(60)"], cwd=tmp_path, output=out, timeout=2) is None
+    assert time.monotonic() - start < 20

@@ -215,7 +215,7 @@ def _remove_cgroup(group: Path | None) -> None:
 # the child can hang before exec, holding agentk's descriptors (the workspace lock among them) while it lives.
 _LIMITS = """
 import ctypes, os, resource, signal, sys
-max_bytes, cgroup, nproc, cap, *argv = sys.argv[1:]
+max_bytes, kind, cgroup, nproc, cap, *argv = sys.argv[1:]
 if cgroup:
     try:
         with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
@@ -223,7 +223,8 @@ if cgroup:
     except OSError:
         pass
 if max_bytes:
-    resource.setrlimit(resource.RLIMIT_AS, (int(max_bytes), int(max_bytes)))
+    limit = resource.RLIMIT_DATA if kind == "data" else resource.RLIMIT_AS
+    resource.setrlimit(limit, (int(max_bytes), int(max_bytes)))
 soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
 cap = int(cap) if hard == resource.RLIM_INFINITY else min(int(cap), hard)
 if nproc == "1" and (soft == resource.RLIM_INFINITY or soft > cap):
@@ -236,10 +237,13 @@ os.execv(argv[0], argv)
 """
 
 
-def _limited(argv: list[str], max_bytes: int | None, cgroup: Path | None = None, nproc: bool = True) -> list[str]:
-    """`argv` run under a memory limit of `max_bytes` (None: none), in `cgroup`, with at most MAX_PROCESSES
-    processes (`nproc`), killed when agentk dies."""
-    limits = [str(max_bytes or ""), str(cgroup or ""), "1" if nproc else "0", str(MAX_PROCESSES)]
+def _limited(
+    argv: list[str], max_bytes: int | None, cgroup: Path | None = None, nproc: bool = True, kind: str = "as"
+) -> list[str]:
+    """`argv` run under a memory limit of `max_bytes` (None: none) on its address space (`kind` "as") or on its
+    data, the writable private memory it allocates ("data"), in `cgroup`, with at most MAX_PROCESSES processes
+    (`nproc`), killed when agentk dies."""
+    limits = [str(max_bytes or ""), kind, str(cgroup or ""), "1" if nproc else "0", str(MAX_PROCESSES)]
     return [sys.executable, "-I", "-S", "-c", _LIMITS, *limits, *argv]
 
 
@@ -302,12 +306,18 @@ def _text(data) -> str:
 
 
 def run_python_live(
-    args: list[str], cwd: Path, timeout: float | None = None, output: TextIO | None = None, network: bool = False
+    args: list[str],
+    cwd: Path,
+    timeout: float | None = None,
+    output: TextIO | None = None,
+    network: bool = False,
+    memory_gb: float | None = None,
 ) -> int | None:
     """Run `python <args>` in `cwd` in the sandbox (the network kept only when `network`: a remote Ray cluster),
     its output going as it comes to `output` (a file), else straight to the terminal (long jobs show their
-    progress). No memory limit: it would break CUDA, which reserves huge address ranges. Returns the exit code,
-    None on timeout."""
+    progress). `memory_gb` limits the data it allocates (RLIMIT_DATA: the limit an address-space cap would be
+    breaks CUDA, which reserves huge address ranges it never writes). Returns the exit code, None when it ran
+    past `timeout` seconds and was killed; Ctrl-C kills it and goes on up as KeyboardInterrupt."""
     if output is not None:
         output.flush()  # what was written to it so far comes before the child's output
     bwrap = _bwrap()
@@ -316,8 +326,9 @@ def run_python_live(
         argv = _sandboxed(bwrap, Path(cwd), argv)
         if network:
             argv.remove("--unshare-net")
+    max_bytes = int(memory_gb * 2**30) if memory_gb else None
     proc = subprocess.Popen(
-        _limited(argv, None, nproc=False),  # torch and AutoGluon threads count as processes
+        _limited(argv, max_bytes, nproc=False, kind="data"),  # torch and AutoGluon threads count as processes
         cwd=cwd,
         env=clean_env(),
         stdin=subprocess.DEVNULL,
@@ -327,7 +338,22 @@ def run_python_live(
     )
     try:
         return proc.wait(timeout=timeout)
-    except (subprocess.TimeoutExpired, KeyboardInterrupt):
+    except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        return None
+    except KeyboardInterrupt:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+
+
+def died_of(returncode: int | None) -> signal.Signals | None:
+    """The signal a run died of: a negative exit code, or 128+n from bwrap, whose child died of signal n."""
+    if returncode is None:
+        return None
+    n = -returncode if returncode < 0 else returncode - 128 if 128 < returncode < 128 + 65 and _bwrap() else 0
+    try:
+        return signal.Signals(n) if n else None
+    except ValueError:
         return None

@@ -64,6 +64,9 @@ class SolveBudget:
     finetune_image: bool  # train the image backbone end to end; else frozen, embeddings cached
     finetune_text: bool  # the same for the text encoder
     networks: tuple[dict, ...] = ({},)  # FusionConfig overrides, one network solution each
+    # wall seconds after which `agentk solve` stops the solver (finished solutions kept): a runaway's cap, far
+    # beyond any plan (each training run has its own safety cap), not a time the budget aims at
+    wall_cap: float = 3 * 3600
 
 
 PRESETS = {
@@ -102,6 +105,7 @@ PRESETS = {
         finetune_image=True,
         finetune_text=True,
         networks=({}, {"image_backbone": "efficientnet_b0"}, {"fusion_hidden": 512, "dropout": 0.3}),
+        wall_cap=24 * 3600,
     ),
     # the paper's Table 5
     "paper": SolveBudget(
@@ -119,6 +123,7 @@ PRESETS = {
         finetune_image=True,
         finetune_text=True,
         networks=({}, {"image_backbone": "efficientnet_b0"}, {"image_backbone": "convnext_tiny"}),
+        wall_cap=7 * 24 * 3600,
     ),
 }
 # which inputs a FusionConfig field concerns: a network whose overrides only touch absent inputs is skipped

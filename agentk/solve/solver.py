@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import faulthandler
 import importlib
 import json
 import os
@@ -33,6 +34,7 @@ import numpy as np
 
 from agentk.core.fileio import append_jsonl, read_json, read_jsonl, write_json, write_text
 from agentk.modalities import IMAGE, TABULAR, TEXT
+from agentk.parsing import guard_pandas
 from agentk.solve import cross_validation
 from agentk.solve.budgets import FIELD_INPUT, PRESETS, Machine, SolveBudget, plan_network
 from agentk.workspace import Solution as SolutionFiles
@@ -124,6 +126,10 @@ class Solver:
             plans.append((f"network-{n}", "network", dict(overrides)))
         return plans
 
+    def _step(self, step: str) -> None:
+        """solve.json names the step under way while it runs: what `agentk solve` names if this process dies."""
+        write_json(self.workspace.solve_summary, {"status": "running", "budget": self.budget.name, "step": step})
+
     def run(self) -> dict:
         # an earlier "done" no longer describes the workspace: until finish() the solve is unfinished
         write_json(self.workspace.solve_summary, {"status": "running", "budget": self.budget.name})
@@ -144,6 +150,7 @@ class Solver:
         overall = self._bar_task("solutions", len(plans))
         for sid, kind, config in plans:
             done = self.load(sid)
+            self._step(sid)
             if done is not None:
                 self.say(f"{sid}: already done (validation {self.task.metric_name} {done.val_score:.5g})")
             else:
@@ -164,7 +171,9 @@ class Solver:
             solutions.append(done)
             self._advance(overall)
         # a small table: every solution's out-of-fold predictions over all rows; {} when a recipe failed
+        self._step("cross-validation" if self.cv else "blend")
         cv = self.cross_validate(solutions) if self.cv else {}
+        self._step("blend")
         if sum(s.kind != "constant" for s in solutions) >= self.budget.blend_after:
             blend = self.load("blend")
             # the constant is among the blend's inputs: on a noisy target the mean of a model and the constant (a
@@ -1015,6 +1024,10 @@ def main(argv: list[str] | None = None) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     ws = Workspace(args.workspace)
+    guard_pandas()  # AutoGluon's type inference reads text columns as numbers: not on a crashing string
+    ws.logs.mkdir(parents=True, exist_ok=True)
+    # a native crash's traceback straight to the log: what fd 2 gets goes through a thread that dies with the process
+    faulthandler.enable(file=open(ws.solve_log, "ab"), all_threads=True)  # noqa: SIM115 - open until the end
     with _output(ws.solve_log, args.verbose) as (console, log, say):
         log(f"---- agentk solve --budget {args.budget}, {datetime.now(UTC).isoformat(timespec='seconds')}")
         address = None
