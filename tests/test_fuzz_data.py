@@ -122,3 +122,16 @@ def test_symlink_loops_in_the_folder_are_listed_not_followed(tmp_path):
     assert "a/ (a link to a folder above)" in tree and "loop1 (unreadable)" in tree and "train.csv (" in tree
     assert "up/ (a link to a folder above)" in tree
     assert sorted(p.relative_to(tmp_path).as_posix() for p in walk(tmp_path)) == ["loop1", "loop2", "train.csv"]
+
+
+def test_a_column_named_by_ten_thousand_digits_is_no_pixel(tmp_path):
+    """seed 4 (long_cells): a test.csv header of 10,000 digits stopped fetch with int()'s "Exceeds the limit (4300
+    digits) for integer string conversion" (the pixel-column check read the name as a running number)."""
+    import pandas as pd
+
+    from agentk.competition.series import pixel_columns
+
+    table = pd.DataFrame({"id": [1, 2], "1" * 10_000: [3, 4], "x": [0.5, 0.25]})
+    assert pixel_columns(table) is None
+    pixels = pd.DataFrame({f"pixel{k}": [k % 256, 0] for k in range(256)})
+    assert pixel_columns(pixels) == ([f"pixel{k}" for k in range(256)], 16, 16, 1)

@@ -129,7 +129,9 @@ def bands_to_images(table: pd.DataFrame, id_col: str, folder: Path) -> pd.DataFr
     return table.drop(columns=bands)
 
 
-PIXEL = re.compile(r"^(\D*?)_?(\d+)$")  # pixel0, pixel_12, px3: a prefix and a running number
+# pixel0, pixel_12, px3: a prefix and a running number (of nine digits at most: int() refuses a column name of
+# 10,000 digits, and no picture has a billion pixels)
+PIXEL = re.compile(r"^(\D*?)_?(\d{1,9})$")
 PIXEL_SHARE = 0.9  # a table of pixels is little else: an id, a label
 MIN_SIDE = 16  # below 16 x 16 the pixels are few enough to be strong tabular features (8 x 8 digits: 64 columns)
 
