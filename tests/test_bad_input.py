@@ -235,6 +235,42 @@ def test_what_is_not_hopeless(comp):
     check_source(comp)
 
 
+def test_a_sample_echoing_test_inputs_with_empty_cells_sets_up(comp, tmp_path):
+    """The sample repeats the test's 'region' input, empty where the test's is: the submission leaves those cells
+    empty as the sample does (the predictions and the other echoed cells filled), and the setup passes."""
+    rng = np.random.default_rng(3)
+    regions = np.array(["north", "south", "east", "west"])
+    train, test = pd.read_csv(comp / "train.csv"), pd.read_csv(comp / "test.csv")
+    train["region"] = regions[rng.integers(0, 4, len(train))]
+    test["region"] = regions[rng.integers(0, 4, len(test))]
+    test.loc[[1, 4, 7], "region"] = np.nan
+    train.to_csv(comp / "train.csv", index=False)
+    test.to_csv(comp / "test.csv", index=False)
+    test[["id"]].assign(y=0, region=test["region"]).to_csv(comp / "sample_submission.csv", index=False)
+    ws = tmp_path / "ws"
+    proc = setup(comp, ws, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads((ws / "setup.json").read_text())["status"] == "done"
+    sub = pd.read_csv(ws / "submission.csv").set_index("id").loc[test["id"]]
+    assert sub["y"].notna().all()
+    assert sub["region"].isna().tolist() == test["region"].isna().tolist()
+    assert (sub["region"].dropna() == test.set_index("id")["region"].dropna()).all()
+
+
+def test_only_echoed_cells_the_sample_leaves_empty_may_stay_empty():
+    """By id (or by row without an id column): an echoed cell empty where the sample's is passes; an echoed cell the
+    sample fills, and any predicted cell, must be filled."""
+    from tools.submission import unfilled
+
+    sample = pd.DataFrame({"id": [1, 2, 3], "y": [0, 0, np.nan], "region": ["a", np.nan, "c"]})
+    got = pd.DataFrame({"id": [3, 2, 1], "y": [1, np.nan, 1], "region": [np.nan, np.nan, "a"]})
+    by_id = unfilled(got, sample, "id", ["region"])
+    assert by_id["region"].tolist() == [True, False, False] and by_id["y"].tolist() == [False, True, False]
+    by_row = unfilled(got, sample.drop(columns="id"), None, ["region"])
+    assert by_row["region"].tolist() == [True, False, False]
+    assert unfilled(got, sample, "id", [])["region"].tolist() == [True, True, False]
+
+
 # ---- text encodings: read, not "corrupt" -----------------------------------------------------
 ENCODINGS = {  # how a spreadsheet or an old system saves a CSV
     "utf-8-bom": ("utf-8-sig", b""),

@@ -97,9 +97,12 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
                 f"{who}: ids written as {odd[:2]} are not the sample's text (e.g. {sorted(want_text)[:2]}): "
                 "write the ids exactly as the sample does"
             )
-    gaps = got.columns[got.isna().any()].tolist()
+    gaps = got.columns[unfilled(got, sample, id_col, [] if layout is None else layout.echo).any()].tolist()
     if gaps:
-        raise SubmissionMismatch(f"{who}: missing values in {gaps[:5]}: every cell must be filled")
+        raise SubmissionMismatch(
+            f"{who}: missing values in {gaps[:5]}: every cell must be filled (but those of repeated test inputs "
+            "that the sample leaves empty)"
+        )
     for c in sample.columns:
         if type_family(got[c]) == "numeric" and numbers_as_text(sample[c]):
             continue  # label ids "1 4": a submission of one id per row reads back as numbers, as valid
@@ -122,6 +125,22 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
                 f"{who}: the sample's probability columns sum to 1 in every row but row {int(off.idxmax())} of the "
                 f"submission sums to {sums[off].iloc[0]:.6g}: predict the outcomes with one softmax, not one by one"
             )
+
+
+def unfilled(got: pd.DataFrame, sample: pd.DataFrame, id_col: str | None, echo: list[str]) -> pd.DataFrame:
+    """The submission's empty cells that should hold a value: every one, but in the columns echoing test inputs
+    those the sample leaves empty too (the same id's row; the same row where the sample has no id column or repeats
+    ids). `got` has the sample's columns, rows and ids."""
+    empty = got.isna()
+    echo = [c for c in echo if c in got.columns and empty[c].any()]
+    if not echo:
+        return empty
+    blank = sample[echo].isna()
+    if id_col is not None and sample[id_col].is_unique:
+        blank.index = sample[id_col].astype(str).to_numpy()
+        blank = blank.reindex(got[id_col].astype(str).to_numpy(), fill_value=False)
+    empty[echo] &= ~blank.to_numpy()
+    return empty
 
 
 def _train(ws: Path) -> pd.DataFrame | None:
