@@ -12,8 +12,21 @@ import pytest
 
 from agentk.testing.data_fuzz import MUTATIONS, build_case, changes, judge, make_case, run_case, snapshot
 
-# (seed, mutation): one case of each kind of damage, chosen among those that stop early or set up fast
-SAMPLE: list[tuple[int, str]] = []
+# (seed, mutation, or None for the seed's own one or two): a case of each kind of damage, most of them stopped early
+# as bad input (a few seconds each) and three set up to the end (about 20 s each on an idle machine)
+SAMPLE: list[tuple[int, str | None]] = [
+    (8, "ragged_rows"),  # an unterminated quote in wine's test.csv
+    (10, "header_only"),  # wine's sample submission: its header, no newline
+    (13, "truncated_archive"),  # diabetes' test.csv.zip cut in half
+    (29, "deep_json"),  # docstring-library's train.json: objects 10,000 deep
+    (245, "odd_encoding"),  # iris' test.csv: random bytes
+    (24, None),  # odd_encoding + special_files: random bytes, a FIFO named like a table
+    (25, None),  # huge_exponents + ragged_rows
+    (200, None),  # truncated_archive + symlink_loops: a cut train.csv.gz, a -> ., loop1 <-> loop2, a link to it
+    (34, "hex_ids"),  # iris' ids all digits but one e (028e454608203890), the pandas segfault's strings: set up
+    (134, None),  # odd_encoding (CRLF) + symlink_loops (nest/deeper/root -> ../.., loop1 <-> loop2, dangling): set up
+    (84, "special_files"),  # a FIFO named extra_features.csv beside iris' tables: set up
+]
 
 
 def test_every_mutation_builds_the_same_folder_from_its_seed(tmp_path):
@@ -86,13 +99,14 @@ def test_the_judge(rc, err, failures):
     assert judge(rc, "", err) == failures
 
 
-@pytest.mark.parametrize(("seed", "mutation"), SAMPLE, ids=[f"{m}-{s}" for s, m in SAMPLE])
+@pytest.mark.parametrize(("seed", "mutation"), SAMPLE, ids=[make_case(s, m).label + f"-{s}" for s, m in SAMPLE])
 def test_a_mutated_example_does_not_crash_setup(seed, mutation, tmp_path):
-    result = run_case(make_case(seed, mutation), timeout=120, workdir=tmp_path)
+    result = run_case(make_case(seed, mutation), timeout=150, workdir=tmp_path)
+    forced = f" --mutation {mutation}" if mutation else ""
     assert not result.failures, (
         f"{result.failures} ({result.outcome} in {result.seconds} s): {result.notes}\n"
         f"{result.detail}\n--- stderr ---\n{result.stderr_tail}\n"
-        f"reproduce: uv run python benchmarks/fuzz_data.py --only-seed {seed} --mutation {mutation} --keep"
+        f"reproduce: uv run python benchmarks/fuzz_data.py --only-seed {seed}{forced} --keep"
     )
 
 
@@ -135,3 +149,18 @@ def test_a_column_named_by_ten_thousand_digits_is_no_pixel(tmp_path):
     assert pixel_columns(table) is None
     pixels = pd.DataFrame({f"pixel{k}": [k % 256, 0] for k in range(256)})
     assert pixel_columns(pixels) == ([f"pixel{k}" for k in range(256)], 16, 16, 1)
+
+
+def test_infinite_numbers_are_missing_in_the_light_models_inputs():
+    """seed 37 (nonfinite): a JSON table whose name_length held Infinity and -Infinity reached the light solve's
+    network as inf, its predictions were NaN, and the final light solve failed on every backtrack."""
+    import numpy as np
+    import pandas as pd
+
+    from tools.tabular import encode, standardised
+
+    frame = pd.DataFrame({"n": [1.0, np.inf, -np.inf, np.nan, 3.0], "c": ["a", "b", "a", "b", "a"]})
+    (matrix,), columns = encode([frame])
+    assert columns == ["n", "c"] and np.isnan(matrix[1:4, 0]).all() and matrix[4, 0] == 3.0
+    values, missing = standardised(np.array([1.0, np.inf, -np.inf, 3.0]), np.arange(4))
+    assert np.isfinite(values).all() and missing.tolist() == [0, 1, 1, 0]

@@ -1,5 +1,5 @@
-"""Turn tabular input maps into numeric matrices: numbers stay, booleans become 0/1, text becomes
-category codes shared by train and test; id-like text columns (almost all values unique) are dropped."""
+"""Turn tabular input maps into numeric matrices: numbers stay (infinities as missing), booleans become 0/1, text
+becomes category codes shared by train and test; id-like text columns (almost all values unique) are dropped."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def encode(frames: list[pd.DataFrame]) -> tuple[list[np.ndarray], list[str]]:
     for c in both.columns:
         s = both[c]
         if s.dtype == bool or pd.api.types.is_numeric_dtype(s):
-            kept.append(s.astype(float))
+            kept.append(s.astype(float).replace([np.inf, -np.inf], np.nan))  # an infinity is a missing number
         else:
             text = s.astype("string")
             if text.nunique() > 0.9 * max(1, text.notna().sum()):
@@ -32,8 +32,8 @@ def encode(frames: list[pd.DataFrame]) -> tuple[list[np.ndarray], list[str]]:
 
 def standardised(v: np.ndarray, rows: np.ndarray) -> list[np.ndarray]:
     """A numeric column median-imputed and standardised on `rows` (those a model learns from), followed by its
-    missing-value indicator when any value is missing."""
-    missing = np.isnan(v)
+    missing-value indicator when any value is missing (an infinity is missing too)."""
+    missing = ~np.isfinite(v)
     v = np.where(missing, np.nanmedian(v[rows]) if (~missing[rows]).any() else 0.0, v)
     std = v[rows].std()
     out = [(v - v[rows].mean()) / (std if std > 0 else 1.0)]
