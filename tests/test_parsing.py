@@ -113,3 +113,20 @@ def test_numbers_read_as_before():
     pd.testing.assert_frame_equal(read_csv(io.StringIO(text)), pd.read_csv(io.StringIO(text)))
     s = pd.Series(["1", "2.5", "-3e2", "x", None])
     pd.testing.assert_series_equal(to_numeric(s, errors="coerce"), pd.to_numeric(s, errors="coerce"))
+
+
+def test_generated_code_runs_guarded(tmp_path):
+    """A stage's program (an LLM's as much as the expert's) reads the crashing strings with plain pandas and lives:
+    the sandboxed runner guards pandas before it runs the program."""
+    from agentk.core.checks import run_checks
+
+    (tmp_path / "data.csv").write_text("id,x\n028e454608203890,1.5\nab12,2\n")
+    (tmp_path / "code_stage.py").write_text(
+        "import pandas as pd\n"
+        "df = pd.read_csv('data.csv')\n"
+        "assert df['id'].tolist() == ['028e454608203890', 'ab12'], df\n"
+        "assert pd.to_numeric(df['id'], errors='coerce').isna().all()\n"
+        "df.to_csv('out.csv', index=False)\n"
+    )
+    report = run_checks([], tmp_path, timeout=120, code="code_stage.py", output="out.csv")
+    assert report.passed, report.error

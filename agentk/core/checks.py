@@ -143,4 +143,10 @@ def _main(payload: str) -> None:
 
 
 if __name__ == "__main__":
+    import faulthandler
+
+    from agentk.parsing import guard_pandas
+
+    faulthandler.enable()  # a native crash of the generated code says where, on the stderr the parent reads
+    guard_pandas()  # generated code (an LLM's too) reads text as numbers through pandas: not the crashing strings
     _main(sys.argv[1])
