@@ -307,7 +307,8 @@ PROBES, PROBE_SIDE = 2000, 16  # fit images the symmetry test reads, and the sid
 #   any of them, of the same images each turned at random by one of the 8 flips and turns: 0.46-0.54.
 # Mirroring is the default (photos); it is off when the share is above MIRROR_FARTHER. Turning upside down and
 # transposing (microscopy, aerial views: the 8 flips and turns) are added when the share is at most TURN_FARTHER.
-# benchmarks/augmentations.py measures the choice against the alternatives (README: digits, clothes, turned digits).
+# benchmarks/augmentations.py measures the choice against the alternatives (docs/benchmarks.md, "Augmentations": digits,
+# clothes, turned digits).
 MIRROR_FARTHER, TURN_FARTHER = 0.9, 0.6
 
 
