@@ -3,6 +3,7 @@
     uv run python benchmarks/fuzz_data.py [--cases 1000] [--seed 0] [--jobs 2] [--timeout 180] [--out DIR]
                                           [--mutation NAME] [--only-seed N ...] [--keep] [--fresh]
     uv run python benchmarks/fuzz_data.py --list
+    uv run python benchmarks/fuzz_data.py --report [--out DIR]
 
 Each case (agentk/testing/data_fuzz.py) copies a bundled example to a temporary folder, applies one seeded
 mutation to its files (one case in five a second one): hexadecimal ids and cells, numbers out of a float's
@@ -98,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep each case's folder and workspace (paths printed)")
     ap.add_argument("--fresh", action="store_true", help="ignore the results already in --out")
     ap.add_argument("--list", action="store_true", help="list the mutations and the examples they apply to")
+    ap.add_argument("--report", action="store_true", help="print the table of the results in --out, run nothing")
     args = ap.parse_args(argv)
     if args.list:
         for m in MUTATIONS.values():
@@ -109,6 +111,10 @@ def main(argv: list[str] | None = None) -> int:
     seeds = args.only_seed or list(range(args.seed, args.seed + args.cases))
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "fuzz_data.json"
+    if args.report:  # whatever an earlier (perhaps interrupted) run recorded
+        records = json.loads(path.read_text()) if path.exists() else []
+        print(f"{len(records)} cases in {path}\n\n{table(records)}")
+        return 1 if any(r["failures"] for r in records) else 0
     done: dict[str, dict] = {}
     if path.exists() and not args.fresh and not args.only_seed:
         done = {r["key"]: r for r in json.loads(path.read_text())}

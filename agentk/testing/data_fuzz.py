@@ -558,7 +558,8 @@ def truncated_images(folder: Path, rng: random.Random) -> str:
     images = sorted(folder.rglob("*.png"))
     share = rng.choice([1 / len(images), 0.01, 0.3, 1.0])
     kinds = rng.sample(["cut", "zero", "jpeg-cut", "random", "text", "bomb", "header-only"], rng.randint(1, 3))
-    for i in pick(rng, images, share):
+    chosen = pick(rng, images, share)
+    for i in chosen:
         path, kind = images[i], rng.choice(kinds)
         data = path.read_bytes()
         if kind == "cut":
@@ -580,7 +581,7 @@ def truncated_images(folder: Path, rng: random.Random) -> str:
             path.write_bytes(_png(100_000, 100_000))
         else:
             path.write_bytes(data[:33])  # the signature and IHDR, no pixels
-    return f"{kinds} on {share:.0%} of {len(images)} images"
+    return f"{kinds} on {len(chosen)} of {len(images)} images"
 
 
 # ---- the folder itself ---------------------------------------------------------------------------------------
