@@ -91,23 +91,30 @@ def table_rows(a, split: str, file_col: str | None = None) -> list[str]:
 
 
 def join_lines(j) -> list[str]:
-    """Lines that join a keyed table (agentk.competition.joins.Join) to `df`, as the analysis joined it."""
-    lines = [f"# {j.describe()}", f"other = {read_expr(j.table)}"]
+    """Lines that join a keyed table (agentk.competition.joins.Join) to `df`, as the analysis joined it (keys as
+    text, "12.0" as "12"; a key without rows in a per-entity table counts 0 rows)."""
+    lines = [
+        f"# {j.describe()}",
+        f"other = {read_expr(j.table)}",
+        "def key_text(v):",
+        "    t = v.astype(str).str.strip()",
+        "    return t.str.replace(r'^(-?\\d+)\\.0$', r'\\1', regex=True) if v.dtype.kind == 'f' else t",
+    ]
     if j.aggregate or not j.columns:
         lines += [
-            f"grouped = other.groupby(other[{j.key!r}].astype(str))",
+            f"grouped = other.groupby(key_text(other[{j.other_key!r}]))",
             f"right = pd.DataFrame({{{j.prefix + '_count'!r}: grouped.size()}})",
             f"for c in {j.aggregate!r}:",
             f"    right[f'{j.prefix}_{{c}}_mean'] = grouped[c].mean()",
             "right = right.rename_axis('_key').reset_index()",
         ]
     else:
-        lines.append(
-            f"right = other[[{j.key!r}, *{j.columns!r}]].assign(_key=other[{j.key!r}].astype(str)).drop(columns={j.key!r})"
-        )
+        lines.append(f"right = other[{j.columns!r}].assign(_key=key_text(other[{j.other_key!r}]))")
     lines.append(
-        f"df = df.assign(_key=df[{j.key!r}].astype(str)).merge(right, on='_key', how='left').drop(columns='_key')"
+        f"df = df.assign(_key=key_text(df[{j.key!r}])).merge(right, on='_key', how='left').drop(columns='_key')"
     )
+    if j.aggregate or not j.columns:
+        lines.append(f"df[{j.prefix + '_count'!r}] = df[{j.prefix + '_count'!r}].fillna(0)")
     return lines
 
 

@@ -1,7 +1,9 @@
 """Tables joined to the train and test tables by a key: the targets in a labels table (train_labels.csv keyed by
 id), and per-entity tables with many rows per key (transactions per customer, atoms per molecule), which are
-summarised per key (row count, mean of each numeric column) before the join. The expert's analysis joins its
-frames with `apply`; the input maps' generated code does the same with `code`."""
+summarised per key (row count, mean of each numeric column) before the join. The key is found from the values,
+never the names: a column of the split's table whose values are distinct (an entity's key) and mostly found in a
+column of the other table, whatever either is called. The expert's analysis joins its frames with `apply`; the
+input maps' generated code does the same (stages/codegen.py: join_lines)."""
 
 from __future__ import annotations
 
@@ -19,21 +21,24 @@ MIN_COVER = 0.5  # share of the train table's keys the other table must hold to 
 @dataclass
 class Join:
     table: str  # workspace-relative path of the joined table
-    key: str  # column of both tables
+    key: str  # column of the train/test table
     splits: list[str]  # "train" (a labels table) or "train" and "test" (inputs)
     columns: list[str] = field(default_factory=list)  # one row per key: the columns brought in
     aggregate: list[str] = field(default_factory=list)  # many rows per key: the numeric columns averaged
     prefix: str = ""  # names the aggregated columns (<prefix>_count, <prefix>_<column>_mean)
+    other_key: str = ""  # the key's column in the joined table (default: the same name)
+
+    def __post_init__(self):
+        self.other_key = self.other_key or self.key
 
     def describe(self) -> str:
+        on = self.key if self.other_key == self.key else f"{self.key!r} = its {self.other_key!r}"
         if self.aggregate or not self.columns:
             return (
-                f"{Path(self.table).name}: many rows per {self.key!r}, summarised per {self.key!r} as a row count and "
+                f"{Path(self.table).name}: many rows per {on}, summarised per {self.key!r} as a row count and "
                 f"the mean of {self.aggregate} and joined to {' and '.join(self.splits)}"
             )
-        return (
-            f"{Path(self.table).name}: joined to {' and '.join(self.splits)} on {self.key!r}, bringing {self.columns}"
-        )
+        return f"{Path(self.table).name}: joined to {' and '.join(self.splits)} on {on}, bringing {self.columns}"
 
 
 def find_joins(ws: Path, raw: Path, tables: dict[str, Path], train: pd.DataFrame, test: pd.DataFrame) -> list[Join]:
@@ -43,8 +48,9 @@ def find_joins(ws: Path, raw: Path, tables: dict[str, Path], train: pd.DataFrame
         other = read_table(tables["labels"])
         key = _key(train, other)
         if key:
-            cols = [c for c in other.columns if c != key and c not in train.columns]
-            joins.append(Join(str(tables["labels"].relative_to(ws)), key, ["train"], cols))
+            mine, theirs = key
+            cols = [c for c in other.columns if c != theirs and c not in train.columns]
+            joins.append(Join(str(tables["labels"].relative_to(ws)), mine, ["train"], cols, other_key=theirs))
     used = set(tables.values())
     for path in candidates(raw):
         if path in used or file_role(path, raw) is not None:
@@ -54,47 +60,77 @@ def find_joins(ws: Path, raw: Path, tables: dict[str, Path], train: pd.DataFrame
         except Exception:  # noqa: BLE001 - a table that does not read is not joined (it is no train/test table)
             continue
         key = _key(train, other)
-        if key is None or key not in test.columns or _key(test, other) != key:
+        if key is None or key[0] not in test.columns or _key(test, other, [key]) != key:
             continue
+        mine, theirs = key
         rel = str(path.relative_to(ws))
-        if other[key].is_unique:
-            cols = [c for c in other.columns if c != key and c not in train.columns]
+        if other[theirs].is_unique:
+            cols = [c for c in other.columns if c != theirs and c not in train.columns]
             if cols:
-                joins.append(Join(rel, key, ["train", "test"], cols))
+                joins.append(Join(rel, mine, ["train", "test"], cols, other_key=theirs))
         else:
-            numeric = [c for c in other.columns if c != key and pd.api.types.is_numeric_dtype(other[c])]
+            numeric = [c for c in other.columns if c != theirs and pd.api.types.is_numeric_dtype(other[c])]
             prefix = "".join(ch if ch.isalnum() else "_" for ch in path.name.split(".")[0])
-            joins.append(Join(rel, key, ["train", "test"], aggregate=numeric, prefix=prefix))
+            joins.append(Join(rel, mine, ["train", "test"], aggregate=numeric, prefix=prefix, other_key=theirs))
     return joins
 
 
-def _key(table: pd.DataFrame, other: pd.DataFrame) -> str | None:
-    """The shared column whose values in `table` are mostly found in `other`."""
-    for c in [c for c in table.columns if c in other.columns]:
-        mine = table[c].dropna().astype(str)
-        if len(mine) and mine.isin(set(other[c].dropna().astype(str))).mean() >= MIN_COVER:
-            return c
-    return None
+def key_text(values: pd.Series) -> pd.Series:
+    """A key's values as text, as both sides of a join compare them ("12.0" read as a float is "12")."""
+    text = values.astype(str).str.strip()
+    return text.str.replace(r"^(-?\d+)\.0$", r"\1", regex=True) if values.dtype.kind == "f" else text
+
+
+def _key(table: pd.DataFrame, other: pd.DataFrame, only: list | None = None) -> tuple[str, str] | None:
+    """(the column of `table`, the column of `other`) that key one to the other, found from their values: most of
+    the table column's values are found in the other's, and neither holds measurements (numbers with decimals).
+    The table's column is an entity's key (its values distinct), or refers to the rows of a lookup table (the other
+    column distinct) with many values of its own or the same name: a column of small counts is found in any
+    numbered lookup table. The best covered pair wins; ties go to the table's leftmost column (ids come first),
+    then to a pair that shares its name."""
+    found = []
+    for i, c in enumerate(table.columns):
+        mine = table[c].dropna()
+        if not len(mine) or _measured(mine):
+            continue
+        distinct = mine.nunique() >= 0.9 * len(mine)
+        values = set(key_text(mine))
+        for d in other.columns:
+            if only is not None and (c, d) not in only:
+                continue
+            theirs = other[d].dropna()
+            if _measured(theirs) or not (distinct or c == d or (len(values) >= 50 and theirs.is_unique)):
+                continue
+            cover = len(values & set(key_text(theirs))) / len(values)
+            if cover >= MIN_COVER:
+                found.append((-round(cover, 2), i, c != d, c, d))
+    return min(found)[3:] if found else None
+
+
+def _measured(values: pd.Series) -> bool:
+    """Numbers with decimals: measurements, not keys."""
+    return values.dtype.kind == "f" and bool((values != values.round()).any())
 
 
 def aggregated(other: pd.DataFrame, j: Join) -> pd.DataFrame:
     """One row per key: the row count and the means (the same as the generated code's)."""
-    grouped = other.groupby(other[j.key].astype(str))
+    grouped = other.groupby(key_text(other[j.other_key]))
     out = pd.DataFrame({f"{j.prefix}_count": grouped.size()})
     for c in j.aggregate:
         out[f"{j.prefix}_{c}_mean"] = grouped[c].mean()
-    return out.rename_axis(j.key).reset_index()
+    return out.rename_axis("_key").reset_index()
 
 
 def apply(ws: Path, joins: list[Join], df: pd.DataFrame, split: str) -> pd.DataFrame:
-    """`df` (a split's table) with the joined tables' columns."""
+    """`df` (a split's table) with the joined tables' columns: a key without rows in a per-entity table has a
+    row count of 0."""
     for j in (j for j in joins if split in j.splits):
         other = read_table(Path(ws) / j.table)
-        right = aggregated(other, j) if j.aggregate or not j.columns else other[[j.key, *j.columns]]
-        right = right.assign(**{j.key: right[j.key].astype(str)})
-        df = (
-            df.assign(**{"_key": df[j.key].astype(str)})
-            .merge(right.rename(columns={j.key: "_key"}), on="_key", how="left")
-            .drop(columns="_key")
-        )
+        if j.aggregate or not j.columns:
+            right = aggregated(other, j)
+        else:
+            right = other[j.columns].assign(_key=key_text(other[j.other_key]))
+        df = df.assign(_key=key_text(df[j.key])).merge(right, on="_key", how="left").drop(columns="_key")
+        if j.aggregate or not j.columns:
+            df[f"{j.prefix}_count"] = df[f"{j.prefix}_count"].fillna(0)
     return df

@@ -1,0 +1,370 @@
+"""A seeded generator of Kaggle-like layouts, each with its ground truth, and the judge of a setup against it.
+
+A layout is a base learning problem (a small table with a learnable target: binary, multi-class or regression)
+written out through a random draw of transformations, the ways real competitions differ:
+
+- names: Kaggle's usual file names, role words inside other words, or no role word at all; column names in any
+  case, with spaces or in other languages; tables in a sub-folder;
+- ids: numbers, prefixed, zero-padded, hexadecimal (some of them the digits-e-digits kind), named anything;
+- targets in the train table or in a labels table of their own; inputs split over a 1:1 side table keyed by the
+  id (under another column name) or summarised from a 1:N table of many rows per id;
+- formats: CSV, TSV, gzip, zip, parquet, JSON records, JSON lines; sample submissions of labels or of one
+  probability column per class;
+- decoys: an older, unscored test table beside the scored one.
+
+`truth.json` records what setup must recover (the `Truth`): the train and test ids, the target per train id, each
+input's values per train id, and the submission a perfect prediction gives (private/answers.csv). `judge` compares
+a finished workspace with it: the target map equals the truth, every input reaches the input maps (a column of the
+maps carrying its values, in any encoding that keeps them apart), and the perfect prediction, through the target
+transform and the formatter, gives the answers. `benchmarks/layout_fuzz.py` runs `agentk setup` over many seeds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import zipfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from agentk.parsing import to_numeric
+
+# each transformation and how often it is drawn
+TRANSFORMS = {
+    "names:role-inside": 0.25,  # "trainset_2019.csv", "kaggle_test_v2.csv"
+    "names:other": 0.15,  # tables named without a role word; the description names them
+    "columns:odd": 0.4,  # column names with spaces, case, other languages
+    "subfolder": 0.2,  # the tables under data/
+    "ids:prefixed": 0.2,
+    "ids:padded": 0.15,
+    "ids:hex": 0.2,
+    "ids:named": 0.4,  # the id column is not called id
+    "labels-file": 0.25,
+    "side:1-1": 0.25,  # some inputs in a side table keyed by the id under another name
+    "side:1-n": 0.2,  # one input summarised from many rows per id
+    "format:tsv": 0.1,
+    "format:gz": 0.1,
+    "format:zip": 0.1,
+    "format:parquet": 0.1,
+    "format:json": 0.1,
+    "format:jsonl": 0.1,
+    "sample:proba": 0.3,  # one probability column per class (classification)
+    "decoy:old-test": 0.15,
+}
+FORMATS = [t for t in TRANSFORMS if t.startswith("format:")]
+WORDS = ["alpha", "río", "données", "wert", "größe", "colour", "mass", "kappa", "delta", "höhe", "peso", "valor"]
+NOUNS = ["records", "observations", "cases", "rows", "measurements", "samples", "entries"]
+KINDS = ("binary", "multiclass", "regression")
+
+
+@dataclass
+class Truth:
+    seed: int
+    kind: str
+    transforms: list[str]
+    files: dict[str, str]  # role -> path under public/
+    train_ids: list[str]
+    test_ids: list[str]
+    target: dict[str, object]  # train id -> the target's value
+    features: dict[str, dict[str, object]]  # input name (the base problem's) -> train id -> value
+    classes: list = field(default_factory=list)
+
+
+def draw(seed: int) -> tuple[str, list[str]]:
+    """The base problem's kind and the transformations of layout `seed`."""
+    rng = np.random.default_rng(seed)
+    kind = KINDS[int(rng.integers(len(KINDS)))]
+    chosen = [t for t, p in TRANSFORMS.items() if rng.random() < p]
+    formats = [t for t in chosen if t in FORMATS]
+    chosen = [t for t in chosen if t not in FORMATS] + formats[:1]  # one table format
+    if "names:other" in chosen and "names:role-inside" in chosen:
+        chosen.remove("names:role-inside")
+    if kind == "regression" and "sample:proba" in chosen:
+        chosen.remove("sample:proba")
+    return kind, chosen
+
+
+def _problem(rng: np.random.Generator, kind: str, n: int) -> tuple[pd.DataFrame, list]:
+    """Four inputs (two numbers, a category, a count) and a target learnable from them."""
+    x1, x2 = rng.normal(size=n).round(4), rng.normal(size=n).round(4)
+    colour = rng.choice(["red", "green", "blue", "amber"], size=n)
+    count = rng.poisson(3, size=n)
+    score = 1.4 * x1 - x2 + np.where(colour == "red", 1.0, 0.0) + 0.2 * count + rng.normal(scale=0.3, size=n)
+    frame = pd.DataFrame({"x1": x1, "x2": x2, "colour": colour, "count": count})
+    if kind == "binary":
+        return frame.assign(target=(score > 0.6).astype(int)), [0, 1]
+    if kind == "multiclass":
+        classes = ["low", "mid", "high"]
+        cuts = np.quantile(score, [1 / 3, 2 / 3])
+        return frame.assign(target=np.array(classes)[np.searchsorted(cuts, score)]), classes
+    return frame.assign(target=(10 + 3 * score).round(3)), []
+
+
+def _ids(rng: np.random.Generator, n: int, transforms: list[str]) -> list[str]:
+    numbers = rng.choice(np.arange(1000, 1000 + 50 * n), size=n, replace=False)
+    if "ids:hex" in transforms:
+        ids = [f"{int(v):016x}" for v in rng.integers(0, 2**62, size=n)]
+        for i in range(0, n, 9):  # Kaggle's hex ids include the digits-e-digits kind that crashes pandas 2.x
+            ids[i] = f"{rng.integers(100, 999)}e{rng.integers(10**11, 10**12)}0"
+        return ids
+    if "ids:prefixed" in transforms:
+        return [f"ID_{v}" for v in numbers]
+    if "ids:padded" in transforms:
+        return [f"{v:08d}" for v in numbers]
+    return [str(v) for v in numbers]
+
+
+def _column(rng: np.random.Generator, base: str, odd: bool) -> str:
+    if not odd:
+        return base
+    word = WORDS[int(rng.integers(len(WORDS)))]
+    return [f"{word} {base}", f"{base.upper()}_{word}", f"{word.capitalize()}{base.capitalize()}"][int(rng.integers(3))]
+
+
+def _names(rng: np.random.Generator, transforms: list[str]) -> dict[str, str]:
+    """The tables' file stems by role."""
+    if "names:other" in transforms:
+        noun = NOUNS[int(rng.integers(len(NOUNS)))]
+        return {
+            "train": f"{noun}_labelled",
+            "test": f"{noun}_unlabelled",
+            "sample": "sample_submission",
+            "labels": f"{noun}_outcomes",
+            "side": f"{noun}_details",
+            "child": f"{noun}_events",
+            "old": f"{noun}_unlabelled_2019",
+        }
+    if "names:role-inside" in transforms:
+        year = int(rng.integers(2015, 2025))
+        return {
+            "train": f"trainset_{year}",
+            "test": "kaggle_test_v2",
+            "sample": "sampleSubmission",
+            "labels": f"trainset_{year}_labels",
+            "side": "metadata",
+            "child": "events_log",
+            "old": "kaggle_test_v1",
+        }
+    return {
+        "train": "train",
+        "test": "test",
+        "sample": "sample_submission",
+        "labels": "train_labels",
+        "side": "extra",
+        "child": "history",
+        "old": "test_old",
+    }
+
+
+def _write(frame: pd.DataFrame, folder: Path, stem: str, fmt: str | None) -> str:
+    """Write a table in the layout's format; its file name."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if fmt == "format:tsv":
+        frame.to_csv(folder / f"{stem}.tsv", sep="\t", index=False)
+        return f"{stem}.tsv"
+    if fmt == "format:gz":
+        with gzip.open(folder / f"{stem}.csv.gz", "wt") as f:
+            frame.to_csv(f, index=False)
+        return f"{stem}.csv.gz"
+    if fmt == "format:zip":
+        with zipfile.ZipFile(folder / f"{stem}.csv.zip", "w") as z:
+            z.writestr(f"{stem}.csv", frame.to_csv(index=False))
+        return f"{stem}.csv.zip"
+    if fmt == "format:parquet":
+        frame.to_parquet(folder / f"{stem}.parquet", index=False)
+        return f"{stem}.parquet"
+    if fmt == "format:json":
+        frame.to_json(folder / f"{stem}.json", orient="records")
+        return f"{stem}.json"
+    if fmt == "format:jsonl":
+        frame.to_json(folder / f"{stem}.jsonl", orient="records", lines=True)
+        return f"{stem}.jsonl"
+    frame.to_csv(folder / f"{stem}.csv", index=False)
+    return f"{stem}.csv"
+
+
+def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
+    """Write layout `seed` into dest/public (what agentk sees) and dest/private (answers.csv, truth.json)."""
+    rng = np.random.default_rng(10_000 + seed)
+    kind, transforms = draw(seed)
+    n = n_train + n_test
+    frame, classes = _problem(rng, kind, n)
+    ids = _ids(rng, n, transforms)
+    odd = "columns:odd" in transforms
+    id_col = _column(rng, "id", odd) if "ids:named" not in transforms else _column(rng, "record_key", odd)
+    cols = {c: _column(rng, c, odd) for c in ("x1", "x2", "colour", "count")}
+    target = _column(rng, "outcome" if kind != "regression" else "amount", odd)
+    names = _names(rng, transforms)
+    fmt = next((t for t in transforms if t in FORMATS), None)
+    public, private = dest / "public", dest / "private"
+    tables = public / "data" if "subfolder" in transforms else public
+    public.mkdir(parents=True)
+    private.mkdir(parents=True)
+    data = pd.DataFrame({id_col: ids}).join(frame.rename(columns={**cols, "target": target}))
+    inputs = list(cols.values())
+    files: dict[str, str] = {}
+    here = "data/" if "subfolder" in transforms else ""
+
+    if "side:1-n" in transforms:  # `count` is the number of rows per id in an events table
+        inputs.remove(cols["count"])
+        child_key = _column(rng, "ref", odd)
+        rows = [(i, round(float(v), 3)) for i, c in zip(ids, frame["count"]) for v in rng.normal(size=int(c) or 0)]
+        child = pd.DataFrame(rows, columns=[child_key, _column(rng, "reading", odd)])
+        child = child.sample(frac=1, random_state=seed).reset_index(drop=True)
+        files["child"] = here + _write(child, tables, names["child"], fmt)
+    side_cols: list[str] = []
+    if "side:1-1" in transforms:  # x2 and colour in a side table keyed by the id under another name
+        side_key = _column(rng, "key", odd) if _column(rng, "key", odd) != id_col else "key_2"
+        side_cols = [cols["x2"], cols["colour"]]
+        side = data[[id_col, *side_cols]].rename(columns={id_col: side_key})
+        files["side"] = here + _write(side.sample(frac=1, random_state=seed), tables, names["side"], fmt)
+    keep = [c for c in inputs if c not in side_cols]
+    train, test = data.iloc[:n_train], data.iloc[n_train:]
+    if "labels-file" in transforms:
+        files["labels"] = here + _write(train[[id_col, target]], tables, names["labels"], fmt)
+        files["train"] = here + _write(train[[id_col, *keep]], tables, names["train"], fmt)
+    else:
+        files["train"] = here + _write(train[[id_col, *keep, target]], tables, names["train"], fmt)
+    files["test"] = here + _write(test[[id_col, *keep]], tables, names["test"], fmt)
+    if "decoy:old-test" in transforms:  # an older test set of other ids, not scored
+        old = _problem(rng, kind, 40)[0].rename(columns={**cols, "target": target})
+        old.insert(0, id_col, [f"{v}9" for v in _ids(rng, 40, transforms)])
+        files["old"] = here + _write(old[[id_col, *keep]], tables, names["old"], fmt)
+
+    if kind != "regression" and "sample:proba" in transforms:
+        sample = pd.DataFrame({id_col: test[id_col]})
+        answers = sample.copy()
+        for c in classes:
+            sample[f"{target}_{c}"] = 1 / len(classes)
+            answers[f"{target}_{c}"] = (test[target] == c).astype(float).to_numpy()
+    else:
+        sample = pd.DataFrame({id_col: test[id_col], target: classes[0] if classes else 0.0})
+        answers = test[[id_col, target]]
+    sample.to_csv(public / f"{names['sample']}.csv", index=False)
+    files["sample"] = f"{names['sample']}.csv"
+    answers.to_csv(private / "answers.csv", index=False)
+
+    metric = {
+        "binary": "Submissions are evaluated on the area under the ROC curve (AUC).",
+        "multiclass": "Submissions are evaluated on the multi-class logarithmic loss (log loss).",
+        "regression": "Submissions are scored on the root mean squared error (RMSE).",
+    }[kind]
+    if kind == "binary" and "sample:proba" not in transforms:
+        metric = "Submissions are evaluated on accuracy, the share of rows whose label is predicted correctly."
+    if kind == "multiclass" and "sample:proba" not in transforms:
+        metric = "Submissions are evaluated on accuracy."
+    listing = {
+        "train": f"the training set, with the target `{target}`" if "labels" not in files else "the training set",
+        "labels": f"the target `{target}` of each training {id_col}",
+        "test": "the test set: predict these",
+        "sample": "a sample submission in the correct format",
+        "side": f"more inputs of each {id_col}, keyed by another name",
+        "child": f"many readings of each {id_col}",
+        "old": "an older test set, no longer scored",
+    }
+    lines = "\n".join(f"- {files[r]} - {listing[r]}" for r in files)
+    (public / "description.md").write_text(
+        f"# Synthetic competition {seed}\n\n## Description\n\nPredict `{target}` for each {id_col} of the test set."
+        f"\n\n## Evaluation\n\n{metric}\n\n## Data\n\n{lines}\n"
+    )
+    tr = data.iloc[:n_train]
+    features = {
+        base: dict(zip(tr[id_col], tr[col].tolist())) for base, col in cols.items() if base != "count" or col in inputs
+    }
+    if "side:1-n" in transforms:  # what the events table says of each id: how many rows it has
+        features["count"] = dict(zip(tr[id_col], frame["count"].iloc[:n_train].tolist()))
+    truth = Truth(
+        seed,
+        kind,
+        transforms,
+        files,
+        list(map(str, train[id_col])),
+        list(map(str, test[id_col])),
+        dict(zip(map(str, train[id_col]), train[target].tolist())),
+        {k: {str(i): v for i, v in vals.items()} for k, vals in features.items()},
+        classes,
+    )
+    (private / "truth.json").write_text(json.dumps(asdict(truth), default=str))
+    return truth
+
+
+# ---- the judge ---------------------------------------------------------------------------------------------
+def _same(a: pd.Series, b: pd.Series) -> bool:
+    """Two columns carry the same information: equal numbers, or a one-to-one map between values."""
+    a, b = a.reset_index(drop=True), b.reset_index(drop=True)
+    if a.isna().any() or b.isna().any():
+        return False
+    na, nb = to_numeric(a, errors="coerce"), to_numeric(b, errors="coerce")
+    if na.notna().all() and nb.notna().all() and np.allclose(na.astype(float), nb.astype(float), atol=1e-6):
+        return True
+    pairs = pd.DataFrame({"a": a.astype(str), "b": b.astype(str)}).drop_duplicates()
+    return pairs["a"].is_unique and pairs["b"].is_unique and len(pairs) > 1
+
+
+def judge(ws: Path, dest: Path) -> list[str]:
+    """What the finished setup in `ws` got wrong about layout `dest` (empty: it recovered the truth)."""
+    from agentk.workspace import Workspace
+
+    t = json.loads((dest / "private" / "truth.json").read_text())
+    w = Workspace(ws)
+    problems = []
+    target_map = pd.read_csv(ws / "train_tab_target_map.csv", dtype={"id": str})
+    if set(target_map["id"]) != set(t["train_ids"]):
+        problems.append(f"target map ids: {len(set(target_map['id']) & set(t['train_ids']))} of {len(t['train_ids'])}")
+        return problems
+    target_map = target_map.set_index("id").loc[t["train_ids"]]
+    truth_target = pd.Series([t["target"][i] for i in t["train_ids"]])
+    target_col = next((c for c in target_map.columns if _same(target_map[c], truth_target)), None)
+    if target_col is None:
+        problems.append(f"no target map column equals the target (columns {list(target_map.columns)})")
+    maps = [p for p in ws.glob("train_*_input_map.csv")]
+    frame = pd.concat([pd.read_csv(p, dtype={"id": str}).set_index("id") for p in maps], axis=1)
+    frame = frame.reindex(t["train_ids"])
+    for name, values in t["features"].items():
+        want = pd.Series([values[i] for i in t["train_ids"]])
+        if not any(_same(frame[c], want) for c in frame.columns):
+            problems.append(f"input {name} reaches no input map column")
+    if target_col is not None and not problems:
+        problems += _round_trip(w, dest, t, target_col)
+    return problems
+
+
+def _round_trip(w, dest: Path, t: dict, target_col: str) -> list[str]:
+    """A perfect prediction, through the target transform and the formatter, is the answers."""
+    from agentk.workspace import TARGET_TRANSFORM
+    from tools.submission import format_with_fallback
+
+    answers = pd.read_csv(dest / "private" / "answers.csv", dtype=str)
+    id_col = answers.columns[0]
+    test_ids = pd.Series(t["test_ids"])
+    truth = answers.set_index(id_col)
+    if t["kind"] != "regression" and len(answers.columns) > 2:  # probabilities: the label is the hot column
+        labels = truth.astype(float).idxmax(axis=1).str.slice(len(answers.columns[1]) - len(str(t["classes"][0])))
+    else:
+        labels = truth.iloc[:, 0]
+    frame = pd.DataFrame({"id": test_ids, target_col: labels.reindex(test_ids).to_numpy()})
+    if t["kind"] == "regression":
+        frame[target_col] = frame[target_col].astype(float)
+    elif all(isinstance(c, int) for c in t["classes"]):
+        frame[target_col] = frame[target_col].astype(int)
+    try:
+        with contextlib.chdir(w.root):  # generated code reads workspace-relative paths
+            transform = w.load(TARGET_TRANSFORM)
+            _, sub = format_with_fallback(w.root, test_ids, transform.inverse_transform(transform.transform(frame)))
+    except Exception as exc:  # noqa: BLE001 - generated code: any failure is the finding
+        return [f"a perfect prediction does not format: {str(exc)[:200]}"]
+    sub = sub.astype(str).set_index(sub.columns[0]).reindex(truth.index)
+    for c in truth.columns:
+        if c not in sub.columns:
+            return [f"the submission lacks {c}"]
+        got, want = to_numeric(sub[c], errors="coerce"), to_numeric(truth[c], errors="coerce")
+        if want.notna().all():
+            if not np.allclose(got.astype(float), want.astype(float), atol=0.02):
+                return [f"a perfect prediction formats to other values in {c}"]
+        elif not (sub[c] == truth[c]).all():
+            return [f"a perfect prediction formats to other labels in {c}"]
+    return []
