@@ -238,11 +238,7 @@ class Curriculum:
                 env["AGENTK_MEMORY"] = str(self.memory.path)
             gpus = 1 if step == "solve" and ray_backend.cluster_gpus() else 0  # training wants a GPU node
             rc = ray_backend.run_command(
-                [sys.executable, "-m", "curriculum.runner", json.dumps(asdict(job))],
-                path,
-                env=env,
-                cwd=Path.cwd(),
-                num_gpus=gpus,
+                [sys.executable, "-c", STEP_MAIN, json.dumps(asdict(job))], path, env=env, cwd=Path.cwd(), num_gpus=gpus
             )
         else:
             with open(path, "a") as log:
@@ -337,5 +333,9 @@ def run_step(step: Step, out: TextIO, memory=None) -> int:
     return 0
 
 
-if __name__ == "__main__":  # one step in a process of its own: python -m curriculum.runner '<Step as JSON>'
+# one step in a process of its own: python -c STEP_MAIN '<Step as JSON>', this module as __main__ after agentk is
+# imported (an installed wheel keeps curriculum/ in agentk/_packages/, which importing agentk puts on sys.path)
+STEP_MAIN = "import runpy, agentk; runpy.run_module('curriculum.runner', run_name='__main__', alter_sys=True)"
+
+if __name__ == "__main__":
     sys.exit(run_step(Step(**json.loads(sys.argv[1])), sys.stdout))
