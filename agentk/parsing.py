@@ -21,8 +21,10 @@ import re
 import numpy as np
 import pandas as pd
 
-# the crash needs an exponent of ten digits; five already overflows every float, so nothing real is lost
-OVERFLOWING = re.compile(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][+-]?0*[1-9][0-9]{4,}\s*")
+# the crash needs an exponent of ten digits; five already overflows every float, so nothing real is lost. The
+# parser reads the exponent before it looks at what follows, so a string that merely starts so crashes it too
+# (240e8198484372e2, a hex id); such a string is no number either way.
+OVERFLOWING = re.compile(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][+-]?0*[1-9][0-9]{4,}")
 
 _original_to_numeric = pd.to_numeric
 _original_convert = None  # pandas._libs.lib.maybe_convert_numeric, once guard_pandas replaced it
@@ -33,7 +35,7 @@ def overflowing(values) -> np.ndarray:
     """Which of `values` (an object array, a list or a Series) are strings pandas' float parser crashes on."""
     values = np.asarray(values, dtype=object).ravel()
     return np.fromiter(
-        (isinstance(v, str) and ("e" in v or "E" in v) and OVERFLOWING.fullmatch(v) is not None for v in values),
+        (isinstance(v, str) and ("e" in v or "E" in v) and OVERFLOWING.match(v) is not None for v in values),
         dtype=bool,
         count=len(values),
     )

@@ -16,7 +16,15 @@ import pytest
 from agentk.parsing import overflowing, read_csv, to_numeric
 
 # strings pandas 2.x's float parser crashes on: digits, an e, an exponent past 2**31 (Kaggle's hex ids read so)
-CRASHING = ["028e454608203890", "1e2147483648", "7E99999999999", "-3.5e+4294967296", " 12e300000000000 "]
+CRASHING = [
+    "028e454608203890",
+    "1e2147483648",
+    "7E99999999999",
+    "-3.5e+4294967296",
+    " 12e300000000000 ",
+    "240e8198484372e2",  # only its start reads as a number: the parser overflows before it finds the rest
+    "31e2147483648abc",
+]
 HARMLESS = ["1e5", "2.5E-3", "1e308", "0e0000000000000001", "abc", "", "1,000", "e12345678901", "0x1e5"]
 
 
@@ -29,7 +37,7 @@ def _child(code: str, *args: str) -> subprocess.CompletedProcess:
 @pytest.mark.skipif(int(pd.__version__.split(".")[0]) >= 3, reason="pandas 3 fixed the crash")
 def test_the_strings_crash_pandas_itself():
     """The cases are real: unguarded, each one kills the process (if this fails, pandas fixed it: drop the guard)."""
-    for s in CRASHING[:2]:
+    for s in CRASHING[:2] + CRASHING[-2:]:
         done = _child(f"import pandas as pd; pd.to_numeric(pd.Series([{s!r}]), errors='coerce')")
         assert done.returncode == -signal.SIGSEGV, (s, done.returncode, done.stderr[-300:])
     done = _child("import io, pandas as pd; pd.read_csv(io.StringIO('id,x\\n028e454608203890,1\\n'))")
