@@ -58,7 +58,8 @@ def read_map(ws: Path, name: str) -> pd.DataFrame:
 
 
 def load(ws: Path, stage: str):
-    """A stage's generated module, imported fresh (what its import raises is the generated code's error)."""
+    """A stage's generated module, imported fresh (what its import raises is the generated code's error). Only in a
+    child of a check (agentk.core.isolated.call_isolated): never where the checks themselves run."""
     path = Workspace(ws).code(stage)
     if not path.exists():
         fail(f"{path.name} does not exist")
