@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from agentk.competition import image_pairs, positions, rewrites
-from agentk.competition.dataview import TABLE_EXT, is_table, nested_as_text, read_table, role_of, walk
+from agentk.competition.dataview import TABLE_EXT, is_table, nested_as_text, read_table, role_of, split_folders, walk
 from agentk.competition.file_inputs import listing_source, modality_files
 from agentk.competition.long_format import RECORD, WIDE, detect, to_wide
 from agentk.competition.series import (
@@ -110,7 +110,9 @@ def _find(root: Path, signature: tuple) -> Tables:
         role = file_role(p, root)
         if role and p not in replaced:  # a table gives way to what normalise wrote for it (flat, wide, per key)
             by_role.setdefault(role, []).append(p)
-    out = Tables({})
+    unnamed = [p for p in found if p not in replaced and file_role(p, root) in (None, "labels")]
+    why = _roles_from_values(root, unnamed, by_role)
+    out = Tables({}, why)
     for role in ("train", "test"):
         if role in by_role:
             out.paths[role], parts = _pick_split(root, by_role[role])
@@ -128,6 +130,64 @@ def _find(root: Path, signature: tuple) -> Tables:
         if why:
             out.why["sample"] = why
     return out
+
+
+def _roles_from_values(root: Path, unnamed: list[Path], by_role: dict[str, list[Path]]) -> dict[str, str]:
+    """The train and test tables when no name says which (cases_2019.parquet; `unnamed`: the tables no name places,
+    and those named like labels, which may be a labelled train table), read off the values (in `by_role`, in
+    place; why each, by role): the test table holds the sample submission's ids; the train table has the test's
+    columns, and the sample's target columns or more rows; a labels table beside it has the sample's target
+    columns and a column holding the train table's keys. Nothing is taken from a split folder's competition
+    (train/, test_images/), whose files the names do place."""
+    why: dict[str, str] = {}
+    need_test = "test" not in by_role and not split_folders(root, "test")
+    need_train = "train" not in by_role and not split_folders(root, "train")
+    if "sample" not in by_role or not unnamed or not (need_test or need_train):
+        return why
+    try:
+        sample = read_table(by_role["sample"][0], dtype=str)
+        frames = {p: read_table(p, dtype=str) for p in unnamed}
+    except BadInput:
+        return why
+    targets = set(sample.columns[1:])
+    if need_test:
+        ids = set(sample.iloc[:, 0].astype(str).str.strip())
+        cover = {
+            p: max(len(ids & set(f[c].astype(str).str.strip())) / max(len(ids), 1) for c in f)
+            for p, f in frames.items()
+        }
+        best = max(frames, key=lambda p: (cover[p], -abs(len(frames[p]) - len(sample))))
+        if cover[best] >= 0.9 and not targets <= set(frames[best].columns):
+            by_role["test"] = [best]
+            why["test"] = f"{best.name}: {cover[best]:.0%} of the sample submission's ids are its values"
+    test = by_role.get("test", [None])[0]
+    if need_train and test is not None:
+        test_cols = set(read_table(test, nrows=5).columns)
+        scored = []
+        for p, f in frames.items():
+            shared = len(test_cols & set(f.columns))
+            if p != test and shared >= max(1, len(test_cols) / 2):
+                scored.append(((bool(targets & set(f.columns)), shared, len(f)), p))
+        if scored:
+            (has_targets, shared, _), best = max(scored, key=lambda t: t[0])
+            by_role["train"] = [best]  # named like labels ("labelled_cases.csv") but holding the inputs: train
+            by_role["labels"] = [p for p in by_role.get("labels", []) if p != best] or by_role.pop("labels", [])[:0]
+            why["train"] = f"{best.name}: {shared} of the test's columns" + (
+                " and the sample's targets" if has_targets else ", more rows than any other such table"
+            )
+            if not by_role.get("labels"):
+                by_role.pop("labels", None)
+            if not has_targets and "labels" not in by_role:
+                keys = {c: set(frames[best][c].astype(str)) for c in frames[best]}
+                for p, f in frames.items():
+                    if (
+                        p not in (best, test)
+                        and targets & set(f.columns)
+                        and any(len(v & set(f[d].astype(str))) >= 0.9 * len(v) for v in keys.values() for d in f if v)
+                    ):
+                        by_role["labels"] = [p]
+                        break
+    return why
 
 
 def _pick_split(root: Path, found: list[Path]) -> tuple[Path, list[Path]]:

@@ -329,11 +329,13 @@ def judge(ws: Path, dest: Path) -> list[str]:
         if not any(_same(frame[c], want) for c in frame.columns):
             problems.append(f"input {name} reaches no input map column")
     if target_col is not None and not problems:
-        problems += _round_trip(w, dest, t, target_col)
+        # the target map may write the classes otherwise (as the sample's column names): test labels alike
+        encode = dict(zip(truth_target.astype(str), target_map[target_col].astype(str)))
+        problems += _round_trip(w, dest, t, target_col, encode)
     return problems
 
 
-def _round_trip(w, dest: Path, t: dict, target_col: str) -> list[str]:
+def _round_trip(w, dest: Path, t: dict, target_col: str, encode: dict) -> list[str]:
     """A perfect prediction, through the target transform and the formatter, is the answers."""
     from agentk.workspace import TARGET_TRANSFORM
     from tools.submission import format_with_fallback
@@ -343,14 +345,15 @@ def _round_trip(w, dest: Path, t: dict, target_col: str) -> list[str]:
     test_ids = pd.Series(t["test_ids"])
     truth = answers.set_index(id_col)
     if t["kind"] != "regression" and len(answers.columns) > 2:  # probabilities: the label is the hot column
-        labels = truth.astype(float).idxmax(axis=1).str.slice(len(answers.columns[1]) - len(str(t["classes"][0])))
+        of = {col: str(c) for c in t["classes"] for col in truth.columns if col.endswith(f"_{c}")}
+        labels = truth.astype(float).idxmax(axis=1).map(of)
     else:
         labels = truth.iloc[:, 0]
     frame = pd.DataFrame({"id": test_ids, target_col: labels.reindex(test_ids).to_numpy()})
     if t["kind"] == "regression":
         frame[target_col] = frame[target_col].astype(float)
-    elif all(isinstance(c, int) for c in t["classes"]):
-        frame[target_col] = frame[target_col].astype(int)
+    else:
+        frame[target_col] = frame[target_col].astype(str).map(encode)
     try:
         with contextlib.chdir(w.root):  # generated code reads workspace-relative paths
             transform = w.load(TARGET_TRANSFORM)
