@@ -299,8 +299,8 @@ def _same(a: pd.Series, b: pd.Series) -> bool:
     if a.isna().any() or b.isna().any():
         return False
     na, nb = to_numeric(a, errors="coerce"), to_numeric(b, errors="coerce")
-    if na.notna().all() and nb.notna().all() and np.allclose(na.astype(float), nb.astype(float), atol=1e-6):
-        return True
+    if na.notna().all() and nb.notna().all():  # numbers are the same numbers
+        return bool(np.allclose(na.astype(float), nb.astype(float), atol=1e-6))
     pairs = pd.DataFrame({"a": a.astype(str), "b": b.astype(str)}).drop_duplicates()
     return pairs["a"].is_unique and pairs["b"].is_unique and len(pairs) > 1
 

@@ -1,0 +1,55 @@
+"""The layout fuzzer (agentk/testing/layout_fuzz.py): its layouts are what they say, and a real setup of a few
+seeds recovers their truth (benchmarks/layout_fuzz.py runs hundreds). The judge itself is checked to fail a
+workspace that got the truth wrong."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+
+import pandas as pd
+import pytest
+from conftest import agentk
+
+from agentk.testing.layout_fuzz import TRANSFORMS, build, draw, judge
+
+
+def test_the_draws_cover_every_transformation_and_are_seeded():
+    seen = Counter(t for seed in range(300) for t in draw(seed)[1])
+    assert set(seen) == set(TRANSFORMS)
+    assert draw(17) == draw(17)
+
+
+def test_a_layout_is_written_as_drawn_and_its_truth_matches_its_files(tmp_path):
+    for seed in (0, 3, 9):
+        truth = build(seed, tmp_path / str(seed))
+        again = build(seed, tmp_path / f"{seed}-again")
+        assert truth == again  # seeded: the same layout twice
+        public = tmp_path / str(seed) / "public"
+        assert {p.relative_to(public).as_posix() for p in public.rglob("*.*")} - {"description.md"} == set(
+            truth.files.values()
+        )
+        answers = pd.read_csv(tmp_path / str(seed) / "private" / "answers.csv", dtype=str)
+        assert answers.iloc[:, 0].tolist() == truth.test_ids
+        assert set(truth.target) == set(truth.train_ids) and not set(truth.train_ids) & set(truth.test_ids)
+        description = (public / "description.md").read_text()
+        assert all(f in description for f in truth.files.values())
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_setup_recovers_the_truth_of_a_layout(tmp_path, seed):
+    """Seed 0: no table named train or test (values place them), odd column names, a 1:N table under another key
+    name, gzip. Seed 3: role words inside names, a sub-folder, hex ids (some crash pandas), a labels table."""
+    dest, ws = tmp_path / "layout", tmp_path / "ws"
+    truth = build(seed, dest)
+    done = agentk("setup", dest / "public", "--workspace", ws, timeout=600)
+    assert done.returncode == 0, (truth.transforms, done.stderr[-3000:])
+    assert judge(ws, dest) == []
+
+    wrong = tmp_path / "wrong"  # the judge fails a target map that lost a row's label
+    shutil.copytree(ws, wrong, symlinks=True)
+    target_map = pd.read_csv(wrong / "train_tab_target_map.csv", dtype=str)
+    target_map.iloc[0, 1] = "12345.5"  # one row's target, wrong
+    target_map.to_csv(wrong / "train_tab_target_map.csv", index=False)
+    assert any("target" in p for p in judge(wrong, dest)), json.dumps(truth.transforms)
