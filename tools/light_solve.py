@@ -75,6 +75,13 @@ def _fit_predict(kind: str, n_classes: int, x: np.ndarray, y: np.ndarray, x_new:
     """A small gradient-boosting model for one output: probabilities for classes, values for regression."""
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor  # slow import
 
+    # a column with no value in the fit rows teaches nothing, and scikit-learn's binning fails on it ("window shape
+    # cannot be larger than input array shape"); with no column left, a constant one
+    known = ~np.isnan(x).all(axis=0) if len(x) else np.zeros(x.shape[1], bool)
+    if not known.all():
+        x, x_new = x[:, known], [z[:, known] for z in x_new]
+    if x.shape[1] == 0:
+        x, x_new = np.zeros((len(x), 1)), [np.zeros((len(z), 1)) for z in x_new]
     if kind == "regression":
         model = HistGradientBoostingRegressor(max_iter=60, random_state=0).fit(x, y)
         return [model.predict(z)[:, None] for z in x_new]
