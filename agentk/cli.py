@@ -349,17 +349,12 @@ def _submissions(kind: str, info: dict) -> None:
     console.print(table)
 
 
-# the commands that read the user's data run in a watched child: a native crash there becomes one line (core/crash.py)
-WATCHED = ("setup", "solve", "curriculum", "submit", "report")
-
-
 def main() -> None:
     # the packaged MiniLM's "Loading weights" bar (long-term memory, curriculum): a local load, not news
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     args = sys.argv[1:]
+    crash.watch(args)  # the commands that read the user's data run in a watched child (agentk/core/crash.py)
     command = next((a for a in args if not a.startswith("-")), None)
-    if command in WATCHED and not {"--help", "-h"} & set(args) and not crash.watched():
-        sys.exit(crash.supervise(args, command))
     try:
         rc = app(standalone_mode=False)  # typer returns Ctrl-C as 130, and the code of an Exit raised
     except (BadInput, AgentFailed) as exc:

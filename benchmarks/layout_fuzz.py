@@ -40,7 +40,7 @@ def run_layout(seed: int, out: Path, timeout: float, policy: str) -> dict:
     shutil.rmtree(ws, ignore_errors=True)
     truth = build(seed, dest)
     start = time.monotonic()
-    cmd = [sys.executable, "-m", "agentk.cli", "setup", str(dest / "public"), "--workspace", str(ws)]
+    cmd = [sys.executable, "-m", "agentk", "setup", str(dest / "public"), "--workspace", str(ws)]
     try:
         done = subprocess.run(
             [*cmd, "--policy", policy], cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL,

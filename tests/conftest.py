@@ -28,7 +28,7 @@ def agentk(*args: str | Path, timeout: float = 300, env: dict | None = None) -> 
     """The CLI in a child process, as a user runs it: no standard input, an ordinary 80-column terminal (the
     console's wrapping is then the same on every machine)."""
     return subprocess.run(
-        [sys.executable, "-m", "agentk.cli", *map(str, args)],
+        [sys.executable, "-m", "agentk", *map(str, args)],
         cwd=ROOT,
         capture_output=True,
         text=True,

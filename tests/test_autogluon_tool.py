@@ -36,7 +36,7 @@ def tasks(tmp_path_factory, example_ws) -> dict[str, TaskData]:
     root = tmp_path_factory.mktemp("ag")
     runs = {
         name: subprocess.Popen(
-            [sys.executable, "-m", "agentk.cli", "setup", str(build(name, root / "fixtures") / "public")]
+            [sys.executable, "-m", "agentk", "setup", str(build(name, root / "fixtures") / "public")]
             + ["--workspace", str(root / name)],
             cwd=ROOT,
             stdin=subprocess.DEVNULL,

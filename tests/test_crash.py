@@ -214,7 +214,7 @@ def test_ctrl_c_during_a_solve_exits_130_with_one_line(example_copy):
 
     ws = example_copy("iris-species")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agentk.cli", "solve", "--workspace", str(ws)],
+        [sys.executable, "-m", "agentk", "solve", "--workspace", str(ws)],
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

@@ -148,7 +148,7 @@ def test_bad_pool_lines_are_bad_input(tmp_path, text, message):
 def test_bad_pool_exits_2_with_one_line(tmp_path):
     (tmp_path / "pool.txt").write_text("missing-folder\n")
     out = subprocess.run(
-        [sys.executable, "-m", "agentk.cli", "curriculum", str(tmp_path / "pool.txt"), "--out", str(tmp_path / "o")],
+        [sys.executable, "-m", "agentk", "curriculum", str(tmp_path / "pool.txt"), "--out", str(tmp_path / "o")],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -343,7 +343,7 @@ def test_killed_during_setup_resumes_the_same_round(tmp_path):
 
 def _one_round(pool, out, memory) -> list[str]:
     """The command of a one-round curriculum over `pool`."""
-    return [sys.executable, "-m", "agentk.cli", "curriculum", str(pool), "--rounds", "1", "--out", str(out),
+    return [sys.executable, "-m", "agentk", "curriculum", str(pool), "--rounds", "1", "--out", str(out),
             "--memory", str(memory)]  # fmt: skip
 
 

@@ -313,7 +313,7 @@ def test_refusals_through_the_cli_in_seconds(built, tmp_path):
         ws = tmp_path / name
         t0 = time.monotonic()
         proc = subprocess.run(
-            [sys.executable, "-m", "agentk.cli", "setup", str(built / name / "public"), "--workspace", str(ws)],
+            [sys.executable, "-m", "agentk", "setup", str(built / name / "public"), "--workspace", str(ws)],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -425,7 +425,7 @@ def test_try_unsupported_hands_a_refused_task_to_the_llm_never_to_the_expert(bui
     assert check_source(source, try_unsupported=True).startswith("unsupported task: segmentation (")
     assert check_source(built / "multilabel-label-words" / "public", try_unsupported=True) is None
 
-    cli = [sys.executable, "-m", "agentk.cli", "setup", str(source), "--try-unsupported"]
+    cli = [sys.executable, "-m", "agentk", "setup", str(source), "--try-unsupported"]
     expert = subprocess.run([*cli, "--workspace", str(tmp_path / "e"), "--policy", "expert"], cwd=ROOT,
                             capture_output=True, text=True, timeout=60)  # fmt: skip
     assert expert.returncode == 2 and "--policy llm or hybrid" in expert.stderr, expert.stderr

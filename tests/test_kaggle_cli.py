@@ -67,7 +67,7 @@ def test_setup_from_a_url_then_submit(comp, tmp_path, env, base_url):  # noqa: F
         # killed while waiting for the score: the rerun waits for that submission instead of submitting again
         fake.pending_polls = 10**6
         proc = subprocess.Popen(
-            [sys.executable, "-m", "agentk.cli", "submit", "--light", "--workspace", str(ws), "-m", "second"],
+            [sys.executable, "-m", "agentk", "submit", "--light", "--workspace", str(ws), "-m", "second"],
             cwd=ROOT,
             env=env,
             stdin=subprocess.DEVNULL,

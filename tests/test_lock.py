@@ -24,7 +24,7 @@ IRIS = EXAMPLES / "iris-species"
 
 def start_setup(ws: Path) -> subprocess.Popen:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agentk.cli", "setup", str(IRIS), "--workspace", str(ws)],
+        [sys.executable, "-m", "agentk", "setup", str(IRIS), "--workspace", str(ws)],
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

@@ -100,7 +100,7 @@ def test_resume_after_kill_does_not_redo_passed_stages(tmp_path):
     --resume finishes without redoing a passed stage."""
     ws = tmp_path / "ws"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agentk.cli", "setup", EXAMPLES / "iris-species", "--workspace", ws],
+        [sys.executable, "-m", "agentk", "setup", EXAMPLES / "iris-species", "--workspace", ws],
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,

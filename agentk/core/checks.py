@@ -102,6 +102,9 @@ def _report(**result) -> None:
 
 def _run_code(code: str, output: str | None) -> str | None:
     """Run the stage's program as __main__; the error a policy needs, or None."""
+    from agentk.parsing import guard_pandas
+
+    guard_pandas()  # generated code (an LLM's too) reads text as numbers through pandas: not the crashing strings
     try:
         runpy.run_path(code, run_name="__main__")
     except SystemExit as exc:
@@ -145,8 +148,5 @@ def _main(payload: str) -> None:
 if __name__ == "__main__":
     import faulthandler
 
-    from agentk.parsing import guard_pandas
-
     faulthandler.enable()  # a native crash of the generated code says where, on the stderr the parent reads
-    guard_pandas()  # generated code (an LLM's too) reads text as numbers through pandas: not the crashing strings
     _main(sys.argv[1])

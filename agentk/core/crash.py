@@ -20,6 +20,15 @@ from pathlib import Path
 
 CRASH_DIR = "AGENTK_CRASH_DIR"  # set by the watching parent in the child's environment
 FAULTS, STEP = "faults.txt", "step.json"
+WATCHED = ("setup", "solve", "curriculum", "submit", "report")  # the commands that read the user's data
+
+
+def watch(args: list[str]) -> None:
+    """The `agentk` command's first step: a command of WATCHED (not its --help) runs in a watched child, and this
+    process exits with the child's code; anything else, and the child itself, goes on."""
+    command = next((a for a in args if not a.startswith("-")), None)
+    if command in WATCHED and not {"--help", "-h"} & set(args) and not watched():
+        sys.exit(supervise(args, command))
 
 
 def watched() -> bool:
