@@ -112,6 +112,8 @@ def _find(root: Path, signature: tuple) -> Tables:
             by_role.setdefault(role, []).append(p)
     unnamed = [p for p in found if p not in replaced and file_role(p, root) in (None, "labels")]
     why = _roles_from_values(root, unnamed, by_role)
+    if len(by_role.get("test", [])) > 1 and "sample" in by_role:
+        why.update(_scored_test(by_role))
     out = Tables({}, why)
     for role in ("train", "test"):
         if role in by_role:
@@ -188,6 +190,26 @@ def _roles_from_values(root: Path, unnamed: list[Path], by_role: dict[str, list[
                         by_role["labels"] = [p]
                         break
     return why
+
+
+def _scored_test(by_role: dict[str, list[Path]]) -> dict[str, str]:
+    """Of several tables named test, the one holding the sample submission's ids when the others hold few of them
+    (test.csv beside test_old.csv, test_v1 beside test_v2: an older test set, no longer scored), in `by_role`, in
+    place; parts of one test table (test_1.csv, test_2.csv) each hold some and are left to _pick_split."""
+    try:
+        ids = set(read_table(by_role["sample"][0], dtype=str).iloc[:, 0].astype(str).str.strip())
+        cover = {}
+        for p in by_role["test"]:
+            f = read_table(p, dtype=str)
+            cover[p] = max(len(ids & set(f[c].astype(str).str.strip())) / max(len(ids), 1) for c in f)
+    except BadInput:
+        return {}
+    best = max(cover, key=cover.get)
+    if cover[best] < 0.9 or any(v >= 0.5 for p, v in cover.items() if p != best):
+        return {}
+    by_role["test"] = [best]
+    others = ", ".join(f"{p.name} {v:.0%}" for p, v in cover.items() if p != best)
+    return {"test": f"{best.name}: {cover[best]:.0%} of the sample submission's ids are its values ({others})"}
 
 
 def _pick_split(root: Path, found: list[Path]) -> tuple[Path, list[Path]]:
