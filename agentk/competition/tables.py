@@ -111,6 +111,11 @@ def _find(root: Path, signature: tuple) -> Tables:
         if role and p not in replaced:  # a table gives way to what normalise wrote for it (flat, wide, per key)
             by_role.setdefault(role, []).append(p)
     unnamed = [p for p in found if p not in replaced and file_role(p, root) in (None, "labels")]
+    samples = by_role.get("sample", [])
+    submissions = [p for p in samples if "submission" in p.name.lower()]
+    if submissions and len(submissions) < len(samples):  # "samples_labelled.csv" names samples, not a submission
+        by_role["sample"] = submissions
+        unnamed += [p for p in samples if p not in submissions]
     why = _roles_from_values(root, unnamed, by_role)
     if len(by_role.get("test", [])) > 1 and "sample" in by_role:
         why.update(_scored_test(by_role))
@@ -160,7 +165,8 @@ def _roles_from_values(root: Path, unnamed: list[Path], by_role: dict[str, list[
         }
         best = max(frames, key=lambda p: (cover[p], -abs(len(frames[p]) - len(sample))))
         if cover[best] >= 0.9 and not targets <= set(frames[best].columns):
-            by_role["test"] = [best]
+            by_role["test"] = [best]  # named like labels ("unlabelled_cases.csv") perhaps: not labels then
+            by_role["labels"] = [p for p in by_role.get("labels", []) if p != best]
             why["test"] = f"{best.name}: {cover[best]:.0%} of the sample submission's ids are its values"
     test = by_role.get("test", [None])[0]
     if need_train and test is not None:
@@ -173,22 +179,26 @@ def _roles_from_values(root: Path, unnamed: list[Path], by_role: dict[str, list[
         if scored:
             (has_targets, shared, _), best = max(scored, key=lambda t: t[0])
             by_role["train"] = [best]  # named like labels ("labelled_cases.csv") but holding the inputs: train
-            by_role["labels"] = [p for p in by_role.get("labels", []) if p != best] or by_role.pop("labels", [])[:0]
+            by_role["labels"] = [p for p in by_role.get("labels", []) if p != best]
             why["train"] = f"{best.name}: {shared} of the test's columns" + (
                 " and the sample's targets" if has_targets else ", more rows than any other such table"
             )
-            if not by_role.get("labels"):
-                by_role.pop("labels", None)
-            if not has_targets and "labels" not in by_role:
-                keys = {c: set(frames[best][c].astype(str)) for c in frames[best]}
+            if not has_targets and not by_role.get("labels"):
+                # beside it, a table keyed by its rows holding what it lacks: by the sample's target names, or the
+                # only such table (the sample may name one column per class of a single label column)
+                keys = [set(frames[best][c].astype(str)) for c in frames[best]]
+                found = []
                 for p, f in frames.items():
-                    if (
-                        p not in (best, test)
-                        and targets & set(f.columns)
-                        and any(len(v & set(f[d].astype(str))) >= 0.9 * len(v) for v in keys.values() for d in f if v)
-                    ):
-                        by_role["labels"] = [p]
-                        break
+                    extra = set(f.columns) - set(frames[best].columns)
+                    if p in (best, test) or not extra:
+                        continue
+                    if any(len(v & set(f[d].astype(str))) >= 0.9 * len(v) for v in keys if v for d in f):
+                        found.append((bool(targets & extra), p))
+                named = [p for has, p in found if has]
+                if named or len(found) == 1:
+                    by_role["labels"] = [(named or [found[0][1]])[0]]
+    for role in [r for r, paths in by_role.items() if not paths]:
+        del by_role[role]
     return why
 
 
