@@ -179,3 +179,15 @@ def test_the_light_solve_skips_columns_without_a_value(tmp_path):
     assert val.shape == (5, 1) and test.shape == (3, 1) and np.isfinite(val).all()
     (only,) = _fit_predict("regression", 0, x[:, :1], y, [x[:4, :1]])
     assert only.shape == (4, 1) and np.isfinite(only).all()
+
+
+def test_an_image_claiming_ten_billion_pixels_names_its_file(tmp_path):
+    """seed 65 (truncated_images): a PNG whose header claims 100,000 x 100,000 pixels escaped the image reader as
+    Pillow's DecompressionBombError, naming no file or map; it is the reader's ValueError now."""
+    from agentk.testing.data_fuzz import _png
+    from tools.modality_img import ImageTransform
+
+    (tmp_path / "raw").mkdir()
+    (tmp_path / "raw" / "bomb.png").write_bytes(_png(100_000, 100_000))
+    with pytest.raises(ValueError, match=r"raw/bomb\.png in train_img_input_map\.csv: image too large"):
+        ImageTransform(tmp_path, 32, "train_img_input_map.csv").open("raw/bomb.png")

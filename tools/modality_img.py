@@ -88,6 +88,8 @@ class ImageTransform:
             problem = "file not found"
         except Image.UnidentifiedImageError:
             problem = "cannot identify image (not an image or corrupt)"
+        except Image.DecompressionBombError as exc:  # a header claiming billions of pixels
+            problem = f"image too large ({exc})"
         except (OSError, SyntaxError, ValueError) as exc:
             problem = f"cannot read image ({exc})"
         raise ValueError(
