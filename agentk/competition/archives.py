@@ -115,11 +115,21 @@ def unpack_beside(source: Path, raw: Path, tables_only: bool = False) -> list[st
     holding tables (what checking a folder needs, without unpacking its images). Returns the names created."""
     created = []
     readable = (".csv.gz", ".tsv.gz")  # tables read compressed: no copy needed
-    for archive in sorted(p for p in Path(source).iterdir() if is_archive(p) and not p.name.lower().endswith(readable)):
+    top = [p for p in Path(source).iterdir() if is_archive(p) and not p.name.lower().endswith(readable)]
+    # tables zipped in a sub-folder (data/train.csv.zip) come out at the top of raw/: raw/data links to the user's
+    # folder, which nothing writes into
+    nested = [
+        p
+        for d in Path(source).iterdir()
+        if d.is_dir() and not d.is_symlink() and not d.name.startswith(".")
+        for p in d.iterdir()
+        if is_archive(p) and not p.name.lower().endswith(readable)
+    ]
+    for archive in sorted(top) + sorted(nested):
         name = unpacked_name(archive)
-        if name is None or (raw / name).exists() or (Path(source) / name).exists():
+        if name is None or (raw / name).exists() or (Path(source) / name).exists() or (archive.parent / name).exists():
             continue
-        if tables_only and not holds_tables(archive):
+        if (tables_only or archive not in top) and not holds_tables(archive):
             continue
         partial = raw / f".partial-{archive.name}"
         shutil.rmtree(partial, ignore_errors=True)
