@@ -248,15 +248,15 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
     files["sample"] = f"{names['sample']}.csv"
     answers.to_csv(private / "answers.csv", index=False)
 
-    metric = {
-        "binary": "Submissions are evaluated on the area under the ROC curve (AUC).",
-        "multiclass": "Submissions are evaluated on the multi-class logarithmic loss (log loss).",
-        "regression": "Submissions are scored on the root mean squared error (RMSE).",
-    }[kind]
-    if kind == "binary" and "sample:proba" not in transforms:
+    # labels: accuracy, or AUC of the positive class's probability (binary); a column per class: the log loss
+    if "sample:proba" in transforms:
+        metric = "Submissions are evaluated on the multi-class logarithmic loss (log loss)."
+    elif kind == "regression":
+        metric = "Submissions are scored on the root mean squared error (RMSE)."
+    elif kind == "binary" and seed % 2:
+        metric = "Submissions are evaluated on the area under the ROC curve (AUC) of the predicted probability."
+    else:
         metric = "Submissions are evaluated on accuracy, the share of rows whose label is predicted correctly."
-    if kind == "multiclass" and "sample:proba" not in transforms:
-        metric = "Submissions are evaluated on accuracy."
     listing = {
         "train": f"the training set, with the target `{target}`" if "labels" not in files else "the training set",
         "labels": f"the target `{target}` of each training {id_col}",
