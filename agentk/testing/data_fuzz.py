@@ -767,7 +767,7 @@ def run_case(case: Case, timeout: float = 180, workdir: Path | None = None, keep
         notes = build_case(case, data)
         before = snapshot(data)
         outside = {up: set(os.listdir(up)) for up in {tmp.parent, tmp.parent.parent, Path("/tmp")}}
-        cmd = [sys.executable, "-m", "agentk.cli", "setup", str(data), "--workspace", str(ws), "--policy", "expert"]
+        cmd = [sys.executable, "-m", "agentk", "setup", str(data), "--workspace", str(ws), "--policy", "expert"]
         start = time.monotonic()
         proc = subprocess.Popen(
             cmd,
