@@ -1,4 +1,4 @@
-"""Setup + solve on sound-clip competitions (the audio fixtures of agentk/testing/competitions/audio.py: tagged WAV
+"""Setup + solve on sound-clip competitions (the audio fixtures of testing/competitions/audio.py: tagged WAV
 clips named in a table and scored by MAP@3, spoken-word clips in class folders scored by accuracy, FLAC recordings
 named by an id without extension with one probability column per species, mean column-wise AUC; clips of one or two
 tags as comma-separated label sets, one probability column per tag, lwlrap), graded on hidden

@@ -168,7 +168,7 @@ def rounds(specs: list[tuple[int, float | None]]) -> None:
     from autogluon.tabular import TabularPredictor
     from sklearn.metrics import roc_auc_score
 
-    from agentk.testing.competitions import build
+    from testing.competitions import build
 
     folder = build("wide-anonymous-columns", Path(tempfile.mkdtemp(prefix="ag-rounds-")))
     key, label = read_csv(folder / "public" / "sample_submission.csv", nrows=1).columns

@@ -4,7 +4,7 @@
                                                 [--only NAME ...] [--arena ../shared/arena-dev] [--out benchmarks/out]
     uv run python benchmarks/fault_injection.py --check-operators [--only NAME ...]
 
-A simulated LLM (a handler behind agentk.testing.scripted_llm.ScriptedLLM, one server per run) answers the LLM
+A simulated LLM (a handler behind testing.scripted_llm.ScriptedLLM, one server per run) answers the LLM
 policy's requests with the built-in expert's correct answer, except that a program it writes is, with
 probability p, the expert's code corrupted by one fault operator (wrong path, wrong column, dropped rows,
 wrong id type, flipped metric direction, reversed rows, typo'd column name); shown the error (a retry, or
@@ -450,7 +450,7 @@ def attribute(
 
 def run_one(comp: str, source: Path, p: float, regime: str, seed: int, q: float, workdir: Path, timeout: float) -> Run:
     from agentk.core.fileio import read_json, read_jsonl
-    from agentk.testing.scripted_llm import ScriptedLLM
+    from testing.scripted_llm import ScriptedLLM
 
     run = Run(comp, str(source), p, regime, seed)
     ws = workdir / f"{comp}-p{p}-{regime}-s{seed}"

@@ -5,7 +5,7 @@
     uv run python benchmarks/fuzz_data.py --list
     uv run python benchmarks/fuzz_data.py --report [--out DIR]
 
-Each case (agentk/testing/data_fuzz.py) copies a bundled example to a temporary folder, applies one seeded
+Each case (testing/data_fuzz.py) copies a bundled example to a temporary folder, applies one seeded
 mutation to its files (one case in five a second one): hexadecimal ids and cells, numbers out of a float's
 range, the spellings of inf and nan, 10,000-character cells, control characters and NUL bytes, mixed encodings,
 ragged rows, duplicated headers, header-only tables, thousands of empty columns, JSON nested 10,000 deep,
@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agentk.testing.data_fuzz import FAILURES, MUTATIONS, Result, make_case, run_case  # noqa: E402
+from testing.data_fuzz import FAILURES, MUTATIONS, Result, make_case, run_case  # noqa: E402
 
 COLUMNS = ("exit 0", "exit 1", "exit 2", *FAILURES)
 

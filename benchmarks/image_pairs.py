@@ -1,5 +1,5 @@
 """Setup + solve on image-to-image competitions scored per pixel (the "image pairs" fixtures of
-agentk/testing/competitions/image_pairs.py: stained scanned pages in train/, clean ones in train_cleaned/, every test
+testing/competitions/image_pairs.py: stained scanned pages in train/, clean ones in train_cleaned/, every test
 pixel a row of the sample, RMSE), graded on hidden answers beside what a user would run instead: the stained page as
 it is, and the classic clean-up of a scan, each pixel divided by its background (the median of the 31x31 square
 around it) and clipped to white.

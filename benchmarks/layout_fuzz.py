@@ -3,7 +3,7 @@
     uv run python benchmarks/layout_fuzz.py [--layouts 500] [--start 0] [--jobs 2] [--timeout 600] [--out DIR]
                                             [--policy expert] [--only-seed N ...] [--fresh]
 
-Layout k is seed --start + k of agentk/testing/layout_fuzz.py: a small learning problem written out through a
+Layout k is seed --start + k of testing/layout_fuzz.py: a small learning problem written out through a
 seeded draw of transformations (names, ids, labels files, side tables, formats, sample forms, decoys), with its
 ground truth. Each runs `agentk setup <layout>/public --workspace <ws>` in a child process, then the judge checks
 the workspace against the truth: the target map, every input reaching the input maps, a perfect prediction
@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agentk.testing.layout_fuzz import TRANSFORMS, build, judge  # noqa: E402
+from testing.layout_fuzz import TRANSFORMS, build, judge  # noqa: E402
 
 
 def run_layout(seed: int, out: Path, timeout: float, policy: str) -> dict:

@@ -112,8 +112,8 @@ def _example_prompts(log: Path) -> int:
 def run_curriculum(
     pool_file: Path, out: Path, selection: str, seed: int, rounds: int, p: float, q: float, q_example: float
 ) -> None:
-    from agentk.testing.scripted_llm import ScriptedLLM
     from curriculum.runner import Curriculum
+    from testing.scripted_llm import ScriptedLLM
 
     dispatcher = Dispatcher()
 

@@ -1,5 +1,5 @@
 """Setup + solve on competitions whose text target rewrites an input (the "rewrites" fixtures of
-agentk/testing/competitions/rewrites.py: tokens of sentences one per row read aloud, a year after "in" and a cardinal
+testing/competitions/rewrites.py: tokens of sentences one per row read aloud, a year after "in" and a cardinal
 elsewhere; hand-typed words and the words meant), graded on hidden answers beside what a user would run instead:
 copying the input (the sample submission of text normalisation does) and the memorising lookup (each value's most
 frequent train rewrite, the value itself where train lacks it).

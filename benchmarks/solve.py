@@ -75,12 +75,12 @@ class Competition:
 
 
 def competitions(arena: Path | None, examples: bool, fixtures: list[str] = (), out_dir: Path | None = None):
-    """The arena's competitions, the bundled examples, and generated fixtures (agentk.testing.competitions, written
+    """The arena's competitions, the bundled examples, and generated fixtures (testing.competitions, written
     in the arena layout into <out_dir>/fixtures)."""
     out = []
     folders = [arena] if arena else []
     if fixtures:
-        from agentk.testing.competitions import build
+        from testing.competitions import build
 
         built = out_dir / "fixtures"
         for name in fixtures:
@@ -129,10 +129,10 @@ def competitions(arena: Path | None, examples: bool, fixtures: list[str] = (), o
 
 def check_fixtures(parser: argparse.ArgumentParser, names: list[str]) -> None:
     """Exit 2 with one line when a --fixtures name is not a generated fixture."""
-    from agentk.testing.competitions import registry
+    from testing.competitions import registry
 
     if unknown := [n for n in names if n not in registry()]:
-        parser.error(f"unknown fixture {unknown[0]!r}: `python -m agentk.testing.competitions --list` lists them")
+        parser.error(f"unknown fixture {unknown[0]!r}: `python -m testing.competitions --list` lists them")
 
 
 def constant_submission(ws: Path, out: Path) -> Path:

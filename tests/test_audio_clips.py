@@ -1,5 +1,5 @@
 """Sound clips as spectrogram pictures (tools/audio_clips.py): what the picture shows, where fetch writes it, and
-how the image maps find it on the audio fixtures (agentk/testing/competitions/audio.py)."""
+how the image maps find it on the audio fixtures (testing/competitions/audio.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from PIL import Image
 from agentk.competition.support import unsupported_reason
 from agentk.modalities import IMAGE
 from agentk.policies.analysis import analyse
-from agentk.testing.competitions import build
 from stages.fetch import fetch_local
+from testing.competitions import build
 from tools.audio_clips import BANDS, MAX_FRAMES, _hz, _mel, clip_folders, clips_as_images, spectrogram
 
 

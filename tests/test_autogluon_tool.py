@@ -17,7 +17,7 @@ from conftest import ROOT, copy_setup
 from sklearn.metrics import mean_absolute_error, roc_auc_score
 
 import tools.autogluon_tool as ag_tool
-from agentk.testing.competitions import build
+from testing.competitions import build
 from tools.autogluon_plan import SAFETY
 from tools.autogluon_tool import fit_autogluon, sample_rows, tuning_rows
 from tools.competition_scorer import competition_scorer

@@ -472,7 +472,7 @@ def test_llm_policy_without_a_sandbox_is_refused_unless_unsafe(base, tmp_path):
     """With no sandbox (AGENTK_SANDBOX=off stands for a machine without bubblewrap) the LLM policy exits 2 before
     anything is written; --unsafe-sandbox lets it start (the scripted endpoint then answers nothing useful, so the
     setup goes on past the check and ends however it ends, not with the sandbox refusal)."""
-    from agentk.testing.scripted_llm import ScriptedLLM
+    from testing.scripted_llm import ScriptedLLM
 
     with ScriptedLLM(rules=[(r".", "no code here")]) as llm:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTK_", "OPENAI_")) or k == "AGENTK_MEMORY"}

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from agentk.modalities import TEXT
-from agentk.testing.competitions import build
+from testing.competitions import build
 from tools import classical_txt
 from tools.classical import Features, fit_candidate
 from tools.metrics import pearson, roc_auc

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentk.competition import tables
-from agentk.testing.competitions import build
+from testing.competitions import build
 
 CASES = [
     ("components-per-sample", "long_as_wide"),

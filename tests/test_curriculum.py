@@ -187,8 +187,8 @@ def test_first_pick_with_no_memory_is_the_easiest_tree_and_the_hook_can_override
 
 
 def test_with_an_llm_configured_the_llm_names_the_first_task(tmp_path, monkeypatch):
-    from agentk.testing.scripted_llm import ScriptedLLM
     from curriculum.cli import _llm_first_pick
+    from testing.scripted_llm import ScriptedLLM
 
     for name, rows in (("media", 1), ("big", 500), ("small", 5)):
         _competition(tmp_path, name, rows=rows, images=2 if name == "media" else 0)
@@ -393,9 +393,9 @@ def test_setup_only_rounds_with_the_llm_policy_store_fixes_in_the_curriculum_mem
     """Two competitions set up by the LLM policy (a scripted server answering like the expert, whose first
     target-map program drops the id column): iris's fix lands in the curriculum's memory (not $AGENTK_MEMORY)
     and is shown in wine's retry prompt; no round solves."""
-    from agentk.testing.scripted_llm import ScriptedLLM
-    from agentk.testing.simulated_llm import ExpertAnswers, fenced, header
     from rag.memory import Memory
+    from testing.scripted_llm import ScriptedLLM
+    from testing.simulated_llm import ExpertAnswers, fenced, header
 
     for name in ("iris-species", "wine"):
         shutil.copytree(ROOT / "examples" / name, tmp_path / name)

@@ -314,8 +314,8 @@ def test_taxi_and_house_price_fixtures_are_read_as_the_features_expect(tmp_path)
     the house prices are scored on an RMSE between logarithms, which the analysis reads as RMSLE, so the target is
     modelled as log1p(price)."""
     from agentk.policies.analysis import analyse
-    from agentk.testing.competitions import build
     from stages.fetch import fetch_local
+    from testing.competitions import build
 
     taxi = pd.read_csv(build("taxi-trip-fares", tmp_path) / "public" / "train.csv")
     assert coordinate_points(taxi) == {
@@ -342,7 +342,7 @@ def test_the_free_text_model_chooses_its_word_view_and_strength_by_cv(tmp_path):
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import Ridge
 
-    from agentk.testing.competitions import build
+    from testing.competitions import build
 
     train = pd.read_csv(build("free-text-titles", tmp_path) / "public" / "train.csv")
     y = train["log_price"].to_numpy()

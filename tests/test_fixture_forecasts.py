@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from agentk.policies.analysis import analyse
-from agentk.testing.competitions import build, registry
 from stages.fetch import fetch_local
+from testing.competitions import build, registry
 from tools.metrics import METRICS
 from tools.task_data import time_column
 

@@ -1,5 +1,5 @@
 """Where a Kaggle competition puts its data (issue 14): the expert's discovery on the generated layout fixtures
-(agentk/testing/competitions/layouts.py). Unit level: fetch a fixture into a workspace and assert what the
+(testing/competitions/layouts.py). Unit level: fetch a fixture into a workspace and assert what the
 table discovery and the analysis find; the maps' generated code is run on the joined and numeric-text layouts.
 One full setup (the Titanic layout). The fixtures' full setups are in benchmarks/arena.py."""
 
@@ -25,11 +25,11 @@ from agentk.core.errors import BadInput
 from agentk.modalities import IMAGE, TABULAR
 from agentk.policies.analysis import analyse
 from agentk.policies.target_shapes import scored_rows
-from agentk.testing.competitions import build
 from agentk.workspace import input_map_stage, map_file
 from stages import img_input_map, tab_input_map
 from stages import metric as metric_stage
 from stages.fetch import check_source, fetch_local
+from testing.competitions import build
 from tools.task_data import group_column
 
 

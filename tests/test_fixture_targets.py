@@ -20,11 +20,11 @@ from agentk.core.engine import Context
 from agentk.core.memory import WorkingMemory
 from agentk.policies.analysis import analyse
 from agentk.policies.target_shapes import class_columns
-from agentk.testing.competitions import build, registry
 from agentk.workspace import METRIC, SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, TARGET_MAP, TARGET_TRANSFORM, Workspace
 from stages import metric as metric_stage
 from stages import submission_format, tab_target_map, target_transform
 from stages.fetch import fetch_local
+from testing.competitions import build, registry
 from tools.submission import SubmissionMismatch, compare_with_sample
 from unit_tests_lib.targets import check_transform
 
@@ -416,8 +416,8 @@ def test_try_unsupported_hands_a_refused_task_to_the_llm_never_to_the_expert(bui
     task: fetch passes, the refusal becomes a warning, and the setup goes on (here to an LLM that answers nothing,
     so it runs out of tries: exit 1, not 2)."""
     from agentk.core.errors import BadInput
-    from agentk.testing.scripted_llm import ScriptedLLM
     from stages.fetch import check_source
+    from testing.scripted_llm import ScriptedLLM
 
     source = built / "refuse-segmentation-rle" / "public"
     with pytest.raises(BadInput, match="unsupported task: segmentation"):

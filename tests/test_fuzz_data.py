@@ -1,4 +1,4 @@
-"""The seeded data fuzz (agentk/testing/data_fuzz.py) in the default suite: a small fixed sample of its cases, each
+"""The seeded data fuzz (testing/data_fuzz.py) in the default suite: a small fixed sample of its cases, each
 a real `agentk setup` subprocess on a mutated copy of a bundled example, must exit 0, 1 or 2 within its time cap,
 print no traceback, end a failure with one `agentk:` line and leave the user's folder as it was. The sample is
 chosen to cost about two minutes; benchmarks/fuzz_data.py runs a thousand. The harness's own rules are checked
@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from agentk.testing.data_fuzz import EXAMPLES, MUTATIONS, build_case, changes, judge, make_case, run_case, snapshot
+from testing.data_fuzz import EXAMPLES, MUTATIONS, build_case, changes, judge, make_case, run_case, snapshot
 
 # (seed, mutation, or None for the seed's own one or two): a case of each kind of damage, most of them stopped early
 # as bad input (a few seconds each) and two set up to the end (about 20 s each on an idle machine)
@@ -184,7 +184,7 @@ def test_the_light_solve_skips_columns_without_a_value(tmp_path):
 def test_an_image_claiming_ten_billion_pixels_names_its_file(tmp_path):
     """seed 65 (truncated_images): a PNG whose header claims 100,000 x 100,000 pixels escaped the image reader as
     Pillow's DecompressionBombError, naming no file or map; it is the reader's ValueError now."""
-    from agentk.testing.data_fuzz import _png
+    from testing.data_fuzz import _png
     from tools.modality_img import ImageTransform
 
     (tmp_path / "raw").mkdir()

@@ -14,7 +14,7 @@ from PIL import Image
 
 from agentk.competition import image_pairs
 from agentk.competition.support import unsupported_task
-from agentk.testing.competitions import build
+from testing.competitions import build
 
 FEATURES = list(image_pairs.FEATURES)
 

@@ -1,4 +1,4 @@
-"""tools/kaggle.py through the real kaggle/kagglesdk client against agentk.testing.fake_kaggle on localhost:7777."""
+"""tools/kaggle.py through the real kaggle/kagglesdk client against testing.fake_kaggle on localhost:7777."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from agentk.core.errors import BadInput
-from agentk.testing.fake_kaggle import FakeKaggle
+from testing.fake_kaggle import FakeKaggle
 from tools.kaggle import MARKER, NO_CREDENTIALS, KaggleTool, parse_competition_url
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -327,7 +327,7 @@ def test_upload_failure_is_retried(serve, tmp_path):
 
     def flaky(h, token, body):  # the storage answers 503 once
         fake._upload = original
-        from agentk.testing.fake_kaggle import _json
+        from testing.fake_kaggle import _json
 
         _json(h, 503, {"code": 503, "message": "try later"})
 

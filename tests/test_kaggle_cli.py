@@ -1,6 +1,6 @@
 """`agentk setup <kaggle url>` and `agentk submit` end to end: the real kaggle client against the fake
 Kaggle API on localhost:7777, the tabs scraped from local pages by a real headless Chromium. The competition's
-files are a generated Titanic-layout fixture (agentk.testing.competitions) served under the pages' slug."""
+files are a generated Titanic-layout fixture (testing.competitions) served under the pages' slug."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 from conftest import ROOT, agentk
 from test_scraper import base_url  # noqa: F401 - the local Kaggle-like pages, a fixture
 
-from agentk.testing.competitions import build
-from agentk.testing.fake_kaggle import FakeKaggle
+from testing.competitions import build
+from testing.fake_kaggle import FakeKaggle
 
 
 @pytest.fixture(scope="module")

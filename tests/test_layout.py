@@ -37,11 +37,13 @@ ALLOWED = {
 for _layer, _below in ALLOWED.items():
     if _layer != "agentk.parsing":
         _below.add("agentk.parsing")
-TOP = {"agentk.testing"}  # imported by tests and benchmarks only
+# the test doubles (testing/), the tests and the benchmarks: the product never imports them, and the wheel holds
+# none of them (tests/test_wheel.py)
+TEST_CODE = ("testing", "tests", "benchmarks")
 
 
 def layer(module: str) -> str:
-    found = [name for name in (*ALLOWED, *TOP) if module == name or module.startswith(name + ".")]
+    found = [name for name in ALLOWED if module == name or module.startswith(name + ".")]
     return max(found, key=len) if found else module.split(".")[0] if module.split(".")[0] != "agentk" else module
 
 
@@ -76,10 +78,22 @@ def test_layers_import_only_what_they_may():
         mine = layer(module)
         for name in imports(path, modules):
             other = layer(name)
-            if other in TOP and mine not in TOP:
-                wrong.add(f"{module} imports the test double {name}")
-            elif mine in ALLOWED and other != mine and other not in ALLOWED[mine]:
+            if mine in ALLOWED and other != mine and other not in ALLOWED[mine]:
                 wrong.add(f"{module} ({mine}) imports {name} ({other})")
+    assert not wrong, "\n".join(sorted(wrong))
+
+
+def test_the_product_imports_no_test_code():
+    wrong = set()
+    for module, path in product_modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            else:
+                continue
+            wrong |= {f"{module} imports {n}" for n in names if n.split(".")[0] in TEST_CODE}
     assert not wrong, "\n".join(sorted(wrong))
 
 
@@ -105,8 +119,8 @@ def test_workspace_names_are_written_once(package):
     names = contract_names()
     found = []
     for path in (ROOT / package).rglob("*.py"):
-        if path == ROOT / "agentk" / "workspace.py" or ROOT / "agentk" / "testing" in path.parents:
-            continue  # the contract itself; test doubles spell the files of what they stand in for
+        if path == ROOT / "agentk" / "workspace.py":
+            continue  # the contract itself
         tree = ast.parse(path.read_text())
         docstrings = {
             id(n.body[0].value)

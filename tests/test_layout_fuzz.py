@@ -1,4 +1,4 @@
-"""The layout fuzzer (agentk/testing/layout_fuzz.py): its layouts are what they say, and a real setup of a few
+"""The layout fuzzer (testing/layout_fuzz.py): its layouts are what they say, and a real setup of a few
 seeds recovers their truth (benchmarks/layout_fuzz.py runs hundreds). The judge itself is checked to fail a
 workspace that got the truth wrong."""
 
@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from conftest import agentk
 
-from agentk.testing.layout_fuzz import TRANSFORMS, build, draw, judge
+from testing.layout_fuzz import TRANSFORMS, build, draw, judge
 
 
 def test_the_draws_cover_every_transformation_and_are_seeded():

@@ -9,8 +9,8 @@ import sys
 import pytest
 from conftest import EXAMPLES, ROOT
 
-from agentk.testing.scripted_llm import ScriptedLLM
-from agentk.testing.simulated_llm import ExpertAnswers
+from testing.scripted_llm import ScriptedLLM
+from testing.simulated_llm import ExpertAnswers
 
 
 @pytest.mark.slow  # the benchmark end to end (45 s on 2 cores); test_curriculum covers its LLM setup rounds

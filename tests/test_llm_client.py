@@ -9,7 +9,7 @@ import pytest
 from agentk.core.errors import BadInput
 from agentk.core.fileio import read_jsonl
 from agentk.policies.llm import LLMClient, LLMConfig, LLMError
-from agentk.testing.scripted_llm import ScriptedLLM
+from testing.scripted_llm import ScriptedLLM
 
 ENV = [
     "AGENTK_LLM_BASE_URL",

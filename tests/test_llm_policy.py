@@ -14,9 +14,9 @@ from conftest import EXAMPLES, agentk
 from agentk.core.fileio import read_jsonl
 from agentk.policies.intrinsics import Calls, extract_code, text_answer
 from agentk.policies.llm import LLMClient, LLMConfig
-from agentk.testing.scripted_llm import ScriptedLLM
-from agentk.testing.simulated_llm import ExpertAnswers, fenced, header
 from stages.tab_input_map import template
+from testing.scripted_llm import ScriptedLLM
+from testing.simulated_llm import ExpertAnswers, fenced, header
 
 SOURCE = EXAMPLES / "iris-species"
 

@@ -1,6 +1,6 @@
 """Sample submissions of one row per (test sample, target) (agentk/competition/long_format.py): the composite ids
 split into keys and targets, the long tables modelled wide, and every submission written back in the sample's own
-rows. The fixtures are the "long submissions" family (agentk/testing/competitions/long_rows.py)."""
+rows. The fixtures are the "long submissions" family (testing/competitions/long_rows.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from conftest import agentk
 
 from agentk.competition.long_format import detect, split_ids, to_long, to_wide
 from agentk.policies.analysis import analyse
-from agentk.testing.competitions import build
 from benchmarks.arena import grade
 from stages.fetch import fetch_local
+from testing.competitions import build
 from tools.submission import SubmissionMismatch, compare_with_sample
 
 

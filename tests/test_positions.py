@@ -14,8 +14,8 @@ from agentk.competition import positions
 from agentk.competition.dataview import read_table
 from agentk.competition.support import unsupported_task
 from agentk.policies.analysis import analyse
-from agentk.testing.competitions import build
 from stages.fetch import fetch_local
+from testing.competitions import build
 
 
 def records(n: int, labelled: bool, rng) -> pd.DataFrame:

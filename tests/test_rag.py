@@ -16,10 +16,10 @@ from agentk.core.engine import Budget, Engine
 from agentk.policies.llm import LLMClient, LLMConfig
 from agentk.policies.llm_policy import LLMPolicy
 from agentk.setup_pipeline import setup_pipeline
-from agentk.testing.scripted_llm import ScriptedLLM
-from agentk.testing.simulated_llm import ExpertAnswers, fenced, header
 from rag.cli import memory_app
 from rag.memory import SIMILAR_ERROR, Memory, fix_recorder
+from testing.scripted_llm import ScriptedLLM
+from testing.simulated_llm import ExpertAnswers, fenced, header
 
 # `agentk memory ...` as agentk/cli.py mounts it (app.add_typer(memory_app, name="memory")), exit codes included
 MEMORY_CLI = """import sys

@@ -13,9 +13,9 @@ import pytest
 
 from agentk.competition import rewrites
 from agentk.competition.support import unsupported_task
-from agentk.testing.competitions import build, registry
 from agentk.workspace import Workspace
 from stages.fetch import fetch_local
+from testing.competitions import build, registry
 from tools.submission import SubmissionMismatch, as_modelled, as_submitted, compare_with_sample
 
 FIXTURES = sorted(n for n, fx in registry().items() if fx.family == "rewrites")

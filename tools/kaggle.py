@@ -2,7 +2,7 @@
 package (imported lazily: it authenticates at import time).
 
 The kaggle CLI always talks to api.kaggle.com; this tool builds its clients with kagglesdk's own
-environment (KAGGLE_API_ENVIRONMENT=TEST -> http://localhost:7777), which agentk.testing.fake_kaggle serves.
+environment (KAGGLE_API_ENVIRONMENT=TEST -> http://localhost:7777), which testing.fake_kaggle serves.
 Errors the user can fix are one-line BadInputs; transient ones (5xx, 429, connection resets) are
 retried with exponential backoff."""
 

@@ -13,7 +13,7 @@ submissions of one row per test sample and target; `audio.py`: sound clips; `lar
 for benchmarks) and register themselves with `@fixture`. The data are synthetic with a learnable signal; nothing here
 is, or imitates, a real competition's data, and the product never sees a fixture's name.
 
-    uv run python -m agentk.testing.competitions --out /tmp/fixtures [--only NAME ...] [--list]
+    uv run python -m testing.competitions --out /tmp/fixtures [--only NAME ...] [--list]
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Write the fixture competitions: `python -m agentk.testing.competitions --out DIR [--only NAME ...] [--list]`."""
+"""Write the fixture competitions: `python -m testing.competitions --out DIR [--only NAME ...] [--list]`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from agentk.testing.competitions import build, registry
+from testing.competitions import build, registry
 
 
 def main(argv: list[str] | None = None) -> int:

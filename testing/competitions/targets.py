@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agentk.testing.competitions import fixture
+from testing.competitions import fixture
 
 FAMILY = "targets"
 N_TRAIN, N_TEST = 600, 200
@@ -583,7 +583,7 @@ def refuse_object_detection(folder: Path, rng: np.random.Generator) -> dict:
 
 @fixture(FAMILY, "refused: DICOM scans, a row per box (x, y, width, height, Target) in a labels table (detection)")
 def refuse_box_rows_dicom(folder: Path, rng: np.random.Generator) -> dict:
-    from agentk.testing.competitions.layouts import dicom_scan
+    from testing.competitions.layouts import dicom_scan
 
     pub = folder / "public"
     rows, ids = [], {"train": [], "test": []}

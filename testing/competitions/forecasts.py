@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agentk.testing.competitions import fixture
-from agentk.testing.competitions.targets import _description
+from testing.competitions import fixture
+from testing.competitions.targets import _description
 
 FAMILY = "forecasting"
 

@@ -12,8 +12,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from agentk.testing.competitions import fixture
-from agentk.testing.competitions.layouts import description, finish
+from testing.competitions import fixture
+from testing.competitions.layouts import description, finish
 
 RMSE = "Submissions are scored on the root mean squared error (RMSE) between predicted and true values."
 LOG_LOSS = (

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agentk.testing.competitions import fixture
-from agentk.testing.competitions.features import _split
-from agentk.testing.competitions.targets import _description, _tabular
+from testing.competitions import fixture
+from testing.competitions.features import _split
+from testing.competitions.targets import _description, _tabular
 
 FAMILY = "large tables"
 TRAIN_ROWS, TEST_ROWS = 2_000_000, 500_000

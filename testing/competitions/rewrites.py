@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agentk.testing.competitions import fixture
-from agentk.testing.competitions.layouts import description, finish
+from testing.competitions import fixture
+from testing.competitions.layouts import description, finish
 
 FAMILY = "rewrites"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agentk.testing.competitions import fixture
+from testing.competitions import fixture
 
 ACCURACY = "Submissions are evaluated on accuracy, the share of rows whose label is predicted correctly."
 RMSE = "Submissions are scored on the root mean squared error (RMSE) between predicted and true values."
