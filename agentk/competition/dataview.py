@@ -13,6 +13,7 @@ import json
 import os
 import re
 import zlib
+from collections import OrderedDict
 from pathlib import Path
 
 import charset_normalizer
@@ -86,9 +87,36 @@ def csv_dialect(path: Path, encoding: str | None = None) -> tuple[str, str]:
     return sep, "," if any(DECIMAL_COMMA.match(c) for c in cells) else "."
 
 
+CACHED_BYTES = 64 * 2**20  # tables up to this size on disk are kept after a read (the last CACHED of them)
+CACHED = 8
+_cache: OrderedDict[tuple, pd.DataFrame] = OrderedDict()
+
+
 def read_table(path: Path, nrows: int | None = None, nested: bool = False, **kwargs) -> pd.DataFrame:
     """Read a CSV/TSV/JSON/parquet table, in whatever text encoding; an empty or corrupt file is BadInput. Cells
-    holding lists or records become text (nested_as_text) unless `nested` (image bands as number lists)."""
+    holding lists or records become text (nested_as_text) unless `nested` (image bands as number lists). Setup
+    reads a competition's tables many times over (which is which, what the sample's columns are, each normalising
+    step): a small table's frame is kept, keyed by its file's state and the reading's options, and a copy returned
+    (a table of 20,000 columns took seven seconds a read)."""
+    try:
+        st = Path(path).stat()
+    except OSError:
+        st = None
+    key = None
+    if st is not None and st.st_size <= CACHED_BYTES:
+        key = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns, nrows, nested, repr(sorted(kwargs.items())))
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key].copy()
+    df = _read_table(path, nrows, nested, **kwargs)
+    if key is not None:
+        _cache[key] = df.copy()
+        while len(_cache) > CACHED:
+            _cache.popitem(last=False)
+    return df
+
+
+def _read_table(path: Path, nrows: int | None = None, nested: bool = False, **kwargs) -> pd.DataFrame:
     path = Path(path)
     name = path.name.lower()
     try:
