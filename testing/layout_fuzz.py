@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import threading
 import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -292,6 +293,9 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
     return truth
 
 
+_CWD = threading.Lock()  # the working folder is the process's: judges in threads take turns
+
+
 # ---- the judge ---------------------------------------------------------------------------------------------
 def _same(a: pd.Series, b: pd.Series) -> bool:
     """Two columns carry the same information: equal numbers, or a one-to-one map between values."""
@@ -355,7 +359,7 @@ def _round_trip(w, dest: Path, t: dict, target_col: str, encode: dict) -> list[s
     else:
         frame[target_col] = frame[target_col].astype(str).map(encode)
     try:
-        with contextlib.chdir(w.root):  # generated code reads workspace-relative paths
+        with _CWD, contextlib.chdir(w.root):  # generated code reads workspace-relative paths (one judge at a time)
             transform = w.load(TARGET_TRANSFORM)
             _, sub = format_with_fallback(w.root, test_ids, transform.inverse_transform(transform.transform(frame)))
     except Exception as exc:  # noqa: BLE001 - generated code: any failure is the finding
