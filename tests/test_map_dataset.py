@@ -208,8 +208,8 @@ def test_error_messages_name_the_file_and_map(tmp_path):
     ds = MapDataset(tmp_path)
     with pytest.raises(ValueError, match=r"raw/missing\.jpg in train_img_input_map\.csv: file not found; fix the path"):
         ds[0]
-    with pytest.raises(ValueError, match=r"raw/bad\.png in train_img_input_map\.csv: cannot identify image"):
-        ds[1]
+    with pytest.warns(UserWarning, match=r"raw/bad\.png in train_img_input_map\.csv: cannot identify image"):
+        ds[1]  # a file there that does not decode: a black image, said once
     pd.DataFrame({"id": ids, "a": ["x.png", "y.png"], "b": ["x.png", "y.png"]}).to_csv(
         tmp_path / "train_img_input_map.csv", index=False
     )

@@ -496,7 +496,7 @@ MESSAGE_CASES = [
     ("path without extension", IMG, lambda ws, d: d.assign(path=d.path.str[:-4]), "add the file extension"),
     ("two path columns", IMG, lambda ws, d: d.assign(other=d.path), "one path column"),
     ("no path", IMG, lambda ws, d: d.assign(path=d.path.where(d.index != 0)), "have no image path"),
-    ("corrupt image", IMG, corrupt_images, "does not open as an image"),
+    ("corrupt images", IMG, corrupt_images, "sampled paths do not open as images"),
     ("numeric text column", TXT, lambda ws, d: d.assign(comment_text=range(len(d))), "numbers go into the tab map"),
     ("mis-decoded text", TXT, lambda ws, d: d.assign(comment_text=d.comment_text + " caf\ufffd"), "real encoding"),
     ("bytes repr", TXT, lambda ws, d: d.assign(comment_text="b'" + d.comment_text + "'"), "decode the bytes"),
@@ -537,3 +537,26 @@ def test_map_dataset_batch_shapes_of_a_mixed_workspace(mixed_ws, monkeypatch):
     assert ds.modalities == ["img", "tab", "txt"]
     assert tuple(batch["img"].shape) == (16, 3, 64, 64) and batch["tab"].shape == (16, 1)
     assert tuple(batch["txt"]["input_ids"].shape) == (16, 128) and batch["target"].shape == (16, 1)
+
+
+def test_a_few_corrupt_images_among_many_are_the_datas_not_the_maps(tmp_path):
+    """One zero-byte file among twelve images (data fuzz seed 14): the map passes its unit test and the models read
+    the file as a black image, with one warning naming it; a map of mostly unreadable files still fails."""
+    from tools.modality_img import ImageTransform
+
+    (tmp_path / "raw").mkdir()
+    paths = []
+    for i in range(12):
+        Image.new("RGB", (8, 8), (200, 10 * i, 0)).save(tmp_path / "raw" / f"{i}.png")
+        paths.append(f"raw/{i}.png")
+    (tmp_path / "raw" / "5.png").write_bytes(b"")
+    pd.DataFrame({"id": range(12), "path": paths}).to_csv(tmp_path / "train_img_input_map.csv", index=False)
+    check_image_map(tmp_path, "train_img_input_map.csv", n_open=12)
+    tf = ImageTransform(tmp_path, 8, "train_img_input_map.csv")
+    with pytest.warns(UserWarning, match=r"raw/5\.png in train_img_input_map\.csv: cannot identify image"):
+        assert tf.pixels("raw/5.png").max() == 0
+    assert tf.pixels("raw/4.png")[..., 0].min() == 200
+    for i in range(7):
+        (tmp_path / "raw" / f"{i}.png").write_bytes(b"")
+    with pytest.raises(AssertionError, match="7 of 12 sampled paths do not open as images"):
+        check_image_map(tmp_path, "train_img_input_map.csv", n_open=12)

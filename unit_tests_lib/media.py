@@ -39,12 +39,17 @@ def check_image_map(ws: Path, name: str, n_open: int = 8) -> None:
         )
     from tools.image_files import open_image
 
-    for p in random.Random(0).sample(full, min(n_open, len(full))):
+    broken = []
+    sampled = random.Random(0).sample(full, min(n_open, len(full)))
+    for p in sampled:
         try:
             with open_image(p) as im:
                 im.load()
         except Exception as exc:  # noqa: BLE001 - any decoder error means the file is not a usable image
-            fail(f"{name}: {os.path.relpath(p, ws)} does not open as an image ({type(exc).__name__}: {exc})")
+            broken.append(f"{os.path.relpath(p, ws)} ({type(exc).__name__}: {exc})")
+    # a few corrupt files among many are the data's (the models read them as black images); most is the map's
+    if broken and len(broken) * 2 >= len(sampled):
+        fail(f"{name}: {len(broken)} of {len(sampled)} sampled paths do not open as images, e.g. {broken[0]}")
 
 
 def check_text_map(ws: Path, name: str) -> None:
