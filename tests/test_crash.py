@@ -42,13 +42,19 @@ parsing.OVERFLOWING = re.compile("(?!)")
 parsing.guard_pandas = lambda: None
 """
 
-# a segfault as one setup stage runs, in the process that runs the stages
-CRASH_AT_STAGE = """
-import importlib.abc, importlib.util, os, sys
+
+def crash_hook(module: str, patch: str) -> str:
+    """A sitecustomize that, once `module` is imported, runs `patch` on it (`module` bound): the patch wraps one of
+    its functions to segfault where a test wants a native crash."""
+    return f"""
+import ctypes, importlib.abc, importlib.util, os, sys
+
+def segfault():
+    ctypes.string_at(0)
 
 class _Crash(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name != "agentk.core.engine":
+        if name != {module!r}:
             return None
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)
@@ -56,21 +62,28 @@ class _Crash(importlib.abc.MetaPathFinder):
 
         def exec_module(module):
             run(module)
-            execute = module.Engine._execute
-
-            def crashing(self, stage, *args, **kwargs):
-                if stage.name == os.environ["CRASH_STAGE"]:
-                    import ctypes
-                    ctypes.string_at(0)  # SIGSEGV
-                return execute(self, stage, *args, **kwargs)
-
-            module.Engine._execute = crashing
-
+{textwrap.indent(textwrap.dedent(patch), " " * 12)}
         spec.loader.exec_module = exec_module
         return spec
 
 sys.meta_path.insert(0, _Crash())
 """
+
+
+# a segfault as one setup stage runs, in the process that runs the stages
+CRASH_AT_STAGE = crash_hook(
+    "agentk.core.engine",
+    """
+    execute = module.Engine._execute
+
+    def crashing(self, stage, *args, **kwargs):
+        if stage.name == os.environ["CRASH_STAGE"]:
+            segfault()
+        return execute(self, stage, *args, **kwargs)
+
+    module.Engine._execute = crashing
+    """,
+)
 
 
 def hex_competition(folder: Path, n_train: int = 60, n_test: int = 20) -> Path:
@@ -157,34 +170,19 @@ def test_a_segfault_in_a_stage_is_named_and_resume_goes_on(comp, tmp_path):
 # a segfault once the solver has written that its AutoGluon step is under way (the solver runs as __main__, so
 # the hook is on the function it writes with); no environment variable reaches the sandboxed solver but the
 # allow-listed ones, so the step is written here
-CRASH_AT_SOLVE_STEP = """
-import importlib.abc, importlib.util, sys
+CRASH_AT_SOLVE_STEP = crash_hook(
+    "agentk.core.fileio",
+    """
+    write_json = module.write_json
 
-class _Crash(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name != "agentk.core.fileio":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        run = spec.loader.exec_module
+    def crashing(path, data, *args, **kwargs):
+        write_json(path, data, *args, **kwargs)
+        if isinstance(data, dict) and data.get("step") == "autogluon" and data.get("status") == "running":
+            segfault()
 
-        def exec_module(module):
-            run(module)
-            write_json = module.write_json
-
-            def crashing(path, data, *args, **kwargs):
-                write_json(path, data, *args, **kwargs)
-                if isinstance(data, dict) and data.get("step") == "autogluon" and data.get("status") == "running":
-                    import ctypes
-                    ctypes.string_at(0)  # SIGSEGV
-
-            module.write_json = crashing
-
-        spec.loader.exec_module = exec_module
-        return spec
-
-sys.meta_path.insert(0, _Crash())
-"""
+    module.write_json = crashing
+    """,
+)
 
 
 def test_a_segfault_in_the_solver_names_its_step(example_copy):
