@@ -238,3 +238,40 @@ def test_ctrl_c_during_a_solve_exits_130_with_one_line(example_copy):
         not (ws / ".agentk.lock").exists()
         or subprocess.run(["flock", "-n", str(ws / ".agentk.lock"), "true"]).returncode == 0
     )  # the lock is free again
+
+
+def test_killing_agentk_ends_the_watched_child_and_frees_the_workspace(tmp_path):
+    """The lock names the process the user started; killing that one (not its group) ends the setup's child too."""
+    import subprocess
+    import sys
+    import time
+
+    from conftest import EXAMPLES, ROOT
+
+    from agentk.core.errors import BadInput
+    from agentk.core.lock import hold
+
+    ws = tmp_path / "ws"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentk", "setup", str(EXAMPLES / "iris-species"), "--workspace", str(ws)],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    lock = ws / ".agentk.lock"
+    deadline = time.monotonic() + 120
+    while not (lock.exists() and lock.read_text().startswith(f"{proc.pid} ")):  # the holder shown: the user's pid
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    proc.kill()  # that process alone, as `kill -9 <pid>` from the lock's message would
+    proc.wait()
+    for _ in range(100):
+        try:
+            with hold(lock):
+                break
+        except BadInput:
+            time.sleep(0.05)
+    else:
+        raise AssertionError("the watched child outlived the agentk process it belonged to")

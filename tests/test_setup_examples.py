@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from conftest import EXAMPLE_NAMES, EXAMPLES, ROOT, agentk, example_meta
 
+from agentk.core.errors import BadInput
 from agentk.core.fileio import read_jsonl
 from agentk.core.lock import hold
 from agentk.workspace import Workspace
@@ -116,10 +117,18 @@ def test_resume_after_kill_does_not_redo_passed_stages(tmp_path):
         if state.get("stages", {}).get("train_tab_input_map", {}).get("status") == "passed":
             break
         time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGKILL)
+    os.killpg(proc.pid, signal.SIGKILL)  # the `agentk` process and the watched child running the setup
     proc.wait()
-    with hold(Workspace(ws).lock):  # free at once, though a stage's sandboxed process may still be ending
-        pass
+    for _ in range(
+        100
+    ):  # free as soon as the child is gone too, though a stage's sandboxed process may still be ending
+        try:
+            with hold(Workspace(ws).lock):
+                break
+        except BadInput:
+            time.sleep(0.05)
+    else:
+        raise AssertionError("the killed setup's lock was still held after 5 s")
     before = json.loads((ws / "setup.json").read_text())
     assert before["status"] == "running"
     done_before = [r["stage"] for r in read_jsonl(ws / "trajectory.jsonl")]

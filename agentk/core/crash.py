@@ -9,6 +9,7 @@ the step that died.
 
 from __future__ import annotations
 
+import ctypes
 import faulthandler
 import json
 import os
@@ -19,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 CRASH_DIR = "AGENTK_CRASH_DIR"  # set by the watching parent in the child's environment
+PARENT = "AGENTK_WATCHER"  # ... and its pid
 FAULTS, STEP = "faults.txt", "step.json"
 WATCHED = ("setup", "solve", "curriculum", "submit", "report")  # the commands that read the user's data
 
@@ -37,7 +39,20 @@ def watched() -> bool:
     if not folder or not Path(folder).is_dir():
         return False
     faulthandler.enable(file=open(Path(folder) / FAULTS, "w"), all_threads=True)  # noqa: SIM115 - open until death
+    try:  # die with the watching parent: killing the `agentk` a user started ends the run (and frees its lock)
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != int(os.environ.get(PARENT, "0") or 0):  # the parent died before the line above
+        os._exit(1)
     return True
+
+
+def user_pid() -> int:
+    """The pid of the `agentk` process the user started: the watching parent's in a watched child (killing it ends
+    both), else this process's."""
+    parent = os.environ.get(PARENT)
+    return int(parent) if parent and os.environ.get(CRASH_DIR) and os.getppid() == int(parent) else os.getpid()
 
 
 def note(step: str | None = None, *, log: Path | None = None, resume: str | None = None) -> None:
@@ -62,7 +77,8 @@ def supervise(argv: list[str], what: str) -> int:
     it, and it ends itself with 130), and return its exit code; when it died by a signal, report it (one line on
     stderr, the traceback in its log) and return 1."""
     with tempfile.TemporaryDirectory(prefix="agentk-watch-") as folder:
-        proc = subprocess.Popen([sys.executable, "-m", "agentk.cli", *argv], env={**os.environ, CRASH_DIR: folder})
+        env = {**os.environ, CRASH_DIR: folder, PARENT: str(os.getpid())}
+        proc = subprocess.Popen([sys.executable, "-m", "agentk.cli", *argv], env=env)
         while True:
             try:
                 rc = proc.wait()

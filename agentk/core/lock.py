@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from agentk.core import crash
 from agentk.core.errors import BadInput
 
 
@@ -64,7 +65,7 @@ def hold(path: Path) -> FolderLock:
         os.close(fd)
         raise
     os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()} {_command()}\n".encode(), 0)
+    os.pwrite(fd, f"{crash.user_pid()} {_command()}\n".encode(), 0)
     return FolderLock(path, fd)
 
 
