@@ -98,7 +98,8 @@ def join_lines(j) -> list[str]:
         f"other = {read_expr(j.table)}",
         "def key_text(v):",
         "    t = v.astype(str).str.strip()",
-        "    return t.str.replace(r'^(-?\\d+)\\.0$', r'\\1', regex=True) if v.dtype.kind == 'f' else t",
+        "    t = t.str.replace(r'^(-?\\d+)\\.0$', r'\\1', regex=True) if v.dtype.kind == 'f' else t",
+        "    return t.str.replace(r'^0+(?=\\d+$)', '', regex=True)",
     ]
     if j.aggregate or not j.columns:
         lines += [

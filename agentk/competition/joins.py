@@ -76,9 +76,11 @@ def find_joins(ws: Path, raw: Path, tables: dict[str, Path], train: pd.DataFrame
 
 
 def key_text(values: pd.Series) -> pd.Series:
-    """A key's values as text, as both sides of a join compare them ("12.0" read as a float is "12")."""
+    """A key's values as text, as both sides of a join compare them: "12.0" read as a float is "12", and a number's
+    zero padding goes ("00012" read as text on one side is 12 read as a number on the other)."""
     text = values.astype(str).str.strip()
-    return text.str.replace(r"^(-?\d+)\.0$", r"\1", regex=True) if values.dtype.kind == "f" else text
+    text = text.str.replace(r"^(-?\d+)\.0$", r"\1", regex=True) if values.dtype.kind == "f" else text
+    return text.str.replace(r"^0+(?=\d+$)", "", regex=True)
 
 
 def _key(table: pd.DataFrame, other: pd.DataFrame, only: list | None = None) -> tuple[str, str] | None:
