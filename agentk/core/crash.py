@@ -35,15 +35,17 @@ def watch(args: list[str]) -> None:
 
 def watched() -> bool:
     """In the child: send the dying traceback of any thread to the parent's file; False when not watched."""
-    folder = os.environ.get(CRASH_DIR)
-    if not folder or not Path(folder).is_dir():
+    folder, parent = os.environ.get(CRASH_DIR), int(os.environ.get(PARENT, "0") or 0)
+    if not folder or not Path(folder).is_dir() or not parent:
+        return False
+    if os.getppid() != parent:  # the variables came down from a watched ancestor: this is a run of its own
         return False
     faulthandler.enable(file=open(Path(folder) / FAULTS, "w"), all_threads=True)  # noqa: SIM115 - open until death
     try:  # die with the watching parent: killing the `agentk` a user started ends the run (and frees its lock)
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
-    if os.getppid() != int(os.environ.get(PARENT, "0") or 0):  # the parent died before the line above
+    if os.getppid() != parent:  # the parent died between the check above and the prctl
         os._exit(1)
     return True
 
