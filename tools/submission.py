@@ -13,6 +13,7 @@ import pandas as pd
 from agentk.competition import long_format, rewrites
 from agentk.competition.dataview import find_tables, read_table
 from agentk.competition.tables import sample_columns_of
+from agentk.parsing import read_csv
 from agentk.workspace import SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, Workspace, code_module
 
 FORMATTERS = (SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT)  # the stages writing format_submission, in fallback order
@@ -58,7 +59,7 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
     """Round-trip through CSV, as Kaggle reads it, and compare with the sample submission; `who` names the
     submission's maker in the message."""
     sample_path = find_tables(Workspace(ws).raw)["sample"]
-    sample = pd.read_csv(sample_path)
+    sample = read_csv(sample_path)
     try:  # a submission in a long sample's rows is checked as the models wrote it, one row per key
         sub = as_modelled(Workspace(ws).raw, sub)
     except ValueError as exc:
@@ -66,7 +67,7 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / Workspace.SUBMISSION
         sub.to_csv(path, index=False)
-        got = pd.read_csv(path)
+        got = read_csv(path)
         got_text = pd.read_csv(path, dtype=str, keep_default_na=False)
     if list(got.columns) != list(sample.columns):
         raise SubmissionMismatch(

@@ -10,6 +10,7 @@ import pandas as pd
 
 from agentk.competition.tables import sample_columns_of
 from agentk.core.isolated import call_isolated, type_name
+from agentk.parsing import to_numeric
 from agentk.workspace import TARGET_TRANSFORM, Workspace, code_file, code_module
 from tools.submission import SubmissionMismatch, compare_with_sample
 from unit_tests_lib.common import fail, failing_on, load, test_ids, train_targets
@@ -56,7 +57,7 @@ def _formatted(ws: Path, out: dict, stage: str, ids: pd.Series, y: pd.DataFrame)
 
 def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per row: equal as numbers where both read as numbers, else as text."""
-    x, y = pd.to_numeric(pd.Series(a), errors="coerce"), pd.to_numeric(pd.Series(b), errors="coerce")
+    x, y = to_numeric(pd.Series(a), errors="coerce"), to_numeric(pd.Series(b), errors="coerce")
     numbers = x.notna() & y.notna()
     close = np.isclose(x.fillna(0).to_numpy(float), y.fillna(0).to_numpy(float))
     text = pd.Series(a).astype(str).to_numpy() == pd.Series(b).astype(str).to_numpy()

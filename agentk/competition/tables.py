@@ -35,6 +35,7 @@ from agentk.competition.series import (
 )
 from agentk.core.errors import BadInput
 from agentk.modalities import IMAGE, file_extensions
+from agentk.parsing import to_numeric
 
 LABELS = re.compile(r"label|target|solution|truth|answer", re.I)  # a table of targets, beside the inputs
 MAX_PARTS = 20  # a split folder with more tables than this holds one table per sample, not parts of one
@@ -858,7 +859,7 @@ def _pixels(root: Path) -> list[str]:
         return done
     sample = read_table(paths["sample"], dtype=str)
     id_col = sample.columns[0]
-    ids = pd.to_numeric(sample[id_col], errors="coerce")
+    ids = to_numeric(sample[id_col], errors="coerce")
     first = int(ids.iloc[0]) if ids.notna().all() and (ids.diff().iloc[1:] == 1).all() else None  # positions from
     for role in ("train", "test"):
         path = paths.get(role)
