@@ -77,6 +77,12 @@ def table_rows(a, split: str, file_col: str | None = None) -> list[str]:
         lines += join_lines(j)
     if id_col:
         lines.append(f"ids = df[{id_col!r}].astype(str)")
+        if split == "test" and a.test_id_respelled:  # 17 in the test table is 00017 in the sample
+            lines += [
+                *KEY_TEXT,
+                f"sample_ids = {read_expr(a.sample, a.id_col)}[{a.id_col!r}].astype(str)",
+                "ids = key_text(ids).map(dict(zip(key_text(sample_ids), sample_ids))).fillna(ids)",
+            ]
     elif split == "test" and a.id_col is None:  # the sample has no id: its rows are the test rows in order
         lines.append("ids = pd.Series([str(i) for i in range(len(df))])")
     elif split == "test":  # the test table has no id column: the sample submission lists the ids in order
@@ -90,16 +96,22 @@ def table_rows(a, split: str, file_col: str | None = None) -> list[str]:
     return lines
 
 
+# agentk.competition.joins.key_text, as generated code writes it
+KEY_TEXT = [
+    "def key_text(v):",
+    "    t = v.astype(str).str.strip()",
+    "    t = t.str.replace(r'^(-?\\d+)\\.0$', r'\\1', regex=True) if v.dtype.kind == 'f' else t",
+    "    return t.str.replace(r'^0+(?=\\d+$)', '', regex=True)",
+]
+
+
 def join_lines(j) -> list[str]:
     """Lines that join a keyed table (agentk.competition.joins.Join) to `df`, as the analysis joined it (keys as
     text, "12.0" as "12"; a key without rows in a per-entity table counts 0 rows)."""
     lines = [
         f"# {j.describe()}",
         f"other = {read_expr(j.table)}",
-        "def key_text(v):",
-        "    t = v.astype(str).str.strip()",
-        "    t = t.str.replace(r'^(-?\\d+)\\.0$', r'\\1', regex=True) if v.dtype.kind == 'f' else t",
-        "    return t.str.replace(r'^0+(?=\\d+$)', '', regex=True)",
+        *KEY_TEXT,
     ]
     if j.aggregate or not j.columns:
         lines += [

@@ -89,6 +89,9 @@ class Action:
     calls: int = 0
     notes: list[tuple[str, str]] = field(default_factory=list)  # extra working-memory entries (kind, text)
     llm: list[dict] = field(default_factory=list)  # one record per LLM call: purpose, tokens, seconds, cached
+    hypotheses: dict[str, str] = field(default_factory=dict)  # the hypothesis of each decision the code rests on
+    dropped: list[dict] = field(default_factory=list)  # hypotheses dropped before acting (policies.hypotheses)
+    give_up: str | None = None  # the policy has nothing left to try: the stage fails now, with this reason
 
 
 @dataclass
@@ -100,6 +103,9 @@ class Context:
     previous_code: str | None  # the code this stage last ran, if any
     error: str | None  # the last unit-test error (retry) or meta-test error (credit assignment)
     covered: list[str] = field(default_factory=list)  # credit assignment: the stages the failed meta-test covers
+    covered_roles: list[str] = field(default_factory=list)  # their roles, in the same order
+    dropped: list[dict] = field(default_factory=list)  # the hypotheses dropped so far in this episode
+    backtrack: int = 0  # meta-test failures so far: which credit assignment this is
 
 
 class Policy(Protocol):
@@ -213,11 +219,32 @@ class Engine:
         covered = (
             next((m.covers for m in metas if m.name == self.state.ca_meta), []) if mode == "credit_assignment" else []
         )
-        ctx = Context(self.ws, mode, st.attempts, self.memory, previous, error, covered)
+        roles = {s.name: s.role for s in stages}
+        ctx = Context(
+            self.ws,
+            mode,
+            st.attempts,
+            self.memory,
+            previous,
+            error,
+            covered,
+            [roles[n] for n in covered if n in roles],
+            list(self.state.hypotheses),
+            self.state.backtracks,
+        )
         error_ca = error if mode == "credit_assignment" else None
         self.on_event("stage", {"stage": stage.name, "mode": mode, "attempt": st.attempts + 1})
         t0 = time.monotonic()
         action = self.policy.act(stage, ctx) if stage.kind != "tool" else Action()
+        self.state.hypotheses.extend({**d, "backtrack": self.state.backtracks, "mode": mode} for d in action.dropped)
+        if action.give_up:
+            self._log(
+                TrajectoryRecord(
+                    stage.name, mode, "give up", [], False, None, action.give_up, time.monotonic() - t0,
+                    hypotheses=action.hypotheses,
+                )
+            )
+            self._fail(stage.name, action.give_up)
         kind, run_code, output_error = self._execute(stage, action, previous)
         report = None
         if not output_error:
@@ -261,6 +288,8 @@ class Engine:
                 action.tokens,
                 action.calls,
                 action.llm,
+                hypotheses=action.hypotheses,
+                dropped=action.dropped,
             )
         )
         self.on_event("result", {"stage": stage.name, "passed": passed, "error": error, "attempt": st.attempts})

@@ -59,6 +59,8 @@ class EpisodeState:
     reason: str | None = None
     llm_seconds: float | None = None  # time in LLM calls not answered from a cache; in the file once a step ran
     ca_fixes: list[Fix] = field(default_factory=list)  # held rewrites; in the file only while there are some
+    # hypotheses dropped (agentk.policies.hypotheses): which, why, at which stage and backtrack; in the file once any
+    hypotheses: list[dict] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)  # the caller's extras (e.g. "source"): top-level keys
 
     def stage(self, name: str) -> StageState:
@@ -90,6 +92,8 @@ class EpisodeState:
             out["llm_seconds"] = self.llm_seconds
         if self.ca_fixes:
             out["ca_fixes"] = [asdict(f) for f in self.ca_fixes]
+        if self.hypotheses:
+            out["hypotheses"] = self.hypotheses
         return out
 
     @classmethod
@@ -134,6 +138,8 @@ class TrajectoryRecord:
     llm: list[dict] = field(default_factory=list)  # one per LLM call (purpose, tokens, seconds, cached)
     step: int = 0  # numbered, and timed, by the engine as it logs the record
     time: float = 0.0
+    hypotheses: dict[str, str] = field(default_factory=dict)  # decision -> the hypothesis the code rests on
+    dropped: list[dict] = field(default_factory=list)  # hypotheses dropped before this attempt, and why
 
     @property
     def reward(self) -> float:
@@ -156,6 +162,8 @@ class TrajectoryRecord:
             "seconds": round(self.seconds, 3),
             "memory": [asdict(e) for e in self.memory],
             **({"llm": self.llm} if self.llm else {}),
+            **({"hypotheses": self.hypotheses} if self.hypotheses else {}),
+            **({"dropped": self.dropped} if self.dropped else {}),
         }
 
     @classmethod

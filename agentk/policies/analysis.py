@@ -16,7 +16,7 @@ import pandas as pd
 
 from agentk.competition.dataview import find_tables, read_table
 from agentk.competition.file_inputs import FileSource, column_source, listing_frame, listing_source, modality_files
-from agentk.competition.joins import Join, find_joins
+from agentk.competition.joins import Join, find_joins, key_text
 from agentk.competition.joins import apply as join_tables
 from agentk.competition.support import is_long_text
 from agentk.competition.tables import sample_columns_of
@@ -24,7 +24,15 @@ from agentk.competition.values import numeric_text
 from agentk.modalities import MODALITIES, TABULAR, TEXT
 from agentk.parsing import to_numeric
 from agentk.policies import target_shapes as shapes
-from agentk.workspace import Workspace
+from agentk.policies.hypotheses import Decision, Decisions, Hypothesis
+from agentk.workspace import (
+    ROLE_INPUT_MAP,
+    ROLE_METRIC,
+    ROLE_SUBMISSION_FORMAT,
+    ROLE_TARGET_MAP,
+    ROLE_TARGET_TRANSFORM,
+    Workspace,
+)
 from tools.features import is_datetime
 from tools.metrics import COLUMNWISE, METRICS, Metric, find_metric
 
@@ -37,7 +45,10 @@ def source_key(split: str, modality: str) -> str:
 
 
 class CannotAnalyse(Exception):
-    """The expert cannot tell; the stage's code says why and the unit tests record it."""
+    """The expert cannot tell; the stage's code says why and the unit tests record it. `decisions`: those the
+    analysis had made when it stopped (another hypothesis of one of them may get further)."""
+
+    decisions: Decisions = Decisions()
 
 
 @dataclass
@@ -84,6 +95,8 @@ class Analysis:
     echo: list[str] = field(default_factory=list)  # sample columns that repeat test inputs: copied, not predicted
     metric_columns: list[str] = field(default_factory=list)  # train columns the metric reads (identities, a mask)
     scored_value: float | None = None  # masked metrics: only rows whose metric_columns[0] holds this are scored
+    decisions: Decisions = field(default_factory=Decisions)  # each decision's ranked hypotheses, the current one used
+    test_id_respelled: bool = False  # test_id holds the sample's ids but for padding: write them as the sample does
 
     @property
     def submission_columns(self) -> list[str]:
@@ -122,16 +135,32 @@ def _is_boolish(s: pd.Series) -> bool:
     return len(values) <= 3 * len(BOOL_VALUES) and {str(v).lower() for v in values} <= BOOL_VALUES  # True, true, TRUE
 
 
-def _find_test_id(test: pd.DataFrame, sample: pd.DataFrame, id_col: str | None) -> str | None:
+# the test's id column shapes the train map too (the train table's column of that name is its id)
+TEST_ID_ROLES = (ROLE_INPUT_MAP["train"], ROLE_INPUT_MAP["test"], ROLE_SUBMISSION_FORMAT)
+RESPELLED = "holds the sample's ids but for zero padding or a float's .0"
+# the train maps keep the rows that have the target
+TARGET_ROLES = (ROLE_INPUT_MAP["train"], ROLE_TARGET_MAP, ROLE_TARGET_TRANSFORM, ROLE_SUBMISSION_FORMAT, ROLE_METRIC)
+
+
+def _test_id_options(test: pd.DataFrame, sample: pd.DataFrame, id_col: str | None) -> list[Hypothesis]:
+    """Where the test rows' ids are, best first: a column holding exactly the sample's ids, the column named as the
+    sample's, one holding them but for padding or a float's ".0", then the test rows in the sample's order."""
     if id_col is None:
-        return None
-    if id_col in test.columns:
-        return id_col
+        return [Hypothesis(None, "the sample has no id column: its rows are the test rows in order")]
     ids = set(sample[id_col].astype(str))
-    for c in test.columns:
-        if set(test[c].astype(str)) == ids:
-            return c
-    return None
+    keys = set(key_text(sample[id_col].astype(str)))
+    exact = [c for c in test.columns if set(test[c].astype(str)) == ids]
+    options = [Hypothesis(c, "holds exactly the sample's ids") for c in exact]
+    if id_col in test.columns and id_col not in exact:
+        options.append(Hypothesis(id_col, "named as the sample's id column"))
+    options += [
+        Hypothesis(c, RESPELLED)
+        for c in test.columns
+        if c not in exact and c != id_col and test[c].notna().all() and set(key_text(test[c])) == keys
+    ]
+    if len(test) == len(sample) or not options:
+        options.append(Hypothesis(None, "the test rows are the sample's rows in order"))
+    return options
 
 
 def _classification(metric: Metric | None, s: pd.Series, sample_col: pd.Series | None) -> bool:
@@ -176,8 +205,20 @@ def _positive(classes: list, column: str, text: str = ""):
     return classes[-1]  # 1 / True / the later name: scikit-learn's convention
 
 
-def analyse(ws: Path) -> Analysis:
-    ws = Path(ws)
+def analyse(ws: Path, chosen: dict[str, int] | None = None) -> Analysis:
+    """The analysis under the hypotheses `chosen` (decision name -> index of its option; 0, the best ranked, for
+    any decision not named)."""
+    decisions = Decisions()
+    try:
+        analysis = _analyse(Path(ws), chosen or {}, decisions)
+    except CannotAnalyse as exc:
+        exc.decisions = decisions
+        raise
+    analysis.decisions = decisions
+    return analysis
+
+
+def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis:
     raw = Workspace(ws).raw
     tables = find_tables(raw)
     if "sample" not in tables:
@@ -200,7 +241,11 @@ def analyse(ws: Path) -> Analysis:
     test = read_table(tables["test"]) if "test" in tables else sample[[id_col]]
     joins = find_joins(ws, raw, tables, train, test) if "train" in tables else []
     train, test = join_tables(ws, joins, train, "train"), join_tables(ws, joins, test, "test")
-    test_id = _find_test_id(test, sample, id_col)
+    test_ids = decisions.add(
+        Decision("test_id", set(TEST_ID_ROLES), _test_id_options(test, sample, id_col), r"\bids?\b", TEST_ID_ROLES[0]),
+        chosen,
+    )
+    test_id = test_ids.value
     train_id = (
         "id" if "train" not in tables else test_id if test_id in train.columns and train[test_id].is_unique else None
     )
@@ -226,14 +271,18 @@ def analyse(ws: Path) -> Analysis:
                 Target(label, "multiclass", "proba_columns", sub_cols, [by_name[c] for c in sub_cols if c in by_name])
             )
         elif len(sub_cols) == 1:
-            only = shapes.stand_in([c for c in train.columns if c not in test.columns and c not in (id_col, train_id)])
-            if len(only) != 1:
+            candidates = [c for c in train.columns if c not in test.columns and c not in (id_col, train_id)]
+            if not candidates:
                 raise CannotAnalyse(
-                    f"submission column {sub_cols[0]!r} is not in the train table and no single "
-                    f"train-only column stands in for it (candidates: {only})"
+                    f"submission column {sub_cols[0]!r} is not in the train table and the train table has no column "
+                    "the test table lacks to stand in for it"
                 )
-            target = _target(train[only[0]], sub_cols[0], sub_cols, metric, sample[sub_cols[0]], evaluation_text(ws))
-            target.source = only[0]
+            options = _stand_in_options(train, candidates, sample[sub_cols[0]], evaluation_text(ws))
+            source = decisions.add(Decision("target_column", set(TARGET_ROLES), options, owner=TARGET_ROLES[0]), chosen)
+            target = _target(
+                train[source.value], sub_cols[0], sub_cols, metric, sample[sub_cols[0]], evaluation_text(ws)
+            )
+            target.source = source.value
             targets.append(target)
         else:
             raise CannotAnalyse(f"submission columns {sub_cols[:5]} are neither train columns nor the classes of one")
@@ -305,7 +354,31 @@ def analyse(ws: Path) -> Analysis:
         columns.echo,
         metric_columns,
         scored_value,
+        test_id_respelled=test_ids.evidence == RESPELLED,
     )
+
+
+def _stand_in_options(train: pd.DataFrame, candidates: list, sample_col: pd.Series, text: str) -> list[Hypothesis]:
+    """The train-only columns that may hold the target the sample submits under another name, ranked by their
+    evidence: the sample's values among theirs, named as a target, named by the description, numbers where the
+    sample has numbers; on a tie, complete and varying columns first, then the later column (targets come last)."""
+    submitted = {str(v) for v in sample_col.dropna().unique()}
+    sample_numeric = bool(to_numeric(sample_col, errors="coerce").notna().all())
+    scored = []
+    for order, c in enumerate(candidates):
+        col, why, score = train[c], [], 0
+        values = {str(_py(v)) for v in col.dropna().unique()[:10_000]}
+        if submitted and not sample_numeric and submitted <= values:
+            score, why = score + 3, [*why, "holds the sample's values"]
+        if shapes.TARGET_NAME.match(str(c)):
+            score, why = score + 2, [*why, "named as a target"]
+        if len(str(c)) > 2 and re.search(rf"\b{re.escape(str(c))}\b", text, re.I):
+            score, why = score + 2, [*why, "named by the description"]
+        if sample_numeric == bool(to_numeric(col, errors="coerce").notna().mean() > 0.9):
+            score, why = score + 1, [*why, "numbers like the sample's" if sample_numeric else "text like the sample's"]
+        tie = (col.notna().all(), col.nunique() > 1, order)
+        scored.append(((score, *tie), Hypothesis(c, ", ".join(why) or "a column the test table lacks")))
+    return [h for _, h in sorted(scored, key=lambda x: x[0], reverse=True)]
 
 
 def _time_id(c: str | None, train: pd.DataFrame, test: pd.DataFrame) -> bool:

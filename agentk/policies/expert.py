@@ -1,5 +1,8 @@
-"""The built-in expert policy: inspects the raw data once (agentk.policies.analysis) and writes each stage's
-code from its template. Deterministic and free; the offline default."""
+"""The built-in expert policy: inspects the raw data (agentk.policies.analysis) and writes each stage's code from
+its template, under the current hypothesis of each decision the analysis made (agentk.policies.hypotheses). A
+failed unit test moves a decision shaping the failing stage to its next hypothesis, a failed meta-test one of a
+stage it covers; with none left it gives up rather than write the same code again. Deterministic and free; the
+offline default."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from pathlib import Path
 
 from agentk.core.engine import Action, Context, Stage
 from agentk.policies.analysis import Analysis, CannotAnalyse, analyse
+from agentk.policies.hypotheses import Decision, chosen_from, dropped_record
 
 
 class ExpertPolicy:
@@ -15,29 +19,81 @@ class ExpertPolicy:
     def __init__(self, tips: bool = False, memory=None):
         """tips: on a retry, look in long-term memory (`memory`, else rag/'s default, opened on the first retry
         only) for a stored fix of a similar error whose edit applies to the expert's code (rag.tips)."""
-        self._analysis: dict[Path, Analysis] = {}
+        self._analysis: dict[tuple, Analysis] = {}
         self.tips, self._memory = tips, memory
 
-    def analysis(self, ws: Path) -> Analysis:
-        if ws not in self._analysis:
-            self._analysis[ws] = analyse(ws)
-        return self._analysis[ws]
+    def analysis(self, ws: Path, chosen: dict[str, int] | None = None) -> Analysis:
+        """The analysis under the hypotheses `chosen` (decision -> option index; the first of each if None)."""
+        key = (ws, tuple(sorted((chosen or {}).items())))
+        if key not in self._analysis:
+            self._analysis[key] = analyse(ws, chosen or {})
+        return self._analysis[key]
 
     def act(self, stage: Stage, ctx: Context) -> Action:
-        try:
-            action = stage.expert(self.analysis(ctx.ws), ctx)
-        except CannotAnalyse as exc:
-            reason = f"The expert cannot write this stage: {exc}"
-            return (
-                Action(code=f"raise SystemExit({reason!r})\n", thought=reason)
-                if stage.kind == "code"
-                else Action(text="", thought=reason)
-            )
+        chosen, dropped = chosen_from(ctx.dropped), []
+        while True:  # revise until the code differs from what failed, or nothing is left to revise
+            revised = self._revise(stage, ctx, chosen, dropped) if stage.kind == "code" else None
+            dropped += [revised] if revised else []
+            try:
+                analysis = self.analysis(ctx.ws, chosen)
+                action = stage.expert(analysis, ctx)
+            except CannotAnalyse as exc:
+                reason = f"The expert cannot write this stage: {exc}"
+                if stage.kind != "code":
+                    return Action(text="", thought=reason)
+                if ctx.mode == "retry" and not dropped:
+                    return Action(give_up=self._nothing_left(f"stage {stage.name}", ctx))
+                return Action(code=f"raise SystemExit({reason!r})\n", thought=reason, dropped=dropped)
+            if not revised or action.code != ctx.previous_code:
+                break
+        action.hypotheses, action.dropped = analysis.decisions.used({stage.role}), dropped
+        if dropped:
+            action.thought = "; ".join(f"{d['decision']}: {d['dropped']} dropped, trying {d['next']}" for d in dropped)
         if ctx.mode == "credit_assignment" and stage.kind == "code" and action.code == ctx.previous_code:
-            return Action(keep=True, thought="The expert would write the same code again: keep it.")
-        if self.tips and ctx.mode == "retry" and stage.kind == "code" and action.code and ctx.error:
-            return self._tip(stage, ctx, action)
+            if ctx.covered and stage.name == ctx.covered[0] and not self._moved(ctx) and not dropped:
+                return Action(give_up=self._nothing_left("credit assignment", ctx), hypotheses=action.hypotheses)
+            return Action(keep=True, thought="Not this stage's fault: the expert would write the same code again.")
+        if self.tips and ctx.mode == "retry" and stage.kind == "code" and action.code and ctx.error and not dropped:
+            action = self._tip(stage, ctx, action)
+        if ctx.mode == "retry" and stage.kind == "code" and action.code == ctx.previous_code:
+            return Action(give_up=self._nothing_left(f"stage {stage.name}", ctx), hypotheses=action.hypotheses)
         return action
+
+    @staticmethod
+    def _moved(ctx: Context) -> bool:
+        """Whether this backtrack's credit assignment already moved a decision."""
+        return any(d.get("backtrack") == ctx.backtrack and d.get("mode") == "credit_assignment" for d in ctx.dropped)
+
+    def _revise(self, stage: Stage, ctx: Context, chosen: dict[str, int], dropped: list[dict]) -> dict | None:
+        """On a retry, or at the first stage a failed meta-test covers (once per backtrack), move the decision that
+        the error points at to its next hypothesis (in `chosen`); return what was dropped, or None."""
+        if ctx.mode == "retry":
+            roles = [stage.role]
+        elif ctx.mode == "credit_assignment" and ctx.covered and stage.name == ctx.covered[0]:
+            if self._moved(ctx) or dropped:
+                return None
+            roles = ctx.covered_roles
+        else:
+            return None
+        try:
+            decisions = self.analysis(ctx.ws, chosen).decisions
+        except CannotAnalyse as exc:  # the current hypotheses lead nowhere: another of the decisions made may
+            decisions = exc.decisions
+        decision: Decision | None = decisions.to_revise(roles, ctx.error)
+        if decision is None:
+            return None
+        record = dropped_record(decision, stage.name, ctx.error)
+        chosen[decision.name] = decision.chosen + 1
+        return record
+
+    @staticmethod
+    def _nothing_left(where: str, ctx: Context) -> str:
+        lines = [ln.strip() for ln in (ctx.error or "").splitlines() if ln.strip()]
+        tried = sorted({d["decision"] for d in ctx.dropped})
+        return (
+            f"the expert has no hypothesis left to try after this {where} failure"
+            f"{' (revised so far: ' + ', '.join(tried) + ')' if tried else ''}: {lines[-1] if lines else 'no error'}"
+        )
 
     def _tip(self, stage: Stage, ctx: Context, action: Action) -> Action:
         """The expert's code edited by the nearest stored fix that applies to it and gives code not tried yet."""

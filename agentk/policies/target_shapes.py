@@ -165,9 +165,3 @@ def scored_rows(text: str, table: pd.DataFrame) -> tuple[str, float] | None:
 
 
 TARGET_NAME = re.compile(r"^(target|label|labels|y|class|outcome)$", re.I)
-
-
-def stand_in(candidates: list[str]) -> list[str]:
-    """Of several train-only columns, the one named as the target ("target", "label", "y"...) if exactly one is."""
-    named = [c for c in candidates if TARGET_NAME.match(str(c))]
-    return named if len(named) == 1 else candidates

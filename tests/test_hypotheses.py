@@ -1,0 +1,122 @@
+"""Ranked hypotheses searched under the unit tests (issue 47, part 2): the expert's search over the analysis's
+decisions, on two real setups whose first-ranked hypothesis is wrong, and the search's rules on their own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import agentk
+
+from agentk.policies.hypotheses import Decision, Decisions, Hypothesis, chosen_from
+from agentk.workspace import ROLE_INPUT_MAP, ROLE_TARGET_MAP
+
+TRAIN_MAP, TEST_MAP = ROLE_INPUT_MAP["train"], ROLE_INPUT_MAP["test"]
+
+
+def test_revision_goes_to_the_earliest_owner_the_error_fits():
+    decisions = Decisions()
+    opts = [Hypothesis("a", "first"), Hypothesis("b", "second")]
+    decisions.add(Decision("ids", {TRAIN_MAP, TEST_MAP}, list(opts), r"\bids?\b", TRAIN_MAP), {})
+    decisions.add(Decision("column", {TRAIN_MAP, ROLE_TARGET_MAP}, list(opts), owner=TRAIN_MAP), {})
+    decisions.add(Decision("late", {TEST_MAP}, list(opts), owner=TEST_MAP), {"late": 1})
+    # a retried stage revises only what it made first; a pattern the error fits wins over a catch-all
+    assert decisions.to_revise([TRAIN_MAP], "test ids differ from the sample's").name == "ids"
+    assert decisions.to_revise([TRAIN_MAP], "a column holds NaN").name == "column"
+    assert decisions.to_revise([TEST_MAP], "ids differ") is None  # "late" has no option left, "ids" is earlier
+    assert decisions.to_revise([ROLE_TARGET_MAP], "anything") is None
+    assert chosen_from([{"decision": "ids"}, {"decision": "ids"}, {"decision": "column"}]) == {"ids": 2, "column": 1}
+
+
+def _competition(folder: Path, train: pd.DataFrame, test: pd.DataFrame, sample: pd.DataFrame, text: str) -> Path:
+    folder.mkdir()
+    train.to_csv(folder / "train.csv", index=False)
+    test.to_csv(folder / "test.csv", index=False)
+    sample.to_csv(folder / "sample_submission.csv", index=False)
+    (folder / "description.md").write_text(text)
+    return folder
+
+
+def _signal(n: int, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = pd.DataFrame({"f1": rng.normal(size=n).round(3), "f2": rng.normal(size=n).round(3)})
+    return x, (x.f1 + 0.5 * x.f2 + rng.normal(scale=0.3, size=n)).round(3).to_numpy()
+
+
+def _setup(tmp_path: Path, folder: Path) -> tuple[dict, list[dict]]:
+    ws = tmp_path / "ws"
+    run = agentk("setup", folder, "--workspace", ws, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    steps = [json.loads(line) for line in (ws / "trajectory.jsonl").read_text().splitlines()]
+    return json.loads((ws / "setup.json").read_text()), steps
+
+
+def test_a_failed_unit_test_moves_the_expert_to_its_second_hypothesis(tmp_path):
+    """The train table has two columns the test lacks: `label`, named as a target but mostly empty (an older
+    annotation), and `score`, the target. The first hypothesis keeps too few train rows; the train map's unit test
+    says so, and the retry tries `score`, which passes."""
+    x, y = _signal(400, 0)
+    label = np.where(np.arange(400) % 10 < 7, np.nan, y > 0)
+    train = x.assign(uid=[f"r{i}" for i in range(400)], label=label, score=y)
+    xt, _ = _signal(100, 1)
+    test = xt.assign(uid=[f"t{i}" for i in range(100)])
+    sample = pd.DataFrame({"uid": test.uid, "prediction": 0.0})
+    folder = _competition(tmp_path / "c", train, test, sample, "Predict each row's value. Scored by RMSE.")
+    state, steps = _setup(tmp_path, folder)
+    [dropped] = state["hypotheses"]
+    assert (dropped["decision"], dropped["dropped"].split()[0], dropped["next"].split()[0]) == (
+        "target_column",
+        "'label'",
+        "'score'",
+    )
+    assert dropped["mode"] == "retry" and "rows" in dropped["because"]
+    first, retry = [s for s in steps if s["stage"] == dropped["stage"]][:2]
+    assert not first["passed"] and first["hypotheses"]["target_column"].startswith("'label'")
+    assert retry["passed"] and retry["mode"] == "retry" and retry["hypotheses"]["target_column"].startswith("'score'")
+    assert retry["dropped"][0]["decision"] == "target_column"
+
+
+def test_credit_assignment_moves_a_decision_of_an_earlier_stage(tmp_path):
+    """The test table's `id` column is a row number, named as the sample's id column; the sample's ids are the
+    `ref` column's, zero-padded. Every map passes its unit tests under the first hypothesis (`id`); the meta-test
+    that compares the test ids with the sample's fails, and credit assignment moves the test-id decision, made
+    at the train map, to `ref`, spelled as the sample spells it."""
+    x, y = _signal(400, 2)
+    train = x.assign(id=range(400), ref=range(5000, 5400), y=y)
+    xt, _ = _signal(100, 3)
+    test = xt.assign(id=range(100), ref=range(9000, 9100))
+    sample = pd.DataFrame({"id": [f"{r:06d}" for r in test.ref], "y": 0.0})
+    folder = _competition(tmp_path / "c", train, test, sample, "Predict y. Scored by RMSE.")
+    state, steps = _setup(tmp_path, folder)
+    [dropped] = state["hypotheses"]
+    assert (dropped["decision"], dropped["mode"]) == ("test_id", "credit_assignment")
+    assert dropped["dropped"].startswith("'id'") and dropped["next"].startswith("'ref'")
+    meta = next(s for s in steps if s["mode"] == "meta" and not s["passed"])
+    assert "ids differ" in meta["error"]
+    after = [s for s in steps if s["step"] > meta["step"]]
+    assert after[0]["mode"] == "credit_assignment" and after[0]["dropped"][0]["decision"] == "test_id"
+    assert any(s["mode"] == "meta" and s["stage"] == meta["stage"] and s["passed"] for s in after)
+    assert state["status"] == "done" and state["backtracks"] == 1
+
+
+@pytest.mark.parametrize("mode", ["retry"])
+def test_an_expert_with_nothing_left_gives_up_instead_of_repeating_itself(tmp_path, mode):
+    """Train rows whose only target-like column is mostly empty: the one hypothesis fails, and the setup stops at
+    once with one line, instead of running the same code until the stage's attempts run out."""
+    x, y = _signal(200, 4)
+    train = x.assign(uid=[f"r{i}" for i in range(200)], outcome=np.where(np.arange(200) % 10 < 8, np.nan, y))
+    xt, _ = _signal(50, 5)
+    test = xt.assign(uid=[f"t{i}" for i in range(50)])
+    folder = _competition(
+        tmp_path / "c", train, test, pd.DataFrame({"uid": test.uid, "prediction": 0.0}), "Scored by RMSE."
+    )
+    ws = tmp_path / "ws"
+    run = agentk("setup", folder, "--workspace", ws, timeout=600)
+    assert run.returncode == 1
+    assert "no hypothesis left" in run.stderr.strip().splitlines()[-1]
+    steps = [json.loads(line) for line in (ws / "trajectory.jsonl").read_text().splitlines()]
+    codes = [s for s in steps if s["action"] == "code" and s["stage"] == steps[-1]["stage"]]
+    assert len(codes) == 1 and steps[-1]["action"] == "give up"
