@@ -55,6 +55,8 @@ TRANSFORMS = {
     "format:jsonl": 0.1,
     "sample:proba": 0.3,  # one probability column per class (classification)
     "decoy:old-test": 0.15,
+    "sample:renamed": 0.2,  # the sample names the predicted column otherwise than the train table does
+    "decoy:train-only": 0.2,  # a train-only column named like a target: an older annotation, mostly empty
 }
 FORMATS = [t for t in TRANSFORMS if t.startswith("format:")]
 WORDS = ["alpha", "río", "données", "wert", "größe", "colour", "mass", "kappa", "delta", "höhe", "peso", "valor"]
@@ -86,6 +88,8 @@ def draw(seed: int) -> tuple[str, list[str]]:
         chosen.remove("names:role-inside")
     if kind == "regression" and "sample:proba" in chosen:
         chosen.remove("sample:proba")
+    if "sample:proba" in chosen and "sample:renamed" in chosen:
+        chosen.remove("sample:renamed")
     return kind, chosen
 
 
@@ -225,11 +229,19 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         files["side"] = here + _write(side.sample(frac=1, random_state=seed), tables, names["side"], fmt)
     keep = [c for c in inputs if c not in side_cols]
     train, test = data.iloc[:n_train], data.iloc[n_train:]
+    extra = np.random.default_rng(20_000 + seed)  # the later transforms' draws leave the others' as they were
+    if "decoy:train-only" in transforms:  # a third of the rows annotated, under a target's name
+        decoy = _column(extra, str(extra.choice(["label", "target", "y", "class"])), odd)
+        decoy = decoy if decoy not in data.columns else f"{decoy}_v0"
+        train = train.assign(**{decoy: train[target].where(extra.random(len(train)) < 0.3)})
+        keep_train = [decoy]
+    else:
+        keep_train = []
     if "labels-file" in transforms:
         files["labels"] = here + _write(train[[id_col, target]], tables, names["labels"], fmt)
-        files["train"] = here + _write(train[[id_col, *keep]], tables, names["train"], fmt)
+        files["train"] = here + _write(train[[id_col, *keep, *keep_train]], tables, names["train"], fmt)
     else:
-        files["train"] = here + _write(train[[id_col, *keep, target]], tables, names["train"], fmt)
+        files["train"] = here + _write(train[[id_col, *keep, *keep_train, target]], tables, names["train"], fmt)
     files["test"] = here + _write(test[[id_col, *keep]], tables, names["test"], fmt)
     if "decoy:old-test" in transforms:  # an older test set of other ids, not scored
         old = _problem(rng, kind, 40)[0].rename(columns={**cols, "target": target})
@@ -243,8 +255,12 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
             sample[f"{target}_{c}"] = 1 / len(classes)
             answers[f"{target}_{c}"] = (test[target] == c).astype(float).to_numpy()
     else:
-        sample = pd.DataFrame({id_col: test[id_col], target: classes[0] if classes else 0.0})
-        answers = test[[id_col, target]]
+        submitted = target
+        if "sample:renamed" in transforms:
+            submitted = _column(extra, str(extra.choice(["prediction", "predicted", "expected", *WORDS])), odd)
+            submitted = submitted if submitted not in data.columns else f"{submitted}_pred"
+        sample = pd.DataFrame({id_col: test[id_col], submitted: classes[0] if classes else 0.0})
+        answers = test[[id_col, target]].rename(columns={target: submitted})
     sample.to_csv(public / f"{names['sample']}.csv", index=False)
     files["sample"] = f"{names['sample']}.csv"
     answers.to_csv(private / "answers.csv", index=False)

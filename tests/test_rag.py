@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -236,31 +237,36 @@ def test_expert_retry_uses_a_stored_fix_that_applies_and_ignores_one_that_does_n
     from agentk.core.engine import Action, Context, Stage
     from agentk.core.memory import WorkingMemory
     from agentk.policies.expert import ExpertPolicy
+    from agentk.policies.hypotheses import Decisions
 
     monkeypatch.setenv("AGENTK_MEMORY", str(tmp_path / "mem"))
     error = "check_no_missing: train_tab_target_map.csv has 3 rows fewer than train.csv (rows were dropped)"
     stage = Stage("train_tab_target_map", "the target map", expert=lambda analysis, ctx: Action(code=FAILING))
-    policy = ExpertPolicy(tips=True)
-    policy._analysis[tmp_path] = None  # this stage's expert needs no analysis of the data
+    no_decisions = SimpleNamespace(decisions=Decisions())  # this stage's expert needs no analysis of the data
+
+    def expert_policy() -> ExpertPolicy:
+        policy = ExpertPolicy(tips=True)
+        policy.analysis = lambda ws, chosen=None: no_decisions
+        return policy
+
+    policy = expert_policy()
     ctx = Context(tmp_path, "retry", 1, WorkingMemory(), FAILING, error)
-    assert policy.act(stage, ctx).code == FAILING  # an empty memory: the expert's own code again
+    # an empty memory and no hypothesis to revise: the expert gives up rather than write its code again
+    assert "no hypothesis left" in policy.act(stage, ctx).give_up
 
     memory = Memory(tmp_path / "mem")
     memory.add_fix("train_tab_target_map", "other-competition", "x = 1\n", error, "x = 2\n")  # does not apply
     memory.add_fix("metric", "other-competition", FAILING, error, FIXED)  # another stage
-    policy = ExpertPolicy(tips=True)
-    policy._analysis[tmp_path] = None
-    assert policy.act(stage, ctx).code == FAILING
+    assert expert_policy().act(stage, ctx).give_up
 
     memory.add_fix("train_tab_target_map", "other-competition", FAILING, error.replace("3 rows", "7 rows"), FIXED)
-    policy = ExpertPolicy(tips=True)
-    policy._analysis[tmp_path] = None
+    policy = expert_policy()
     action = policy.act(stage, ctx)
     assert action.code == FIXED and "stored fix of a similar error (from other-competition" in action.thought
     first = Context(tmp_path, "first", 0, WorkingMemory(), None, None)
     assert policy.act(stage, first).code == FAILING  # tips only on retries
     unrelated = Context(tmp_path, "retry", 1, WorkingMemory(), FAILING, "SyntaxError: invalid syntax in line 3")
-    assert policy.act(stage, unrelated).code == FAILING  # the stored error is too far from this one
+    assert policy.act(stage, unrelated).give_up  # the stored error is too far from this one
 
 
 # one writer-and-reader process of the concurrency test: each iteration stores a fix of its own (a new error
