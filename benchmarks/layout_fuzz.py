@@ -57,6 +57,7 @@ def run_layout(seed: int, out: Path, timeout: float, policy: str) -> dict:
         except Exception as exc:  # noqa: BLE001 - a workspace the judge cannot read is a finding too
             problems = [f"judge: {type(exc).__name__}: {str(exc)[:200]}"]
     last = next((line for line in reversed(err.strip().splitlines()) if line.startswith("agentk:")), "")
+    state = json.loads((ws / "setup.json").read_text()) if (ws / "setup.json").exists() else {}
     return {
         "seed": seed,
         "kind": truth.kind,
@@ -66,6 +67,8 @@ def run_layout(seed: int, out: Path, timeout: float, policy: str) -> dict:
         "problems": problems,
         "message": last[:300] if rc != 0 else "",
         "passed": rc == 0 and not problems,
+        # the hypotheses the search dropped (agentk.policies.hypotheses), and how
+        "revised": [f"{d['decision']} ({d.get('mode')})" for d in state.get("hypotheses", [])],
     }
 
 
@@ -101,6 +104,13 @@ def table(records: list[dict]) -> str:
         if rs:
             ok = sum(r["passed"] for r in rs)
             lines.append(f"| {name} | {len(rs)} | {ok} | {ok / len(rs):.0%} |")
+    revised = [r for r in records if r.get("revised")]
+    moves = Counter(m for r in revised for m in r["revised"])
+    lines += [
+        "",
+        f"Setups that dropped a hypothesis: {len(revised)} ({sum(r['passed'] for r in revised)} passed); "
+        + (", ".join(f"{m} x{k}" for m, k in moves.most_common()) or "none"),
+    ]
     causes = Counter(cause(r) for r in records if not r["passed"])
     lines += ["", "| failure | layouts | seeds |", "|---|---|---|"]
     for c, k in causes.most_common():

@@ -108,11 +108,7 @@ KEY_TEXT = [
 def join_lines(j) -> list[str]:
     """Lines that join a keyed table (agentk.competition.joins.Join) to `df`, as the analysis joined it (keys as
     text, "12.0" as "12"; a key without rows in a per-entity table counts 0 rows)."""
-    lines = [
-        f"# {j.describe()}",
-        f"other = {read_expr(j.table)}",
-        *KEY_TEXT,
-    ]
+    lines = [f"# {j.describe()}", f"other = {read_expr(j.table)}", *KEY_TEXT]
     if j.aggregate or not j.columns:
         lines += [
             f"grouped = other.groupby(key_text(other[{j.other_key!r}]))",

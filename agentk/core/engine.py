@@ -240,7 +240,14 @@ class Engine:
         if action.give_up:
             self._log(
                 TrajectoryRecord(
-                    stage.name, mode, "give up", [], False, None, action.give_up, time.monotonic() - t0,
+                    stage.name,
+                    mode,
+                    "give up",
+                    [],
+                    False,
+                    None,
+                    action.give_up,
+                    time.monotonic() - t0,
                     hypotheses=action.hypotheses,
                 )
             )
