@@ -98,10 +98,11 @@ def inverse_transform(arr) -> pd.DataFrame:
                 j += len(classes)
                 if s["prior"]:
                     proba = _balanced(proba, s["prior"])
-            if s["submit"] == "proba_columns":
+            if s["submit"] == "proba_columns":  # a class no train row has: its share of train, about 1/(n+1)
                 by_name = {{str(c): i for i, c in enumerate(classes)}}
+                unseen = [col for col in s["columns"] if col not in by_name]
                 for col in s["columns"]:
-                    out[col] = proba[:, by_name[col]] if col in by_name else np.zeros(len(arr))
+                    out[col] = proba[:, by_name[col]] * (1 - len(unseen) * s["unseen"]) if col in by_name else np.full(len(arr), s["unseen"])
             elif s["submit"] == "ranking":  # the k most likely classes, best first
                 top = np.argsort(-proba, axis=1, kind="stable")[:, :s["k"]]
                 out[s["columns"][0]] = [" ".join(str(classes[i]) for i in row) for row in top]
@@ -139,6 +140,7 @@ def expert(a: Analysis, ctx: Context) -> Action:
             "threshold": t.threshold,
             "cuts": [f"CUT_{j}_{i}" for i in range(len(t.classes) - 1)] if t.kind == "regression" else [],
             "prior": _class_shares(ctx.ws, t) if getattr(METRICS.get(a.metric), "balanced", False) else None,
+            "unseen": _unseen(a, t),
         }
         for j, t in enumerate(a.targets)
     ]
@@ -153,6 +155,14 @@ def expert(a: Analysis, ctx: Context) -> Action:
         tunable["BALANCE"] = [0.0, 0.25, 0.5, 0.75, 1.0]
     body = BODY.format(spec=spec, tunable=tunable, cuts="".join(line + "\n" for line in cuts))
     return Action(code=fill(TEMPLATE, body))
+
+
+def _unseen(a: Analysis, t) -> float:
+    """The probability a submission column gets whose class no train row has (the sample lists classes train
+    lacks): (0 + 1) / (n + classes), Laplace's rule of succession, rather than a 0 the log loss cannot forgive."""
+    named = {str(c) for c in t.classes} | set(t.named.values())
+    missing = t.submit == "proba_columns" and any(c not in named for c in t.columns)
+    return round(1 / (a.n_train + len(t.columns)), 8) if missing else 0.0
 
 
 def _class_shares(ws: Path, t) -> list[float] | None:

@@ -57,6 +57,7 @@ TRANSFORMS = {
     "decoy:old-test": 0.15,
     "sample:renamed": 0.2,  # the sample names the predicted column otherwise than the train table does
     "decoy:train-only": 0.2,  # a train-only column named like a target: an older annotation, mostly empty
+    "sample:unseen-class": 0.5,  # with sample:proba, a column for a class no train row has
 }
 FORMATS = [t for t in TRANSFORMS if t.startswith("format:")]
 WORDS = ["alpha", "río", "données", "wert", "größe", "colour", "mass", "kappa", "delta", "höhe", "peso", "valor"]
@@ -90,6 +91,8 @@ def draw(seed: int) -> tuple[str, list[str]]:
         chosen.remove("sample:proba")
     if "sample:proba" in chosen and "sample:renamed" in chosen:
         chosen.remove("sample:renamed")
+    if "sample:unseen-class" in chosen and "sample:proba" not in chosen:
+        chosen.remove("sample:unseen-class")
     return kind, chosen
 
 
@@ -254,6 +257,8 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         for c in classes:
             sample[f"{target}_{c}"] = 1 / len(classes)
             answers[f"{target}_{c}"] = (test[target] == c).astype(float).to_numpy()
+        if "sample:unseen-class" in transforms:  # no train row has it, nor any test row
+            sample[f"{target}_unseen"], answers[f"{target}_unseen"] = 1 / len(classes), 0.0
     else:
         submitted = target
         if "sample:renamed" in transforms:

@@ -63,8 +63,14 @@ def check_target_map(ws: Path) -> None:
     if missing:
         fail(f"{name}: targets {missing} have missing values; drop unlabelled rows from both train maps")
     covered = set(targets.columns) | {str(v) for c in targets.columns for v in targets[c].unique()}
-    uncovered = [c for c in prediction_columns(ws) if c not in covered]
-    if uncovered:
+    predicted = prediction_columns(ws)
+    uncovered = [c for c in predicted if c not in covered]
+    labels = [
+        c
+        for c in targets.columns
+        if 1 < targets[c].nunique() and {str(v) for v in targets[c].unique()} <= set(predicted)
+    ]
+    if uncovered and not labels:  # a label column's classes are some columns: the others are classes train lacks
         fail(
             f"{name} has columns {list(targets.columns)[:10]}, which do not give the submission columns "
             f"{uncovered[:5]}: map one column per target (or a label column whose classes are the submission columns)"
