@@ -58,6 +58,9 @@ TRANSFORMS = {
     "sample:renamed": 0.2,  # the sample names the predicted column otherwise than the train table does
     "decoy:train-only": 0.2,  # a train-only column named like a target: an older annotation, mostly empty
     "sample:unseen-class": 0.5,  # with sample:proba, a column for a class no train row has
+    "format:json-keyed": 0.1,  # {id: {field: value}}: rows keyed by their id (split where ids repeat)
+    "format:json-nested": 0.1,  # {"version": 2, "data": {"rows": [records]}}
+    "format:json-split": 0.1,  # {"columns": [...], "data": [[...]]}
 }
 FORMATS = [t for t in TRANSFORMS if t.startswith("format:")]
 WORDS = ["alpha", "río", "données", "wert", "größe", "colour", "mass", "kappa", "delta", "höhe", "peso", "valor"]
@@ -187,6 +190,16 @@ def _write(frame: pd.DataFrame, folder: Path, stem: str, fmt: str | None) -> str
         return f"{stem}.parquet"
     if fmt == "format:json":
         frame.to_json(folder / f"{stem}.json", orient="records")
+        return f"{stem}.json"
+    if fmt == "format:json-keyed" and frame[frame.columns[0]].is_unique:
+        frame.set_index(frame.columns[0]).to_json(folder / f"{stem}.json", orient="index")
+        return f"{stem}.json"
+    if fmt in ("format:json-split", "format:json-keyed"):
+        frame.to_json(folder / f"{stem}.json", orient="split", index=False)
+        return f"{stem}.json"
+    if fmt == "format:json-nested":
+        rows = json.loads(frame.to_json(orient="records"))
+        (folder / f"{stem}.json").write_text(json.dumps({"version": 2, "data": {"rows": rows}}))
         return f"{stem}.json"
     if fmt == "format:jsonl":
         frame.to_json(folder / f"{stem}.jsonl", orient="records", lines=True)

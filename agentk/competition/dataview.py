@@ -20,6 +20,7 @@ import charset_normalizer
 import numpy as np
 import pandas as pd
 
+from agentk.competition.json_tables import read_json_table
 from agentk.core.errors import BadInput
 from agentk.parsing import read_csv
 from agentk.workspace import Workspace
@@ -130,11 +131,8 @@ def _read_table(path: Path, nrows: int | None = None, nested: bool = False, **kw
                 df = read_csv(path, sep=sep, decimal=decimal, nrows=nrows, encoding=encoding, **kwargs)
         elif name.endswith(".jsonl"):
             df = pd.read_json(path, lines=True, nrows=nrows)
-        elif name.endswith(".json"):
-            try:
-                df = pd.read_json(path)
-            except ValueError:  # JSON lines under a .json name, as some competitions ship them
-                df = pd.read_json(path, lines=True)
+        elif name.endswith(".json"):  # any orientation (JSON lines too, as some competitions ship them)
+            df = read_json_table(path)[0]
         elif name.endswith(".parquet"):
             df = pd.read_parquet(path)
         elif name.endswith(".feather"):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from agentk.competition.dataview import read_table
-from agentk.competition.tables import candidates, file_role
+from agentk.competition.tables import candidates, file_role, stand_ins
 
 MIN_COVER = 0.5  # share of the train table's keys the other table must hold to be joined on that key
 
@@ -51,7 +51,7 @@ def find_joins(ws: Path, raw: Path, tables: dict[str, Path], train: pd.DataFrame
             mine, theirs = key
             cols = [c for c in other.columns if c != theirs and c not in train.columns]
             joins.append(Join(str(tables["labels"].relative_to(ws)), mine, ["train"], cols, other_key=theirs))
-    used = set(tables.values())
+    used = set(tables.values()) | {raw / original for original in stand_ins(raw)}  # a written table stands in
     for path in candidates(raw):
         if path in used or file_role(path, raw) is not None:
             continue

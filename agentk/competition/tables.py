@@ -22,6 +22,7 @@ import pandas as pd
 from agentk.competition import image_pairs, positions, rewrites
 from agentk.competition.dataview import TABLE_EXT, is_table, nested_as_text, read_table, role_of, split_folders, walk
 from agentk.competition.file_inputs import listing_source, modality_files
+from agentk.competition.json_tables import AS_PANDAS_READS, read_json_table
 from agentk.competition.long_format import RECORD, WIDE, detect, to_wide
 from agentk.competition.series import (
     SUMMARY,
@@ -385,7 +386,7 @@ def normalise(root: Path) -> list[str]:
     plain CSV (TSV, parquet, gzip) gets a CSV copy, the format a submission has. Writes only new files at the top
     of `root` (never into the user's folders); returns what it did, one line each."""
     root = Path(root)
-    done = []
+    done = json_as_csv(root)
     for role, parts in find(root).parts.items():
         frames = [read_table(p) for p in parts]
         if any(list(f.columns) != list(frames[0].columns) for f in frames):
@@ -416,6 +417,23 @@ def normalise(root: Path) -> list[str]:
         if not dest.exists():
             _write_csv(read_table(sample, dtype=str), dest)
             done.append(f"{dest.name}: a CSV copy of the sample submission {sample.name}")
+    return done
+
+
+def json_as_csv(root: Path) -> list[str]:
+    """JSON tables in an orientation pandas' read_json misreads (rows keyed by an id, split, a table nested under a
+    key, JSON lines under .json, a key-to-value mapping) get a CSV standing in, which every program reads alike."""
+    done = []
+    for path in candidates(root):
+        if not path.name.lower().endswith(".json") or (dest := root / f"{_stem(path)}.csv").exists():
+            continue
+        try:
+            frame, how = read_json_table(path)
+        except (ValueError, OSError):
+            continue  # not a table: reading it says so where it matters
+        if how not in AS_PANDAS_READS:
+            _stand_in(root, [path], nested_as_text(frame), dest)
+            done.append(f"{dest.name}: {path.name}, a JSON table oriented as {how}, as a CSV")
     return done
 
 

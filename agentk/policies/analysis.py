@@ -214,6 +214,10 @@ def analyse(ws: Path, chosen: dict[str, int] | None = None) -> Analysis:
     except CannotAnalyse as exc:
         exc.decisions = decisions
         raise
+    except Exception as exc:  # noqa: BLE001 - data the analysis did not foresee: the stage says so, in one line
+        failed = CannotAnalyse(f"the analysis failed on this data ({type(exc).__name__}: {exc})")
+        failed.decisions = decisions
+        raise failed from exc
     analysis.decisions = decisions
     return analysis
 

@@ -37,8 +37,9 @@ class ExpertPolicy:
             try:
                 analysis = self.analysis(ctx.ws, chosen)
                 action = stage.expert(analysis, ctx)
-            except CannotAnalyse as exc:
-                reason = f"The expert cannot write this stage: {exc}"
+            except Exception as exc:  # noqa: BLE001 - CannotAnalyse, or a stage's code the expert could not write
+                what = str(exc) if isinstance(exc, CannotAnalyse) else f"{type(exc).__name__}: {exc}"
+                reason = f"The expert cannot write this stage: {what}"
                 if stage.kind != "code":
                     return Action(text="", thought=reason)
                 if ctx.mode == "retry" and not dropped:

@@ -1,0 +1,61 @@
+"""JSON tables in every orientation (issue 47, the data graph's nodes): each reads as the same table, and fetch's
+normalising writes a CSV for those pandas' read_json misreads, which generated code then reads."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from agentk.competition.dataview import read_table
+from agentk.competition.json_tables import read_json_table
+from agentk.competition.tables import json_as_csv, stand_ins
+
+FRAME = pd.DataFrame({"uid": ["a1", "b2", "c3", "d4"], "x": [1.5, 2.5, 3.5, 4.5], "cat": ["u", "v", "u", "w"]})
+
+
+def _write(path, how: str) -> None:
+    if how in ("records", "columns", "split", "table", "values"):
+        FRAME.to_json(path, orient=how, **({"index": False} if how in ("split", "table") else {}))
+    elif how == "index":  # rows keyed by their id
+        FRAME.set_index("uid").to_json(path, orient="index")
+    elif how == "numbered":  # pandas' orient="index": rows keyed by their number
+        FRAME.to_json(path, orient="index")
+    elif how == "lines":
+        FRAME.to_json(path, orient="records", lines=True)
+    elif how == "nested":
+        path.write_text(json.dumps({"version": 3, "data": {"rows": FRAME.to_dict(orient="records")}}))
+
+
+@pytest.mark.parametrize("how", ["records", "columns", "split", "table", "index", "numbered", "lines", "nested"])
+def test_every_orientation_reads_as_the_same_table(tmp_path, how):
+    path = tmp_path / "t.json"
+    _write(path, how)
+    table = read_table(path)
+    if how == "index":  # the key's name is not in the file
+        assert list(table.columns) == ["id", "x", "cat"]
+        table = table.rename(columns={"id": "uid"})
+    pd.testing.assert_frame_equal(table.reset_index(drop=True), FRAME, check_dtype=False)
+
+
+def test_a_mapping_and_a_header_row_and_what_is_no_table(tmp_path):
+    mapping = tmp_path / "m.json"
+    mapping.write_text(json.dumps({"img_1": "cat", "img_2": "dog"}))
+    assert read_json_table(mapping)[0].to_dict(orient="list") == {"key": ["img_1", "img_2"], "value": ["cat", "dog"]}
+    header = tmp_path / "h.json"
+    header.write_text(json.dumps([["uid", "x"], ["a", 1], ["b", 2]]))
+    assert list(read_json_table(header)[0].columns) == ["uid", "x"]
+    for text in ("3", "{}", "[" * 5000 + "]" * 5000):
+        (tmp_path / "bad.json").write_text(text)
+        with pytest.raises(ValueError):
+            read_json_table(tmp_path / "bad.json")
+
+
+def test_normalising_writes_a_csv_where_pandas_would_misread(tmp_path):
+    for how in ("records", "index", "nested", "lines"):
+        _write(tmp_path / f"{how}.json", how)
+    done = json_as_csv(tmp_path)
+    assert sorted(stand_ins(tmp_path)) == ["index.json", "lines.json", "nested.json"]  # records reads as it is
+    assert len(done) == 3 and not (tmp_path / "records.csv").exists()
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "nested.csv"), FRAME)
