@@ -120,3 +120,23 @@ def test_an_expert_with_nothing_left_gives_up_instead_of_repeating_itself(tmp_pa
     steps = [json.loads(line) for line in (ws / "trajectory.jsonl").read_text().splitlines()]
     codes = [s for s in steps if s["action"] == "code" and s["stage"] == steps[-1]["stage"]]
     assert len(codes) == 1 and steps[-1]["action"] == "give up"
+
+
+def test_an_analysis_blocked_before_any_map_moves_the_latest_decision():
+    """The task's text stages need the analysis before any map uses a decision: one that cannot go on under the
+    current hypotheses moves the latest decision with an option left (no stage has used it yet)."""
+    from agentk.core.engine import Stage
+    from agentk.policies.analysis import CannotAnalyse
+    from agentk.policies.expert import ExpertPolicy
+    from agentk.workspace import ROLE_TASK
+
+    decisions = Decisions()
+    decisions.add(Decision("ids", {TRAIN_MAP}, [Hypothesis("a", "e1"), Hypothesis("b", "e2")], owner=TRAIN_MAP), {})
+    decisions.add(Decision("column", {TRAIN_MAP}, [Hypothesis("x", "e3"), Hypothesis("y", "e4")], owner=TRAIN_MAP), {})
+    exc = CannotAnalyse("no single column stands in")
+    exc.decisions = decisions
+    chosen: dict[str, int] = {}
+    summary = Stage("summarise", "", kind="text", role=ROLE_TASK)
+    moved = ExpertPolicy._unblock(summary, exc, chosen)
+    assert chosen == {"column": 1} and moved["dropped"].startswith("'x'") and moved["next"].startswith("'y'")
+    assert ExpertPolicy._unblock(Stage("train_tab_input_map", "", role=TRAIN_MAP), exc, {}) is None  # a map: no

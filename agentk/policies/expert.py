@@ -11,6 +11,7 @@ from pathlib import Path
 from agentk.core.engine import Action, Context, Stage
 from agentk.policies.analysis import Analysis, CannotAnalyse, analyse
 from agentk.policies.hypotheses import Decision, chosen_from, dropped_record
+from agentk.workspace import ROLE_TASK
 
 
 class ExpertPolicy:
@@ -40,8 +41,11 @@ class ExpertPolicy:
             except Exception as exc:  # noqa: BLE001 - CannotAnalyse, or a stage's code the expert could not write
                 what = str(exc) if isinstance(exc, CannotAnalyse) else f"{type(exc).__name__}: {exc}"
                 reason = f"The expert cannot write this stage: {what}"
+                if stage.kind != "code" and (moved := self._unblock(stage, exc, chosen)):
+                    dropped.append(moved)  # the task's stages come before every decision is used: any may move
+                    continue
                 if stage.kind != "code":
-                    return Action(text="", thought=reason)
+                    return Action(text="", thought=reason, dropped=dropped)
                 if ctx.mode == "retry" and not dropped:
                     return Action(give_up=self._nothing_left(f"stage {stage.name}", ctx))
                 return Action(code=f"raise SystemExit({reason!r})\n", thought=reason, dropped=dropped)
@@ -84,6 +88,20 @@ class ExpertPolicy:
         if decision is None:
             return None
         record = dropped_record(decision, stage.name, ctx.error)
+        chosen[decision.name] = decision.chosen + 1
+        return record
+
+    @staticmethod
+    def _unblock(stage: Stage, exc: Exception, chosen: dict[str, int]) -> dict | None:
+        """Before any map is written (the task's text stages), an analysis that cannot go on under the current
+        hypotheses moves the latest decision it made that has an option left; None when none has."""
+        decisions = getattr(exc, "decisions", None)
+        if stage.role != ROLE_TASK or decisions is None:
+            return None
+        decision = next((d for d in reversed(decisions.items) if d.left > 0), None)
+        if decision is None:
+            return None
+        record = dropped_record(decision, stage.name, str(exc))
         chosen[decision.name] = decision.chosen + 1
         return record
 
