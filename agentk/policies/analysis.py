@@ -135,8 +135,8 @@ def _is_boolish(s: pd.Series) -> bool:
     return len(values) <= 3 * len(BOOL_VALUES) and {str(v).lower() for v in values} <= BOOL_VALUES  # True, true, TRUE
 
 
-# the test's id column shapes the train map too (the train table's column of that name is its id)
-TEST_ID_ROLES = (ROLE_INPUT_MAP["train"], ROLE_INPUT_MAP["test"], ROLE_SUBMISSION_FORMAT)
+# the test's id column shapes the train maps too (the train table's column of that name is its id)
+TEST_ID_ROLES = (ROLE_INPUT_MAP["train"], ROLE_TARGET_MAP, ROLE_INPUT_MAP["test"], ROLE_SUBMISSION_FORMAT)
 RESPELLED = "holds the sample's ids but for zero padding or a float's .0"
 # the train maps keep the rows that have the target
 TARGET_ROLES = (ROLE_INPUT_MAP["train"], ROLE_TARGET_MAP, ROLE_TARGET_TRANSFORM, ROLE_SUBMISSION_FORMAT, ROLE_METRIC)
