@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import re
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -111,10 +112,33 @@ def _named_once(source, kwds: dict) -> dict:
         return kwds
     if len(fields) < WIDE or len(set(fields)) == len(fields):
         return kwds
-    from pandas.io.common import dedup_names
-
-    unique = list(dedup_names(fields, False))
+    unique = _mangled(fields)
+    dtype = kwds.get("dtype")
+    if isinstance(dtype, dict):  # as pandas does: a repeat of a name gets the name's dtype
+        dtype = {**{new: dtype[old] for old, new in zip(fields, unique) if old in dtype and new not in dtype}, **dtype}
+        kwds = {**kwds, "dtype": dtype}
     return {**kwds, "names": unique, "header": None, "skiprows": 1}  # header=0 with names took as long
+
+
+def _mangled(header: list[str]) -> list[str]:
+    """The names pandas' C parser gives a header (an empty one "Unnamed: <i>", renamed last; a repeat "x.1", past
+    any "x.1" the header holds), with a count of the names in place of its search of the header list."""
+    header = [name if name != "" else f"Unnamed: {i}" for i, name in enumerate(header)]
+    unnamed = [i for i, name in enumerate(header) if name == f"Unnamed: {i}"]
+    later = set(unnamed)
+    present, counts = Counter(header), {}
+    for i in [*(i for i in range(len(header)) if i not in later), *unnamed]:
+        col = old = header[i]
+        cur = counts.get(col, 0)
+        while cur > 0:
+            counts[old] = cur + 1
+            col = f"{old}.{cur}"
+            cur = cur + 1 if present[col] else counts.get(col, 0)
+        present[old] -= 1
+        present[col] += 1
+        header[i] = col
+        counts[col] = cur + 1
+    return header
 
 
 def lib_no_default():
