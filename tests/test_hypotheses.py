@@ -56,7 +56,7 @@ def _setup(tmp_path: Path, folder: Path) -> tuple[dict, list[dict]]:
 
 def test_a_failed_unit_test_moves_the_expert_to_its_second_hypothesis(tmp_path):
     """The train table has two columns the test lacks: `label`, named as a target but mostly empty (an older
-    annotation), and `score`, the target. The first hypothesis keeps too few train rows; the train map's unit test
+    annotation), and `score`, the target; the description names both, and `label` ranks first. The first hypothesis keeps too few train rows; the train map's unit test
     says so, and the retry tries `score`, which passes."""
     x, y = _signal(400, 0)
     label = np.where(np.arange(400) % 10 < 7, np.nan, y > 0)
@@ -64,7 +64,13 @@ def test_a_failed_unit_test_moves_the_expert_to_its_second_hypothesis(tmp_path):
     xt, _ = _signal(100, 1)
     test = xt.assign(uid=[f"t{i}" for i in range(100)])
     sample = pd.DataFrame({"uid": test.uid, "prediction": 0.0})
-    folder = _competition(tmp_path / "c", train, test, sample, "Predict each row's value. Scored by RMSE.")
+    folder = _competition(
+        tmp_path / "c",
+        train,
+        test,
+        sample,
+        "Predict each row's score (the label of an earlier round is in train). Scored by RMSE.",
+    )
     state, steps = _setup(tmp_path, folder)
     [dropped] = state["hypotheses"]
     assert (dropped["decision"], dropped["dropped"].split()[0], dropped["next"].split()[0]) == (
@@ -76,6 +82,7 @@ def test_a_failed_unit_test_moves_the_expert_to_its_second_hypothesis(tmp_path):
     first, retry = [s for s in steps if s["stage"] == dropped["stage"]][:2]
     assert not first["passed"] and first["hypotheses"]["target_column"].startswith("'label'")
     assert retry["passed"] and retry["mode"] == "retry" and retry["hypotheses"]["target_column"].startswith("'score'")
+    assert "named by the description" in retry["hypotheses"]["target_column"]
     assert retry["dropped"][0]["decision"] == "target_column"
 
 

@@ -362,6 +362,9 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
     )
 
 
+STRONG = 2  # the evidence score of a stand-in named as a target or by the description, or holding the sample's values
+
+
 def _stand_in_options(train: pd.DataFrame, candidates: list, sample_col: pd.Series, text: str) -> list[Hypothesis]:
     """The train-only columns that may hold the target the sample submits under another name, ranked by their
     evidence: the sample's values among theirs, named as a target, named by the description, numbers where the
@@ -382,7 +385,17 @@ def _stand_in_options(train: pd.DataFrame, candidates: list, sample_col: pd.Seri
             score, why = score + 1, [*why, "numbers like the sample's" if sample_numeric else "text like the sample's"]
         tie = (col.notna().all(), col.nunique() > 1, order)
         scored.append(((score, *tie), Hypothesis(c, ", ".join(why) or "a column the test table lacks")))
-    return [h for _, h in sorted(scored, key=lambda x: x[0], reverse=True)]
+    ranked = sorted(scored, key=lambda x: x[0], reverse=True)
+    if len(ranked) == 1:
+        return [ranked[0][1]]
+    # of several, only a column with evidence beyond its type: guessing among look-alikes is no hypothesis
+    strong = [h for key, h in ranked if key[0] >= STRONG]
+    if not strong:
+        raise CannotAnalyse(
+            f"submission column {sample_col.name!r} is not in the train table, and of the columns the test table "
+            f"lacks ({candidates[:8]}) none holds the sample's values or is named as a target or by the description"
+        )
+    return strong
 
 
 def _time_id(c: str | None, train: pd.DataFrame, test: pd.DataFrame) -> bool:
