@@ -60,10 +60,16 @@ def find_joins(ws: Path, raw: Path, tables: dict[str, Path], train: pd.DataFrame
         except Exception:  # noqa: BLE001 - a table that does not read is not joined (it is no train/test table)
             continue
         key = _key(train, other)
-        if key is None or key[0] not in test.columns or _key(test, other, [key]) != key:
+        if key is None:
             continue
         mine, theirs = key
         rel = str(path.relative_to(ws))
+        if key[0] not in test.columns or _key(test, other, [key]) != key:
+            # keyed by train's entities alone: what it adds only train has (targets, or leaks no map may use)
+            cols = [c for c in other.columns if c != theirs and c not in train.columns]
+            if "labels" not in tables and other[theirs].is_unique and cols:
+                joins.append(Join(rel, mine, ["train"], cols, other_key=theirs))
+            continue
         if other[theirs].is_unique:
             cols = [c for c in other.columns if c != theirs and c not in train.columns]
             if cols:

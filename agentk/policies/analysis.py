@@ -265,7 +265,15 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
         for c in sub_cols:
             targets.append(_target(train[c], c, [c], metric, sample[c], evaluation_text(ws)))
     else:
-        label, named = _label_column(train, test, sub_cols, id_col)
+        labels = _label_columns(train, test, sub_cols, id_col)
+        label, named = None, {}
+        if labels:
+            options = [
+                Hypothesis(c, f"its values are the classes the sample's columns name, {share:.0%} of rows labelled")
+                for c, _, share in labels
+            ]
+            label = decisions.add(Decision("label_column", set(TARGET_ROLES), options, owner=TARGET_ROLES[0]), chosen)
+            label, named = label.value, next(n for c, n, _ in labels if c == label.value)
         if named:
             targets.append(Target(label, "multiclass", "proba_columns", sub_cols, list(sub_cols), named=named))
         elif label is not None:
@@ -461,22 +469,24 @@ def _shaped_target(
     return None
 
 
-def _label_column(
+def _label_columns(
     train: pd.DataFrame, test: pd.DataFrame, sub_cols: list[str], id_col: str
-) -> tuple[str | None, dict[str, str]]:
-    """The train-only column whose values the submission's columns are the classes of, and, where the columns name
-    them with an affix ("class_0"), each value's column ({} when the names are the values)."""
-    for c in train.columns:
+) -> list[tuple[str, dict[str, str], float]]:
+    """The train-only columns whose values the submission's columns are the classes of, each with, where the columns
+    name them with an affix ("class_0"), each value's column ({} when the names are the values), and the share of
+    rows it labels; the most complete first, then in the table's order."""
+    found = []
+    for order, c in enumerate(train.columns):
         if c in test.columns or c == id_col:
             continue
         values = {str(_py(v)) for v in train[c].dropna().unique()}
         if not values or len(values) < 0.5 * len(sub_cols):
             continue
         if values <= set(sub_cols):
-            return c, {}
-        if named := shapes.class_columns(values, sub_cols):
-            return c, named
-    return None, {}
+            found.append((train[c].notna().mean(), order, c, {}))
+        elif named := shapes.class_columns(values, sub_cols):
+            found.append((train[c].notna().mean(), order, c, named))
+    return [(c, named, share) for share, _, c, named in sorted(found, key=lambda f: (-f[0], f[1]))]
 
 
 # an F-score of label sets that the text does not say is averaged otherwise is the mean over rows ("mean F2" of
