@@ -123,6 +123,12 @@ def evaluation_text(ws: Path) -> str:
     return w.description.read_text() if w.description.exists() else ""
 
 
+def _task_text(ws: Path) -> str:
+    """The description and the evaluation text together (what to predict is said in either)."""
+    w = Workspace(ws)
+    return "\n".join(p.read_text(errors="replace") for p in (w.description, w.evaluation) if p.exists())
+
+
 def _py(v):
     return v.item() if isinstance(v, np.generic) else v
 
@@ -289,7 +295,7 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
                     f"submission column {sub_cols[0]!r} is not in the train table and the train table has no column "
                     "the test table lacks to stand in for it"
                 )
-            options = _stand_in_options(train, candidates, sample[sub_cols[0]], evaluation_text(ws))
+            options = _stand_in_options(train, candidates, sample[sub_cols[0]], _task_text(ws))
             source = decisions.add(Decision("target_column", set(TARGET_ROLES), options, owner=TARGET_ROLES[0]), chosen)
             target = _target(
                 train[source.value], sub_cols[0], sub_cols, metric, sample[sub_cols[0]], evaluation_text(ws)
