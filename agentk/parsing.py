@@ -96,18 +96,20 @@ def _named_once(source, kwds: dict) -> dict:
     """kwds with the header's names given, made unique as pandas makes them ("x", "x.1"), where a plain CSV file's
     header repeats names across thousands of columns: pandas took 23 s to rename 20,000 repeats of one name, and
     read the same file in 4 s given the names."""
-    sep = kwds.get("sep")
+    sep = kwds.get("delimiter") or kwds.get("sep")  # read_csv has put its separator in "delimiter" by now
     names, header = kwds.get("names"), kwds.get("header", "infer")
     plain = isinstance(source, str | Path) and not str(source).lower().endswith((".gz", ".zip", ".bz2", ".xz", ".zst"))
     given = names is not None and names is not lib_no_default()
     if not plain or header != "infer" or given or kwds.get("skiprows") is not None:
         return kwds
-    if sep is not None and sep is not lib_no_default() and (not isinstance(sep, str) or len(sep) != 1):
+    if not isinstance(sep, str) or len(sep) != 1:  # sniffed (None) or a regex: not read ahead
         return kwds
+    encoding = kwds.get("encoding") or "utf-8"
+    encoding = "utf-8-sig" if encoding.lower().replace("-", "").replace("_", "") == "utf8" else encoding  # as pandas
     try:
-        with open(source, encoding=kwds.get("encoding") or "utf-8", errors="replace", newline="") as f:
+        with open(source, encoding=encoding, errors="replace", newline="") as f:
             first = f.readline(50_000_000)
-        fields = next(csv.reader([first], delimiter=sep if isinstance(sep, str) else ","), [])
+        fields = next(csv.reader([first], delimiter=sep), [])
     except (OSError, csv.Error, LookupError):
         return kwds
     if len(fields) < WIDE or len(set(fields)) == len(fields):

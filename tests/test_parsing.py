@@ -150,5 +150,8 @@ def test_a_wide_header_of_repeated_names_reads_as_pandas_reads_it(tmp_path):
     ours, theirs = read_csv(path), pd.read_csv(path, header=0)  # header=0: pandas' own renaming, not read ahead
     assert list(ours.columns) == list(theirs.columns) and len(set(ours.columns)) == len(header)
     pd.testing.assert_frame_equal(ours, theirs)
+    tsv = tmp_path / "wide.tsv"  # tabs, a byte-order mark, commas inside names
+    tsv.write_text("\ufeff" + "\n".join("\t".join(c.replace("x", "x,y") for c in r) for r in [header, *rows]) + "\n")
+    pd.testing.assert_frame_equal(read_csv(tsv, sep="\t"), pd.read_csv(tsv, sep="\t", header=0))
     kept = {"dtype": {"x": str, "empty": str}, "nrows": 1}  # a repeat of a name gets its dtype, as in pandas
     pd.testing.assert_frame_equal(read_csv(path, **kept), pd.read_csv(path, header=0, **kept))
