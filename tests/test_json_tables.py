@@ -59,3 +59,19 @@ def test_normalising_writes_a_csv_where_pandas_would_misread(tmp_path):
     assert sorted(stand_ins(tmp_path)) == ["index.json", "lines.json", "nested.json"]  # records reads as it is
     assert len(done) == 3 and not (tmp_path / "records.csv").exists()
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "nested.csv"), FRAME)
+
+
+def test_a_table_of_thousands_of_empty_columns_gets_a_stand_in_without_them(tmp_path):
+    """A trailing run of separators (1,200 empty columns): fetch's normalising writes the table without them, and
+    table discovery reads that one from then on."""
+    from agentk.competition.tables import empty_columns_dropped, find
+
+    header = ",".join(["uid", "x", *[""] * 1200])
+    rows = [",".join([f"r{i}", str(i), *[""] * 1200]) for i in range(5)]
+    (tmp_path / "train.csv").write_text("\n".join([header, *rows]) + "\n")
+    (tmp_path / "test.csv").write_text("uid,x\nt0,1\nt1,2\n")
+    (tmp_path / "sample_submission.csv").write_text("uid,y\nt0,0\nt1,0\n")
+    assert empty_columns_dropped(tmp_path) == ["train_columns.csv: train.csv without its 1200 empty columns"]
+    assert find(tmp_path).paths["train"].name == "train_columns.csv"
+    assert list(pd.read_csv(tmp_path / "train_columns.csv").columns) == ["uid", "x"]
+    assert empty_columns_dropped(tmp_path) == []  # once
