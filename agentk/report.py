@@ -213,7 +213,17 @@ def _setup(ws: Workspace, state: dict) -> str:
         ],
         numeric={2},
     )
-    return head + stages + metas + (_timeline(steps) if steps else "")
+    dropped = state.get("hypotheses") or []
+    search = (
+        "<h3>Hypotheses the expert dropped</h3>"
+        + table(
+            ["decision", "dropped", "at stage", "mode", "because", "tried next"],
+            [[d["decision"], d["dropped"], d["stage"], d.get("mode", ""), d["because"], d["next"]] for d in dropped],
+        )
+        if dropped
+        else ""
+    )
+    return head + stages + metas + search + (_timeline(steps) if steps else "")
 
 
 def _timeline(steps: list[dict]) -> str:

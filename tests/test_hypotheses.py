@@ -108,6 +108,12 @@ def test_credit_assignment_moves_a_decision_of_an_earlier_stage(tmp_path):
     assert any(s["mode"] == "meta" and s["stage"] == meta["stage"] and s["passed"] for s in after)
     assert state["status"] == "done" and state["backtracks"] == 1
 
+    from agentk import report
+    from agentk.workspace import Workspace
+
+    page = report._setup(Workspace(tmp_path / "ws"), state)  # the report's setup section shows the search
+    assert "Hypotheses the expert dropped" in page and "ids differ" in page and "test_id" in page
+
 
 @pytest.mark.parametrize("mode", ["retry"])
 def test_an_expert_with_nothing_left_gives_up_instead_of_repeating_itself(tmp_path, mode):
