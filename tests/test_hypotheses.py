@@ -153,3 +153,34 @@ def test_an_analysis_blocked_before_any_map_moves_the_latest_decision():
     moved = ExpertPolicy._unblock(summary, exc, chosen)
     assert chosen == {"column": 1} and moved["dropped"].startswith("'x'") and moved["next"].startswith("'y'")
     assert ExpertPolicy._unblock(Stage("train_tab_input_map", "", role=TRAIN_MAP), exc, {}) is None  # a map: no
+
+
+def test_credit_assignment_keeping_the_first_stage_still_moves_the_decision(tmp_path):
+    """A meta-test blames a decision of a later covered stage: the first covered stage keeps its code, and its
+    action carries the move, so that the later stages are written under the next hypothesis."""
+    from types import SimpleNamespace
+
+    from agentk.core.engine import Action, Context, Stage
+    from agentk.core.memory import WorkingMemory
+    from agentk.policies.expert import ExpertPolicy
+
+    def analysis(ws, chosen=None):
+        decisions = Decisions()
+        options = [Hypothesis("a", "first"), Hypothesis("b", "second")]
+        decisions.add(Decision("ids", {TEST_MAP}, options, r"\bids\b", TEST_MAP), chosen or {})
+        return SimpleNamespace(decisions=decisions)
+
+    policy = ExpertPolicy()
+    policy.analysis = analysis
+    first = Stage("train_tab_input_map", "", role=TRAIN_MAP, expert=lambda a, ctx: Action(code="print(1)\n"))
+    covered = ["train_tab_input_map", "test_tab_input_map"]
+    ctx = Context(
+        tmp_path, "credit_assignment", 1, WorkingMemory(), "print(1)\n", "ids differ", covered, [TRAIN_MAP, TEST_MAP]
+    )
+    action = policy.act(first, ctx)
+    assert action.keep and [d["decision"] for d in action.dropped] == ["ids"]
+    assert action.dropped[0]["next"] == "'b' (second)"
+    moved = [{**action.dropped[0], "backtrack": 0, "mode": "credit_assignment"}]
+    test_map = Stage("test_tab_input_map", "", role=TEST_MAP, expert=lambda a, ctx: Action(code="print(2)\n"))
+    later = Context(tmp_path, "credit_assignment", 1, WorkingMemory(), "print(2)\n", "ids differ", covered, [], moved)
+    assert policy.act(test_map, later).hypotheses == {"ids": "'b' (second)"}

@@ -6,6 +6,7 @@ offline default."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from agentk.core.engine import Action, Context, Stage
@@ -57,9 +58,14 @@ class ExpertPolicy:
         if ctx.mode == "credit_assignment" and stage.kind == "code" and action.code == ctx.previous_code:
             if ctx.covered and stage.name == ctx.covered[0] and not self._moved(ctx) and not dropped:
                 return Action(give_up=self._nothing_left("credit assignment", ctx), hypotheses=action.hypotheses)
-            return Action(keep=True, thought="Not this stage's fault: the expert would write the same code again.")
+            return Action(
+                keep=True,
+                thought="Not this stage's code: the expert would write the same code again.",
+                hypotheses=action.hypotheses,
+                dropped=dropped,  # a decision of a later covered stage moved here: it must reach the state
+            )
         if self.tips and ctx.mode == "retry" and stage.kind == "code" and action.code and ctx.error and not dropped:
-            action = self._tip(stage, ctx, action)
+            action = replace(self._tip(stage, ctx, action), hypotheses=action.hypotheses)
         if ctx.mode == "retry" and stage.kind == "code" and action.code == ctx.previous_code:
             return Action(give_up=self._nothing_left(f"stage {stage.name}", ctx), hypotheses=action.hypotheses)
         return action
