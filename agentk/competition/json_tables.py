@@ -4,7 +4,9 @@ key of a larger document. `pd.read_json` reads only the first two the way they a
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -17,6 +19,13 @@ AS_PANDAS_READS = {"records", "columns"}
 def read_json_table(path: Path) -> tuple[pd.DataFrame, str]:
     """The table in a JSON (or JSON lines) file and the orientation it was found in. ValueError: no table."""
     text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
+    if re.match(
+        r"\s*\[\s*\{", text
+    ):  # records: read as pandas reads them (its dtypes and dates), as generated code does
+        try:
+            return pd.read_json(io.StringIO(text)), "records"
+        except ValueError:
+            pass  # JSON lines starting with a list of records, or broken: parsed below
     try:
         data = json.loads(text)
     except RecursionError:
@@ -27,7 +36,8 @@ def read_json_table(path: Path) -> tuple[pd.DataFrame, str]:
         except (json.JSONDecodeError, RecursionError) as exc:
             raise ValueError(f"neither JSON nor JSON lines ({exc})") from None
         return orient(rows)[0], "lines"
-    return orient(data)
+    frame, how = orient(data)
+    return (pd.read_json(io.StringIO(text)), how) if how in AS_PANDAS_READS else (frame, how)
 
 
 def orient(data, depth: int = 0) -> tuple[pd.DataFrame, str]:
