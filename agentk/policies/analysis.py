@@ -154,14 +154,18 @@ def _test_id_options(test: pd.DataFrame, sample: pd.DataFrame, id_col: str | Non
     if id_col is None:
         return [Hypothesis(None, "the sample has no id column: its rows are the test rows in order")]
     ids = set(sample[id_col].astype(str))
-    keys = set(key_text(sample[id_col].astype(str)))
-    exact = [c for c in test.columns if set(test[c].astype(str)) == ids]
+    # a column can hold the ids only with as many distinct values (counted first: text of every column is slow)
+    same_count = [c for c in test.columns if test[c].nunique(dropna=False) == len(ids)]
+    if id_col in same_count and set(test[id_col].astype(str)) == ids:  # the obvious one: no need to look further
+        same_count = [id_col]
+    exact = [c for c in same_count if set(test[c].astype(str)) == ids]
     options = [Hypothesis(c, "holds exactly the sample's ids") for c in exact]
     if id_col in test.columns and id_col not in exact:
         options.append(Hypothesis(id_col, "named as the sample's id column"))
+    keys = set(key_text(sample[id_col].astype(str)))
     options += [
         Hypothesis(c, RESPELLED)
-        for c in test.columns
+        for c in same_count
         if c not in exact and c != id_col and test[c].notna().all() and set(key_text(test[c])) == keys
     ]
     if len(test) == len(sample) or not options:
