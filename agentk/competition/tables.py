@@ -78,9 +78,11 @@ def file_role(path: Path, root: Path) -> str | None:
 
 
 def candidates(root: Path) -> list[Path]:
-    """The tables of a competition folder that can be train/test/sample/labels: per-sample folders excluded."""
+    """The tables of a competition folder that can be train/test/sample/labels: per-sample folders, and the records
+    normalise writes beside them, excluded."""
     root = Path(root)
-    tables = [p for p in walk(root, DEPTH) if is_table(p)]
+    written = {root / STAND_INS, root / RECORD, root / rewrites.RECORD}
+    tables = [p for p in walk(root, DEPTH) if is_table(p) and p not in written]
     per_folder: dict[Path, int] = {}
     for p in tables:
         per_folder[p.parent] = per_folder.get(p.parent, 0) + 1
@@ -422,7 +424,7 @@ def normalise(root: Path) -> list[str]:
 
 def json_as_csv(root: Path) -> list[str]:
     """JSON tables in an orientation pandas' read_json misreads (rows keyed by an id, split, a table nested under a
-    key, JSON lines under .json, a key-to-value mapping) get a CSV standing in, which every program reads alike."""
+    key, a key-to-value mapping) get a CSV standing in, which every program reads alike."""
     done = []
     for path in candidates(root):
         if not path.name.lower().endswith(".json") or (dest := root / f"{_stem(path)}.csv").exists():
@@ -431,8 +433,10 @@ def json_as_csv(root: Path) -> list[str]:
             frame, how = read_json_table(path)
         except (ValueError, OSError):
             continue  # not a table: reading it says so where it matters
-        if how not in AS_PANDAS_READS:
-            _stand_in(root, [path], nested_as_text(frame), dest)
+        nested = frame.map(lambda v: isinstance(v, list | dict)).to_numpy().any()
+        # lists in cells (bands, positions) and JSON lines (sequences' records) are read by their own conversions
+        if how not in AS_PANDAS_READS and how != "lines" and not nested:
+            _stand_in(root, [path], frame, dest)
             done.append(f"{dest.name}: {path.name}, a JSON table oriented as {how}, as a CSV")
     return done
 
