@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from pandas.api.extensions import no_default
 
 # the crash needs an exponent of ten digits; five already overflows every float, so nothing real is lost. The
 # parser reads the exponent before it looks at what follows, so a string that merely starts so crashes it too
@@ -99,7 +100,7 @@ def _named_once(source, kwds: dict) -> dict:
     sep = kwds.get("delimiter") or kwds.get("sep")  # read_csv has put its separator in "delimiter" by now
     names, header = kwds.get("names"), kwds.get("header", "infer")
     plain = isinstance(source, str | Path) and not str(source).lower().endswith((".gz", ".zip", ".bz2", ".xz", ".zst"))
-    given = names is not None and names is not lib_no_default()
+    given = names is not None and names is not no_default
     if not plain or header != "infer" or given or kwds.get("skiprows") is not None:
         return kwds
     if not isinstance(sep, str) or len(sep) != 1:  # sniffed (None) or a regex: not read ahead
@@ -141,12 +142,6 @@ def _mangled(header: list[str]) -> list[str]:
         header[i] = col
         counts[col] = cur + 1
     return header
-
-
-def lib_no_default():
-    from pandas.api.extensions import no_default
-
-    return no_default
 
 
 def guard_pandas() -> None:
