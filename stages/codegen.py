@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from inspect import getsource
 from pathlib import PurePath
 
+from agentk.competition.graph import key_text
+from agentk.competition.joins import join_keyed
 from agentk.core.checks import Check
 from agentk.core.engine import HOLE
 from agentk.modalities import MODALITIES
@@ -71,15 +74,21 @@ def table_rows(a, split: str, file_col: str | None = None) -> list[str]:
     source, id_col = (a.train, a.train_id) if split == "train" else (a.test, a.test_id)
     if source is None:  # no test table: the sample submission lists the test samples
         joined = [line for j in a.joins if split in j.splits for line in join_lines(j)]
-        return [f"df = {read_expr(a.sample, a.id_col, file_col)}", *joined, f"ids = df[{a.id_col!r}].astype(str)"]
+        helper = JOIN_KEYED if joined else []
+        return [
+            f"df = {read_expr(a.sample, a.id_col, file_col)}",
+            *helper,
+            *joined,
+            f"ids = df[{a.id_col!r}].astype(str)",
+        ]
     lines = [f"df = {read_expr(source, id_col, file_col)}"]
-    for j in (j for j in a.joins if split in j.splits):
-        lines += join_lines(j)
+    joined = [line for j in a.joins if split in j.splits for line in join_lines(j)]
+    lines += [*JOIN_KEYED, *joined] if joined else []
     if id_col:
         lines.append(f"ids = df[{id_col!r}].astype(str)")
         if split == "test" and a.test_id_respelled:  # 17 in the test table is 00017 in the sample
             lines += [
-                *KEY_TEXT,
+                *([] if joined else KEY_TEXT),
                 f"sample_ids = {read_expr(a.sample, a.id_col)}[{a.id_col!r}].astype(str)",
                 "ids = key_text(ids).map(dict(zip(key_text(sample_ids), sample_ids))).fillna(ids)",
             ]
@@ -96,35 +105,21 @@ def table_rows(a, split: str, file_col: str | None = None) -> list[str]:
     return lines
 
 
-# agentk.competition.joins.key_text, as generated code writes it
-KEY_TEXT = [
-    "def key_text(v):",
-    "    t = v.astype(str).str.strip()",
-    "    t = t.str.replace(r'^(-?\\d+)\\.0$', r'\\1', regex=True) if v.dtype.kind == 'f' else t",
-    "    return t.str.replace(r'^0+(?=\\d+$)', '', regex=True)",
-]
+# agentk.competition.graph.key_text and agentk.competition.joins.join_keyed, written into the generated code as they
+# are: the map joins its tables exactly as the analysis did
+KEY_TEXT = getsource(key_text).splitlines()
+JOIN_KEYED = [*KEY_TEXT, *getsource(join_keyed).splitlines()]
 
 
-def join_lines(j) -> list[str]:
-    """Lines that join a keyed table (agentk.competition.joins.Join) to `df`, as the analysis joined it (keys as
-    text, "12.0" as "12"; a key without rows in a per-entity table counts 0 rows)."""
-    lines = [f"# {j.describe()}", f"other = {read_expr(j.table)}", *KEY_TEXT]
-    if j.aggregate or not j.columns:
-        lines += [
-            f"grouped = other.groupby(key_text(other[{j.other_key!r}]))",
-            f"right = pd.DataFrame({{{j.prefix + '_count'!r}: grouped.size()}})",
-            f"for c in {j.aggregate!r}:",
-            f"    right[f'{j.prefix}_{{c}}_mean'] = grouped[c].mean()",
-            "right = right.rename_axis('_key').reset_index()",
-        ]
-    else:
-        lines.append(f"right = other[{j.columns!r}].assign(_key=key_text(other[{j.other_key!r}]))")
-    lines.append(
-        f"df = df.assign(_key=key_text(df[{j.key!r}])).merge(right, on='_key', how='left').drop(columns='_key')"
-    )
-    if j.aggregate or not j.columns:
-        lines.append(f"df[{j.prefix + '_count'!r}] = df[{j.prefix + '_count'!r}].fillna(0)")
-    return lines
+def join_lines(j, into: str = "df", depth: int = 0) -> list[str]:
+    """Lines that join a keyed table (agentk.competition.joins.Join) to `into`, after the tables hanging from it;
+    `join_keyed` must be defined above them (JOIN_KEYED)."""
+    other = f"other{depth or ''}"
+    lines = [f"# {j.describe()}", f"{other} = {read_expr(j.table)}"]
+    for v in j.via:
+        lines += join_lines(v, other, depth + 1)
+    args = f"{j.keys!r}, {j.other_keys!r}, {j.columns!r}, {j.aggregate!r}, {j.prefix!r}, many={j.many}"
+    return [*lines, f"{into} = join_keyed({into}, {other}, {args})"]
 
 
 def listing_rows(src, labels: bool = False) -> list[str]:

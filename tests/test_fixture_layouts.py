@@ -125,13 +125,14 @@ def test_a_labels_table_is_joined_to_the_train_table_by_its_key(fetched):
     a = analyse(ws)
     assert a.train == "raw/train_features.csv" and a.test == "raw/test_features.csv"
     assert [t.column for t in a.targets] == ["target"] and a.features == ["x1", "x2", "colour"]
-    assert [(j.table, j.key, j.splits) for j in a.joins] == [("raw/train_labels.csv", "sample_id", ["train"])]
+    assert [(j.table, j.keys, j.splits) for j in a.joins] == [("raw/train_labels.csv", ["sample_id"], ["train"])]
 
 
 def test_a_one_to_many_table_is_summarised_per_key_and_joined(fetched):
     ws, _ = fetched("one-to-many")
     a = analyse(ws)
-    assert a.features == ["age", "transactions_count", "transactions_amount_mean"]
+    summaries = [f"transactions_amount_{how}" for how in ("mean", "min", "max", "std")]
+    assert a.features == ["age", "transactions_count", *summaries]
     tx = pd.read_csv(ws / "raw" / "transactions.csv")
     test = run_map(ws, "test", a)
     first = test["id"].iloc[0]
@@ -139,6 +140,7 @@ def test_a_one_to_many_table_is_summarised_per_key_and_joined(fetched):
     assert test["transactions_amount_mean"].iloc[0] == pytest.approx(
         tx.loc[tx["customer_id"] == first, "amount"].mean()
     )
+    assert test["transactions_amount_max"].iloc[0] == tx.loc[tx["customer_id"] == first, "amount"].max()
 
 
 def test_series_rows_per_sample_in_each_split_become_one_row_per_sample(fetched):

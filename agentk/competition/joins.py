@@ -1,9 +1,10 @@
-"""Tables joined to the train and test tables by a key: the targets in a labels table (train_labels.csv keyed by
-id), and per-entity tables with many rows per key (transactions per customer, atoms per molecule), which are
-summarised per key (row count, mean of each numeric column) before the join. The key is found from the values,
-never the names: a column of the split's table whose values are distinct (an entity's key) and mostly found in a
-column of the other table, whatever either is called. The expert's analysis joins its frames with `apply`; the
-input maps' generated code does the same (stages/codegen.py: join_lines)."""
+"""Tables joined to the train and test tables through the data graph (agentk.competition.graph): the targets in a
+labels table (train_labels.csv keyed by id), side tables with one row per key (looked up, also by a key spread over
+two columns), and per-entity tables with many rows per key (transactions per customer, atoms per molecule), which
+are summarised per key (row count; mean, min, max and spread of each numeric column) before the join. A joined
+table may itself first be joined with the tables that hang from it (a loan's payments, summarised per loan, before
+the loans are summarised per customer). The expert's analysis joins its frames with `apply`; the input maps'
+generated code calls the same `join_keyed` (stages/codegen.py writes its source into the map)."""
 
 from __future__ import annotations
 
@@ -13,132 +14,164 @@ from pathlib import Path
 import pandas as pd
 
 from agentk.competition.dataview import read_table
-from agentk.competition.tables import candidates, file_role, stand_ins
+from agentk.competition.graph import Edge, Node, build, key_text, link
+from agentk.competition.tables import candidates, stand_ins
 
-MIN_COVER = 0.5  # share of the train table's keys the other table must hold to be joined on that key
+AGGREGATES = ("mean", "min", "max", "std")  # of each numeric column of a table with many rows per key
+VERSION_SHARE = 0.5  # a table sharing more of its columns with train or test than this is a version of it
 
 
 @dataclass
 class Join:
     table: str  # workspace-relative path of the joined table
-    key: str  # column of the train/test table
-    splits: list[str]  # "train" (a labels table) or "train" and "test" (inputs)
+    keys: list[str]  # columns of the table it joins to (train/test, or the table it hangs from)
+    splits: list[str]  # "train" (a labels table) or "train" and "test" (inputs); [] below another join
     columns: list[str] = field(default_factory=list)  # one row per key: the columns brought in
-    aggregate: list[str] = field(default_factory=list)  # many rows per key: the numeric columns averaged
-    prefix: str = ""  # names the aggregated columns (<prefix>_count, <prefix>_<column>_mean)
-    other_key: str = ""  # the key's column in the joined table (default: the same name)
+    aggregate: list[str] = field(default_factory=list)  # many rows per key: the numeric columns summarised
+    prefix: str = ""  # names the summary columns (<prefix>_count, <prefix>_<column>_mean...)
+    other_keys: list[str] = field(default_factory=list)  # the key's columns in the joined table (default: the same)
+    many: bool = False  # many rows per key: summarised, else looked up
+    via: list[Join] = field(default_factory=list)  # joined to this table first (the tables hanging from it)
 
     def __post_init__(self):
-        self.other_key = self.other_key or self.key
+        self.other_keys = self.other_keys or list(self.keys)
 
     def describe(self) -> str:
-        on = self.key if self.other_key == self.key else f"{self.key!r} = its {self.other_key!r}"
-        if self.aggregate or not self.columns:
+        on = " and ".join(k if k == o else f"{k!r} = its {o!r}" for k, o in zip(self.keys, self.other_keys))
+        to = " and ".join(self.splits) or "the table it hangs from"
+        first = f" (first joined with {', '.join(Path(v.table).name for v in self.via)})" if self.via else ""
+        if self.many:
             return (
-                f"{Path(self.table).name}: many rows per {on}, summarised per {self.key!r} as a row count and "
-                f"the mean of {self.aggregate} and joined to {' and '.join(self.splits)}"
+                f"{Path(self.table).name}{first}: many rows per {on}, summarised per key as a row count and the "
+                f"{'/'.join(AGGREGATES)} of {self.aggregate} and joined to {to}"
             )
-        return f"{Path(self.table).name}: joined to {' and '.join(self.splits)} on {on}, bringing {self.columns}"
+        return f"{Path(self.table).name}{first}: joined to {to} on {on}, bringing {self.columns}"
+
+    def brought(self) -> list[str]:
+        """The columns this join adds."""
+        if not self.many:
+            return list(self.columns)
+        return [f"{self.prefix}_count", *(f"{self.prefix}_{c}_{how}" for c in self.aggregate for how in AGGREGATES)]
+
+
+def join_keyed(df, other, keys, other_keys, columns, aggregate, prefix, many):
+    """`df` with `other` joined on df[keys] = other[other_keys] (as key text, several columns joined by "|"): its
+    `columns` looked up, or (`many`) its rows summarised per key: their count (0 for a key without rows) and the
+    mean, min, max and spread of each `aggregate` column."""
+
+    def key_of(frame, cols):
+        text = [key_text(frame[c]) for c in cols]
+        return text[0].str.cat(text[1:], sep="|") if len(text) > 1 else text[0]
+
+    if not many:
+        right = other[columns].assign(_key=key_of(other, other_keys)).drop_duplicates("_key")
+    else:
+        grouped = other.assign(_key=key_of(other, other_keys)).groupby("_key")
+        right = pd.DataFrame({f"{prefix}_count": grouped.size()})
+        if aggregate:
+            stats = grouped[aggregate].agg(["mean", "min", "max", "std"])
+            stats.columns = [f"{prefix}_{c}_{how}" for c, how in stats.columns]
+            right = right.join(stats)
+        right = right.reset_index()
+    out = df.assign(_key=key_of(df, keys)).merge(right, on="_key", how="left").drop(columns="_key")
+    if many:
+        out[f"{prefix}_count"] = out[f"{prefix}_count"].fillna(0)
+    return out
 
 
 def find_joins(ws: Path, raw: Path, tables: dict[str, Path], train: pd.DataFrame, test: pd.DataFrame) -> list[Join]:
-    """The labels table (train only) and the other tables sharing a key with both train and test."""
+    """The labels table (train only), and the other tables the data graph links to train and test, directly or
+    through the tables they hang from."""
     joins = []
     if "labels" in tables:
         other = read_table(tables["labels"])
-        key = _key(train, other)
-        if key:
-            mine, theirs = key
-            cols = [c for c in other.columns if c != theirs and c not in train.columns]
-            joins.append(Join(str(tables["labels"].relative_to(ws)), mine, ["train"], cols, other_key=theirs))
-    used = set(tables.values()) | {raw / original for original in stand_ins(raw)}  # a written table stands in
+        edge = link(Node("train", train), Node("labels", other))
+        if edge is not None:
+            mine, theirs = edge.cols, edge.dst_cols
+            cols = [c for c in other.columns if c not in theirs and c not in train.columns]
+            joins.append(Join(_rel(tables["labels"], ws), list(mine), ["train"], cols, other_keys=list(theirs)))
+    nodes = _side_tables(ws, raw, tables, train, test)
+    if not nodes:
+        return joins
+    common = [c for c in train.columns if c in test.columns]
+    entities = Node("train", pd.concat([train[common], test[common]], ignore_index=True))
+    tree = build(entities, list(nodes.values())).tree()
+    for edge in (e for e in tree if e.src == "train"):
+        other = nodes[edge.dst]
+        in_train = link(Node("train", train[common]), other, only=edge)
+        in_test = link(Node("test", test[common]), other, only=edge)
+        if in_train is None:
+            continue
+        j, _ = _join(edge, nodes, tree, ["train", "test"] if in_test is not None else ["train"], set(train.columns))
+        if in_test is not None and (j.columns or j.many):
+            joins.append(j)
+        elif not j.many and j.columns and "labels" not in tables:
+            # keyed by train's entities alone: what it adds only train has (targets, or leaks no map may use)
+            joins.append(j)
+    return joins
+
+
+def _join(
+    edge: Edge, nodes: dict[str, Node], tree: list[Edge], splits: list[str], have: set
+) -> tuple[Join, pd.DataFrame]:
+    """The join along `edge` and the joined table, first joined with the tables hanging from it in the tree."""
+    other, via = nodes[edge.dst].frame, []
+    for below in (e for e in tree if e.src == edge.dst):
+        v, frame = _join(below, nodes, tree, [], set(other.columns))
+        if v.columns or v.many:
+            other = join_keyed(other, frame, v.keys, v.other_keys, v.columns, v.aggregate, v.prefix, v.many)
+            via.append(v)
+    keys, theirs = list(edge.cols), list(edge.dst_cols)
+    if not edge.many:
+        cols = [c for c in other.columns if c not in theirs and c not in have]
+        return Join(edge.dst, keys, splits, cols, other_keys=theirs, via=via), other
+    numeric = [
+        c for c in other.columns
+        if c not in theirs and pd.api.types.is_numeric_dtype(other[c]) and other[c].dtype != bool and not _row_id(other[c])
+    ]  # fmt: skip
+    prefix = "".join(ch if ch.isalnum() else "_" for ch in Path(edge.dst).name.split(".")[0])
+    return Join(edge.dst, keys, splits, aggregate=numeric, prefix=prefix, other_keys=theirs, many=True, via=via), other
+
+
+def _row_id(values: pd.Series) -> bool:
+    """Whole numbers, distinct per row: the rows' own ids, whose mean per key says nothing."""
+    present = values.dropna()
+    return values.dtype.kind in "iu" and len(present) > 1 and present.is_unique
+
+
+def _side_tables(ws: Path, raw: Path, tables: dict[str, Path], train: pd.DataFrame, test: pd.DataFrame):
+    """The tables that may be joined, by workspace-relative path: not a role's table or one a written table stands
+    in for, and not a version of the train or test table (an older test set: most of its columns are theirs)."""
+    used = set(tables.values()) | {raw / original for original in stand_ins(raw)}
+    nodes = {}
     for path in candidates(raw):
-        if path in used or file_role(path, raw) is not None:
+        if path in used:
             continue
         try:
             other = read_table(path)
         except Exception:  # noqa: BLE001 - a table that does not read is not joined (it is no train/test table)
             continue
-        key = _key(train, other)
-        if key is None:
+        shared = max(len(set(other.columns) & set(split.columns)) for split in (train, test))
+        if shared >= 2 and shared / len(other.columns) > VERSION_SHARE:
             continue
-        mine, theirs = key
-        rel = str(path.relative_to(ws))
-        if key[0] not in test.columns or _key(test, other, [key]) != key:
-            # keyed by train's entities alone: what it adds only train has (targets, or leaks no map may use)
-            cols = [c for c in other.columns if c != theirs and c not in train.columns]
-            if "labels" not in tables and other[theirs].is_unique and cols:
-                joins.append(Join(rel, mine, ["train"], cols, other_key=theirs))
-            continue
-        if other[theirs].is_unique:
-            cols = [c for c in other.columns if c != theirs and c not in train.columns]
-            if cols:
-                joins.append(Join(rel, mine, ["train", "test"], cols, other_key=theirs))
-        else:
-            numeric = [c for c in other.columns if c != theirs and pd.api.types.is_numeric_dtype(other[c])]
-            prefix = "".join(ch if ch.isalnum() else "_" for ch in path.name.split(".")[0])
-            joins.append(Join(rel, mine, ["train", "test"], aggregate=numeric, prefix=prefix, other_key=theirs))
-    return joins
+        nodes[_rel(path, ws)] = Node(_rel(path, ws), other)
+    return nodes
 
 
-def key_text(values: pd.Series) -> pd.Series:
-    """A key's values as text, as both sides of a join compare them: "12.0" read as a float is "12", and a number's
-    zero padding goes ("00012" read as text on one side is 12 read as a number on the other)."""
-    text = values.astype(str).str.strip()
-    text = text.str.replace(r"^(-?\d+)\.0$", r"\1", regex=True) if values.dtype.kind == "f" else text
-    return text.str.replace(r"^0+(?=\d+$)", "", regex=True)
+def _rel(path: Path, ws: Path) -> str:
+    return str(path.relative_to(ws))
 
 
-def _key(table: pd.DataFrame, other: pd.DataFrame, only: list | None = None) -> tuple[str, str] | None:
-    """(the column of `table`, the column of `other`) that key one to the other, found from their values: most of
-    the table column's values are found in the other's, and neither holds measurements (numbers with decimals).
-    The table's column is an entity's key (its values distinct), or refers to the rows of a lookup table (the other
-    column distinct) with many values of its own or the same name: a column of small counts is found in any
-    numbered lookup table. The best covered pair wins; ties go to the table's leftmost column (ids come first),
-    then to a pair that shares its name."""
-    found = []
-    for i, c in enumerate(table.columns):
-        mine = table[c].dropna()
-        if not len(mine) or _measured(mine):
-            continue
-        distinct = mine.nunique() >= 0.9 * len(mine)
-        values = set(key_text(mine))
-        for d in other.columns:
-            if only is not None and (c, d) not in only:
-                continue
-            theirs = other[d].dropna()
-            if _measured(theirs) or not (distinct or c == d or (len(values) >= 50 and theirs.is_unique)):
-                continue
-            cover = len(values & set(key_text(theirs))) / len(values)
-            if cover >= MIN_COVER:
-                found.append((-round(cover, 2), i, c != d, c, d))
-    return min(found)[3:] if found else None
-
-
-def _measured(values: pd.Series) -> bool:
-    """Numbers with decimals: measurements, not keys."""
-    return values.dtype.kind == "f" and bool((values != values.round()).any())
-
-
-def aggregated(other: pd.DataFrame, j: Join) -> pd.DataFrame:
-    """One row per key: the row count and the means (the same as the generated code's)."""
-    grouped = other.groupby(key_text(other[j.other_key]))
-    out = pd.DataFrame({f"{j.prefix}_count": grouped.size()})
-    for c in j.aggregate:
-        out[f"{j.prefix}_{c}_mean"] = grouped[c].mean()
-    return out.rename_axis("_key").reset_index()
+def widened(ws: Path, j: Join) -> pd.DataFrame:
+    """The joined table, first joined with the tables hanging from it."""
+    other = read_table(Path(ws) / j.table)
+    for v in j.via:
+        other = join_keyed(other, widened(ws, v), v.keys, v.other_keys, v.columns, v.aggregate, v.prefix, v.many)
+    return other
 
 
 def apply(ws: Path, joins: list[Join], df: pd.DataFrame, split: str) -> pd.DataFrame:
-    """`df` (a split's table) with the joined tables' columns: a key without rows in a per-entity table has a
-    row count of 0."""
+    """`df` (a split's table) with the joined tables' columns."""
     for j in (j for j in joins if split in j.splits):
-        other = read_table(Path(ws) / j.table)
-        if j.aggregate or not j.columns:
-            right = aggregated(other, j)
-        else:
-            right = other[j.columns].assign(_key=key_text(other[j.other_key]))
-        df = df.assign(_key=key_text(df[j.key])).merge(right, on="_key", how="left").drop(columns="_key")
-        if j.aggregate or not j.columns:
-            df[f"{j.prefix}_count"] = df[f"{j.prefix}_count"].fillna(0)
+        df = join_keyed(df, widened(ws, j), j.keys, j.other_keys, j.columns, j.aggregate, j.prefix, j.many)
     return df

@@ -16,7 +16,8 @@ import pandas as pd
 
 from agentk.competition.dataview import find_tables, read_table
 from agentk.competition.file_inputs import FileSource, column_source, listing_frame, listing_source, modality_files
-from agentk.competition.joins import Join, find_joins, key_text
+from agentk.competition.graph import key_text
+from agentk.competition.joins import Join, find_joins
 from agentk.competition.joins import apply as join_tables
 from agentk.competition.support import is_long_text
 from agentk.competition.tables import sample_columns_of

@@ -1,0 +1,179 @@
+"""The competition as a data graph. Its nodes are the tables; its edges are key links found from the values, never
+the names: a column (or a pair of columns) of one table whose values are mostly found in a column (or pair) of
+another, with the link's cardinality (the other table has one row per key, or many) and its coverage both ways.
+
+The train and test tables are the entities to predict and learn from. Every other table hangs from them by its best
+link, directly or through a chain of tables (a store's region, a customer's loans and each loan's payments):
+`tree()` grows the tree greedily, best-covered link first, so that a table joins the table whose keys it shares
+most completely. A table of events numbered 1..5000 links to train's ids 1..1000 too (all of train's ids are event
+numbers), but only a fifth of its values are train's ids, and all are its parent table's: coverage both ways tells
+them apart.
+
+To add an edge kind: a function like `_single` or `_pair` returning an `Edge` (or None), tried in `link`."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+MIN_COVER = 0.5  # share of a table's key values the other table must hold to be linked on that key
+LOOKUP_VALUES = 50  # a non-distinct column refers to a lookup table's rows when it has at least this many values
+PAIR_COLUMNS = 12  # columns of a table tried as parts of a two-column key
+MAX_DEPTH = 3  # tables joined through at most this many links from the entities
+SAMPLE = 20_000  # distinct values of a column compared
+
+
+def key_text(values: pd.Series) -> pd.Series:
+    """A key's values as text, as both sides of a join compare them: "12.0" read as a float is "12", and a number's
+    zero padding goes ("00012" read as text on one side is 12 read as a number on the other)."""
+    text = values.astype(str).str.strip()
+    text = text.str.replace(r"^(-?\d+)\.0$", r"\1", regex=True) if values.dtype.kind == "f" else text
+    return text.str.replace(r"^0+(?=\d+$)", "", regex=True)
+
+
+def measured(values: pd.Series) -> bool:
+    """Numbers with decimals: measurements, not keys."""
+    return values.dtype.kind == "f" and bool((values.dropna() != values.dropna().round()).any())
+
+
+@dataclass
+class Node:
+    name: str  # "train", "test", or the table's workspace-relative path
+    frame: pd.DataFrame = field(repr=False)
+    _values: dict[str, frozenset] = field(default_factory=dict, repr=False)
+    _distinct: dict[tuple, bool] = field(default_factory=dict, repr=False)
+    _keys: list[str] | None = field(default=None, repr=False)
+
+    def key_columns(self) -> list[str]:
+        """Columns that may hold keys: not measurements, more than one value."""
+        if self._keys is None:
+            self._keys = [c for c in self.frame.columns if not measured(self.frame[c]) and self.frame[c].nunique() > 1]
+        return self._keys
+
+    def values(self, column: str) -> frozenset:
+        """The column's distinct values as key text (a sample of them for a large column)."""
+        if column not in self._values:
+            distinct = self.frame[column].dropna().drop_duplicates()
+            self._values[column] = frozenset(key_text(distinct.head(SAMPLE)))
+        return self._values[column]
+
+    def distinct(self, columns: tuple[str, ...]) -> bool:
+        """The columns' values (together) name one row each."""
+        if columns not in self._distinct:
+            present = self.frame[list(columns)].dropna()
+            self._distinct[columns] = len(present) > 0 and not present.duplicated().any()
+        return self._distinct[columns]
+
+
+@dataclass(frozen=True)
+class Edge:
+    src: str  # the node whose rows look up the other's
+    cols: tuple[str, ...]  # its key columns
+    dst: str
+    dst_cols: tuple[str, ...]  # the key's columns in dst
+    cover: float  # share of src's key values found in dst
+    back: float  # share of dst's key values found in src
+    many: bool  # dst has many rows per key (summarised per key), else one (looked up)
+
+    @property
+    def score(self) -> float:
+        return round((self.cover + self.back) / 2, 3)
+
+    def describe(self) -> str:
+        how = "many rows" if self.many else "one row"
+        return (
+            f"{self.src}{list(self.cols)} -> {self.dst}{list(self.dst_cols)}: {how} per key, "
+            f"{self.cover:.0%} of its keys found there, {self.back:.0%} of theirs found here"
+        )
+
+
+def _single(a: Node, b: Node, only: tuple | None = None) -> Edge | None:
+    """The best one-column link from a to b. a's column is an entity's key (its values distinct: b holds many rows
+    per key, or one), or refers to b's rows (b's column distinct) and has many values or b's column's name: a column
+    of small counts is found in any numbered table. The pair covered best both ways wins (the buyer column of orders,
+    not the order numbers that merely include the user numbers), then the one covering most of a's keys, then a's
+    leftmost column (ids come first), then a pair sharing its name."""
+    found = []
+    for i, c in enumerate(a.key_columns()):
+        if only and c != only[0][0]:
+            continue
+        mine = a.values(c)
+        is_key = a.distinct((c,))
+        for d in b.key_columns():
+            if only and d != only[1][0]:
+                continue
+            unique = b.distinct((d,))
+            if not (is_key or c == d or (len(mine) >= LOOKUP_VALUES and unique)):
+                continue
+            theirs = b.values(d)
+            common = len(mine & theirs)
+            cover = common / len(mine)
+            if cover >= MIN_COVER:
+                edge = Edge(a.name, (c,), b.name, (d,), cover, common / len(theirs), not unique)
+                found.append((-round(edge.score, 2), -round(cover, 2), i, c != d, edge))
+    return min(found, key=lambda f: f[:4])[4] if found else None
+
+
+def _pair(a: Node, b: Node, only: tuple | None = None) -> Edge | None:
+    """A key spread over two columns (an airport and an hour): b's rows are distinct by a pair of its columns though
+    by neither alone, and a's rows mostly find their pair of values in b (b is looked up)."""
+    b_cols = b.key_columns()[:PAIR_COLUMNS]
+    a_cols = a.key_columns()
+    best = None
+    for d1, d2 in itertools.combinations(b_cols, 2):
+        if only and (d1, d2) != only[1]:
+            continue
+        if b.distinct((d1,)) or b.distinct((d2,)) or not b.distinct((d1, d2)):
+            continue
+        first = [c for c in a_cols if len(a.values(c) & b.values(d1)) >= MIN_COVER * len(a.values(c))]
+        second = [c for c in a_cols if len(a.values(c) & b.values(d2)) >= MIN_COVER * len(a.values(c))]
+        theirs = set(zip(key_text(b.frame[d1]), key_text(b.frame[d2])))
+        for c1, c2 in itertools.product(first, second):
+            if c1 == c2 or (only and (c1, c2) != only[0]):
+                continue
+            mine = set(zip(key_text(a.frame[c1]), key_text(a.frame[c2])))
+            common = len(mine & theirs)
+            edge = Edge(a.name, (c1, c2), b.name, (d1, d2), common / len(mine), common / len(theirs), False)
+            if edge.cover >= MIN_COVER and (best is None or edge.score > best.score):
+                best = edge
+    return best
+
+
+def link(a: Node, b: Node, only: Edge | None = None) -> Edge | None:
+    """The best key link from a to b: one column, else a pair (only: the same columns as that edge, or none)."""
+    if only is not None:
+        keys = (only.cols, only.dst_cols)
+        return _single(a, b, keys) if len(only.cols) == 1 else _pair(a, b, keys)
+    return _single(a, b) or _pair(a, b)
+
+
+@dataclass
+class Graph:
+    nodes: dict[str, Node]
+    edges: list[Edge]  # every link found between the nodes (from the entities and between the other tables)
+
+    def tree(self, root: str = "train") -> list[Edge]:
+        """The links that attach each reachable table, in the order they were chosen: at each step the best scored
+        link from an attached table to one not yet attached, at most MAX_DEPTH links from the root."""
+        depth, chosen = {root: 0}, []
+        while True:
+            options = [e for e in self.edges if e.src in depth and e.dst not in depth and depth[e.src] < MAX_DEPTH]
+            if not options:
+                return chosen
+            best = max(options, key=lambda e: (e.score, -depth[e.src]))
+            depth[best.dst] = depth[best.src] + 1
+            chosen.append(best)
+
+
+def build(entities: Node, tables: list[Node]) -> Graph:
+    """The graph of the entities (train) and the other tables: every link from the entities to a table, and from
+    each table to every other."""
+    nodes = {entities.name: entities, **{t.name: t for t in tables}}
+    edges = []
+    for a in [entities, *tables]:
+        for b in tables:
+            if a is not b and (edge := link(a, b)) is not None:
+                edges.append(edge)
+    return Graph(nodes, edges)

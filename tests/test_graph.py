@@ -1,0 +1,114 @@
+"""The data graph (agentk.competition.graph) and the joins it gives (agentk.competition.joins): links found from
+the values whatever the columns and files are called, keys over two columns, chains of tables, and a table attached
+to the table whose keys it shares most completely."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from agentk.competition.graph import Node, link
+from agentk.competition.joins import apply, find_joins
+
+
+def _competition(tmp_path, train: pd.DataFrame, test: pd.DataFrame, **others: pd.DataFrame):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    tables = {"train": raw / "train.csv", "test": raw / "test.csv"}
+    train.to_csv(tables["train"], index=False)
+    test.to_csv(tables["test"], index=False)
+    for name, frame in others.items():
+        frame.to_csv(raw / f"{name}.csv", index=False)
+    train, test = pd.read_csv(tables["train"]), pd.read_csv(tables["test"])
+    joins = find_joins(tmp_path, raw, tables, train, test)
+    return joins, apply(tmp_path, joins, train, "train"), apply(tmp_path, joins, test, "test")
+
+
+def _split(frame: pd.DataFrame, n_train: int):
+    return frame.iloc[:n_train].reset_index(drop=True), frame.iloc[n_train:].reset_index(drop=True)
+
+
+def test_a_key_spread_over_two_columns_looks_up_its_row(tmp_path):
+    """Flights and the weather by airport and hour: neither column alone names a weather row, the pair does."""
+    rng = np.random.default_rng(0)
+    airports, hours = ["AAA", "BBB", "CCC", "DDD"], list(range(24))
+    weather = pd.DataFrame([(a, h) for a in airports for h in hours], columns=["station", "hr"])
+    weather["temp"] = rng.normal(size=len(weather)).round(3)
+    flights = pd.DataFrame(
+        {"flight": range(300), "origin": rng.choice(airports, 300), "dep_hour": rng.choice(hours, 300)}
+    )
+    train, test = _split(flights.assign(late=rng.integers(0, 2, 300)), 200)
+    joins, tr, te = _competition(tmp_path, train, test.drop(columns="late"), weather_obs=weather)
+    assert [(j.keys, j.other_keys, j.columns) for j in joins] == [(["origin", "dep_hour"], ["station", "hr"], ["temp"])]
+    truth = weather.set_index(["station", "hr"])["temp"]
+    assert te["temp"].tolist() == [truth[(a, h)] for a, h in zip(te["origin"], te["dep_hour"])]
+    assert len(tr) == len(train) and tr["temp"].notna().all()
+
+
+def test_a_chain_of_lookups_reaches_the_second_table(tmp_path):
+    """Each customer has a branch; each branch a region: the region's columns reach the customers."""
+    rng = np.random.default_rng(1)
+    customers = pd.DataFrame({"cid": [f"C{i:04d}" for i in range(150)], "age": rng.integers(18, 80, 150)})
+    branches = pd.DataFrame(
+        {"client": customers["cid"], "branch_code": [f"B{i:03d}" for i in rng.integers(0, 60, 150)]}
+    )
+    regions = pd.DataFrame({"code": [f"B{i:03d}" for i in range(60)], "wealth": rng.normal(size=60).round(2)})
+    train, test = _split(customers.assign(y=rng.integers(0, 2, 150)), 100)
+    joins, tr, te = _competition(tmp_path, train, test.drop(columns="y"), accounts=branches, zones=regions)
+    [j] = joins
+    assert j.table.endswith("accounts.csv") and [v.table.rsplit("/", 1)[-1] for v in j.via] == ["zones.csv"]
+    wealth = dict(zip(regions["code"], regions["wealth"]))
+    branch = dict(zip(branches["client"], branches["branch_code"]))
+    assert te["wealth"].tolist() == [wealth[branch[c]] for c in te["cid"]]
+
+
+def test_a_grandchild_table_is_summarised_into_its_parent_before_the_parent_is(tmp_path):
+    """Users, their orders, each order's items: the items are counted per order, the orders per user. The order
+    numbers 0..n overlap the user numbers, but all of them are the orders' and only some the users': coverage both
+    ways attaches the items to the orders."""
+    rng = np.random.default_rng(2)
+    users = pd.DataFrame({"user": range(80), "x": rng.normal(size=80).round(3)})
+    orders = pd.DataFrame(
+        {"order_no": range(400), "buyer": rng.integers(0, 80, 400), "total": rng.random(400).round(2)}
+    )
+    items = pd.DataFrame({"ord": rng.integers(0, 400, 2000), "price": rng.random(2000).round(2)})
+    train, test = _split(users.assign(y=rng.normal(size=80)), 60)
+    joins, tr, te = _competition(tmp_path, train, test.drop(columns="y"), orders=orders, lines=items)
+    [j] = joins
+    assert j.many and j.keys == ["user"] and j.other_keys == ["buyer"]
+    assert [(v.table.rsplit("/", 1)[-1], v.keys, v.other_keys, v.many) for v in j.via] == [
+        ("lines.csv", ["order_no"], ["ord"], True)
+    ]
+    per_order = items.groupby("ord").size().reindex(orders["order_no"], fill_value=0).to_numpy()
+    mine = orders["buyer"] == te["user"].iloc[0]
+    assert te["orders_count"].iloc[0] == mine.sum()
+    assert te["orders_lines_count_mean"].iloc[0] == pytest.approx(per_order[mine.to_numpy()].mean())
+    assert "orders_order_no_mean" not in te.columns  # the orders' own numbers say nothing
+
+
+def test_a_table_named_like_a_role_is_still_joined_by_its_values(tmp_path):
+    """samples_events.tsv reads as a sample submission by its name; its values make it an events table."""
+    rng = np.random.default_rng(3)
+    ids = [f"r{i}" for i in range(120)]
+    events = pd.DataFrame({"ref": rng.choice(ids, 600), "reading": rng.normal(size=600).round(3)})
+    train, test = _split(pd.DataFrame({"key": ids, "a": rng.random(120), "y": rng.random(120)}), 90)
+    joins, tr, te = _competition(tmp_path, train, test.drop(columns="y"), samples_events=events)
+    assert [j.table.rsplit("/", 1)[-1] for j in joins] == ["samples_events.csv"]
+    assert te["samples_events_count"].sum() == events["ref"].isin(test["key"]).sum()
+
+
+def test_an_older_version_of_the_test_table_is_not_joined(tmp_path):
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"id": range(200), "store": rng.integers(0, 60, 200), "a": rng.random(200)})
+    old = pd.DataFrame({"id": range(500, 560), "store": rng.integers(0, 60, 60), "a": rng.random(60)})
+    train, test = _split(frame.assign(y=rng.random(200)), 150)
+    joins, _, _ = _competition(tmp_path, train, test.drop(columns="y"), test_2019=old)
+    assert joins == []
+
+
+def test_pairs_of_columns_are_not_linked_when_one_alone_names_the_rows():
+    table = Node("t", pd.DataFrame({"a": ["x", "y", "z"], "b": [1, 2, 3]}))
+    grid = Node("g", pd.DataFrame({"k": ["x", "y", "z"], "m": [1, 1, 1], "v": [0.5, 0.25, 0.125]}))
+    edge = link(table, grid)
+    assert edge is not None and edge.cols == ("a",) and edge.dst_cols == ("k",) and not edge.many
