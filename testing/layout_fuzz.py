@@ -61,6 +61,8 @@ TRANSFORMS = {
     "format:json-keyed": 0.1,  # {id: {field: value}}: rows keyed by their id (split where ids repeat)
     "format:json-nested": 0.1,  # {"version": 2, "data": {"rows": [records]}}
     "format:json-split": 0.1,  # {"columns": [...], "data": [[...]]}
+    "side:chain": 0.2,  # x1 two tables away: the id's code in one table, the code's x1 in another
+    "side:composite": 0.2,  # x1 in a table keyed by two columns of train and test (a site and a visit number)
 }
 FORMATS = [t for t in TRANSFORMS if t.startswith("format:")]
 WORDS = ["alpha", "río", "données", "wert", "größe", "colour", "mass", "kappa", "delta", "höhe", "peso", "valor"]
@@ -96,6 +98,8 @@ def draw(seed: int) -> tuple[str, list[str]]:
         chosen.remove("sample:renamed")
     if "sample:unseen-class" in chosen and "sample:proba" not in chosen:
         chosen.remove("sample:unseen-class")
+    if "side:chain" in chosen and "side:composite" in chosen:  # both move x1
+        chosen.remove("side:composite")
     return kind, chosen
 
 
@@ -134,6 +138,10 @@ def _column(rng: np.random.Generator, base: str, odd: bool) -> str:
         return base
     word = WORDS[int(rng.integers(len(WORDS)))]
     return [f"{word} {base}", f"{base.upper()}_{word}", f"{word.capitalize()}{base.capitalize()}"][int(rng.integers(3))]
+
+
+def _word(rng: np.random.Generator) -> str:
+    return WORDS[int(rng.integers(len(WORDS)))]
 
 
 def _names(rng: np.random.Generator, transforms: list[str]) -> dict[str, str]:
@@ -243,6 +251,25 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         side_cols = [cols["x2"], cols["colour"]]
         side = data[[id_col, *side_cols]].rename(columns={id_col: side_key})
         files["side"] = here + _write(side.sample(frac=1, random_state=seed), tables, names["side"], fmt)
+    more = np.random.default_rng(30_000 + seed)  # the draws of the transforms added last
+    if "side:chain" in transforms:  # the id's code in one table, the code's x1 in another
+        inputs.remove(cols["x1"])
+        code, ref, key = (_column(more, base, odd) for base in ("code", "ref_code", "member"))
+        codes = [f"K{v:05d}" for v in more.choice(100_000, size=n, replace=False)]
+        links = pd.DataFrame({key: data[id_col], code: codes}).sample(frac=1, random_state=seed)
+        lookup = pd.DataFrame({ref: codes, cols["x1"]: data[cols["x1"]]}).sample(frac=1, random_state=seed + 1)
+        files["links"] = here + _write(links, tables, f"{_word(more)}_links", fmt)
+        files["lookup"] = here + _write(lookup, tables, f"{_word(more)} codes", fmt)
+    if "side:composite" in transforms:  # x1 keyed by (site, visit): neither column alone names a row
+        inputs.remove(cols["x1"])
+        site, visit = _column(more, "site", odd), _column(more, "visit", odd)
+        sites = more.choice([f"S{v:02d}" for v in range(12)], size=n)
+        data[site] = sites
+        data[visit] = pd.Series(range(n)).groupby(sites).cumcount().to_numpy() + 1
+        respelled = {site: _column(more, "place", odd), visit: _column(more, "number", odd)}
+        grid = data[[site, visit, cols["x1"]]].rename(columns=respelled).sample(frac=1, random_state=seed)
+        files["grid"] = here + _write(grid, tables, f"{_word(more)}_by_{_word(more)}", fmt)
+        inputs = [site, visit, *inputs]
     keep = [c for c in inputs if c not in side_cols]
     train, test = data.iloc[:n_train], data.iloc[n_train:]
     extra = np.random.default_rng(20_000 + seed)  # the later transforms' draws leave the others' as they were
@@ -300,6 +327,9 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         "side": f"more inputs of each {id_col}, keyed by another name",
         "child": f"many readings of each {id_col}",
         "old": "an older test set, no longer scored",
+        "links": f"a code for each {id_col}",
+        "lookup": "what each code stands for",
+        "grid": "readings by site and visit",
     }
     lines = "\n".join(f"- {files[r]} - {listing[r]}" for r in files)
     (public / "description.md").write_text(

@@ -112,3 +112,13 @@ def test_pairs_of_columns_are_not_linked_when_one_alone_names_the_rows():
     grid = Node("g", pd.DataFrame({"k": ["x", "y", "z"], "m": [1, 1, 1], "v": [0.5, 0.25, 0.125]}))
     edge = link(table, grid)
     assert edge is not None and edge.cols == ("a",) and edge.dst_cols == ("k",) and not edge.many
+
+
+def test_a_pair_that_names_the_rows_outranks_a_shared_column_that_does_not():
+    """Both tables have an hour column: alone it links many flights to many weather rows; with the airport, one."""
+    rng = np.random.default_rng(5)
+    weather = pd.DataFrame([(a, h) for a in "ABCD" for h in range(24)], columns=["station", "hour"])
+    weather["temp"] = rng.normal(size=len(weather))
+    flights = Node("train", pd.DataFrame({"origin": rng.choice(list("ABCD"), 200), "hour": rng.integers(0, 24, 200)}))
+    edge = link(flights, Node("weather", weather))
+    assert edge.cols == ("origin", "hour") and edge.dst_cols == ("station", "hour") and not edge.many

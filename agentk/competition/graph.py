@@ -142,11 +142,17 @@ def _pair(a: Node, b: Node, only: tuple | None = None) -> Edge | None:
 
 
 def link(a: Node, b: Node, only: Edge | None = None) -> Edge | None:
-    """The best key link from a to b: one column, else a pair (only: the same columns as that edge, or none)."""
+    """The best key link from a to b: one column, else a pair. A pair that names b's rows outranks one column that
+    neither names a's nor b's (flights and weather both have an hour column: the airport and the hour name a weather
+    row). `only`: the link on that edge's columns, or none."""
     if only is not None:
         keys = (only.cols, only.dst_cols)
         return _single(a, b, keys) if len(only.cols) == 1 else _pair(a, b, keys)
-    return _single(a, b) or _pair(a, b)
+    single = _single(a, b)
+    if single is not None and not (single.many and not a.distinct(single.cols)):
+        return single
+    pair = _pair(a, b)
+    return pair if pair is not None and (single is None or pair.cover >= single.cover) else single
 
 
 @dataclass
