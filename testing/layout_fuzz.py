@@ -63,6 +63,7 @@ TRANSFORMS = {
     "format:json-split": 0.1,  # {"columns": [...], "data": [[...]]}
     "side:chain": 0.2,  # x1 two tables away: the id's code in one table, the code's x1 in another
     "side:composite": 0.2,  # x1 in a table keyed by two columns of train and test (a site and a visit number)
+    "format:partitioned": 0.1,  # <stem>.parquet/<column>=<value>/part-0.parquet (hive), else numbered parts
 }
 FORMATS = [t for t in TRANSFORMS if t.startswith("format:")]
 WORDS = ["alpha", "río", "données", "wert", "größe", "colour", "mass", "kappa", "delta", "höhe", "peso", "valor"]
@@ -212,6 +213,18 @@ def _write(frame: pd.DataFrame, folder: Path, stem: str, fmt: str | None) -> str
     if fmt == "format:jsonl":
         frame.to_json(folder / f"{stem}.jsonl", orient="records", lines=True)
         return f"{stem}.jsonl"
+    if fmt == "format:partitioned":  # by a column of few text values (it leaves the files), else in three parts
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        by = [c for c in frame.columns[1:] if frame[c].dtype == object and 1 < frame[c].nunique() <= 8][:1]
+        if by:
+            pq.write_to_dataset(pa.Table.from_pandas(frame, preserve_index=False), folder / f"{stem}.parquet", by)
+        else:
+            (folder / f"{stem}.parquet").mkdir()
+            for i, part in enumerate(np.array_split(np.arange(len(frame)), 3)):
+                frame.iloc[part].to_parquet(folder / f"{stem}.parquet" / f"part-{i:05d}.parquet", index=False)
+        return f"{stem}.parquet/"
     frame.to_csv(folder / f"{stem}.csv", index=False)
     return f"{stem}.csv"
 

@@ -121,7 +121,11 @@ def _read_table(path: Path, nrows: int | None = None, nested: bool = False, **kw
     path = Path(path)
     name = path.name.lower()
     try:
-        if name.endswith((".tsv", ".tsv.gz", ".csv", ".csv.gz")):
+        if path.is_dir():  # a partitioned dataset (train.parquet/year=2020/part-0.parquet)
+            from agentk.competition.partitions import read_dataset
+
+            df = read_dataset(path).head(nrows) if nrows is not None else read_dataset(path)
+        elif name.endswith((".tsv", ".tsv.gz", ".csv", ".csv.gz")):
             encoding = kwargs.pop("encoding", None) or text_encoding(path)
             sep, decimal = ("\t", ".") if name.endswith((".tsv", ".tsv.gz")) else csv_dialect(path, encoding)
             try:
@@ -139,7 +143,7 @@ def _read_table(path: Path, nrows: int | None = None, nested: bool = False, **kw
             df = pd.read_feather(path)
         else:
             raise BadInput(f"{path.name}: unknown table format; use CSV, TSV, JSON(L), parquet or feather")
-        if nrows is not None and name.endswith((".json", ".parquet", ".feather")):
+        if nrows is not None and name.endswith((".json", ".parquet", ".feather")) and not path.is_dir():
             df = df.head(nrows)
         csv = name.endswith((".tsv", ".tsv.gz", ".csv", ".csv.gz"))  # text cells only: a CSV holds no lists
         df = df if nested or csv else nested_as_text(df)

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agentk.competition import image_pairs, positions, rewrites
+from agentk.competition import image_pairs, partitions, positions, rewrites
 from agentk.competition.dataview import TABLE_EXT, is_table, nested_as_text, read_table, role_of, split_folders, walk
 from agentk.competition.file_inputs import listing_source, modality_files
 from agentk.competition.json_tables import AS_PANDAS_READS, read_json_table
@@ -79,15 +79,18 @@ def file_role(path: Path, root: Path) -> str | None:
 
 def candidates(root: Path) -> list[Path]:
     """The tables of a competition folder that can be train/test/sample/labels: per-sample folders, and the records
-    normalise writes beside them, excluded."""
+    normalise writes beside them, excluded. A partitioned dataset is one table: its folder, not its parts."""
     root = Path(root)
     written = {root / STAND_INS, root / RECORD, root / rewrites.RECORD}
-    tables = [p for p in walk(root, DEPTH) if is_table(p) and p not in written]
+    folders = partitions.datasets(root)
+    tables = [
+        p for p in walk(root, DEPTH) if is_table(p) and p not in written and not any(f in p.parents for f in folders)
+    ]
     per_folder: dict[Path, int] = {}
     for p in tables:
         per_folder[p.parent] = per_folder.get(p.parent, 0) + 1
     return sorted(
-        (p for p in tables if p.parent == root or per_folder[p.parent] <= MAX_PARTS),
+        [*(p for p in tables if p.parent == root or per_folder[p.parent] <= MAX_PARTS), *folders],
         key=lambda p: (len(p.relative_to(root).parts), p.name),
     )
 
@@ -388,7 +391,7 @@ def normalise(root: Path) -> list[str]:
     plain CSV (TSV, parquet, gzip) gets a CSV copy, the format a submission has. Writes only new files at the top
     of `root` (never into the user's folders); returns what it did, one line each."""
     root = Path(root)
-    done = json_as_csv(root) + empty_columns_dropped(root)
+    done = partitions_as_tables(root) + json_as_csv(root) + empty_columns_dropped(root)
     for role, parts in find(root).parts.items():
         frames = [read_table(p) for p in parts]
         if any(list(f.columns) != list(frames[0].columns) for f in frames):
@@ -420,6 +423,33 @@ def normalise(root: Path) -> list[str]:
             _write_csv(read_table(sample, dtype=str), dest)
             done.append(f"{dest.name}: a CSV copy of the sample submission {sample.name}")
     return done
+
+
+def partitions_as_tables(root: Path) -> list[str]:
+    """A partitioned dataset (agentk.competition.partitions: key=value folders, or parts in a folder named as a
+    table) gets one CSV standing in for it, the keys of its folder names as columns: <name>.csv beside it, or
+    <name>_partitioned.csv when that is taken. The maps then read one plain table."""
+    done = []
+    recorded = set(stand_ins(root))
+    for folder in partitions.datasets(root):
+        if folder.relative_to(root).as_posix() in recorded:
+            continue
+        name = partitions.stem(folder)
+        dest = root / f"{name}.csv"
+        dest = dest if not dest.exists() else root / f"{name}_partitioned.csv"
+        frame = partitions.read_dataset(folder)
+        _stand_in(root, [folder], frame, dest)
+        keys = [c for c in frame.columns if any(part.startswith(f"{c}=") for part in _folder_names(folder))]
+        done.append(
+            f"{dest.name}: the parts of {folder.name}/"
+            + (f", partitioned by {keys}," if keys else "")
+            + " as one table"
+        )
+    return done
+
+
+def _folder_names(folder: Path) -> set[str]:
+    return {part for p in walk(folder, 16) for part in p.relative_to(folder).parts[:-1]}
 
 
 def json_as_csv(root: Path) -> list[str]:
