@@ -111,7 +111,7 @@ def run_setup(
     from agentk.competition.dataview import competition_name
     from agentk.policies.llm import LLMConfig
     from agentk.setup_pipeline import setup_pipeline
-    from rag.memory import fix_recorder
+    from rag.memory import fix_recorder, remember_hypotheses
     from stages.fetch import check_source
     from tools.kaggle import parse_competition_url
 
@@ -180,6 +180,8 @@ def run_setup(
             )
             try:
                 state = engine.run(resume=resume)
+                if state.status == "done":  # what the expert's search found, for next time
+                    remember_hypotheses(memory, ws.root, state.hypotheses)
             finally:
                 final = load_state(ws.setup_state)
                 if final is not None:

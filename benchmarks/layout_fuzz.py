@@ -7,7 +7,8 @@ Layout k is seed --start + k of testing/layout_fuzz.py: a small learning problem
 seeded draw of transformations (names, ids, labels files, side tables, formats, sample forms, decoys), with its
 ground truth. Each runs `agentk setup <layout>/public --workspace <ws>` in a child process, then the judge checks
 the workspace against the truth: the target map, every input reaching the input maps, a perfect prediction
-formatted back to the answers. pass@1: the setup exits 0 and the judge finds nothing.
+formatted back to the answers. pass@1: the setup exits 0 and the judge finds nothing. Each layout's setup gets a new, empty long-term memory
+(benchmarks/hypothesis_memory.py measures what a shared one changes).
 
 Results go to <out>/layout_fuzz.json as each layout ends (a second run with the same --out skips those done;
 --fresh starts over); the table (pass rate overall, by kind, by transformation; failures by cause) to
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -33,18 +35,22 @@ sys.path.insert(0, str(ROOT))
 from testing.layout_fuzz import TRANSFORMS, build, judge  # noqa: E402
 
 
-def run_layout(seed: int, out: Path, timeout: float, policy: str) -> dict:
-    """Build layout `seed`, set it up, judge it: its record."""
+def run_layout(seed: int, out: Path, timeout: float, policy: str, memory: Path | None = None) -> dict:
+    """Build layout `seed`, set it up, judge it: its record. Long-term memory: `memory` (shared by the layouts
+    that name it), else a new, empty one (as on a new user's machine: pass@1 does not depend on the order)."""
     dest, ws = out / "layouts" / str(seed), out / "workspaces" / str(seed)
     shutil.rmtree(dest, ignore_errors=True)
     shutil.rmtree(ws, ignore_errors=True)
+    if memory is None:
+        memory = out / "memory" / str(seed)
+        shutil.rmtree(memory, ignore_errors=True)
     truth = build(seed, dest)
     start = time.monotonic()
     cmd = [sys.executable, "-m", "agentk", "setup", str(dest / "public"), "--workspace", str(ws)]
     try:
         done = subprocess.run(
             [*cmd, "--policy", policy], cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-            timeout=timeout,
+            timeout=timeout, env={**os.environ, "AGENTK_MEMORY": str(memory)},
         )  # fmt: skip
         rc, err = done.returncode, done.stderr
     except subprocess.TimeoutExpired:
@@ -69,6 +75,7 @@ def run_layout(seed: int, out: Path, timeout: float, policy: str) -> dict:
         "passed": rc == 0 and not problems,
         # the hypotheses the search dropped (agentk.policies.hypotheses), and how
         "revised": [f"{d['decision']} ({d.get('mode')})" for d in state.get("hypotheses", [])],
+        "attempts": sum(st.get("attempts", 0) for st in state.get("stages", {}).values()),
     }
 
 

@@ -1,4 +1,5 @@
-"""`agentk memory ...`: look into and clean the long-term memory (fixes, RAG+ and RAG- experiences)."""
+"""`agentk memory ...`: look into and clean the long-term memory (fixes, RAG+ and RAG- experiences, hypotheses
+that passed)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ memory_app = typer.Typer(
     help="Long-term memory: fixes of past errors and task experiences (RAG+ / RAG-).", no_args_is_help=True
 )
 console = Console()
-KIND_HELP = "fixes (errors fixed during setups), pos (RAG+: solved tasks) or neg (RAG-: failed tasks)."
+KIND_HELP = (
+    "fixes (errors fixed during setups), pos (RAG+: solved tasks), neg (RAG-: failed tasks) or hypotheses "
+    "(the expert's decisions that passed on a hypothesis other than its first)."
+)
 MEMORY_HELP = "The memory's folder, e.g. a curriculum's --memory \\[default: $AGENTK_MEMORY or ~/.agentk/memory]."
 
 
@@ -23,7 +27,7 @@ def _memory(kind: str | None, path: Path | None):
     from rag.memory import KINDS, Memory
 
     if kind is not None and kind not in KINDS:
-        raise BadInput(f"unknown kind {kind!r}: use fixes, pos or neg")
+        raise BadInput(f"unknown kind {kind!r}: use fixes, pos, neg or hypotheses")
     if path is not None and not path.is_dir():  # a mistyped folder must not become a new, empty memory
         raise BadInput(f"no memory at {path}: give the folder a curriculum or setup wrote its memory to")
     return Memory(path)
@@ -33,6 +37,8 @@ def _show(rows: list[dict], kind: str) -> None:
     table = Table(title=f"{kind}: {len(rows)} entries")
     if kind == "fixes":
         cols = ["stage", "competition", "error"]
+    elif kind == "hypotheses":
+        cols = ["decision", "competition", "passed", "shape"]
     else:
         cols = ["task", "outcome", "scores"]
     for c in cols + (["distance"] if rows and "distance" in rows[0] else []):

@@ -4,6 +4,10 @@
   a retry's prompt can show an example of a similar error being fixed (Appendix D.2).
 - "experiences_pos" / "experiences_neg" (RAG+ / RAG-): tasks the curriculum solved or failed, searched by
   the embedding of their description.
+- "hypotheses": decisions of a setup's analysis that passed on an option other than the first ranked
+  (agentk.policies.hypotheses): the decision's shape and the evidence of the option that passed, matched exactly
+  by a later analysis (no embedding is needed to read them). A file <path>/.hypotheses says the store holds some,
+  so that an expert setup opens the store (seconds) only when it has something to learn from.
 
 Embeddings come from the packaged MiniLM (chromadb's default function downloads a model: fails offline).
 
@@ -37,10 +41,11 @@ import numpy as np
 
 from agentk.workspace import Workspace
 
-FIXES, POS, NEG = "fixes", "experiences_pos", "experiences_neg"
+FIXES, POS, NEG, HYPOTHESES = "fixes", "experiences_pos", "experiences_neg", "hypotheses"
+HELD = ".hypotheses"  # present once the store holds a hypothesis
 # cosine distance between "stage + error" texts below which two errors count as similar (benchmarks/fix_retrieval.py)
 SIMILAR_ERROR = 0.15
-KINDS = {"fixes": FIXES, "pos": POS, "neg": NEG}
+KINDS = {"fixes": FIXES, "pos": POS, "neg": NEG, "hypotheses": HYPOTHESES}
 # this process's open client of each store and the .generation token it is current with: one per store, since
 # chromadb shares one System (and its cached indexes) among all clients of a path in a process
 _CLIENTS: dict[Path, tuple[object, str]] = {}
@@ -205,6 +210,27 @@ class Memory:
             if max_distance is None or d <= max_distance
         ]
 
+    # ---- hypotheses that passed ---------------------------------------------------------------------
+    def add_hypothesis(self, decision: str, shape: str, passed: str, competition: str) -> str:
+        """Store that on a decision of this shape the option of evidence shape `passed` passed (once per triple)."""
+        hid = _id(decision, shape, passed)
+        meta = {"decision": decision, "shape": shape, "passed": passed, "competition": competition, "time": time.time()}
+        with self._store(write=True) as client:
+            self._collection(client, HYPOTHESES).upsert(
+                ids=[hid], documents=[f"decision: {decision}\noptions: {shape}"], metadatas=[meta]
+            )
+        (self.path / HELD).touch()
+        return hid
+
+    def passed_hypothesis(self, decision: str, shape: str) -> tuple[str, str] | None:
+        """(evidence shape, competition) of the option that last passed on a decision of exactly this shape."""
+        with self._store() as client:
+            got = self._collection(client, HYPOTHESES).get(
+                where={"$and": [{"decision": decision}, {"shape": shape}]}, include=["metadatas"]
+            )
+        newest = max(got["metadatas"], key=lambda m: m["time"], default=None)
+        return None if newest is None else (newest["passed"], newest["competition"])
+
     # ---- experiences (RAG+ / RAG-) -----------------------------------------------------------------
     def add_experience(self, positive: bool, task: str, description: str, tree: str, outcome: str, scores: dict) -> str:
         eid = _id(task, str(time.time_ns()))
@@ -270,6 +296,8 @@ class Memory:
                 if ids:
                     col.delete(ids=ids)
                 gone += len(ids)
+        if kind in (None, "hypotheses"):
+            (self.path / HELD).unlink(missing_ok=True)
         return gone
 
 
@@ -286,3 +314,22 @@ def fix_recorder(memory: Memory, ws: Path):
             print(f"agentk: warning: could not store the fix of {stage} in {memory.path}: {exc}", file=sys.stderr)
 
     return on_fix
+
+
+def remember_hypotheses(memory: Memory | None, ws: Path, dropped: list[dict]) -> list[str]:
+    """After a setup passed: each decision it revised (setup.json's `hypotheses`, in order) passed on the option
+    its last revision moved to; store that under the competition's name. Returns the decisions stored; a storage
+    error is a one-line warning (losing it must not fail the setup)."""
+    last = {d["decision"]: d for d in dropped if d.get("shape") and d.get("next_shape")}
+    if not last:
+        return []
+    meta = Workspace(ws).meta
+    name = json.loads(meta.read_text()).get("name", "") if meta.exists() else Path(ws).name
+    try:
+        memory = memory or Memory()
+        for d in last.values():
+            memory.add_hypothesis(d["decision"], d["shape"], d["next_shape"], name)
+    except Exception as exc:  # noqa: BLE001 - chromadb/disk trouble: the setup has passed all the same
+        print(f"agentk: warning: could not store the hypotheses that passed: {exc}", file=sys.stderr)
+        return []
+    return list(last)

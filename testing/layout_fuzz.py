@@ -302,6 +302,7 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
     if "decoy:old-test" in transforms:  # an older test set of other ids, not scored
         old = _problem(rng, kind, 40)[0].rename(columns={**cols, "target": target})
         old.insert(0, id_col, [f"{v}9" for v in _ids(rng, 40, transforms)])
+        old = old.assign(**{c: data[c].iloc[:40].to_numpy() for c in keep if c not in old.columns})  # site, visit
         files["old"] = here + _write(old[[id_col, *keep]], tables, names["old"], fmt)
 
     if kind != "regression" and "sample:proba" in transforms:

@@ -24,6 +24,13 @@ if "AGENTK_MEMORY" not in os.environ:
     atexit.register(shutil.rmtree, os.environ["AGENTK_MEMORY"], True)
 
 
+@pytest.fixture(autouse=True)
+def _own_memory(monkeypatch, tmp_path_factory):
+    """Each test its own long-term memory: what one test's setups learn (fixes, hypotheses that passed) must not
+    steer another's, whichever runs first."""
+    monkeypatch.setenv("AGENTK_MEMORY", str(tmp_path_factory.mktemp("memory")))
+
+
 def agentk(*args: str | Path, timeout: float = 300, env: dict | None = None) -> subprocess.CompletedProcess:
     """The CLI in a child process, as a user runs it: no standard input, an ordinary 80-column terminal (the
     console's wrapping is then the same on every machine)."""

@@ -46,32 +46,33 @@ def _signal(n: int, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
     return x, (x.f1 + 0.5 * x.f2 + rng.normal(scale=0.3, size=n)).round(3).to_numpy()
 
 
-def _setup(tmp_path: Path, folder: Path) -> tuple[dict, list[dict]]:
-    ws = tmp_path / "ws"
+def _setup(tmp_path: Path, folder: Path, ws: str = "ws") -> tuple[dict, list[dict]]:
+    """`agentk setup` of the folder, in the test's own long-term memory (conftest)."""
+    ws = tmp_path / ws
     run = agentk("setup", folder, "--workspace", ws, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     steps = [json.loads(line) for line in (ws / "trajectory.jsonl").read_text().splitlines()]
     return json.loads((ws / "setup.json").read_text()), steps
 
 
-def test_a_failed_unit_test_moves_the_expert_to_its_second_hypothesis(tmp_path):
-    """The train table has two columns the test lacks: `label`, named as a target but mostly empty (an older
-    annotation), and `score`, the target; the description names both, and `label` ranks first. The first hypothesis keeps too few train rows; the train map's unit test
-    says so, and the retry tries `score`, which passes."""
-    x, y = _signal(400, 0)
-    label = np.where(np.arange(400) % 10 < 7, np.nan, y > 0)
-    train = x.assign(uid=[f"r{i}" for i in range(400)], label=label, score=y)
-    xt, _ = _signal(100, 1)
+def _relabelled(tmp_path: Path, name: str, seed: int, old: str, target: str, text: str) -> Path:
+    """Train rows with two columns the test lacks: `old`, mostly empty (an earlier annotation), and `target`."""
+    x, y = _signal(400, seed)
+    train = x.assign(uid=[f"r{i}" for i in range(400)], **{old: np.where(np.arange(400) % 10 < 7, np.nan, y > 0)})
+    train[target] = y
+    xt, _ = _signal(100, seed + 1)
     test = xt.assign(uid=[f"t{i}" for i in range(100)])
-    sample = pd.DataFrame({"uid": test.uid, "prediction": 0.0})
-    folder = _competition(
-        tmp_path / "c",
-        train,
-        test,
-        sample,
-        "Predict each row's score (the label of an earlier round is in train). Scored by RMSE.",
-    )
-    state, steps = _setup(tmp_path, folder)
+    return _competition(tmp_path / name, train, test, pd.DataFrame({"uid": test.uid, "prediction": 0.0}), text)
+
+
+def test_a_failed_unit_test_moves_the_expert_to_its_second_hypothesis_and_memory_ranks_it_first_next_time(tmp_path):
+    """The train table has two columns the test lacks: `label`, named as a target but mostly empty (an older
+    annotation), and `score`, the target; the description names both, and `label` ranks first. The first
+    hypothesis keeps too few train rows; the train map's unit test says so, and the retry tries `score`, which
+    passes. Long-term memory keeps that; a second competition whose decision has the same shape (other columns,
+    other words) then tries its `amount` first, and passes without a retry."""
+    text = "Predict each row's score (the label of an earlier round is in train). Scored by RMSE."
+    state, steps = _setup(tmp_path, _relabelled(tmp_path, "c", 0, "label", "score", text))
     [dropped] = state["hypotheses"]
     assert (dropped["decision"], dropped["dropped"].split()[0], dropped["next"].split()[0]) == (
         "target_column",
@@ -84,6 +85,14 @@ def test_a_failed_unit_test_moves_the_expert_to_its_second_hypothesis(tmp_path):
     assert retry["passed"] and retry["mode"] == "retry" and retry["hypotheses"]["target_column"].startswith("'score'")
     assert "named by the description" in retry["hypotheses"]["target_column"]
     assert retry["dropped"][0]["decision"] == "target_column"
+
+    text = "Forecast the amount of each row; an older target of some rows is kept in train. Scored by RMSE."
+    state, steps = _setup(tmp_path, _relabelled(tmp_path, "d", 5, "target", "amount", text), "ws2")
+    assert "hypotheses" not in state
+    used = next(s for s in steps if s["stage"] == dropped["stage"])
+    assert used["passed"] and used["hypotheses"]["target_column"].startswith("'amount'")
+    assert "it passed on c" in used["hypotheses"]["target_column"]
+    assert state["stages"][dropped["stage"]]["attempts"] == 1
 
 
 def test_credit_assignment_moves_a_decision_of_an_earlier_stage(tmp_path):

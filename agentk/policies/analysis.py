@@ -216,10 +216,11 @@ def _positive(classes: list, column: str, text: str = ""):
     return classes[-1]  # 1 / True / the later name: scikit-learn's convention
 
 
-def analyse(ws: Path, chosen: dict[str, int] | None = None) -> Analysis:
+def analyse(ws: Path, chosen: dict[str, int] | None = None, recall=None) -> Analysis:
     """The analysis under the hypotheses `chosen` (decision name -> index of its option; 0, the best ranked, for
-    any decision not named)."""
+    any decision not named); `recall`: long-term memory's ranking (agentk.policies.hypotheses.Decisions.recall)."""
     decisions = Decisions()
+    decisions.recall = recall
     try:
         analysis = _analyse(Path(ws), chosen or {}, decisions)
     except CannotAnalyse as exc:

@@ -1,6 +1,6 @@
 """The built-in expert policy: inspects the raw data (agentk.policies.analysis) and writes each stage's code from
-its template, under the current hypothesis of each decision the analysis made (agentk.policies.hypotheses). A
-failed unit test moves a decision shaping the failing stage to its next hypothesis, a failed meta-test one of a
+its template, under the current hypothesis of each decision the analysis made (agentk.policies.hypotheses), an
+option that passed on a decision of the same shape before (long-term memory) ranked first. A failed unit test moves a decision shaping the failing stage to its next hypothesis, a failed meta-test one of a
 stage it covers; with none left it gives up rather than write the same code again. Deterministic and free; the
 offline default."""
 
@@ -23,13 +23,32 @@ class ExpertPolicy:
         only) for a stored fix of a similar error whose edit applies to the expert's code (rag.tips)."""
         self._analysis: dict[tuple, Analysis] = {}
         self.tips, self._memory = tips, memory
+        self._recalled: dict[tuple, tuple[str, str] | None] = {}
 
     def analysis(self, ws: Path, chosen: dict[str, int] | None = None) -> Analysis:
         """The analysis under the hypotheses `chosen` (decision -> option index; the first of each if None)."""
         key = (ws, tuple(sorted((chosen or {}).items())))
         if key not in self._analysis:
-            self._analysis[key] = analyse(ws, chosen or {})
+            self._analysis[key] = analyse(ws, chosen or {}, self._recall)
         return self._analysis[key]
+
+    def _recall(self, decision: Decision) -> tuple[str, str] | None:
+        """The option that passed before on a decision of this shape (long-term memory), asked once per shape so
+        that the ranking holds for the whole setup; the store is opened only when it holds hypotheses."""
+        from rag.memory import HELD, Memory, default_path
+
+        key = (decision.name, decision.shape)
+        if key not in self._recalled:
+            path = self._memory.path if self._memory is not None else default_path()
+            try:
+                if (path / HELD).exists():
+                    self._memory = self._memory or Memory()
+                    self._recalled[key] = self._memory.passed_hypothesis(decision.name, decision.shape)
+                else:
+                    self._recalled[key] = None
+            except Exception:  # noqa: BLE001 - an unreadable memory costs the experience, never the setup
+                self._recalled[key] = None
+        return self._recalled[key]
 
     def act(self, stage: Stage, ctx: Context) -> Action:
         chosen, dropped = chosen_from(ctx.dropped), []

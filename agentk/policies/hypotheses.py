@@ -7,22 +7,35 @@ test fails, it moves a decision shaping that stage to its next option; when a me
 assignment moves a decision of a stage the meta-test covers, the earliest first. A dropped option and the error
 that dropped it go to the state file (`hypotheses` in setup.json), which is also where the search resumes from:
 the chosen option of a decision is the number of its options dropped so far.
+
+Experience carries over: when a setup passes on an option other than the first, long-term memory keeps the
+decision's shape (its options' evidence, numbers left out: no names) and the evidence of the option that passed
+(rag.memory.Memory.add_hypothesis). A later analysis whose decision has the same shape ranks that option first
+(`Decisions.recall`, set by the expert policy).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
+
+
+def shape(evidence: str) -> str:
+    """Evidence without its numbers: how an option looks from one competition to the next."""
+    return re.sub(r"\d+(?:\.\d+)?", "#", evidence)
 
 
 @dataclass
 class Hypothesis:
     value: Any  # what the analysis uses: a column name, None for "by position", a kind...
     evidence: str  # why it ranks where it does
+    remembered: str = ""  # the competition where it passed on a decision of the same shape (ranked first for that)
 
     def describe(self) -> str:
-        return f"{self.value!r} ({self.evidence})"
+        passed = f"; ranked first: it passed on {self.remembered}" if self.remembered else ""
+        return f"{self.value!r} ({self.evidence}{passed})"
 
 
 @dataclass
@@ -46,15 +59,30 @@ class Decision:
     def fits(self, error: str | None) -> bool:
         return not self.explains or bool(error and re.search(self.explains, error, re.I))
 
+    @property
+    def shape(self) -> str:
+        """What memory matches a later decision by: the name and the options' evidence, without numbers."""
+        return " | ".join(shape(o.evidence) for o in self.options)
+
 
 @dataclass
 class Decisions:
     """The decisions of one analysis, in the order the analysis made them."""
 
     items: list[Decision] = field(default_factory=list)
+    # memory's answer for a decision: (the evidence shape of the option that passed on its shape, where), or None
+    recall: ClassVar[Callable[[Decision], tuple[str, str] | None] | None] = None
 
     def add(self, decision: Decision, chosen: dict[str, int]) -> Hypothesis:
-        """Record `decision` with its option chosen so far; return that option."""
+        """Record `decision` with its option chosen so far; return that option. An option that passed before on a
+        decision of the same shape is ranked first."""
+        remembered = self.recall(decision) if self.recall is not None and len(decision.options) > 1 else None
+        if remembered is not None:
+            at = next((i for i, o in enumerate(decision.options) if shape(o.evidence) == remembered[0]), 0)
+            if at:
+                first = decision.options.pop(at)
+                first.remembered = remembered[1]
+                decision.options.insert(0, first)
         decision.chosen = min(chosen.get(decision.name, 0), len(decision.options) - 1)
         self.items = [d for d in self.items if d.name != decision.name] + [decision]
         return decision.current
@@ -100,4 +128,6 @@ def dropped_record(decision: Decision, stage: str, error: str | None) -> dict:
         "stage": stage,
         "because": lines[-1][:500] if lines else "",
         "next": nxt.describe(),
+        "shape": decision.shape,  # for long-term memory, should the next option pass
+        "next_shape": shape(nxt.evidence),
     }
