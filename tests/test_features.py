@@ -357,3 +357,26 @@ def test_the_free_text_model_chooses_its_word_view_and_strength_by_cv(tmp_path):
     fixed = Ridge(alpha=1.0).fit(words.transform(train["title"].iloc[fit]), y[fit])
     before = np.sqrt(np.mean((fixed.predict(words.transform(train["title"].iloc[val])) - y[val]) ** 2))
     assert chosen < 0.95 * before  # measured: 0.298 against 0.335
+
+
+def test_whole_numbers_naming_users_and_items_get_their_levels_statistics_and_quantities_do_not():
+    """Ratings: a user's and an item's bias, the ids whole numbers. Read as numbers their order means nothing; their
+    out-of-fold encodings carry each entity's bias to the test rows. A quantity (an age: 63 levels) and a row
+    number (every level once) get nothing."""
+    rng = np.random.default_rng(7)
+    n, n_test = 3000, 600
+    users, items = rng.integers(1, 301, n + n_test), rng.integers(1, 151, n + n_test)
+    user_bias, item_bias = rng.normal(size=301), rng.normal(size=151)
+    frame = pd.DataFrame({"user": users, "item": items, "age": rng.integers(18, 81, n + n_test)})
+    frame["row"] = np.arange(n + n_test)
+    y = user_bias[users] + item_bias[items] + rng.normal(scale=0.3, size=n + n_test)
+    labels = Labels(
+        y[:n, None].copy(), [{"kind": "regression", "name": "rating"}], [1], np.arange(2400), np.arange(2400, n)
+    )
+    new_train, new_test, record = engineer(frame.iloc[:n], frame.iloc[n:], labels)
+    assert {"user__count", "user__te_rating", "item__count", "item__te_rating"} <= set(record["added"])
+    assert not any(c.startswith(("age__", "row__")) for c in record["added"])
+    assert "entity key 'user'" in record["added"]["user__count"]
+    both = new_test["user__te_rating"] + new_test["item__te_rating"]
+    assert np.corrcoef(both, y[n:])[0, 1] > 0.8  # the two biases, learned from the train rows
+    assert np.corrcoef(new_test["user"], y[n:])[0, 1] ** 2 < 0.01  # the number alone says nothing

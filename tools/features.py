@@ -10,6 +10,9 @@ column is called beyond generic patterns:
   test rows together (no targets involved, so nothing leaks and every row can be encoded), and, given the labels,
   an out-of-fold target encoding per output (the smoothed mean of the target, or of each class, per level) when
   its levels have rows enough and the test rows share them.
+- entity keys: a whole-number column of many levels, most seen in several rows and the test's mostly among the
+  train's (user, item, store ids), gets the same counts and encodings (a damped per-entity bias), and keeps
+  the number too.
 - composite codes: a text column of many levels whose values split on one separator (/ - _ : | or a space) into
   the same number of parts (a cabin "E/285/S", a full name) gets each part as a column, numeric where every part
   is a number, and the count of each text part's value over train and test rows (how many share a deck, a
@@ -54,6 +57,7 @@ from tools.task_data import group_column
 DATE_SHARE = 0.95  # of a sample of a column's values that must parse as dates
 DATE_SAMPLE = 500
 HIGH_CARDINALITY = 20  # text columns with more levels than this get a count encoding
+ENTITY_LEVELS = 100  # whole-number columns with more levels than this may name entities (users, items)
 EARTH_KM = 6371.0
 LAT_TOKENS, LON_TOKENS = {"lat", "latitude"}, {"lon", "lng", "long", "longitude"}
 CYCLES = {"month": 12, "dayofweek": 7, "hour": 24}
@@ -146,16 +150,10 @@ def engineer(
                 _add(train, test, added, *_text_model(train[c], test[c], labels))
             continue
         if train[c].nunique() > HIGH_CARDINALITY and c != group:  # a group's count is its size, below
-            counts = pd.concat([train[c], test[c]]).astype(str).value_counts()
-            if counts.max() == 1:
-                continue  # an identifier: every count is one
-            for frame in (train, test):
-                frame[f"{c}__count"] = frame[c].astype(str).map(counts).where(frame[c].notna()).astype(float)
-            added[f"{c}__count"] = f"categorical {c!r} ({train[c].nunique()} levels): count over train and test rows"
-            shared_levels = test[c].astype(str).isin(set(train[c].astype(str))).mean()
-            rows_per_level = len(train) / train[c].nunique()
-            if labels is not None and shared_levels >= MIN_SHARED and rows_per_level >= MIN_LEVEL_ROWS:
-                _add(train, test, added, *_target_encoding(train[c], test[c], labels))
+            _add_level_statistics(train, test, c, labels, added, "categorical")
+    for c in numeric:  # whole numbers naming entities (users, items, stores): their levels, besides the number
+        if c != group and _entity_numbers(train[c], test[c]):
+            _add_level_statistics(train, test, c, labels, added, "entity key")
     strings = [
         c
         for c in shared
@@ -175,6 +173,33 @@ def engineer(
                 {f"{c}__{group}_{stat}": f"rows grouped by {group!r}: {stat} of {c!r} over the group" for c in numeric}
             )
     return train, test, {"added": added, "dropped": dropped}
+
+
+def _add_level_statistics(train, test, c: str, labels: Labels | None, added: dict, kind: str) -> None:
+    """A column of many levels gets each level's count over the train and test rows and, given the labels and
+    levels with rows enough that the test rows share, an out-of-fold target encoding per output. Not for an
+    identifier (every level once: nothing to count)."""
+    counts = pd.concat([train[c], test[c]]).astype(str).value_counts()
+    if counts.max() == 1:
+        return
+    for frame in (train, test):
+        frame[f"{c}__count"] = frame[c].astype(str).map(counts).where(frame[c].notna()).astype(float)
+    added[f"{c}__count"] = f"{kind} {c!r} ({train[c].nunique()} levels): count over train and test rows"
+    shared_levels = test[c].astype(str).isin(set(train[c].astype(str))).mean()
+    rows_per_level = len(train) / train[c].nunique()
+    if labels is not None and shared_levels >= MIN_SHARED and rows_per_level >= MIN_LEVEL_ROWS:
+        _add(train, test, added, *_target_encoding(train[c], test[c], labels))
+
+
+def _entity_numbers(train: pd.Series, test: pd.Series) -> bool:
+    """Whole numbers that name entities rather than measure: many levels (more than ENTITY_LEVELS), most of them
+    seen in several rows, and the test rows' levels mostly the train rows' (the same users, items, stores). A
+    model reading them as numbers sees an order that means nothing; their levels' statistics say who is who."""
+    present = train.dropna()
+    if present.dtype.kind not in "iu" or present.nunique() <= ENTITY_LEVELS:
+        return False
+    repeated = (present.value_counts() > 1).mean() >= 0.5
+    return repeated and test.dropna().isin(set(present)).mean() >= MIN_SHARED
 
 
 def _add(train, test, added: dict, columns: dict, train_values, test_values, how: str, what: str) -> None:

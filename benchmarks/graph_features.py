@@ -1,0 +1,146 @@
+"""What the data graph's joins and the entity statistics add (issues 47 part 3 and 48 parts 1-2), as ablations on
+three generated relational problems, each scored by one default gradient-boosting model (scikit-learn's
+HistGradientBoosting) fitted on the inputs each variant gives it:
+
+- chain: customers, their orders, each order's items (order numbers overlap the customer numbers); the target
+  rests on the customer's number of orders and the mean price of their items. Variants: the customer table
+  alone; with the orders summarised per customer (one level); the whole graph (items summarised per order first).
+- weather: flights and the weather by airport and hour (a key over two columns); the target rests on the
+  temperature at departure. Variants: the flights alone; with the weather joined on the composite key.
+- ratings: users rate items, ids as whole numbers; the rating is a user bias plus an item bias plus noise.
+  Variants: the ids as numbers; with their out-of-fold level statistics (tools.features.engineer).
+
+    uv run python benchmarks/graph_features.py [--seeds 3]
+
+Prints one table (mean and spread over seeds; RMSE, lower is better, or AUC, higher is better) and writes it to
+benchmarks/results/graph_features.md."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from sklearn.metrics import mean_squared_error, roc_auc_score
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agentk.competition.joins import apply, find_joins  # noqa: E402
+from tools.features import Labels, engineer  # noqa: E402
+
+
+def _joined(tables: dict[str, pd.DataFrame], train: pd.DataFrame, test: pd.DataFrame, keep: set[str] | None):
+    """train and test with the joins the graph finds among `tables` (only those named in `keep`, if given)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = Path(tmp) / "raw"
+        raw.mkdir()
+        paths = {"train": raw / "train.csv", "test": raw / "test.csv"}
+        train.to_csv(paths["train"], index=False)
+        test.to_csv(paths["test"], index=False)
+        for name, frame in tables.items():
+            if keep is None or name in keep:
+                frame.to_csv(raw / f"{name}.csv", index=False)
+        tr, te = pd.read_csv(paths["train"]), pd.read_csv(paths["test"])
+        joins = find_joins(Path(tmp), raw, paths, tr, te)
+        return apply(Path(tmp), joins, tr, "train"), apply(Path(tmp), joins, te, "test")
+
+
+def chain(seed: int) -> dict[str, float]:
+    rng = np.random.default_rng(seed)
+    n_cust, n_orders = 1500, 9000
+    customers = pd.DataFrame({"customer": np.arange(n_cust), "age": rng.integers(18, 80, n_cust)})
+    orders = pd.DataFrame({"order_no": np.arange(n_orders), "buyer": rng.integers(0, n_cust, n_orders)})
+    orders["shipping"] = rng.random(n_orders).round(2)
+    items = pd.DataFrame({"order_ref": rng.integers(0, n_orders, 4 * n_orders)})
+    taste = rng.normal(size=n_cust)  # what a customer's items cost, on average
+    items["price"] = (
+        taste[orders["buyer"].to_numpy()[items["order_ref"]]] + rng.normal(scale=0.5, size=len(items))
+    ).round(2)
+    n_per = orders.groupby("buyer").size().reindex(customers["customer"], fill_value=0).to_numpy()
+    mean_price = pd.Series(items["price"].to_numpy(), index=orders["buyer"].to_numpy()[items["order_ref"]])
+    mean_price = mean_price.groupby(level=0).mean().reindex(customers["customer"]).fillna(0).to_numpy()
+    y = 0.3 * n_per + 2 * mean_price + 0.01 * customers["age"] + rng.normal(scale=0.3, size=n_cust)
+    train, test = customers.iloc[:1100].assign(y=y[:1100]), customers.iloc[1100:]
+    out = {}
+    for name, keep in (
+        ("customer table alone", set()),
+        ("+ orders (1 level)", {"orders"}),
+        ("+ items via orders (graph)", None),
+    ):
+        tr, te = _joined({"orders": orders, "lines": items}, train, test, keep)
+        out[name] = _rmse(tr.drop(columns=["y", "customer"]), tr["y"], te.drop(columns=["customer"]), y[1100:])
+    return out
+
+
+def weather(seed: int) -> dict[str, float]:
+    rng = np.random.default_rng(seed)
+    airports, hours = [f"A{i:02d}" for i in range(30)], np.arange(24)
+    obs = pd.DataFrame([(a, h) for a in airports for h in hours], columns=["station", "hr"])
+    obs["temp"] = rng.normal(size=len(obs)).round(2)
+    n = 6000
+    flights = pd.DataFrame(
+        {"flight": np.arange(n), "origin": rng.choice(airports, n), "dep_hour": rng.choice(hours, n)}
+    )
+    flights["distance"] = rng.integers(100, 3000, n)
+    temp = obs.set_index(["station", "hr"])["temp"]
+    t = temp.loc[list(zip(flights["origin"], flights["dep_hour"]))].to_numpy()
+    late = (1.5 * t + 0.0003 * flights["distance"] + rng.normal(scale=0.7, size=n) > 0.5).astype(int)
+    train, test = flights.iloc[:4500].assign(late=late[:4500]), flights.iloc[4500:]
+    out = {}
+    for name, keep in (("flights alone", set()), ("+ weather on (airport, hour)", None)):
+        tr, te = _joined({"weather": obs}, train, test, keep)
+        x_tr = tr.drop(columns=["late", "flight"]).assign(origin=lambda d: d["origin"].astype("category"))
+        x_te = te.drop(columns=["flight"]).assign(
+            origin=lambda d: pd.Categorical(d["origin"], x_tr["origin"].cat.categories)
+        )
+        model = HistGradientBoostingClassifier(random_state=0, categorical_features="from_dtype").fit(x_tr, tr["late"])
+        out[name] = roc_auc_score(late[4500:], model.predict_proba(x_te[x_tr.columns])[:, 1])
+    return out
+
+
+def ratings(seed: int) -> dict[str, float]:
+    rng = np.random.default_rng(seed)
+    n, n_test = 20_000, 5000
+    users, items = rng.integers(1, 2001, n + n_test), rng.integers(1, 801, n + n_test)
+    y = rng.normal(size=2001)[users] + rng.normal(size=801)[items] + rng.normal(scale=0.5, size=n + n_test)
+    frame = pd.DataFrame({"user": users, "item": items})
+    fit, val = np.arange(int(0.8 * n)), np.arange(int(0.8 * n), n)
+    labels = Labels(y[:n, None].copy(), [{"kind": "regression", "name": "rating"}], [1], fit, val)
+    out = {"ids as numbers": _rmse(frame.iloc[:n], y[:n], frame.iloc[n:], y[n:])}
+    tr, te, _ = engineer(frame.iloc[:n], frame.iloc[n:], labels)
+    out["+ entity statistics (out of fold)"] = _rmse(tr, y[:n], te, y[n:])
+    return out
+
+
+def _rmse(x_train, y_train, x_test, y_test) -> float:
+    model = HistGradientBoostingRegressor(random_state=0).fit(x_train, y_train)
+    return float(np.sqrt(mean_squared_error(y_test, model.predict(x_test[x_train.columns]))))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seeds", type=int, default=3)
+    args = p.parse_args(argv)
+    if args.seeds < 1:
+        p.error("--seeds must be at least 1")
+    lines = ["| problem | metric | variant | score (mean ± sd over seeds) |", "|---|---|---|---|"]
+    for problem, metric, fn in (("chain", "RMSE", chain), ("weather", "AUC", weather), ("ratings", "RMSE", ratings)):
+        runs = [fn(s) for s in range(args.seeds)]
+        for variant in runs[0]:
+            scores = np.array([r[variant] for r in runs])
+            lines.append(f"| {problem} | {metric} | {variant} | {scores.mean():.4f} ± {scores.std():.4f} |")
+    text = "\n".join(lines)
+    out = ROOT / "benchmarks" / "results" / "graph_features.md"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
