@@ -64,6 +64,7 @@ TRANSFORMS = {
     "side:chain": 0.2,  # x1 two tables away: the id's code in one table, the code's x1 in another
     "side:composite": 0.2,  # x1 in a table keyed by two columns of train and test (a site and a visit number)
     "format:partitioned": 0.1,  # <stem>.parquet/<column>=<value>/part-0.parquet (hive), else numbered parts
+    "decoy:described": 0.5,  # with decoy:train-only, the description names the decoy column too
 }
 FORMATS = [t for t in TRANSFORMS if t.startswith("format:")]
 WORDS = ["alpha", "río", "données", "wert", "größe", "colour", "mass", "kappa", "delta", "höhe", "peso", "valor"]
@@ -101,6 +102,8 @@ def draw(seed: int) -> tuple[str, list[str]]:
         chosen.remove("sample:unseen-class")
     if "side:chain" in chosen and "side:composite" in chosen:  # both move x1
         chosen.remove("side:composite")
+    if "decoy:described" in chosen and "decoy:train-only" not in chosen:
+        chosen.remove("decoy:described")
     return kind, chosen
 
 
@@ -292,7 +295,7 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         train = train.assign(**{decoy: train[target].where(extra.random(len(train)) < 0.3)})
         keep_train = [decoy]
     else:
-        keep_train = []
+        keep_train, decoy = [], None
     if "labels-file" in transforms:
         files["labels"] = here + _write(train[[id_col, target]], tables, names["labels"], fmt)
         files["train"] = here + _write(train[[id_col, *keep, *keep_train]], tables, names["train"], fmt)
@@ -346,6 +349,8 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         "grid": "readings by site and visit",
     }
     lines = "\n".join(f"- {files[r]} - {listing[r]}" for r in files)
+    if "decoy:described" in transforms:  # the decoy is named too: the expert's first hypothesis may be it
+        lines += f"\n\nThe column `{decoy}` of the training set holds an earlier round's annotation of some rows."
     (public / "description.md").write_text(
         f"# Synthetic competition {seed}\n\n## Description\n\nPredict `{target}` for each {id_col} of the test set."
         f"\n\n## Evaluation\n\n{metric}\n\n## Data\n\n{lines}\n"
