@@ -94,10 +94,8 @@ def weather(seed: int) -> dict[str, float]:
     out = {}
     for name, keep in (("flights alone", set()), ("+ weather on (airport, hour)", None)):
         tr, te = _joined({"weather": obs}, train, test, keep)
-        x_tr = tr.drop(columns=["late", "flight"]).assign(origin=lambda d: d["origin"].astype("category"))
-        x_te = te.drop(columns=["flight"]).assign(
-            origin=lambda d: pd.Categorical(d["origin"], x_tr["origin"].cat.categories)
-        )
+        x_tr = tr.drop(columns=["late", "flight"]).assign(origin=tr["origin"].astype("category"))
+        x_te = te.drop(columns=["flight"]).assign(origin=pd.Categorical(te["origin"], x_tr["origin"].cat.categories))
         model = HistGradientBoostingClassifier(random_state=0, categorical_features="from_dtype").fit(x_tr, tr["late"])
         out[name] = roc_auc_score(late[4500:], model.predict_proba(x_te[x_tr.columns])[:, 1])
     return out
