@@ -122,3 +122,15 @@ def test_a_pair_that_names_the_rows_outranks_a_shared_column_that_does_not():
     flights = Node("train", pd.DataFrame({"origin": rng.choice(list("ABCD"), 200), "hour": rng.integers(0, 24, 200)}))
     edge = link(flights, Node("weather", weather))
     assert edge.cols == ("origin", "hour") and edge.dst_cols == ("station", "hour") and not edge.many
+
+
+def test_a_link_between_large_tables_in_different_orders_is_found():
+    """More distinct keys than are sampled: each side's sample is looked up in all of the other's values (the
+    first 20,000 of each in file order would share a third of their values here)."""
+    rng = np.random.default_rng(6)
+    ids = np.array([f"u{i:06d}" for i in range(60_000)])
+    users = Node("train", pd.DataFrame({"uid": ids, "a": rng.random(60_000)}))
+    profiles = Node("p", pd.DataFrame({"who": rng.permutation(ids), "b": rng.random(60_000)}))
+    edge = link(users, profiles)
+    assert edge is not None and edge.cols == ("uid",) and edge.dst_cols == ("who",)
+    assert edge.cover == edge.back == 1.0 and not edge.many

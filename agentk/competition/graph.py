@@ -22,7 +22,8 @@ MIN_COVER = 0.5  # share of a table's key values the other table must hold to be
 LOOKUP_VALUES = 50  # a non-distinct column refers to a lookup table's rows when it has at least this many values
 PAIR_COLUMNS = 12  # columns of a table tried as parts of a two-column key
 MAX_DEPTH = 3  # tables joined through at most this many links from the entities
-SAMPLE = 20_000  # distinct values of a column compared
+SAMPLE = 20_000  # distinct values of a column looked up in the other's (all of which are kept, up to FULL)
+FULL = 2_000_000  # distinct values of a column kept for the lookups
 
 
 def key_text(values: pd.Series) -> pd.Series:
@@ -43,6 +44,7 @@ class Node:
     name: str  # "train", "test", or the table's workspace-relative path
     frame: pd.DataFrame = field(repr=False)
     _values: dict[str, frozenset] = field(default_factory=dict, repr=False)
+    _samples: dict[str, list] = field(default_factory=dict, repr=False)
     _distinct: dict[tuple, bool] = field(default_factory=dict, repr=False)
     _keys: list[str] | None = field(default=None, repr=False)
 
@@ -53,11 +55,24 @@ class Node:
         return self._keys
 
     def values(self, column: str) -> frozenset:
-        """The column's distinct values as key text (a sample of them for a large column)."""
+        """The column's distinct values as key text (the first FULL of them)."""
         if column not in self._values:
-            distinct = self.frame[column].dropna().drop_duplicates()
-            self._values[column] = frozenset(key_text(distinct.head(SAMPLE)))
+            distinct = self.frame[column].dropna().drop_duplicates().head(FULL)
+            self._values[column] = frozenset(key_text(distinct))
         return self._values[column]
+
+    def sample(self, column: str) -> list:
+        """Up to SAMPLE of the column's distinct values, spread over them: what is looked up in another column."""
+        if column not in self._samples:
+            values = sorted(self.values(column))
+            step = max(1, len(values) // SAMPLE)
+            self._samples[column] = values[::step][:SAMPLE]
+        return self._samples[column]
+
+    def found(self, column: str, other: Node, other_column: str) -> float:
+        """The share of this column's (sampled) distinct values that the other column holds."""
+        sample, theirs = self.sample(column), other.values(other_column)
+        return sum(v in theirs for v in sample) / len(sample) if sample else 0.0
 
     def distinct(self, columns: tuple[str, ...]) -> bool:
         """The columns' values (together) name one row each."""
@@ -99,19 +114,17 @@ def _single(a: Node, b: Node, only: tuple | None = None) -> Edge | None:
     for i, c in enumerate(a.key_columns()):
         if only and c != only[0][0]:
             continue
-        mine = a.values(c)
+        many_values = len(a.values(c)) >= LOOKUP_VALUES
         is_key = a.distinct((c,))
         for d in b.key_columns():
             if only and d != only[1][0]:
                 continue
             unique = b.distinct((d,))
-            if not (is_key or c == d or (len(mine) >= LOOKUP_VALUES and unique)):
+            if not (is_key or c == d or (many_values and unique)):
                 continue
-            theirs = b.values(d)
-            common = len(mine & theirs)
-            cover = common / len(mine)
+            cover = a.found(c, b, d)
             if cover >= MIN_COVER:
-                edge = Edge(a.name, (c,), b.name, (d,), cover, common / len(theirs), not unique)
+                edge = Edge(a.name, (c,), b.name, (d,), cover, b.found(d, a, c), not unique)
                 found.append((-round(edge.score, 2), -round(cover, 2), i, c != d, edge))
     return min(found, key=lambda f: f[:4])[4] if found else None
 
@@ -121,19 +134,19 @@ def _pair(a: Node, b: Node, only: tuple | None = None) -> Edge | None:
     by neither alone, and a's rows mostly find their pair of values in b (b is looked up)."""
     b_cols = b.key_columns()[:PAIR_COLUMNS]
     a_cols = a.key_columns()
+    matches = {d: [c for c in a_cols if a.found(c, b, d) >= MIN_COVER] for d in b_cols}  # cheap: checked first
     best = None
     for d1, d2 in itertools.combinations(b_cols, 2):
-        if only and (d1, d2) != only[1]:
+        if (only and (d1, d2) != only[1]) or not matches[d1] or not matches[d2]:
             continue
         if b.distinct((d1,)) or b.distinct((d2,)) or not b.distinct((d1, d2)):
             continue
-        first = [c for c in a_cols if len(a.values(c) & b.values(d1)) >= MIN_COVER * len(a.values(c))]
-        second = [c for c in a_cols if len(a.values(c) & b.values(d2)) >= MIN_COVER * len(a.values(c))]
         theirs = set(zip(key_text(b.frame[d1]), key_text(b.frame[d2])))
-        for c1, c2 in itertools.product(first, second):
+        for c1, c2 in itertools.product(matches[d1], matches[d2]):
             if c1 == c2 or (only and (c1, c2) != only[0]):
                 continue
-            mine = set(zip(key_text(a.frame[c1]), key_text(a.frame[c2])))
+            rows = a.frame[[c1, c2]].dropna().drop_duplicates().head(FULL)
+            mine = set(zip(key_text(rows[c1]), key_text(rows[c2])))
             common = len(mine & theirs)
             edge = Edge(a.name, (c1, c2), b.name, (d1, d2), common / len(mine), common / len(theirs), False)
             if edge.cover >= MIN_COVER and (best is None or edge.score > best.score):
