@@ -292,6 +292,7 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
     if "decoy:train-only" in transforms:  # a third of the rows annotated, under a target's name
         decoy = _column(extra, str(extra.choice(["label", "target", "y", "class"])), odd)
         decoy = decoy if decoy not in data.columns else f"{decoy}_v0"
+        decoy = f"{decoy}_old" if "decoy:described" in transforms and len(decoy) <= 2 else decoy  # a name one can cite
         train = train.assign(**{decoy: train[target].where(extra.random(len(train)) < 0.3)})
         keep_train = [decoy]
     else:
