@@ -24,11 +24,14 @@ PAIR_COLUMNS = 12  # columns of a table tried as parts of a two-column key
 MAX_DEPTH = 3  # tables joined through at most this many links from the entities
 SAMPLE = 20_000  # distinct values of a column looked up in the other's (all of which are kept, up to FULL)
 FULL = 2_000_000  # distinct values of a column kept for the lookups
+QUICK = 256  # distinct values looked up first, to stop early on a pair far from linking
 
 
 def key_text(values: pd.Series) -> pd.Series:
     """A key's values as text, as both sides of a join compare them: "12.0" read as a float is "12", and a number's
     zero padding goes ("00012" read as text on one side is 12 read as a number on the other)."""
+    if values.dtype.kind in "iu":  # whole numbers: their text is already the key's (the fast way for large keys)
+        return values.astype(str)
     text = values.astype(str).str.strip()
     text = text.str.replace(r"^(-?\d+)\.0$", r"\1", regex=True) if values.dtype.kind == "f" else text
     return text.str.replace(r"^0+(?=\d+$)", "", regex=True)
@@ -57,22 +60,27 @@ class Node:
     def values(self, column: str) -> frozenset:
         """The column's distinct values as key text (the first FULL of them)."""
         if column not in self._values:
-            distinct = self.frame[column].dropna().drop_duplicates().head(FULL)
-            self._values[column] = frozenset(key_text(distinct))
+            text = key_text(self.frame[column].dropna().drop_duplicates().head(FULL))
+            self._values[column] = frozenset(text)
+            self._samples[column] = text.iloc[:: max(1, len(text) // SAMPLE)].head(SAMPLE).tolist()
         return self._values[column]
 
     def sample(self, column: str) -> list:
-        """Up to SAMPLE of the column's distinct values, spread over them: what is looked up in another column."""
-        if column not in self._samples:
-            values = sorted(self.values(column))
-            step = max(1, len(values) // SAMPLE)
-            self._samples[column] = values[::step][:SAMPLE]
+        """Up to SAMPLE of the column's distinct values, spread over the table: what is looked up in another."""
+        self.values(column)
         return self._samples[column]
 
     def found(self, column: str, other: Node, other_column: str) -> float:
-        """The share of this column's (sampled) distinct values that the other column holds."""
+        """The share of this column's (sampled) distinct values that the other column holds. A few hundred of them
+        are looked up first: a pair far from linking stops there (most pairs of a many-table competition)."""
         sample, theirs = self.sample(column), other.values(other_column)
-        return sum(v in theirs for v in sample) / len(sample) if sample else 0.0
+        if not sample:
+            return 0.0
+        first = sample[:: max(1, len(sample) // QUICK)]
+        share = sum(v in theirs for v in first) / len(first)
+        if share < MIN_COVER / 2 or len(first) == len(sample):
+            return share
+        return sum(v in theirs for v in sample) / len(sample)
 
     def distinct(self, columns: tuple[str, ...]) -> bool:
         """The columns' values (together) name one row each."""
