@@ -1,7 +1,7 @@
 """Seeded data fuzzing: does any input crash `agentk setup`?
 
     uv run python benchmarks/fuzz_data.py [--cases 1000] [--seed 0] [--jobs 2] [--timeout 180] [--out DIR]
-                                          [--mutation NAME] [--only-seed N ...] [--keep] [--fresh]
+                                          [--mutation NAME] [--only-seed N ...] [--keep] [--fresh] [--rerun-failures]
     uv run python benchmarks/fuzz_data.py --list
     uv run python benchmarks/fuzz_data.py --report [--out DIR]
 
@@ -96,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out")
     ap.add_argument("--mutation", help="run this mutation only (see --list)")
     ap.add_argument("--only-seed", type=int, nargs="+", help="run these seeds only (and print their stderr)")
+    ap.add_argument(
+        "--rerun-failures", action="store_true", help="run the recorded failing cases again, replacing their records"
+    )
     ap.add_argument("--keep", action="store_true", help="keep each case's folder and workspace (paths printed)")
     ap.add_argument("--fresh", action="store_true", help="ignore the results already in --out")
     ap.add_argument("--list", action="store_true", help="list the mutations and the examples they apply to")
@@ -119,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     if path.exists() and not args.fresh and not args.only_seed:
         done = {r["key"]: r for r in json.loads(path.read_text())}
     todo = [s for s in seeds if key(s, args.mutation) not in done]
+    if args.rerun_failures:  # after a fix: the cases that failed, run again under the current code
+        todo = [r["seed"] for r in done.values() if r["failures"] and r["forced"] == args.mutation]
     workdir = Path(tempfile.mkdtemp(prefix="fuzz-data-"))
     print(
         f"{len(seeds)} cases ({len(seeds) - len(todo)} already in {path}), {args.jobs} at a time, "
