@@ -223,7 +223,36 @@ def _setup(ws: Workspace, state: dict) -> str:
         if dropped
         else ""
     )
-    return head + stages + metas + search + (_timeline(steps) if steps else "")
+    return head + stages + metas + search + _joins(ws) + (_timeline(steps) if steps else "")
+
+
+def _joins(ws: Workspace) -> str:
+    """The tables the data graph joins to train and test (agentk.competition.joins), and the input columns each
+    brings: where the features beyond the train table come from. Read again from raw/ (the expert's maps join
+    the same); empty when there are none or the analysis cannot run."""
+    from agentk.policies.analysis import analyse
+
+    try:
+        joins = analyse(ws.root).joins
+    except Exception:  # noqa: BLE001 - a report never fails on the analysis: it shows what it can
+        return ""
+
+    def rows(js, depth: int = 0) -> list[list]:
+        out = []
+        for j in js:
+            out.append([("&nbsp;" * 4 * depth) + esc(j.table), esc(j.describe()), esc(", ".join(j.brought()))])
+            out += rows(j.via, depth + 1)
+        return out
+
+    if not joins:
+        return ""
+    body = "".join(
+        f"<tr><td>{a}</td><td>{b}</td><td>{c}</td></tr>" for a, b, c in rows(joins)
+    )  # cells escaped above: the indent is markup
+    return (
+        "<h3>Tables joined to train and test (the data graph)</h3><table><thead><tr><th>table</th><th>how</th>"
+        f"<th>columns it brings</th></tr></thead><tbody>{body}</tbody></table>"
+    )
 
 
 def _timeline(steps: list[dict]) -> str:

@@ -535,3 +535,15 @@ def test_pixel_tables_in_parts_beside_the_label_table_become_one_picture_per_key
     key = pixels.index[3]
     with Image.open(ws / "raw" / "train_image_data_images" / f"{key}.png") as img:
         assert img.size == (36, 24) and (np.asarray(img).ravel() == pixels.loc[key].to_numpy()).all()
+
+
+def test_the_report_says_which_table_each_joined_feature_came_from(fetched):
+    from agentk import report
+    from agentk.workspace import Workspace
+
+    ws, _ = fetched("one-to-many")
+    html = report._joins(Workspace(ws))
+    assert "Tables joined to train and test" in html and "transactions.csv" in html
+    assert "transactions_count" in html and "transactions_amount_max" in html
+    ws, _ = fetched("labels-file")
+    assert "train_labels.csv" in report._joins(Workspace(ws))  # the labels table: its target column
