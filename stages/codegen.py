@@ -27,9 +27,9 @@ def read_expr(path: str, *text_cols: str | None) -> str:
     if name.endswith((".csv", ".csv.gz")):
         return f"pd.read_csv({path!r}{dtype})"
     if name.endswith(".jsonl"):
-        return f"nested_as_text(pd.read_json({path!r}, lines=True))"
+        return f"nested_as_text(pd.read_json({path!r}, lines=True, dtype=False))"
     if name.endswith(".json"):
-        return f"nested_as_text(pd.read_json({path!r}))"
+        return f"nested_as_text(pd.read_json({path!r}, dtype=False))"
     if name.endswith(".feather"):
         return f"nested_as_text(pd.read_feather({path!r}))"
     return f"nested_as_text(pd.read_parquet({path!r}))"

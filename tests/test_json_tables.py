@@ -77,3 +77,22 @@ def test_a_table_of_thousands_of_empty_columns_gets_a_stand_in_without_them(tmp_
     assert find(tmp_path).paths["train"].name == "train_columns.csv"
     assert list(pd.read_csv(tmp_path / "train_columns.csv").columns) == ["uid", "x"]
     assert empty_columns_dropped(tmp_path) == []  # once
+
+
+def test_json_records_keep_each_value_as_its_json_type(tmp_path):
+    """Zero-padded ids written as JSON strings stay text ("00012", not 12), in the analysis's reading and in the
+    generated code's; JSON numbers stay numbers."""
+    import json
+
+    from agentk.competition.dataview import read_table
+    from stages.codegen import read_expr
+
+    rows = [{"id": f"{i:05d}", "x": i * 1.5, "n": i} for i in range(1, 6)]
+    (tmp_path / "records.json").write_text(json.dumps(rows))
+    (tmp_path / "lines.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    for name in ("records.json", "lines.jsonl"):
+        frame = read_table(tmp_path / name)
+        generated = eval(read_expr(str(tmp_path / name)), {"pd": pd, "nested_as_text": lambda df: df})  # noqa: S307
+        for df in (frame, generated):
+            assert df["id"].tolist() == ["00001", "00002", "00003", "00004", "00005"]
+            assert df["n"].tolist() == [1, 2, 3, 4, 5] and df["x"].iloc[1] == 3.0

@@ -134,7 +134,7 @@ def _read_table(path: Path, nrows: int | None = None, nested: bool = False, **kw
                 encoding = text_encoding(path, None)
                 df = read_csv(path, sep=sep, decimal=decimal, nrows=nrows, encoding=encoding, **kwargs)
         elif name.endswith(".jsonl"):
-            df = pd.read_json(path, lines=True, nrows=nrows)
+            df = pd.read_json(path, lines=True, nrows=nrows, dtype=False)
         elif name.endswith(".json"):  # any orientation (JSON lines too, as some competitions ship them)
             df = read_json_table(path)[0]
         elif name.endswith(".parquet"):

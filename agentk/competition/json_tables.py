@@ -21,9 +21,9 @@ def read_json_table(path: Path) -> tuple[pd.DataFrame, str]:
     text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
     if re.match(
         r"\s*\[\s*\{", text
-    ):  # records: read as pandas reads them (its dtypes and dates), as generated code does
+    ):  # records: read as pandas reads them (its dates; each value its JSON type: "007" stays text), as generated code does
         try:
-            return pd.read_json(io.StringIO(text)), "records"
+            return pd.read_json(io.StringIO(text), dtype=False), "records"
         except ValueError:
             pass  # JSON lines starting with a list of records, or broken: parsed below
     try:
@@ -37,7 +37,7 @@ def read_json_table(path: Path) -> tuple[pd.DataFrame, str]:
             raise ValueError(f"neither JSON nor JSON lines ({exc})") from None
         return orient(rows)[0], "lines"
     frame, how = orient(data)
-    return (pd.read_json(io.StringIO(text)), how) if how in AS_PANDAS_READS else (frame, how)
+    return (pd.read_json(io.StringIO(text), dtype=False), how) if how in AS_PANDAS_READS else (frame, how)
 
 
 def orient(data, depth: int = 0) -> tuple[pd.DataFrame, str]:
