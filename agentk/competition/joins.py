@@ -54,6 +54,8 @@ class Join:
         return [f"{self.prefix}_count", *(f"{self.prefix}_{c}_{how}" for c in self.aggregate for how in AGGREGATES)]
 
 
+# join_keyed's source goes into the generated maps on its own (stages/codegen.py), so it names the statistics itself:
+# keep its list equal to AGGREGATES
 def join_keyed(df, other, keys, other_keys, columns, aggregate, prefix, many):
     """`df` with `other` joined on df[keys] = other[other_keys] (as key text, several columns joined by "|"): its
     `columns` looked up, or (`many`) its rows summarised per key: their count (0 for a key without rows) and the
@@ -96,10 +98,11 @@ def find_joins(ws: Path, raw: Path, tables: dict[str, Path], train: pd.DataFrame
     common = [c for c in train.columns if c in test.columns]
     entities = Node("train", pd.concat([train[common], test[common]], ignore_index=True))
     tree = build(entities, list(nodes.values())).tree()
+    train_node, test_node = Node("train", train[common]), Node("test", test[common])  # their key texts made once
     for edge in (e for e in tree if e.src == "train"):
         other = nodes[edge.dst]
-        in_train = link(Node("train", train[common]), other, only=edge)
-        in_test = link(Node("test", test[common]), other, only=edge)
+        in_train = link(train_node, other, only=edge)
+        in_test = link(test_node, other, only=edge)
         if in_train is None:
             continue
         j, _ = _join(edge, nodes, tree, ["train", "test"] if in_test is not None else ["train"], set(train.columns))
