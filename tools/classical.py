@@ -1,7 +1,8 @@
 """Classical candidates: one strong non-network model per input modality, always among the solutions, so the chosen
 submission cannot validate worse than what a plain scikit-learn pipeline would give (issue 17).
 
-A modality's candidate lives in its own module (CANDIDATES below: a registry to add to) exposing
+Each candidate lives in its own module (CANDIDATES below: a registry to add to, with the input each reads; an
+input may have several) exposing
 
     applies(task) -> str | None          why the candidate does not apply to this task, None when it does
     features(task, log) -> Features      a numeric matrix for every train row and every test row, built without
@@ -32,8 +33,20 @@ import numpy as np
 from agentk.modalities import IMAGE, TABULAR, TEXT
 from tools.task_data import TaskData
 
-# modality -> module
-CANDIDATES = {TABULAR.name: "tools.classical_tab", TEXT.name: "tools.classical_txt", IMAGE.name: "tools.classical_img"}
+# name (the solution is classical-<name>) -> (the modality it reads, module)
+CANDIDATES = {
+    TABULAR.name: (TABULAR.name, "tools.classical_tab"),
+    TEXT.name: (TEXT.name, "tools.classical_txt"),
+    IMAGE.name: (IMAGE.name, "tools.classical_img"),
+    "factors": (TABULAR.name, "tools.classical_factors"),
+}
+
+
+def candidate(name: str):
+    """The module of the candidate registered as `name`."""
+    return importlib.import_module(CANDIDATES[name][1])
+
+
 FOLDS = 3
 
 
@@ -80,8 +93,8 @@ class ClassicalResult:
 
 
 def modules(task: TaskData) -> list[tuple[str, object]]:
-    """(modality, module) of the candidates registered for the task's inputs, in the registry's order."""
-    return [(m, importlib.import_module(path)) for m, path in CANDIDATES.items() if m in task.modalities]
+    """(name, module) of the candidates registered for the task's inputs, in the registry's order."""
+    return [(name, candidate(name)) for name, (modality, _) in CANDIDATES.items() if modality in task.modalities]
 
 
 def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print) -> ClassicalResult:

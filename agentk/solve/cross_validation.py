@@ -16,7 +16,6 @@ its own (TaskData.with_split)."""
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 import tempfile
@@ -100,13 +99,12 @@ class CrossValidation:
         return self.constant(plan["statistic"], train, held)
 
     def _classical(self, sid: str, plan: dict, train: np.ndarray, held: np.ndarray, k: int) -> np.ndarray:
-        from tools.classical import CANDIDATES, predict_outputs
+        from tools.classical import candidate, predict_outputs
 
-        modality = sid.removeprefix("classical-")
-        if modality not in self._features:
-            module = importlib.import_module(CANDIDATES[modality])
-            self._features[modality] = module.features(self.task, log=self.log)
-        feats = self._features[modality]
+        name = sid.removeprefix("classical-")
+        if name not in self._features:
+            self._features[name] = candidate(name).features(self.task, log=self.log)
+        feats = self._features[name]
         model, learnt = feats.models[plan["chosen"]], plan.get("learnt")
         return predict_outputs(self.task, model, feats.train, train, feats.train[held], learnt)
 

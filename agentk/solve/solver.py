@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import faulthandler
-import importlib
 import json
 import os
 import shutil
@@ -113,11 +112,11 @@ class Solver:
             plans.append(("autogluon", "autogluon", {}))
         from tools.classical import modules
 
-        for modality, module in modules(self.task):  # one strong classical model per modality
+        for name, module in modules(self.task):  # a strong classical model per modality, and the pair model
             if (why := module.applies(self.task)) is None:
-                plans.append((f"classical-{modality}", "classical", {"modality": modality}))
+                plans.append((f"classical-{name}", "classical", {"name": name}))
             else:
-                self.log(f"classical-{modality}: not built ({why})")
+                self.log(f"classical-{name}: not built ({why})")
         n = 0
         for overrides in self.budget.networks:
             if overrides and all(FIELD_INPUT.get(k) not in (None, *self.task.modalities) for k in overrides):
@@ -360,13 +359,13 @@ class Solver:
             out["validated_test_pred"] if self.refit else None,
         )
 
-    def classical(self, sid: str, modality: str) -> Solution:
-        """The modality's classical candidate (tools/classical.py): its features into a few scikit-learn models, one
-        chosen by cross-validation on the fit rows, refitted on every row for the test predictions."""
-        from tools.classical import CANDIDATES, fit_candidate
+    def classical(self, sid: str, name: str) -> Solution:
+        """A classical candidate (tools/classical.py): its features into a few scikit-learn models, one chosen by
+        cross-validation on the fit rows, refitted on every row for the test predictions."""
+        from tools.classical import candidate, fit_candidate
 
         t0 = time.monotonic()
-        module = importlib.import_module(CANDIDATES[modality])
+        module = candidate(name)
         self.log(f"{sid}: building features")
         feats = module.features(self.task, log=self.log)
         res = fit_candidate(self.task, feats, refit=self.refit, log=self.log)
