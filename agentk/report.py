@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
 import math
 import re
 from datetime import UTC, datetime
@@ -228,20 +229,18 @@ def _setup(ws: Workspace, state: dict) -> str:
 
 def _joins(ws: Workspace) -> str:
     """The tables the data graph joins to train and test (agentk.competition.joins), and the input columns each
-    brings: where the features beyond the train table come from. Read again from raw/ (the expert's maps join
-    the same); empty when there are none or the analysis cannot run."""
-    from agentk.policies.analysis import analyse
-
+    brings: where the features beyond the train table come from (joins.json, written with the expert's maps);
+    empty when there are none."""
     try:
-        joins = analyse(ws.root).joins
-    except Exception:  # noqa: BLE001 - a report never fails on the analysis: it shows what it can
+        joins = json.loads(ws.joins.read_text())
+    except (OSError, ValueError):
         return ""
 
     def rows(js, depth: int = 0) -> list[list]:
         out = []
         for j in js:
-            out.append([("&nbsp;" * 4 * depth) + esc(j.table), esc(j.describe()), esc(", ".join(j.brought()))])
-            out += rows(j.via, depth + 1)
+            out.append([("&nbsp;" * 4 * depth) + esc(j["table"]), esc(j["how"]), esc(", ".join(j["columns"]))])
+            out += rows(j["via"], depth + 1)
         return out
 
     if not joins:

@@ -71,6 +71,7 @@ class Workspace:
     SETUP_STATE, TRAJECTORY, LLM_LOG = "setup.json", "trajectory.jsonl", "llm_log.jsonl"
     SOLUTIONS, SPLIT, SOLVE_SUMMARY = "solutions", "split.json", "solve.json"
     FEATURES = "features.json"  # the generic features the solve added to the tab inputs (tools/features.py)
+    JOINS = "joins.json"  # the tables the expert's input maps join to train and test (the data graph)
     SUBMISSION, SUBMISSIONS, FINAL_PICK = "submission.csv", "submissions.json", "final_pick.json"
     LIGHT = "light"  # the solution id of the setup's final light solve
     LOCK = ".agentk.lock"  # held by the run using the folder (agentk.core.lock); the curriculum's out folder too
@@ -178,6 +179,10 @@ class Workspace:
     @property
     def features(self) -> Path:
         return self.solutions / self.FEATURES
+
+    @property
+    def joins(self) -> Path:
+        return self.root / self.JOINS
 
     def solution(self, sid: str) -> Solution:
         return Solution(self.solutions / sid)

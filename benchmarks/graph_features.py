@@ -1,4 +1,4 @@
-"""What the data graph's joins and the entity statistics add (issues 47 part 3 and 48 parts 1-2), as ablations on
+"""What the data graph's joins, the entity statistics and the factorisation add (issues 47 part 3 and 48 parts 1-2), as ablations on
 three generated relational problems, each scored by one default gradient-boosting model (scikit-learn's
 HistGradientBoosting) fitted on the inputs each variant gives it:
 
@@ -7,8 +7,10 @@ HistGradientBoosting) fitted on the inputs each variant gives it:
   alone; with the orders summarised per customer (one level); the whole graph (items summarised per order first).
 - weather: flights and the weather by airport and hour (a key over two columns); the target rests on the
   temperature at departure. Variants: the flights alone; with the weather joined on the composite key.
-- ratings: users rate items, ids as whole numbers; the rating is a user bias plus an item bias plus noise.
-  Variants: the ids as numbers; with their out-of-fold level statistics (tools.features.engineer).
+- ratings: users rate items, ids as whole numbers, each pair once; the rating is a user bias plus an item bias
+  plus the product of rank-3 latent tastes, plus noise. Variants: the ids as numbers; with their out-of-fold level
+  statistics (tools.features.engineer); the factorisation candidate alone (tools/classical_factors.py); the mean
+  of the last two (what the solver's blend can reach at least).
 
     uv run python benchmarks/graph_features.py [--seeds 3]
 
@@ -31,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agentk.competition.joins import apply, find_joins  # noqa: E402
+from tools.classical_factors import RANKS, Factorisation  # noqa: E402
 from tools.features import Labels, engineer  # noqa: E402
 
 
@@ -103,21 +106,36 @@ def weather(seed: int) -> dict[str, float]:
 
 def ratings(seed: int) -> dict[str, float]:
     rng = np.random.default_rng(seed)
-    n, n_test = 20_000, 5000
-    users, items = rng.integers(1, 2001, n + n_test), rng.integers(1, 801, n + n_test)
-    y = rng.normal(size=2001)[users] + rng.normal(size=801)[items] + rng.normal(scale=0.5, size=n + n_test)
-    frame = pd.DataFrame({"user": users, "item": items})
+    n, n_test, n_users, n_items, rank = 60_000, 15_000, 1000, 1500, 3
+    pairs = np.unique(np.stack([rng.integers(0, n_users, 2 * n), rng.integers(0, n_items, 2 * n)], axis=1), axis=0)
+    users, items = pairs[rng.permutation(len(pairs))[: n + n_test]].T
+    taste, kind = rng.normal(scale=0.7, size=(n_users, rank)), rng.normal(scale=0.7, size=(n_items, rank))
+    y = rng.normal(size=n_users)[users] + rng.normal(size=n_items)[items] + (taste[users] * kind[items]).sum(axis=1)
+    y += rng.normal(scale=0.5, size=n + n_test)
+    frame = pd.DataFrame({"user": users + 1, "item": items + 1})
     fit, val = np.arange(int(0.8 * n)), np.arange(int(0.8 * n), n)
     labels = Labels(y[:n, None].copy(), [{"kind": "regression", "name": "rating"}], [1], fit, val)
     out = {"ids as numbers": _rmse(frame.iloc[:n], y[:n], frame.iloc[n:], y[n:])}
     tr, te, _ = engineer(frame.iloc[:n], frame.iloc[n:], labels)
-    out["+ entity statistics (out of fold)"] = _rmse(tr, y[:n], te, y[n:])
+    trees = _fitted(tr, y[:n])
+    out["+ entity statistics (out of fold)"] = _error(y[n:], trees.predict(te[tr.columns]))
+    codes = frame.to_numpy() - 1
+    factors = Factorisation([n_users, n_items], RANKS, "regression").fit(codes[:n], y[:n])
+    out["factorisation candidate (biases + factors)"] = _error(y[n:], factors.predict(codes[n:]))
+    out["mean of the two"] = _error(y[n:], (factors.predict(codes[n:]) + trees.predict(te[tr.columns])) / 2)
     return out
 
 
 def _rmse(x_train, y_train, x_test, y_test) -> float:
-    model = HistGradientBoostingRegressor(random_state=0).fit(x_train, y_train)
-    return float(np.sqrt(mean_squared_error(y_test, model.predict(x_test[x_train.columns]))))
+    return _error(y_test, _fitted(x_train, y_train).predict(x_test[x_train.columns]))
+
+
+def _fitted(x_train, y_train):
+    return HistGradientBoostingRegressor(random_state=0).fit(x_train, y_train)
+
+
+def _error(truth, pred) -> float:
+    return float(np.sqrt(mean_squared_error(truth, pred)))
 
 
 def main(argv: list[str] | None = None) -> int:

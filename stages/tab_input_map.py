@@ -5,9 +5,10 @@ from __future__ import annotations
 from agentk.competition.values import MISSING
 from agentk.core.checks import Check
 from agentk.core.engine import Action, Context, Stage, fill
+from agentk.core.fileio import write_json
 from agentk.modalities import TABULAR
 from agentk.policies.analysis import Analysis
-from agentk.workspace import ROLE_INPUT_MAP, input_map_stage, map_file
+from agentk.workspace import ROLE_INPUT_MAP, Workspace, input_map_stage, map_file
 from stages.codegen import map_checks, map_template, table_rows
 from unit_tests_lib.maps import check_no_train_only_columns
 
@@ -20,6 +21,8 @@ def template(split: str) -> str:
 
 
 def expert(a: Analysis, ctx: Context, split: str) -> Action:
+    if split == "train":  # what the maps join, for the report and the solve's features.json
+        write_json(Workspace(ctx.ws).joins, [j.record() for j in a.joins if split in j.splits])
     lines = table_rows(a, split)
     lines += [
         f"features = {a.features!r}",

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -115,7 +116,7 @@ def test_the_parts_of_a_split_become_one_table_and_the_parts_stay_untouched(fetc
 def run_map(ws, split, a, modality=TABULAR.name):
     """Run a modality's input map's expert code as the setup would, and read the map it writes."""
     stage = {TABULAR.name: tab_input_map, IMAGE.name: img_input_map}[modality]
-    (ws / "map.py").write_text(stage.expert(a, None, split).code)
+    (ws / "map.py").write_text(stage.expert(a, SimpleNamespace(ws=ws), split).code)
     subprocess.run([sys.executable, "map.py"], cwd=ws, check=True, capture_output=True)
     return pd.read_csv(ws / map_file(input_map_stage(split, modality)), dtype={"id": str})
 
@@ -538,12 +539,18 @@ def test_pixel_tables_in_parts_beside_the_label_table_become_one_picture_per_key
 
 
 def test_the_report_says_which_table_each_joined_feature_came_from(fetched):
+    """The train map's expert records its joins in joins.json; the report and the solve's features.json read it."""
     from agentk import report
+    from agentk.solve.solver import _joins_of
     from agentk.workspace import Workspace
 
     ws, _ = fetched("one-to-many")
+    assert report._joins(Workspace(ws)) == ""  # no map written yet: nothing joined
+    run_map(ws, "train", analyse(ws))
     html = report._joins(Workspace(ws))
     assert "Tables joined to train and test" in html and "transactions.csv" in html
     assert "transactions_count" in html and "transactions_amount_max" in html
+    assert {c for j in _joins_of(Workspace(ws)) for c in j["columns"]} >= {"transactions_count"}
     ws, _ = fetched("labels-file")
+    run_map(ws, "train", analyse(ws))
     assert "train_labels.csv" in report._joins(Workspace(ws))  # the labels table: its target column

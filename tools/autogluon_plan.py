@@ -73,6 +73,7 @@ REGRESSION = {"RF": 4.0, "XT": 4.0, ("GBM", "Large"): 4.0}
 PACKAGES = {"GBM": "lightgbm", "CAT": "catboost", "XGB": "xgboost", "NN_TORCH": "torch", "FASTAI": "fastai"}
 BAGGED_FITS = 16  # a bagging preset fits each model on 8 folds, on two stack levels
 CORE_GAIN = 0.5  # each core past the first adds this much speed (the costs are for one core)
+MIN_MODELS = 3  # a budget affords at least AutoGluon's first boosted models on every row (least_seconds)
 SAFETY = 5.0  # AutoGluon's time limit, in multiples of its budget: a runaway stops there, a busy machine does not
 # Caps on a model's epochs or iterations (unless a configuration sets them), which early stopping alone does not
 # bound. AutoGluon's network trains up to 1,000 epochs, ended by early stopping on its holdout (patience: half the
@@ -127,6 +128,41 @@ def plan_models(
     """Plans the models of the portfolio (hyperparameters, else the preset's) for an output of `kind` (binary,
     multiclass, regression) on rows x columns within `seconds` of modelled work; `only`: of these model names
     alone (a cross-validation fold, on a smaller budget, fits those of its solution's models that fit it)."""
+    candidates, skipped = _modelled(presets, hyperparameters, kind, rows, columns, classes, cores, only)
+    # in AutoGluon's order, each model that fits in what the earlier ones left; when none fits alone, the cheapest
+    cheapest = min(candidates, key=lambda c: c[3], default=None)
+    alone = cheapest[2] if cheapest and cheapest[3] > seconds else None
+    planned, costs, configs = {}, {}, []
+    for key, config, name, cost in candidates:
+        if name != alone and sum(costs.values()) + cost > seconds:
+            skipped.append(f"{name} (~{cost:.0f} s)")
+            continue
+        if key in CAPS and CAPS[key][0] not in config:
+            config = {**config, CAPS[key][0]: CAPS[key][1]}
+        planned.setdefault(key, []).append(config)
+        configs.append((key, config))
+        costs[name] = cost
+    if not planned:
+        raise ValueError(f"no AutoGluon model can be fitted for a {kind} output: {', '.join(skipped) or 'none asked'}")
+    return ModelPlan(
+        planned, tuple(costs), tuple(configs), tuple(skipped), costs, sum(costs.values()), seconds, SAFETY * seconds
+    )
+
+
+def least_seconds(
+    *, presets: str, hyperparameters: dict | str | None, kind: str, rows: int, columns: int, classes: int, cores: int
+) -> float:
+    """The modelled seconds of the portfolio's first MIN_MODELS boosted models (in AutoGluon's order, those
+    installed: LightGBM twice and CatBoost) on rows x columns: the least work any budget gives AutoGluon, so that a
+    large table still gets its boosted trees fitted on every row rather than one model, or a sample (issue 48: the
+    quick budget grows with the data). The forests and the network, dearer per row, fit when the budget allows."""
+    candidates, _ = _modelled(presets, hyperparameters, kind, rows, columns, classes, cores, None)
+    return sum(c[3] for c in [c for c in candidates if c[0] in BOOSTING][:MIN_MODELS])
+
+
+def _modelled(presets, hyperparameters, kind, rows, columns, classes, cores, only) -> tuple[list, list]:
+    """([(key, config, name, modelled seconds)] of the portfolio's installed models in AutoGluon's fitting order,
+    [the models left out, and why])."""
     bagged = _preset(presets).get("auto_stack", False)
     speed = 1 + CORE_GAIN * (max(1, cores) - 1)
     cells = rows * max(1, columns) / 1e6
@@ -152,24 +188,7 @@ def plan_models(
         else:
             cost = MULTICLASS * (setup + per_million * cells)
         candidates.append((key, config, name, cost * (BAGGED_FITS if bagged else 1) / speed))
-    # in AutoGluon's order, each model that fits in what the earlier ones left; when none fits alone, the cheapest
-    cheapest = min(candidates, key=lambda c: c[3], default=None)
-    alone = cheapest[2] if cheapest and cheapest[3] > seconds else None
-    planned, costs, configs = {}, {}, []
-    for key, config, name, cost in candidates:
-        if name != alone and sum(costs.values()) + cost > seconds:
-            skipped.append(f"{name} (~{cost:.0f} s)")
-            continue
-        if key in CAPS and CAPS[key][0] not in config:
-            config = {**config, CAPS[key][0]: CAPS[key][1]}
-        planned.setdefault(key, []).append(config)
-        configs.append((key, config))
-        costs[name] = cost
-    if not planned:
-        raise ValueError(f"no AutoGluon model can be fitted for a {kind} output: {', '.join(skipped) or 'none asked'}")
-    return ModelPlan(
-        planned, tuple(costs), tuple(configs), tuple(skipped), costs, sum(costs.values()), seconds, SAFETY * seconds
-    )
+    return candidates, skipped
 
 
 def _preset(presets: str) -> dict:

@@ -28,6 +28,9 @@ Choices:
 - Work, not a clock: the models fitted are planned before the fit from the rows, columns, classes and cores
   (tools/autogluon_plan.py), each to its own early stopping; AutoGluon's time limit is only a safety cap, so a
   busy machine takes longer but fits the same models.
+- Work grows with the data: each output's budget is at least what AutoGluon's first boosted models (its two
+  LightGBMs and CatBoost) cost on every fit row (autogluon_plan.least_seconds), so a budget set for small tables
+  does not leave a large one a single model or a sample (issue 48).
 - Rows: AutoGluon fits on at most the rows its budget can take (tuning_rows: CELLS_PER_CORE_S table cells per
   second per core), a random sample of the fit rows, and refits on the same share of every row: on a
   3.2 M x 56 table in 42 s it trained no model or one at accuracy 0.54, on a 200,000-row sample of it six at 0.75.
@@ -46,7 +49,7 @@ import pandas as pd
 from agentk.modalities import TABULAR
 from agentk.workspace import Workspace
 from tools import machine
-from tools.autogluon_plan import plan_models
+from tools.autogluon_plan import least_seconds, plan_models
 from tools.competition_scorer import competition_scorer
 from tools.resampling import at_most
 from tools.task_data import TaskData
@@ -97,8 +100,20 @@ def fit_autogluon(
         label = _labels(task.y[:, j], output["kind"])
         known = np.isfinite(task.y[:, j])  # rows without this output's target teach it nothing
         fit_j, val_j = fit_rows[known[fit_rows]], val_rows[known[val_rows]]
-        # each output an equal share of the work, the refit's part set aside: a plan, not what a clock left
+        # each output an equal share of the work, the refit's part set aside: a plan, not what a clock left; and at
+        # least what AutoGluon's first boosted models cost on every fit row (a large table's budget grows with it)
         limit = max(seconds / len(task.outputs) * (FIT_SHARE if refit else 1.0), 1.0)
+        n_classes = task.widths[j] if output["kind"] == "multiclass" else 1
+        least = least_seconds(
+            presets=presets,
+            hyperparameters=hyperparameters,
+            kind=output["kind"],
+            rows=len(fit_j),
+            columns=X.shape[1],
+            classes=n_classes,
+            cores=machine.cores(),
+        )
+        limit = max(limit, least) if only is None else limit  # a fold refits its solution's models, at its share
         # the machine's cores, not its load (threads()): the same rows on every run
         cap = tuning_rows(limit, X.shape[1], machine.cores())
         classes = output["kind"] != "regression"
@@ -112,7 +127,7 @@ def fit_autogluon(
             kind=output["kind"],
             rows=len(fit_j),
             columns=X.shape[1],
-            classes=task.widths[j] if output["kind"] == "multiclass" else 1,
+            classes=n_classes,
             seconds=limit,
             cores=machine.cores(),
             only=only[j] if only else None,  # None: every model of the portfolio

@@ -47,6 +47,16 @@ class Join:
             )
         return f"{Path(self.table).name}{first}: joined to {to} on {on}, bringing {self.columns}"
 
+    def record(self) -> dict:
+        """What joins.json keeps of the join (the report and features.json read it): the table, how it is joined,
+        the columns it brings, and the same for the tables joined into it first."""
+        return {
+            "table": Path(self.table).name,
+            "how": self.describe(),
+            "columns": self.brought(),
+            "via": [v.record() for v in self.via],
+        }
+
     def brought(self) -> list[str]:
         """The columns this join adds."""
         if not self.many:

@@ -936,9 +936,26 @@ def _add_features(task: TaskData, workspace: Workspace) -> dict:
     from tools.features import apply_features
 
     record = apply_features(task)
+    # the columns the setup's maps joined in (the data graph), each with where it came from
+    columns = task.train.inputs[TABULAR.name].columns if TABULAR.name in task.modalities else []
+    record["joined"] = {c: j["how"] for j in _joins_of(workspace) for c in j["columns"] if c in columns}
     workspace.solutions.mkdir(parents=True, exist_ok=True)
     write_json(workspace.features, record)
     return record
+
+
+def _joins_of(workspace: Workspace) -> list[dict]:
+    """joins.json's joins (agentk.competition.joins.Join.record), a nested join's after its own; [] when none."""
+    try:
+        joins = json.loads(workspace.joins.read_text())
+    except (OSError, ValueError):
+        return []
+    flat, todo = [], list(joins)
+    while todo:
+        j = todo.pop(0)
+        flat.append(j)
+        todo += j["via"]
+    return flat
 
 
 def _failed_record(params: dict, k: int, error: str, seconds: float) -> dict:
