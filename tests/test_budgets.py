@@ -140,3 +140,13 @@ def test_on_a_gpu_the_tiny_cnn_is_planned_at_one_speed_whatever_its_side():
     assert tiny48.epoch_seconds == tiny32.epoch_seconds and tiny48.trained.endswith("60000 samples/s")
     cpu48, cpu32 = plan(**shape, tiny_side=48), plan(**shape, tiny_side=32)
     assert cpu32.epoch_rows > cpu48.epoch_rows
+
+
+def test_a_network_whose_frozen_embedding_alone_is_past_the_budget_is_left_out_with_its_reason():
+    """Issue 49: 100,000 texts were planned at 5,283 s for the quick budget, nearly all of it embedding."""
+    small = plan(fit=1000, val=250, test=500, modalities=("txt",), trained=False)
+    assert small.left_out(QUICK) is None
+    large = plan(fit=80_000, val=20_000, test=25_000, modalities=("txt",), trained=False)
+    why = large.left_out(QUICK)
+    assert why is not None and "embedding every row" in why and "quick" in why
+    assert large.left_out(PRESETS["paper"]) is None  # a larger budget buys it

@@ -161,6 +161,11 @@ EVAL_FACTOR = 3.0  # evaluation and frozen embedding (no gradients) run this man
 EPOCH_OVERHEAD_S = 0.05  # per epoch: shuffling, the validation metric, keeping the best weights
 TRIAL_OVERHEAD_S = 1.0  # per training run: building the network and its inputs
 SUGGEST_S = 4.0  # per trial HEBO's model suggests: fitting its GP and searching its acquisition (one CPU thread)
+# a frozen encoder's embedding of every row may be modelled at most at this many times the budget's network_seconds;
+# past it the network is left out, with its reason (the classical candidates cover the input): 100,000 texts on 2
+# cores were planned at 5,283 s for the quick budget, nearly all of it embedding (issue 49); the text figure above
+# prices it at the training speed, about five times the measured one, so the limit is ~2 minutes of real embedding
+EMBED_LIMIT = 8.0
 SAFETY = 30.0  # a training run stops at this many times its planned seconds: a runaway, not a busy machine
 MIN_SAFETY_S = 300.0
 
@@ -196,6 +201,16 @@ class NetworkPlan:
     trial_setup_seconds: float = 0.0  # modelled, of one trial besides its epochs
     epoch_seconds: float = 0.0  # modelled, of one epoch of a trial
     fixed_seconds: float = 0.0  # modelled, once per network: the frozen embedding and the refit
+    embed_seconds: float = 0.0  # modelled, once per network: the frozen encoders' embedding of every row
+
+    def left_out(self, budget: SolveBudget) -> str | None:
+        """Why the network is not built (its embedding alone past EMBED_LIMIT times the budget), else None."""
+        if self.embed_seconds <= EMBED_LIMIT * budget.network_seconds:
+            return None
+        return (
+            f"embedding every row once is modelled at {self.embed_seconds:.0f} s, past {EMBED_LIMIT:g} times the "
+            f"{budget.name} budget's {budget.network_seconds:.0f} s per network"
+        )
 
     @property
     def model_trials(self) -> int:
@@ -354,6 +369,7 @@ def plan_network(
         trial_setup_seconds=trial_s(0, rows),
         epoch_seconds=trial_s(1, rows) - trial_s(0, rows),
         fixed_seconds=fixed_s(epochs, rows),
+        embed_seconds=embed,
     )
 
 

@@ -64,6 +64,10 @@ class Solution:
         return self.test_pred if self.validated_test_pred is None else self.validated_test_pred
 
 
+class LeftOut(Exception):
+    """A solution the budget does not buy (its plan says why): left out, not failed."""
+
+
 MAX_LEVELS = 50  # a column with at most this many levels may carry a per-level constant
 MIN_LEVEL_ROWS = 5  # a level with fewer rows gets the overall statistic
 CONSTANT_FOLDS = 5
@@ -156,6 +160,11 @@ class Solver:
                 build = {"constant": self.constant, "autogluon": self.autogluon, "classical": self.classical}.get(kind)
                 try:
                     done = build(sid, **config) if build else self.network(sid, config)
+                except LeftOut as exc:  # a plan past what the budget buys: not an error
+                    write_json(self.workspace.solution(sid).skipped, {"left_out": str(exc)})
+                    self.say(f"{sid}: left out ({exc})")
+                    self._advance(overall)
+                    continue
                 except Exception as exc:  # noqa: BLE001 - one model that cannot be built leaves the others
                     if kind == "constant":  # the floor of the choice: without it nothing is judged
                         raise
@@ -439,6 +448,8 @@ class Solver:
             stop_rows=min(len(stop), STOP_ROWS),  # those it scores after every epoch (watched_rows)
             tiny_image=tiny,
         )
+        if (why := plan.left_out(b)) is not None:
+            raise LeftOut(why)
         base = replace(
             base, max_epochs=plan.epochs, patience=plan.patience, epoch_rows=plan.epoch_rows, max_time=plan.safety_cap
         )
