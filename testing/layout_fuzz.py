@@ -7,7 +7,8 @@ written out through a random draw of transformations, the ways real competitions
   case, with spaces or in other languages; tables in a sub-folder;
 - ids: numbers, prefixed, zero-padded, hexadecimal (some of them the digits-e-digits kind), named anything;
 - targets in the train table or in a labels table of their own; inputs split over a 1:1 side table keyed by the
-  id (under another column name) or summarised from a 1:N table of many rows per id;
+  id (under another column name), summarised from a 1:N table of many rows per id, or from one file per sample
+  named by its id;
 - formats: CSV, TSV, gzip, zip, parquet, JSON records, JSON lines; sample submissions of labels or of one
   probability column per class;
 - decoys: an older, unscored test table beside the scored one.
@@ -65,6 +66,7 @@ TRANSFORMS = {
     "side:composite": 0.2,  # x1 in a table keyed by two columns of train and test (a site and a visit number)
     "format:partitioned": 0.1,  # <stem>.parquet/<column>=<value>/part-0.parquet (hive), else numbered parts
     "decoy:described": 0.5,  # with decoy:train-only, the description names the decoy column too
+    "side:per-sample-files": 0.15,  # x2 as the mean of a few readings in one CSV per sample, named by its id
 }
 FORMATS = [t for t in TRANSFORMS if t.startswith("format:")]
 WORDS = ["alpha", "río", "données", "wert", "größe", "colour", "mass", "kappa", "delta", "höhe", "peso", "valor"]
@@ -104,6 +106,8 @@ def draw(seed: int) -> tuple[str, list[str]]:
         chosen.remove("side:composite")
     if "decoy:described" in chosen and "decoy:train-only" not in chosen:
         chosen.remove("decoy:described")
+    if "side:per-sample-files" in chosen and "side:1-1" in chosen:  # both move x2
+        chosen.remove("side:per-sample-files")
     return kind, chosen
 
 
@@ -286,6 +290,15 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         grid = data[[site, visit, cols["x1"]]].rename(columns=respelled).sample(frac=1, random_state=seed)
         files["grid"] = here + _write(grid, tables, f"{_word(more)}_by_{_word(more)}", fmt)
         inputs = [site, visit, *inputs]
+    if "side:per-sample-files" in transforms:  # x2 is the mean of each sample's readings, one file per sample
+        side_cols = [cols["x2"]]
+        folder = tables / _word(more)
+        folder.mkdir(parents=True)
+        reading = _column(more, "reading", odd)
+        for i, x2 in zip(data[id_col], data[cols["x2"]]):
+            noise = more.normal(size=int(more.integers(3, 7)))
+            pd.DataFrame({reading: noise - noise.mean() + x2}).to_csv(folder / f"{i}.csv", index=False)
+        files["readings"] = f"{here}{folder.name}/"
     keep = [c for c in inputs if c not in side_cols]
     train, test = data.iloc[:n_train], data.iloc[n_train:]
     extra = np.random.default_rng(20_000 + seed)  # the later transforms' draws leave the others' as they were
@@ -348,6 +361,7 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         "links": f"a code for each {id_col}",
         "lookup": "what each code stands for",
         "grid": "readings by site and visit",
+        "readings": f"a few readings of each {id_col}, one file per {id_col} named by it",
     }
     lines = "\n".join(f"- {files[r]} - {listing[r]}" for r in files)
     if "decoy:described" in transforms:  # the decoy is named too: the expert's first hypothesis may be it

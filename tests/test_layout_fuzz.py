@@ -38,6 +38,21 @@ def test_a_layout_is_written_as_drawn_and_its_truth_matches_its_files(tmp_path):
         assert all(f in description for f in truth.files.values())
 
 
+def test_per_sample_files_hold_readings_whose_mean_is_the_input(tmp_path):
+    """side:per-sample-files (seed 606): x2 leaves the tables; each sample's file, named by its id, holds a few
+    readings whose mean is its x2."""
+    truth = build(606, tmp_path)
+    assert "side:per-sample-files" in truth.transforms
+    folder = tmp_path / "public" / truth.files["readings"]
+    means = {p.stem: pd.read_csv(p).iloc[:, 0].mean() for p in folder.glob("*.csv")}
+    assert set(means) == set(truth.train_ids) | set(truth.test_ids)
+    assert all(abs(means[i] - v) < 1e-9 for i, v in truth.features["x2"].items())
+    train = pd.read_csv(tmp_path / "public" / truth.files["train"])
+    assert not any(
+        train[c].astype(str).tolist() == [str(truth.features["x2"][i]) for i in truth.train_ids] for c in train.columns
+    )  # x2 is in no table
+
+
 @pytest.mark.parametrize("seed", [0, 37])
 def test_setup_recovers_the_truth_of_a_layout(tmp_path, seed):
     """Seed 0: no table named train or test (values place them), odd column names, a 1:N table under another key
