@@ -134,3 +134,28 @@ def test_a_link_between_large_tables_in_different_orders_is_found():
     edge = link(users, profiles)
     assert edge is not None and edge.cols == ("uid",) and edge.dst_cols == ("who",)
     assert edge.cover == edge.back == 1.0 and not edge.many
+
+
+def test_a_key_over_four_columns_is_found_greedily():
+    """The weather by airport, month, day and hour (a year column holding one value): no column alone, nor any
+    pair or triple, names a weather row; the four together do, and the flights' values of them are found there."""
+    rng = np.random.default_rng(8)
+    grid = [(a, m, d, h) for a in ("EWR", "JFK", "LGA") for m in range(1, 4) for d in range(1, 29) for h in range(24)]
+    weather = pd.DataFrame(grid, columns=["origin", "month", "day", "hour"]).assign(year=2013)
+    weather["temp"] = rng.normal(size=len(weather)).round(2)
+    n = 3000
+    flights = pd.DataFrame(
+        {
+            "year": 2013,
+            "month": rng.integers(1, 4, n),
+            "day": rng.integers(1, 29, n),
+            "dep_hour": rng.integers(0, 24, n),
+            "airport": rng.choice(["EWR", "JFK", "LGA"], n),
+            "distance": rng.integers(100, 3000, n),
+        }
+    )
+    edge = link(Node("train", flights), Node("weather", weather))
+    assert edge is not None and not edge.many
+    assert edge.dst_cols == ("origin", "month", "day", "hour")
+    assert edge.cols == ("airport", "month", "day", "dep_hour")
+    assert edge.cover == 1.0

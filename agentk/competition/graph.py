@@ -13,14 +13,14 @@ To add an edge kind: a function like `_single` or `_pair` returning an `Edge` (o
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
 MIN_COVER = 0.5  # share of a table's key values the other table must hold to be linked on that key
 LOOKUP_VALUES = 50  # a non-distinct column refers to a lookup table's rows when it has at least this many values
-PAIR_COLUMNS = 12  # columns of a table tried as parts of a two-column key
+PAIR_COLUMNS = 12  # columns of a table tried as parts of a key over several columns
+MAX_KEY = 5  # columns in such a key at most (an airport, a year, a month, a day and an hour)
 MAX_DEPTH = 3  # tables joined through at most this many links from the entities
 SAMPLE = 20_000  # distinct values of a column looked up in the other's (all of which are kept, up to FULL)
 FULL = 2_000_000  # distinct values of a column kept for the lookups
@@ -137,43 +137,73 @@ def _single(a: Node, b: Node, only: tuple | None = None) -> Edge | None:
     return min(found, key=lambda f: f[:4])[4] if found else None
 
 
-def _pair(a: Node, b: Node, only: tuple | None = None) -> Edge | None:
-    """A key spread over two columns (an airport and an hour): b's rows are distinct by a pair of its columns though
-    by neither alone, and a's rows mostly find their pair of values in b (b is looked up)."""
+def _tuples(frame: pd.DataFrame, columns: tuple[str, ...]) -> set:
+    """The distinct value tuples (as key text) of the columns, the first FULL rows' worth."""
+    rows = frame[list(columns)].dropna().drop_duplicates().head(FULL)
+    return set(zip(*(key_text(rows[c]) for c in columns)))
+
+
+def _composite(a: Node, b: Node, only: tuple | None = None) -> Edge | None:
+    """A key spread over several columns (an airport and an hour; an airport, a day and an hour): b's rows are
+    distinct by a few of its columns though by none alone, and a's rows mostly find their values of the matching
+    columns there (b is looked up). Found greedily: b's columns are added one at a time, each with the column of a
+    whose values it holds, taking the one that leaves the fewest rows of b per key (of those keeping a's values
+    found, at least MIN_COVER of them), until the key names b's rows or holds MAX_KEY columns. `only`: those
+    columns."""
+    if only is not None:
+        (cols, dst_cols) = only
+        return _edge(a, b, tuple(cols), tuple(dst_cols))
     b_cols = b.key_columns()[:PAIR_COLUMNS]
     a_cols = a.key_columns()
     matches = {d: [c for c in a_cols if a.found(c, b, d) >= MIN_COVER] for d in b_cols}  # cheap: checked first
-    best = None
-    for d1, d2 in itertools.combinations(b_cols, 2):
-        if (only and (d1, d2) != only[1]) or not matches[d1] or not matches[d2]:
-            continue
-        if b.distinct((d1,)) or b.distinct((d2,)) or not b.distinct((d1, d2)):
-            continue
-        theirs = set(zip(key_text(b.frame[d1]), key_text(b.frame[d2])))
-        for c1, c2 in itertools.product(matches[d1], matches[d2]):
-            if c1 == c2 or (only and (c1, c2) != only[0]):
+    b_cols = [d for d in b_cols if matches[d] and not b.distinct((d,))]
+    if len(b_cols) < 2:
+        return None
+    mine, theirs = (), ()
+    while len(theirs) < MAX_KEY:
+        steps = []
+        for d in b_cols:
+            if d in theirs:
                 continue
-            rows = a.frame[[c1, c2]].dropna().drop_duplicates().head(FULL)
-            mine = set(zip(key_text(rows[c1]), key_text(rows[c2])))
-            common = len(mine & theirs)
-            edge = Edge(a.name, (c1, c2), b.name, (d1, d2), common / len(mine), common / len(theirs), False)
-            if edge.cover >= MIN_COVER and (best is None or edge.score > best.score):
-                best = edge
-    return best
+            for c in matches[d]:
+                if c in mine:
+                    continue
+                edge = _edge(a, b, (*mine, c), (*theirs, d))
+                if edge is not None:
+                    keys = len(b.frame[[*theirs, d]].dropna().drop_duplicates())
+                    steps.append((keys, edge.score, edge))
+        if not steps:
+            return None
+        _, _, edge = max(steps, key=lambda t: (t[0], t[1]))
+        mine, theirs = edge.cols, edge.dst_cols
+        if len(theirs) >= 2 and b.distinct(theirs):
+            order = sorted(range(len(theirs)), key=lambda i: list(b.frame.columns).index(theirs[i]))  # b's order
+            return replace(edge, cols=tuple(mine[i] for i in order), dst_cols=tuple(theirs[i] for i in order))
+    return None
+
+
+def _edge(a: Node, b: Node, cols: tuple[str, ...], dst_cols: tuple[str, ...]) -> Edge | None:
+    """The one-row-per-key edge from a's columns to b's, when at least MIN_COVER of a's value tuples are b's."""
+    mine, theirs = _tuples(a.frame, cols), _tuples(b.frame, dst_cols)
+    if not mine or not theirs:
+        return None
+    common = len(mine & theirs)
+    edge = Edge(a.name, cols, b.name, dst_cols, common / len(mine), common / len(theirs), False)
+    return edge if edge.cover >= MIN_COVER else None
 
 
 def link(a: Node, b: Node, only: Edge | None = None) -> Edge | None:
-    """The best key link from a to b: one column, else a pair. A pair that names b's rows outranks one column that
-    neither names a's nor b's (flights and weather both have an hour column: the airport and the hour name a weather
-    row). `only`: the link on that edge's columns, or none."""
+    """The best key link from a to b: one column, else a key over several columns. A composite key that names b's
+    rows outranks one column that neither names a's nor b's (flights and weather both have an hour column: the
+    airport and the hour name a weather row). `only`: the link on that edge's columns, or none."""
     if only is not None:
         keys = (only.cols, only.dst_cols)
-        return _single(a, b, keys) if len(only.cols) == 1 else _pair(a, b, keys)
+        return _single(a, b, keys) if len(only.cols) == 1 else _composite(a, b, keys)
     single = _single(a, b)
     if single is not None and not (single.many and not a.distinct(single.cols)):
         return single
-    pair = _pair(a, b)
-    return pair if pair is not None and (single is None or pair.cover >= single.cover) else single
+    composite = _composite(a, b)
+    return composite if composite is not None and (single is None or composite.cover >= single.cover) else single
 
 
 @dataclass
