@@ -11,6 +11,9 @@ among examples/ or the other benchmarks. Beside agentk (setup, then `solve --bud
 
     uv sync --group bench && uv run python benchmarks/real_data.py [--only NAME ...] [--out DIR] [--fresh]
 
+A finished setup in --out is reused (delete its runs/<name> folder to set it up again); --only reruns some
+competitions and keeps the earlier rows of the others in the table.
+
 Scores are normalised, (score - constant) / (perfect - constant), with 90 % intervals over bootstrap resamples of
 the test rows (benchmarks/solve.py). Prints one table and writes it to benchmarks/results/real_data.md.
 
@@ -354,11 +357,16 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
             flush=True,
         )
+    # an earlier run's rows of the competitions not run now stay in the table (--only reruns some)
+    path = out / "real_data.json"
+    earlier = {r["competition"]: r for r in json.loads(path.read_text())} if path.exists() else {}
+    earlier.update({r["competition"]: r for r in rows})
+    rows = [earlier[s.name] for s in SPECS if s.name in earlier]
     text = table(rows)
     print(text)
     (ROOT / "benchmarks" / "results").mkdir(parents=True, exist_ok=True)
     (ROOT / "benchmarks" / "results" / "real_data.md").write_text(text + "\n")
-    (out / "real_data.json").write_text(json.dumps(rows, indent=1, default=str))
+    path.write_text(json.dumps(rows, indent=1, default=str))
     return 0 if all("error" not in r for r in rows) else 1
 
 
