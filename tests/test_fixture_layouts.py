@@ -554,3 +554,24 @@ def test_the_report_says_which_table_each_joined_feature_came_from(fetched):
     ws, _ = fetched("labels-file")
     run_map(ws, "train", analyse(ws))
     assert "train_labels.csv" in report._joins(Workspace(ws))  # the labels table: its target column
+
+
+def test_a_long_train_signal_is_cut_into_windows_shaped_like_the_test_segments(fetched):
+    """train.csv is one recording; each test sample a 400-row segment file. The recording becomes 300 windows of 400
+    rows, summarised as the segments are, each labelled by the time to failure at its last row."""
+    ws, _ = fetched("signal-cut-into-segments")
+    raw = ws / "raw"
+    stand_ins = json.loads((raw / "stand_ins.json").read_text())
+    assert stand_ins["train.csv"] == "train_windows.csv"
+    assert {v for k, v in stand_ins.items() if k.startswith("test/")} == {"test_windows.csv"}
+    train, test = pd.read_csv(raw / "train_windows.csv"), pd.read_csv(raw / "test_windows.csv")
+    signal = pd.read_csv(raw / "train.csv")
+    assert len(train) == len(signal) // 400 == 300
+    assert train["time_to_failure"].iloc[2] == signal["time_to_failure"].iloc[3 * 400 - 1]
+    assert train["acoustic_data_std"].iloc[2] == pytest.approx(signal["acoustic_data"].iloc[800:1200].std())
+    sample = pd.read_csv(raw / "sample_submission.csv")
+    assert set(test["seg_id"]) == set(sample["seg_id"]) and list(train.columns[1:-1]) == list(test.columns[1:])
+    assert not (raw / "file_summaries.csv").exists()  # the segments are summarised once
+    a = analyse(ws)
+    assert a.train == "raw/train_windows.csv" and a.test == "raw/test_windows.csv"
+    assert [t.column for t in a.targets] == ["time_to_failure"] and "acoustic_data_std" in a.features

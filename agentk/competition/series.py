@@ -1,7 +1,10 @@
 """Data kept outside the usual image and text files. Per-sample files: one CSV/parquet table per sample (a sensor
 time series) or one .npy array per sample; fetch summarises them into one table, a fixed-length row per sample keyed
 like the train table (row count, then mean, std, min, max, first and last of each numeric column; small arrays as
-their values), which the analysis joins to train and test like any per-entity table. Images kept inside tables
+their values), which the analysis joins to train and test like any per-entity table. A long signal: a train table
+that is one recording (no column holds the sample's ids) while each test sample is a segment file of the same
+inputs; the recording is cut into windows of the segments' length, each summarised as a segment is and labelled
+by the targets' values at its last row (windows). Images kept inside tables
 (bands as number lists, pixels one per column) are written as PNGs."""
 
 from __future__ import annotations
@@ -57,13 +60,37 @@ def summary(path: Path) -> dict[str, float]:
             **{f"array_{s}": getattr(np, s)(arr) for s in STATS},
             **{f"array_q{q}": np.quantile(arr, q / 100) for q in (10, 50, 90)},
         }
-    df = read_table(path)
+    return frame_summary(read_table(path))
+
+
+def frame_summary(df: pd.DataFrame) -> dict[str, float]:
+    """A series' fixed-length features: its row count, then the mean, std, min, max, first and last of each numeric
+    column."""
     out: dict[str, float] = {"rows": float(len(df))}
     for c in df.select_dtypes("number").columns:
         s = df[c].astype(float)
         out.update({f"{c}_{stat}": getattr(s, stat)() for stat in STATS})
         out[f"{c}_first"], out[f"{c}_last"] = s.iloc[0], s.iloc[-1]
     return out
+
+
+def segments(root: Path, ids: set[str]) -> dict[str, Path] | None:
+    """{id: file} of the per-sample tables named by the sample's ids (every id a file), or None."""
+    for files in per_sample_folders(root).values():
+        stems = {p.stem: p for p in files if is_table(p)}
+        if ids and ids <= set(stems):
+            return {i: stems[i] for i in sorted(ids)}
+    return None
+
+
+def windows(signal: pd.DataFrame, inputs: list[str], targets: list[str], length: int, key: str) -> pd.DataFrame:
+    """A long signal cut into consecutive windows of `length` rows (the last, shorter one dropped): one row each,
+    keyed window_<k>, with the targets' values at its last row and its inputs summarised as a segment file is."""
+    rows = []
+    for k in range(len(signal) // length):
+        window = signal.iloc[k * length : (k + 1) * length]
+        rows.append({key: f"window_{k}", **frame_summary(window[inputs]), **window[targets].iloc[-1].to_dict()})
+    return pd.DataFrame(rows)
 
 
 def per_key(table: pd.DataFrame, key: str) -> pd.DataFrame:

@@ -28,11 +28,14 @@ from agentk.competition.series import (
     SUMMARY,
     arrays_to_tables,
     bands_to_images,
+    frame_summary,
     per_key,
     per_sample_folders,
     pixel_columns,
     pixels_to_images,
+    segments,
     summarise_files,
+    windows,
 )
 from agentk.core.errors import BadInput
 from agentk.modalities import IMAGE, file_extensions
@@ -46,6 +49,7 @@ FLAT = "_without_pixels"  # <stem>_without_pixels.csv: written by normalise, it 
 LABEL_COLUMNS = "_label_columns"  # <train>_label_columns.csv: label sets as the sample's 0/1 columns
 SET_SEPARATORS = (r",", r";", r"\|", r"\s+")  # between the labels of a set, tried in this order
 POSITIONS = "_positions"  # <records>_positions.csv: one row per position, written by normalise
+WINDOWS = {"train": "train_windows.csv", "test": "test_windows.csv"}  # a long signal's windows and segments
 STAND_INS = "stand_ins.json"  # written by normalise: {a table's path: the table (or image folder/) standing in}
 SERIES_HEAD = 2000  # rows read to tell a table of many rows per key from one of one row per key
 PART = re.compile(r"[_\-. ]?(part|chunk)?[_\-. ]?\d+$", re.I)  # train_1, train-part-2: numbered parts
@@ -406,6 +410,7 @@ def normalise(root: Path) -> list[str]:
     done += arrays_as_tables(root) + _bands(root) + _pixels(root) + series_as_rows(root) + positions_as_rows(root)
     done += long_as_wide(root) + pixel_tables_as_images(root)  # after the wide test table: its keys are unique
     done += label_sets_as_columns(root) + rewrites_as_ranks(root) + image_pairs_as_pixels(root)
+    done += signal_as_windows(root)
     summarised = _summarise_series(root)
     if summarised:
         done.append(summarised)
@@ -873,11 +878,47 @@ def folder_labels(root: Path) -> tuple[pd.DataFrame, str] | None:
     return None
 
 
+def signal_as_windows(root: Path) -> list[str]:
+    """A train table that is one long signal, and test samples that are segments of such a signal, one file per
+    sample id (agentk.competition.series.windows): the train signal cut into windows of the segments' median
+    length, each a row of train_windows.csv (its summary, and the targets, the train columns no segment has, at its
+    last row), and each segment a row of test_windows.csv, summarised alike; both stand in for the originals. What
+    was written, one line."""
+    paths = find(root).paths
+    if "sample" not in paths or "train" not in paths or WINDOWS["test"] in stand_ins(root).values():
+        return []
+    sample = read_table(paths["sample"], dtype=str)
+    key = str(sample.columns[0])
+    head = read_table(paths["train"], nrows=SERIES_HEAD)
+    if key in head.columns or (found := segments(root, set(sample[key].astype(str)))) is None:
+        return []
+    some = [read_table(p) for p in list(found.values())[:: max(1, len(found) // 20)][:20]]
+    inputs = [c for c in some[0].columns if c in head.columns and pd.api.types.is_numeric_dtype(some[0][c])]
+    targets = [c for c in head.columns if c not in some[0].columns and pd.api.types.is_numeric_dtype(head[c])]
+    length = int(np.median([len(f) for f in some]))
+    if not inputs or not targets or length < 2:
+        return []
+    signal = read_table(paths["train"])
+    if len(signal) < 2 * length:
+        return []
+    train = windows(signal, inputs, targets, length, key)
+    test = pd.DataFrame([{key: i, **frame_summary(read_table(p)[inputs])} for i, p in found.items()])
+    _stand_in(root, [paths["train"]], train, root / WINDOWS["train"])
+    _stand_in(root, list(found.values()), test, root / WINDOWS["test"])  # last: it marks the work done
+    return [
+        f"{WINDOWS['train']}: {paths['train'].name}, one long signal, cut into {len(train)} windows of {length} rows "
+        f"(the test segments' length), each summarised ({test.shape[1] - 1} features) with {targets} at its last row; "
+        f"{WINDOWS['test']}: the {len(test)} test segments summarised alike"
+    ]
+
+
 def _summarise_series(root: Path) -> str | None:
     """Write the per-sample files' summary table (agentk.competition.series) if there are such files."""
     paths = find(root).paths
     dest = root / SUMMARY
     if "train" not in paths or dest.exists() or not per_sample_folders(root):  # the tables only when files may match
+        return None
+    if WINDOWS["test"] in stand_ins(root).values():  # the files are a signal's segments, summarised already
         return None
     frames = [read_table(paths[r], dtype=str) for r in ("train", "test", "sample") if r in paths]
     keys = {c: pd.concat([f[c] for f in frames if c in f.columns]) for c in frames[0].columns}

@@ -284,3 +284,48 @@ def pixel_parts_components(folder, rng):
         )
     )
     return finish(folder, answers, "sample_submission.csv", task_type="MultiCls", metric="accuracy", inputs=("image",))
+
+
+def _quake_signal(rng: np.random.Generator, rows: int) -> pd.DataFrame:
+    """A long signal and the time left to the next event: the events come every 3,000-9,000 rows, and the signal's
+    spread grows as one nears (so a window's spread tells the time left)."""
+    left, ttf = 0, np.empty(rows)
+    while left < rows:
+        cycle = int(rng.integers(3000, 9000))
+        ttf[left : left + cycle] = np.linspace(cycle / 1000, 0.001, cycle)[: rows - left]
+        left += cycle
+    acoustic = rng.normal(size=rows) * (1 + 4 * np.exp(-ttf)) + 4
+    return pd.DataFrame({"acoustic_data": acoustic.round().astype(int), "time_to_failure": ttf.round(6)})
+
+
+@fixture(
+    "long signal",
+    "train.csv is one long signal (a value and the time to the next event per row); each test sample is a segment "
+    "of another such signal, one CSV per seg_id under test/, scored at its last row",
+    fast=True,
+)
+def signal_cut_into_segments(folder, rng):
+    pub = folder / "public"
+    length, n_test = 400, 60
+    _quake_signal(rng, 120_000).to_csv(pub / "train.csv", index=False)
+    (pub / "test").mkdir()
+    other = _quake_signal(rng, 200 * length)
+    starts = np.sort(rng.choice(np.arange(0, len(other) - length, length), n_test, replace=False))
+    ids = [f"seg_{v:06x}" for v in rng.choice(2**24, n_test, replace=False)]
+    for seg, start in zip(ids, starts, strict=True):
+        other.iloc[start : start + length][["acoustic_data"]].to_csv(pub / "test" / f"{seg}.csv", index=False)
+    answers = pd.DataFrame(
+        {"seg_id": ids, "time_to_failure": [other["time_to_failure"].iloc[s + length - 1] for s in starts]}
+    )
+    answers.assign(time_to_failure=0).to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the time remaining before the next laboratory earthquake from a segment of acoustic data. "
+            "train.csv is one continuous recording: acoustic_data and the time_to_failure at every row. Each file "
+            "in test/ is a segment of other recordings; predict the time_to_failure at the end of each segment.",
+            "Submissions are evaluated on the mean absolute error (MAE) between the predicted and the actual time "
+            "remaining before the next event.",
+            ["train.csv - the training signal", "test/ - the test segments, one per seg_id", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv", task_type="Reg", metric="mae", lower=True)
