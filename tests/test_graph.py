@@ -137,12 +137,15 @@ def test_a_link_between_large_tables_in_different_orders_is_found():
 
 
 def test_a_key_over_four_columns_is_found_greedily():
-    """The weather by airport, month, day and hour (a year column holding one value): no column alone, nor any
-    pair or triple, names a weather row; the four together do, and the flights' values of them are found there."""
+    """The weather by airport, month, day and hour (a year column holding one value, one hour repeated): no column
+    alone, nor any pair or triple, names a weather row; the four together do, and the flights' values of them are
+    found there. The flights' 0/1 target, whose values a wind direction holds, is no part of the key."""
     rng = np.random.default_rng(8)
     grid = [(a, m, d, h) for a in ("EWR", "JFK", "LGA") for m in range(1, 4) for d in range(1, 29) for h in range(24)]
     weather = pd.DataFrame(grid, columns=["origin", "month", "day", "hour"]).assign(year=2013)
     weather["temp"] = rng.normal(size=len(weather)).round(2)
+    weather["wind_dir"] = rng.integers(0, 37, len(weather)) * 10  # 0 among them: the target's values seem found
+    weather = pd.concat([weather, weather.iloc[[5]]], ignore_index=True)  # an hour repeated (the clocks went back)
     n = 3000
     flights = pd.DataFrame(
         {
@@ -152,6 +155,7 @@ def test_a_key_over_four_columns_is_found_greedily():
             "dep_hour": rng.integers(0, 24, n),
             "airport": rng.choice(["EWR", "JFK", "LGA"], n),
             "distance": rng.integers(100, 3000, n),
+            "delayed": rng.integers(0, 2, n),
         }
     )
     edge = link(Node("train", flights), Node("weather", weather))

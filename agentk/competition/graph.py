@@ -21,6 +21,8 @@ MIN_COVER = 0.5  # share of a table's key values the other table must hold to be
 LOOKUP_VALUES = 50  # a non-distinct column refers to a lookup table's rows when it has at least this many values
 PAIR_COLUMNS = 12  # columns of a table tried as parts of a key over several columns
 MAX_KEY = 5  # columns in such a key at most (an airport, a year, a month, a day and an hour)
+DUPLICATES = 0.01  # of a table's rows that may repeat a key over several columns that names its rows
+COVER_SLACK = 0.1  # a key naming b's rows outranks one shared column naming neither's, unless it covers this much less
 MAX_DEPTH = 3  # tables joined through at most this many links from the entities
 SAMPLE = 20_000  # distinct values of a column looked up in the other's (all of which are kept, up to FULL)
 FULL = 2_000_000  # distinct values of a column kept for the lookups
@@ -81,6 +83,12 @@ class Node:
         if share < MIN_COVER / 2 or len(first) == len(sample):
             return share
         return sum(v in theirs for v in sample) / len(sample)
+
+    def nearly_distinct(self, columns: tuple[str, ...]) -> bool:
+        """The columns' values name one row each but for a few repeats (DUPLICATES of the rows at most: a weather
+        table repeats an hour when the clocks go back)."""
+        present = self.frame[list(columns)].dropna()
+        return len(present) > 0 and present.duplicated().mean() <= DUPLICATES
 
     def distinct(self, columns: tuple[str, ...]) -> bool:
         """The columns' values (together) name one row each."""
@@ -145,8 +153,8 @@ def _tuples(frame: pd.DataFrame, columns: tuple[str, ...]) -> set:
 
 def _composite(a: Node, b: Node, only: tuple | None = None) -> Edge | None:
     """A key spread over several columns (an airport and an hour; an airport, a day and an hour): b's rows are
-    distinct by a few of its columns though by none alone, and a's rows mostly find their values of the matching
-    columns there (b is looked up). Found greedily: b's columns are added one at a time, each with the column of a
+    distinct (but for DUPLICATES) by a few of its columns though by none alone, and a's rows mostly find their
+    values of the matching columns there (b is looked up). Found greedily: b's columns are added one at a time, each with the column of a
     whose values it holds, taking the one that leaves the fewest rows of b per key (of those keeping a's values
     found, at least MIN_COVER of them), until the key names b's rows or holds MAX_KEY columns. `only`: those
     columns."""
@@ -174,9 +182,9 @@ def _composite(a: Node, b: Node, only: tuple | None = None) -> Edge | None:
                     steps.append((keys, edge.score, edge))
         if not steps:
             return None
-        _, _, edge = max(steps, key=lambda t: (t[0], t[1]))
+        _, _, edge = max(steps, key=lambda t: (t[1], t[0]))  # the truest match first, then the most specific
         mine, theirs = edge.cols, edge.dst_cols
-        if len(theirs) >= 2 and b.distinct(theirs):
+        if len(theirs) >= 2 and b.nearly_distinct(theirs):
             order = sorted(range(len(theirs)), key=lambda i: list(b.frame.columns).index(theirs[i]))  # b's order
             return replace(edge, cols=tuple(mine[i] for i in order), dst_cols=tuple(theirs[i] for i in order))
     return None
@@ -203,7 +211,9 @@ def link(a: Node, b: Node, only: Edge | None = None) -> Edge | None:
     if single is not None and not (single.many and not a.distinct(single.cols)):
         return single
     composite = _composite(a, b)
-    return composite if composite is not None and (single is None or composite.cover >= single.cover) else single
+    if composite is None or (single is not None and composite.cover < single.cover - COVER_SLACK):
+        return single
+    return composite
 
 
 @dataclass
