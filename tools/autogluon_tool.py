@@ -103,17 +103,16 @@ def fit_autogluon(
         # each output an equal share of the work, the refit's part set aside: a plan, not what a clock left; and at
         # least what AutoGluon's first boosted models cost on every fit row (a large table's budget grows with it)
         limit = max(seconds / len(task.outputs) * (FIT_SHARE if refit else 1.0), 1.0)
-        n_classes = task.widths[j] if output["kind"] == "multiclass" else 1
-        least = least_seconds(
-            presets=presets,
-            hyperparameters=hyperparameters,
-            kind=output["kind"],
-            rows=len(fit_j),
-            columns=X.shape[1],
-            classes=n_classes,
-            cores=machine.cores(),
-        )
-        limit = max(limit, least) if only is None else limit  # a fold refits its solution's models, at its share
+        shape = {
+            "presets": presets,
+            "hyperparameters": hyperparameters,
+            "kind": output["kind"],
+            "columns": X.shape[1],
+            "classes": task.widths[j] if output["kind"] == "multiclass" else 1,
+            "cores": machine.cores(),
+        }
+        if only is None:  # a fold refits its solution's models, at its share of the work
+            limit = max(limit, least_seconds(**shape, rows=len(fit_j)))
         # the machine's cores, not its load (threads()): the same rows on every run
         cap = tuning_rows(limit, X.shape[1], machine.cores())
         classes = output["kind"] != "regression"
@@ -122,16 +121,8 @@ def fit_autogluon(
         fit_j = sample_rows(fit_j, label, cap, rng, classes)
         val_j = sample_rows(val_j, label, round(len(val_j) * len(fit_j) / n_fit), rng, classes)  # the same share
         plan = plan_models(
-            presets=presets,
-            hyperparameters=hyperparameters,
-            kind=output["kind"],
-            rows=len(fit_j),
-            columns=X.shape[1],
-            classes=n_classes,
-            seconds=limit,
-            cores=machine.cores(),
-            only=only[j] if only else None,  # None: every model of the portfolio
-        )
+            **shape, rows=len(fit_j), seconds=limit, only=only[j] if only else None
+        )  # only None: every model of the portfolio
         predictor = _fit_output(
             task,
             j,
