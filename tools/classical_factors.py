@@ -12,8 +12,10 @@ candidates; the blend combines them.
 
 Damping: each entity's bias is penalised once (a prior), not once per row, so an entity seen in few rows keeps a
 bias near zero and one seen in many learns its own (DAMPING: an entity's bias is its rows' mean residual shrunk as
-if it had DAMPING more rows at zero); its factors are penalised in proportion to its rows (FACTOR_DAMPINGS). The sweeps of alternating least
-squares are chosen on a holdout of the rows a model is given, then it is refitted on all of them for that many. Regression targets are standardised first; a binary output learns logits."""
+if it had DAMPING more rows at zero); its factors are penalised in proportion to its rows (FACTOR_DAMPINGS). The
+rank, the factors' damping and the sweeps of alternating least squares are chosen on a holdout of the rows a model
+is given, then it is refitted on all of them. Regression targets are standardised first; a binary output learns
+logits."""
 
 from __future__ import annotations
 
