@@ -154,8 +154,8 @@ def _tuples(frame: pd.DataFrame, columns: tuple[str, ...]) -> set:
 def _composite(a: Node, b: Node, only: tuple | None = None) -> Edge | None:
     """A key spread over several columns (an airport and an hour; an airport, a day and an hour): b's rows are
     distinct (but for DUPLICATES) by a few of its columns though by none alone, and a's rows mostly find their
-    values of the matching columns there (b is looked up). Found greedily: b's columns are added one at a time, each with the column of a
-    whose values it holds, taking the one that leaves the fewest rows of b per key (of those keeping a's values
+    values of the matching columns there (b is looked up). Found greedily: b's columns are added one at a time,
+    each with the column of a whose values it holds, taking the one that leaves the fewest rows of b per key (of those keeping a's values
     found, at least MIN_COVER of them), until the key names b's rows or holds MAX_KEY columns. `only`: those
     columns."""
     if only is not None:
