@@ -155,9 +155,10 @@ def _composite(a: Node, b: Node, only: tuple | None = None) -> Edge | None:
     """A key spread over several columns (an airport and an hour; an airport, a day and an hour): b's rows are
     distinct (but for DUPLICATES) by a few of its columns though by none alone, and a's rows mostly find their
     values of the matching columns there (b is looked up). Found greedily: b's columns are added one at a time,
-    each with the column of a whose values it holds, taking the one that leaves the fewest rows of b per key (of those keeping a's values
-    found, at least MIN_COVER of them), until the key names b's rows or holds MAX_KEY columns. `only`: those
-    columns."""
+    each with the column of a whose values it holds, taking the one whose key so far matches best (its score: the
+    share of a's value tuples found in b and of b's found in a), of those the one that leaves the fewest rows of b
+    per key, until the key names b's rows or holds MAX_KEY columns. The score keeps a column of two values (a
+    target: 0 and 1, both wind directions) out of a key it only seems to match. `only`: those columns."""
     if only is not None:
         (cols, dst_cols) = only
         return _edge(a, b, tuple(cols), tuple(dst_cols))
