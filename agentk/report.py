@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
 import math
 import re
 from datetime import UTC, datetime
@@ -231,10 +230,9 @@ def _joins(ws: Workspace) -> str:
     """The tables the data graph joins to train and test (agentk.competition.joins), and the input columns each
     brings: where the features beyond the train table come from (joins.json, written with the expert's maps);
     empty when there are none."""
-    try:
-        joins = json.loads(ws.joins.read_text())
-    except (OSError, ValueError):
-        return ""
+    from agentk.competition.joins import recorded
+
+    joins = recorded(ws.root)
 
     def rows(js, depth: int = 0) -> list[list]:
         out = []

@@ -174,12 +174,9 @@ def _composite(a: Node, b: Node, only: tuple | None = None) -> Edge | None:
         for d in b_cols:
             if d in theirs:
                 continue
+            keys = len(b.frame[[*theirs, d]].dropna().drop_duplicates())  # b's keys: whichever of a's columns
             for c in matches[d]:
-                if c in mine:
-                    continue
-                edge = _edge(a, b, (*mine, c), (*theirs, d))
-                if edge is not None:
-                    keys = len(b.frame[[*theirs, d]].dropna().drop_duplicates())
+                if c not in mine and (edge := _edge(a, b, (*mine, c), (*theirs, d))) is not None:
                     steps.append((keys, edge.score, edge))
         if not steps:
             return None

@@ -8,6 +8,7 @@ generated code calls the same `join_keyed` (stages/codegen.py writes its source 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -188,3 +189,13 @@ def apply(ws: Path, joins: list[Join], df: pd.DataFrame, split: str) -> pd.DataF
     for j in (j for j in joins if split in j.splits):
         df = join_keyed(df, widened(ws, j), j.keys, j.other_keys, j.columns, j.aggregate, j.prefix, j.many)
     return df
+
+
+def recorded(ws: Path) -> list[dict]:
+    """The joins the train map's expert recorded in joins.json (Join.record); [] when there is none."""
+    from agentk.workspace import Workspace
+
+    try:
+        return json.loads(Workspace(ws).joins.read_text())
+    except (OSError, ValueError):
+        return []

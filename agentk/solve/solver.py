@@ -957,11 +957,9 @@ def _add_features(task: TaskData, workspace: Workspace) -> dict:
 
 def _joins_of(workspace: Workspace) -> list[dict]:
     """joins.json's joins (agentk.competition.joins.Join.record), a nested join's after its own; [] when none."""
-    try:
-        joins = json.loads(workspace.joins.read_text())
-    except (OSError, ValueError):
-        return []
-    flat, todo = [], list(joins)
+    from agentk.competition.joins import recorded
+
+    flat, todo = [], recorded(workspace.root)
     while todo:
         j = todo.pop(0)
         flat.append(j)
