@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
-from agentk.solve.budgets import PRESETS, SUGGEST_S, Machine, plan_network
+from agentk.solve.budgets import EMBED_LIMIT, MIN_SAMPLE, PRESETS, SUGGEST_S, Machine, plan_network
 from tools.fusion import STOP_ROWS, watched_rows
 from tools.hebo_tuner import design
 
@@ -142,11 +143,26 @@ def test_on_a_gpu_the_tiny_cnn_is_planned_at_one_speed_whatever_its_side():
     assert cpu32.epoch_rows > cpu48.epoch_rows
 
 
-def test_a_network_whose_frozen_embedding_alone_is_past_the_budget_is_left_out_with_its_reason():
-    """Issue 49: 100,000 texts were planned at 5,283 s for the quick budget, nearly all of it embedding."""
+def test_a_frozen_embedding_past_the_limit_learns_from_a_sample_or_is_left_out_with_its_reason():
+    """Issue 49: 100,000 texts were planned at 5,283 s for the quick budget, nearly all of it embedding. Past
+    EMBED_LIMIT times the budget's network seconds the network embeds a sample of its learning rows, the stop,
+    validation and test rows whole; where those alone are past it, the network is left out, in one line."""
     small = plan(fit=1000, val=250, test=500, modalities=("txt",), trained=False)
-    assert small.left_out(QUICK) is None
-    large = plan(fit=80_000, val=20_000, test=25_000, modalities=("txt",), trained=False)
-    why = large.left_out(QUICK)
-    assert why is not None and "embedding every row" in why and "quick" in why
-    assert large.left_out(PRESETS["paper"]) is None  # a larger budget buys it
+    assert small.left_out is None and small.learn_sample is None
+    limit = EMBED_LIMIT * QUICK.network_seconds
+    large = plan(fit=51_200, val=28_800, test=20_000, modalities=("txt",), trained=False)  # 100,000 texts
+    assert large.left_out is None and MIN_SAMPLE <= large.learn_sample < 51_200
+    assert large.embed_seconds == pytest.approx(limit, rel=0.01)  # the sample fills the limit
+    assert large.refit_rows == large.learn_sample + 28_800
+    assert f"a sample of {large.learn_sample} of the 51200 fit rows" in large.line()
+    assert (
+        plan(
+            budget=PRESETS["paper"], fit=51_200, val=28_800, test=20_000, modalities=("txt",), trained=False
+        ).learn_sample
+        is None
+    )  # a larger budget embeds every row
+    huge = plan(fit=153_600, val=86_400, test=60_000, modalities=("txt",), trained=False)  # 300,000 texts
+    assert huge.left_out is not None and "validation and test rows" in huge.left_out and "quick" in huge.left_out
+    assert "\n" not in huge.left_out
+    trained = plan(fit=51_200, val=28_800, test=20_000, modalities=("img",), trained=True)
+    assert trained.learn_sample is None and trained.embed_seconds == 0  # nothing frozen: epochs shrink instead

@@ -563,3 +563,24 @@ def test_the_validation_rows_choose_nothing_in_training(tmp_path):
     assert again.best_epoch == result.best_epoch and again.stop_score == result.stop_score
     np.testing.assert_allclose(again.test_pred, result.test_pred, rtol=1e-6)
     assert again.val_score > 10 * result.val_score  # rmse against the noise
+
+
+def test_a_learn_sample_embeds_and_learns_from_that_many_learning_rows_and_the_refit_reuses_them(image_task):
+    """Issue 49: where embedding every row is past the budget, the network embeds a sample of its learning rows;
+    the stop, validation and test rows stay whole, and the refit learns from the same rows without embedding
+    again."""
+    cfg = FusionConfig(**{**QUICK, "max_epochs": 2, "learn_sample": 12})
+    fit, val = image_task.split
+    learn, stop = image_task.holdout(fit)
+    assert len(learn) > 12
+    fusion._EMBEDDED.clear()
+    result = train_fusion(image_task, cfg, log=lambda line: None)
+    embedded = len(image_task.train) + len(image_task.test) - (len(learn) - 12)
+    assert any(f"frozen: {embedded} embeddings in" in n for n in result.notes)
+    assert result.val_pred.shape == (len(val), 3) and result.test_pred.shape == (15, 3)
+    assert result.history[0]["samples"] == 12  # the sample alone trains
+    refit = refit_fusion(image_task, cfg, 2, log=lambda line: None)
+    assert refit.rows == len(image_task.train) - (len(learn) - 12)
+    assert any(f"frozen: {embedded} embeddings reused" in n for n in refit.notes)
+    assert refit.test_pred.shape == (15, 3) and np.isfinite(refit.test_pred).all()
+    fusion._EMBEDDED.clear()

@@ -51,6 +51,9 @@ class FusionConfig:
     scale_batch: bool = True  # on a GPU, grow the batch size with its memory, and the learning rate with it
     max_epochs: int = 30
     epoch_rows: int | None = None  # rows an epoch trains on, a fresh random sample of the fit rows; None: all
+    # learn from, and embed, only a fixed sample of this many learning rows (the stop, validation and test rows stay
+    # whole): where a frozen encoder's embedding of every row is past the budget (agentk/solve/budgets.py)
+    learn_sample: int | None = None
     # a safety cap in wall seconds for the whole call, embedding included: training stops once past it, and says so
     # loudly (the budget plans epochs, not seconds: this only stops a runaway)
     max_time: float = 36000.0
@@ -147,6 +150,7 @@ def resolve_device(name: str) -> torch.device:
 GB_PER_STEP = 10  # a GPU doubles the batch size for every doubling of its memory past this many GB (at 224 px)
 MIN_STEPS = 8  # a batch grows only while an epoch still takes at least this many optimiser steps
 DEVICE_SHARE = 0.4  # inputs move to the device while they take at most this share of its free memory
+SAMPLE_SEED = 0  # the learn_sample's draw
 STOP_ROWS = 20_000  # the most stop rows scored after each epoch (watched_rows): AUC's error on 20,000 is ~0.003
 
 
@@ -301,21 +305,35 @@ def _shuffled(rows: np.ndarray, size: int, gen: torch.Generator) -> list[list[in
 
 
 @torch.no_grad()
-def _embed(branch: Branch, modality: str, targets: torch.Tensor, size: int, device: torch.device) -> torch.Tensor:
-    """Every row's features from a frozen encoder, in row order. With lengths, rows go shortest first, so that
-    each batch is cut to similar lengths."""
+def _embed(
+    branch: Branch, modality: str, targets: torch.Tensor, size: int, device: torch.device, rows: np.ndarray
+) -> torch.Tensor:
+    """The features of `rows` from a frozen encoder, in row order (zeros for the other rows, which nothing reads).
+    With lengths, rows go shortest first, so that each batch is cut to similar lengths."""
     feed = Feed({modality: branch.inputs}, targets, device)
     encoder = branch.encoder.to(device, memory_format=torch.channels_last).eval()
-    n = len(targets)
-    order = np.argsort(branch.lengths.numpy(), kind="stable") if branch.lengths is not None else np.arange(n)
+    order = rows[np.argsort(branch.lengths.numpy()[rows], kind="stable")] if branch.lengths is not None else rows
     out = []
     for x, _ in feed(_chunks(order, size)):
         with _autocast(device):
             out.append(encoder(x[modality]).float())
     encoder.cpu()
-    features = torch.empty_like(torch.cat(out))
-    features[torch.as_tensor(order, device=features.device)] = torch.cat(out)
-    return features.cpu()
+    done = torch.cat(out).cpu()
+    features = torch.zeros((len(targets), *done.shape[1:]), dtype=done.dtype)
+    features[torch.as_tensor(order)] = done
+    return features
+
+
+def _learning(task: TaskData, cfg: FusionConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(learn rows, stop rows, learn rows left out): the task's fit rows less its holdout (task.holdout), with
+    cfg.learn_sample a fixed sample of the learn rows (the same in every trial and the refit, so that a frozen
+    embedding is reused)."""
+    fit, _ = task.split
+    learn, stop = task.holdout(fit)
+    if not cfg.learn_sample:
+        return learn, stop, learn[:0]
+    kept = at_most(learn, cfg.learn_sample, np.random.default_rng(SAMPLE_SEED))
+    return kept, stop, np.setdiff1d(learn, kept)
 
 
 # per modality, the last frozen embedding and what made it: a network's HEBO trials and its refit embed the same
@@ -330,9 +348,18 @@ def _fingerprint(encoder: nn.Module) -> tuple[int, float]:
     return len(tensors), float(sum(t.double().abs().sum() for t in tensors)) if tensors else 0.0
 
 
-def _build(task: TaskData, cfg: FusionConfig, fit: np.ndarray, device: torch.device, targets: torch.Tensor, batch: int):
+def _build(
+    task: TaskData,
+    cfg: FusionConfig,
+    fit: np.ndarray,
+    device: torch.device,
+    targets: torch.Tensor,
+    batch: int,
+    skip: np.ndarray,
+):
     """Per modality present, in registry order (the order the branches are created, and seeded, in), its branch
-    from its model module; frozen encoders embed every row here. Returns (branches, notes)."""
+    from its model module; frozen encoders embed every row here but the train rows `skip` (learning rows left out
+    of a sample). Returns (branches, notes)."""
     frames = {m: pd.concat([task.train.inputs[m], task.test.inputs[m]]) for m in task.train.modalities}
     branches, notes = {}, []
     for m, modality in MODALITIES.items():
@@ -347,6 +374,7 @@ def _build(task: TaskData, cfg: FusionConfig, fit: np.ndarray, device: torch.dev
                 str(task.ws),
                 m,
                 len(frames[m]),
+                len(skip),
                 cfg.image_size,
                 cfg.max_length,
                 _fingerprint(branch.encoder),
@@ -355,10 +383,11 @@ def _build(task: TaskData, cfg: FusionConfig, fit: np.ndarray, device: torch.dev
             if cached is not None and cached[0] == key:
                 features, how = cached[1], "reused from the previous run (the same frozen encoder and rows)"
             else:
-                features = _embed(branch, m, targets, branch.embed_batch * batch, device)
+                rows = np.setdiff1d(np.arange(len(frames[m])), skip)
+                features = _embed(branch, m, targets, branch.embed_batch * batch, device, rows)
                 _EMBEDDED[m], how = (key, features), f"in {time.monotonic() - began:.1f}s"
             branch = replace(branch, encoder=nn.Identity(), inputs=features, augment=None, views=[], lengths=None)
-            notes.append(f"{branch.title} frozen: {len(features)} embeddings {how}")
+            notes.append(f"{branch.title} frozen: {len(features) - len(skip)} embeddings {how}")
         elif branch.backbone:
             notes.append(f"{branch.title} trained")
         branches[m] = branch
@@ -435,9 +464,11 @@ class _Run:
     notes: list[str]
 
 
-def _prepare(task: TaskData, cfg: FusionConfig, rows: np.ndarray, log: Callable[[str], None]) -> _Run:
+def _prepare(
+    task: TaskData, cfg: FusionConfig, rows: np.ndarray, log: Callable[[str], None], skip: np.ndarray | None = None
+) -> _Run:
     """The network, its inputs and optimiser for learning from `rows` (train row numbers): the target scaling and
-    every branch's preprocessing are fitted on them alone."""
+    every branch's preprocessing are fitted on them alone; frozen encoders embed no train row of `skip`."""
     device = resolve_device(cfg.device)
     train, test = task.train, task.test
     if set(train.modalities) - set(MODALITIES) or test.modalities != train.modalities:
@@ -453,7 +484,7 @@ def _prepare(task: TaskData, cfg: FusionConfig, rows: np.ndarray, log: Callable[
         np.vstack([(y - mean) / scale, np.full((len(test), y.shape[1]), np.nan)]), dtype=torch.float32
     )
     batch = device_batch(cfg, device, len(rows))
-    branches, notes = _build(task, cfg, rows, device, targets, batch)
+    branches, notes = _build(task, cfg, rows, device, targets, batch, np.asarray([] if skip is None else skip, int))
     trained = [b for b in branches.values() if not b.frozen and b.backbone]  # encoders trained on every batch
     feed = Feed({m: b.inputs for m, b in branches.items() if b.inputs is not None}, targets, device)
     augments = {m: b.augment for m, b in branches.items() if b.augment is not None}
@@ -531,10 +562,10 @@ def train_fusion(
     note)."""
     cfg, start = config or FusionConfig(), time.monotonic()
     deadline = start + cfg.max_time
-    fit, val = task.split
-    learn, stop = task.holdout(fit)
+    _, val = task.split
+    learn, stop, skip = _learning(task, cfg)
     stop = watched_rows(stop)
-    run = _prepare(task, cfg, learn, log)
+    run = _prepare(task, cfg, learn, log, skip)
     device, model, feed, batch = run.device, run.model, run.feed, run.batch
     order = torch.Generator().manual_seed(cfg.seed)
     best, history, capped = None, [], False
@@ -634,13 +665,15 @@ def refit_fusion(
     rows: np.ndarray | None = None,
     held: np.ndarray | None = None,
 ) -> RefitResult:
-    """Train on every train row (fit and validation), or on `rows` of them, for exactly `epochs` epochs (a trial's
-    best epoch count: no row is left for early stopping) and predict in model space with the last epoch's weights
-    every test row, or the train rows `held` (one fold of a cross-validation)."""
+    """Train on every train row (fit and validation; with config.learn_sample, those of the sample's learning
+    rows), or on `rows` of them, for exactly `epochs` epochs (a trial's best epoch count: no row is left for early
+    stopping) and predict in model space with the last epoch's weights every test row, or the train rows `held`
+    (one fold of a cross-validation)."""
     cfg, start = config, time.monotonic()
     deadline = start + cfg.max_time
-    rows = np.arange(len(task.train)) if rows is None else np.asarray(rows)
-    run = _prepare(task, cfg, rows, log)
+    skip = _learning(task, cfg)[2] if rows is None else None
+    rows = np.setdiff1d(np.arange(len(task.train)), skip) if rows is None else np.asarray(rows)
+    run = _prepare(task, cfg, rows, log, skip)
     order = torch.Generator().manual_seed(cfg.seed)
     done, samples, capped = 0, 0, False
     with _threads_for(run):

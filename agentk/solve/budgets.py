@@ -10,10 +10,13 @@ gives the same result, whatever else it runs. The plan models a trial's seconds 
     set-up + epochs x (fit rows / training speed + validation rows / evaluation speed + per-epoch overhead)
 
 plus, once per network, the frozen encoders' embedding of every row (its later trials and its refit reuse it), and
-a few seconds per trial that HEBO's model suggests (SUGGEST_S). The speeds are MODEL_SPEED's: samples per second
-per CPU core (up to 8 cores) or on one CUDA GPU, for a trained resnet18 at 64 px (scaled by the pixel count at
-other sizes), a trained MiniLM text encoder at 128 tokens, and the fusion MLP on cached features or tabular
-inputs; evaluation runs about three times faster than training, a frozen encoder's embedding no faster (measured).
+a few seconds per trial that HEBO's model suggests (SUGGEST_S). The embedding is bounded too: past EMBED_LIMIT
+times the budget's network seconds, the network embeds and learns from a sample of its fit rows (the rows it is
+scored on, stop, validation and test, stay whole), and where those alone are past it, it is left out with its
+reason. The speeds are MODEL_SPEED's: samples per second per CPU core (up to 8 cores) or on one CUDA GPU, for a
+trained resnet18 at 64 px (scaled by the pixel count at other sizes), a trained MiniLM text encoder at 128 tokens,
+and the fusion MLP on cached features or tabular inputs; evaluation runs about three times faster than training; a
+frozen image encoder's embedding no faster, a frozen MiniLM's about four times faster than its training (measured).
 The figures are measured: this project's 2-core CPU trains resnet18 at 64 px at 56-74 images/s, the tiny CNN that
 trains when no pretrained weights exist at 146-274 images/s at 48 px and 383-432 at 32 px (planned at its own speed
 and side: tools/modality_img.py's image_encoder tells the plan), and the fusion head on cached features at
@@ -152,8 +155,8 @@ FIELD_INPUT = {
 # per-step overhead, not pixels, so not scaled by them; MiniLM trained at 128 tokens 9,400 texts/s; the fusion MLP
 # on 64 columns 167,000 rows/s.
 MODEL_SPEED = {
-    "cpu": {"image": 35.0, "tiny image": 50.0, "text": 12.0, "features": 15_000.0},
-    "cuda": {"image": 8_000.0, "tiny image": 60_000.0, "text": 7_500.0, "features": 150_000.0},
+    "cpu": {"image": 35.0, "tiny image": 50.0, "text": 12.0, "frozen text": 50.0, "features": 15_000.0},
+    "cuda": {"image": 8_000.0, "tiny image": 60_000.0, "text": 7_500.0, "frozen text": 22_500.0, "features": 150_000.0},
 }
 REFERENCE_PX = {"cpu": 64, "cuda": 224}
 MAX_CORES = 8  # a batch's convolutions stop gaining from more CPU cores about here
@@ -161,11 +164,14 @@ EVAL_FACTOR = 3.0  # evaluation and frozen embedding (no gradients) run this man
 EPOCH_OVERHEAD_S = 0.05  # per epoch: shuffling, the validation metric, keeping the best weights
 TRIAL_OVERHEAD_S = 1.0  # per training run: building the network and its inputs
 SUGGEST_S = 4.0  # per trial HEBO's model suggests: fitting its GP and searching its acquisition (one CPU thread)
-# a frozen encoder's embedding of every row may be modelled at most at this many times the budget's network_seconds;
-# past it the network is left out, with its reason (the classical candidates cover the input): 100,000 texts on 2
-# cores were planned at 5,283 s for the quick budget, nearly all of it embedding (issue 49); the text figure above
-# prices it at the training speed, about five times the measured one, so the limit is ~2 minutes of real embedding
+# a frozen encoder's embedding may be modelled at most at this many times the budget's network_seconds: past it the
+# network embeds and learns from a sample of its learning rows (the validation, stop and test rows stay whole), and
+# when those alone are past it, it is left out with its reason (the classical candidates cover the input). 100,000
+# texts on 2 cores were planned at 5,283 s for the quick budget, nearly all of it embedding (issue 49). The frozen
+# text speed ("frozen text") is measured: MiniLM embedded 121 texts/s on this project's 2-core CPU (jigsaw: 1,600
+# texts in 13.2 s), where it trains at 7-9; a frozen image encoder embeds no faster than it trains (measured)
 EMBED_LIMIT = 8.0
+MIN_SAMPLE = 2_000  # the fewest learning rows a sampled network learns from: fewer, and it is left out
 SAFETY = 30.0  # a training run stops at this many times its planned seconds: a runaway, not a busy machine
 MIN_SAFETY_S = 300.0
 
@@ -201,15 +207,20 @@ class NetworkPlan:
     trial_setup_seconds: float = 0.0  # modelled, of one trial besides its epochs
     epoch_seconds: float = 0.0  # modelled, of one epoch of a trial
     fixed_seconds: float = 0.0  # modelled, once per network: the frozen embedding and the refit
-    embed_seconds: float = 0.0  # modelled, once per network: the frozen encoders' embedding of every row
+    embed_seconds: float = 0.0  # modelled, once per network: the frozen encoders' embedding of the rows they embed
+    # the learning rows embedded and learned from, a sample of fit_rows where embedding them all is past EMBED_LIMIT;
+    # None: all of them
+    learn_sample: int | None = None
+    left_out: str | None = None  # why the network is not built: even its sample's embedding is past the limit
 
-    def left_out(self, budget: SolveBudget) -> str | None:
-        """Why the network is not built (its embedding alone past EMBED_LIMIT times the budget), else None."""
-        if self.embed_seconds <= EMBED_LIMIT * budget.network_seconds:
-            return None
+    @property
+    def sampled(self) -> str:
+        """The sample, in words for the console; empty without one."""
+        if self.learn_sample is None:
+            return ""
         return (
-            f"embedding every row once is modelled at {self.embed_seconds:.0f} s, past {EMBED_LIMIT:g} times the "
-            f"{budget.name} budget's {budget.network_seconds:.0f} s per network"
+            f"a sample of {self.learn_sample} of the {self.fit_rows} fit rows (embedding them all is past "
+            f"{EMBED_LIMIT:g} times the budget's network seconds; the stop, validation and test rows are whole)"
         )
 
     @property
@@ -250,7 +261,9 @@ class NetworkPlan:
         )
 
     def line(self) -> str:
-        rows = f"{self.epoch_rows} of {self.fit_rows}" if self.epoch_rows else f"{self.fit_rows}"
+        fit = self.learn_sample or self.fit_rows
+        rows = f"{self.epoch_rows} of {fit}" if self.epoch_rows else f"{fit}"
+        sampled = f"; learns from {self.sampled}" if self.sampled else ""
         refit = f"; refit on all {self.refit_rows} rows for the best trial's epochs" if self.refit_rows else ""
         within = (
             f"within the budget's {self.budget_seconds:.0f} s"
@@ -259,9 +272,19 @@ class NetworkPlan:
         )
         return (
             f"{self.search}, up to {self.epochs} epochs each (patience {self.patience}) on {rows} fit rows per "
-            f"epoch, {self.trained}{refit}; estimated at most {self.seconds:.0f} s on {self.machine}, {within} "
+            f"epoch, {self.trained}{sampled}{refit}; estimated at most {self.seconds:.0f} s on {self.machine}, {within} "
             f"(safety cap {self.safety_cap:.0f} s per training run)"
         )
+
+
+def embedding_speed(machine: Machine, modality: str, image_size: int = 64, tiny_image: bool = False) -> float:
+    """Modelled samples/s of a frozen encoder's embedding: measured faster than training for text, no faster for
+    images."""
+    if modality == TEXT.name:
+        return MODEL_SPEED["cuda" if machine.cuda else "cpu"]["frozen text"] * (
+            1 if machine.cuda else min(max(1, machine.cores), MAX_CORES)
+        )
+    return training_speed(machine, modality, image_size=image_size, tiny_image=tiny_image)
 
 
 def training_speed(machine: Machine, modality: str | None, image_size: int = 64, tiny_image: bool = False) -> float:
@@ -309,13 +332,26 @@ def plan_network(
     trained = {
         m: s for m, s in encoders.items() if m in modalities and (finetune_image if m == IMAGE.name else finetune_text)
     }
-    frozen = {m: s for m, s in encoders.items() if m in modalities and m not in trained}
+    frozen = [m for m in encoders if m in modalities and m not in trained]
     # a trained encoder runs on every batch: the slowest part sets the speed; else the MLP on cached features
     train_speed = 1 / sum(1 / s for s in trained.values()) if trained else training_speed(machine, None)
     eval_speed = EVAL_FACTOR * train_speed
-    every = fit_rows + val_rows + test_rows
     setup = TRIAL_OVERHEAD_S
-    embed = sum(every / s for s in frozen.values())  # once per network: its later runs reuse the embeddings
+    # once per network (its later runs reuse the embeddings), the seconds per row of every frozen encoder
+    per_row = sum(1 / embedding_speed(machine, m, image_size=image_size, tiny_image=tiny_image) for m in frozen)
+    limit = EMBED_LIMIT * budget.network_seconds
+    learn, left_out = fit_rows, None  # the fit rows embedded and learned from
+    if (fit_rows + val_rows + test_rows) * per_row > limit:
+        # past the limit: learn from a sample of the fit rows, the rows that are scored staying whole
+        least = min(fit_rows, MIN_SAMPLE)
+        learn = max(least, int(limit / per_row) - val_rows - test_rows)
+        if learn == least:
+            left_out = (
+                f"embedding the validation and test rows and {least} fit rows once is modelled at "
+                f"{(least + val_rows + test_rows) * per_row:.0f} s, past {EMBED_LIMIT:g} times the {budget.name} "
+                f"budget's {budget.network_seconds:.0f} s per network"
+            )
+    embed = (learn + val_rows + test_rows) * per_row
 
     watched = val_rows if stop_rows is None else min(stop_rows, val_rows)
     once = (val_rows - watched + test_rows) / eval_speed  # the best epoch's predictions
@@ -324,7 +360,7 @@ def plan_network(
         return setup + once + epochs * (rows / train_speed + watched / eval_speed + EPOCH_OVERHEAD_S)
 
     def refit_rows(rows: int) -> int:  # an epoch of the refit: every row, or the same sample size as a trial's
-        return rows if rows < fit_rows else fit_rows + val_rows
+        return rows if rows < learn else learn + val_rows
 
     def fixed_s(epochs: int, rows: int) -> float:  # the embedding and the refit
         return embed + (setup + epochs * refit_rows(rows) / train_speed if refit else 0.0)
@@ -333,20 +369,20 @@ def plan_network(
         return fixed_s(epochs, rows) + trials * trial_s(epochs, rows) + max(0, trials - design) * SUGGEST_S
 
     work = budget.network_seconds + embed  # the embedding is paid once whatever the search: not traded against it
-    trials, epochs, rows = budget.n_trials, budget.max_epochs, fit_rows
+    trials, epochs, rows = budget.n_trials, budget.max_epochs, learn
     while trials > 1 and total_s(trials, epochs, rows) > work:
         trials -= 1
     while epochs > budget.min_epochs and total_s(trials, epochs, rows) > work:
         epochs -= 1
     if total_s(trials, epochs, rows) > work:
-        # fewer rows per epoch, but at least a few batches, so that the network still takes steps; below fit_rows
-        # even where every fit row would fit in a trial, as the refit's epochs then train on that sample size too
-        per_row = epochs * (trials + refit) / train_speed
-        rows = int((work - total_s(trials, epochs, 0)) / per_row)
-        rows = max(min(fit_rows, 4 * budget.batch_size), min(fit_rows - 1, rows))
+        # fewer rows per epoch, but at least a few batches, so that the network still takes steps; below the learning
+        # rows even where all of them would fit in a trial, as the refit's epochs then train on that sample size too
+        per_epoch_row = epochs * (trials + refit) / train_speed
+        rows = int((work - total_s(trials, epochs, 0)) / per_epoch_row)
+        rows = max(min(learn, 4 * budget.batch_size), min(learn - 1, rows))
     tiny = {IMAGE.name: f" (the tiny CNN at {image_size}px)"} if tiny_image else {}
     parts = [f"{m} encoder{tiny.get(m, '')} trained at ~{s:.0f} samples/s" for m, s in trained.items()]
-    parts += [f"{m} encoder frozen (every row embedded once)" for m in frozen]
+    parts += [f"{m} encoder frozen (each row embedded once)" for m in frozen]
     if not trained:
         parts.append(f"the fusion MLP on {'cached features' if frozen else TABULAR.name + ' inputs'}")
     planned_trial = trial_s(epochs, rows)
@@ -357,19 +393,21 @@ def plan_network(
         patience=budget.patience,
         fit_rows=fit_rows,
         val_rows=val_rows,
-        epoch_rows=rows if rows < fit_rows else None,
-        refit_rows=fit_rows + val_rows if refit else 0,
+        epoch_rows=rows if rows < learn else None,
+        refit_rows=learn + val_rows if refit else 0,
         trained="; ".join(parts),
         trial_seconds=planned_trial,
         seconds=total_s(trials, epochs, rows),
         budget_seconds=work,
-        safety_cap=max(MIN_SAFETY_S, SAFETY * (embed + planned_trial * (1 + val_rows / fit_rows))),
+        safety_cap=max(MIN_SAFETY_S, SAFETY * (embed + planned_trial * (1 + val_rows / learn))),
         machine=machine.describe(),
         max_trials=budget.n_trials,
         trial_setup_seconds=trial_s(0, rows),
         epoch_seconds=trial_s(1, rows) - trial_s(0, rows),
         fixed_seconds=fixed_s(epochs, rows),
         embed_seconds=embed,
+        learn_sample=learn if learn < fit_rows else None,
+        left_out=left_out,
     )
 
 

@@ -448,10 +448,15 @@ class Solver:
             stop_rows=min(len(stop), STOP_ROWS),  # those it scores after every epoch (watched_rows)
             tiny_image=tiny,
         )
-        if (why := plan.left_out(b)) is not None:
-            raise LeftOut(why)
+        if plan.left_out is not None:
+            raise LeftOut(plan.left_out)
         base = replace(
-            base, max_epochs=plan.epochs, patience=plan.patience, epoch_rows=plan.epoch_rows, max_time=plan.safety_cap
+            base,
+            max_epochs=plan.epochs,
+            patience=plan.patience,
+            epoch_rows=plan.epoch_rows,
+            learn_sample=plan.learn_sample,
+            max_time=plan.safety_cap,
         )
         self.say(f"{sid}: {plan.line()}")
         files = self.workspace.solution(sid)
@@ -527,7 +532,8 @@ class Solver:
             "network",
             f"late-fusion network over {modal}{self._features_note()} ({_describe(config, self.task.modalities)}); "
             f"{method} over lr and optimizer, {len(records)} trials ({search['model']} suggested by HEBO's model), "
-            f"up to {plan.epochs} epochs each, early-stopped and chosen by {self.task.metric_name} on a holdout of the "
+            f"up to {plan.epochs} epochs each{f', learning from {plan.sampled}' if plan.sampled else ''}, "
+            f"early-stopped and chosen by {self.task.metric_name} on a holdout of the "
             f"fit rows, scored on the validation rows{refit_note}",
             float(best["val_score"]),
             preds["val_pred"],
