@@ -293,19 +293,28 @@ def run_solve(
     weights: Path | None = None,
     output: TextIO | None = None,
     verbose: bool = False,
+    memory_limit: float | None = None,
 ) -> SolveResult:
     """Build solutions on a finished setup (default: the newest under workspaces/) and make the best by
     validation score the workspace's submission. The solver runs in a child process without credentials;
     every detail goes to <ws>/logs/solve.log, its progress bars and one line per solution to `output` (default:
     the terminal; verbose: the whole log as it comes). Finished solutions are kept, so a rerun resumes.
     ray: run HEBO trials as Ray tasks (local, auto or ray://host:port); weights: a folder of pretrained image
-    backbone weights (tools/modality_img.py says which file names it reads)."""
+    backbone weights (tools/modality_img.py says which file names it reads); memory_limit: GB the solve's
+    process tree may use (default: agentk/solve/memory.py's share of the machine)."""
     from agentk.parsing import guard_pandas
     from agentk.solve.budgets import PRESETS
+    from agentk.solve.memory import DEFAULT_SHARE, default_limit_gb, machine_gb
 
     guard_pandas()
     if budget not in PRESETS:
         raise BadInput(f"unknown budget {budget!r}: use {', '.join(PRESETS)}")
+    if memory_limit is not None and not 0.5 <= memory_limit <= machine_gb():
+        raise BadInput(
+            f"--memory-limit {memory_limit:g} GB is outside what this machine gives: use 0.5 to {machine_gb():.1f} "
+            f"GB (default {DEFAULT_SHARE:.0%} of it, {default_limit_gb():.1f})"
+        )
+    limit = memory_limit or default_limit_gb()
     if weights is not None and not Path(weights).is_dir():
         raise BadInput(f"--weights {weights} is not a folder: give the folder that holds the backbone weights files")
     ws = Workspace(Path(workspace or newest_workspace()).resolve())
@@ -328,16 +337,28 @@ def run_solve(
             + (["--parallel-trials", str(parallel_trials)] if parallel_trials else [])
             + (["--weights", str(Path(weights).resolve())] if weights is not None else [])
             + (["--verbose"] if verbose else [])
+            + ["--memory-limit", f"{limit:.2f}"]
         )
         crash.note("solve", log=ws.solve_log)
         cap = PRESETS[budget].wall_cap
-        try:  # the memory limit of the stage programs; a wall cap for a runaway, far beyond the budget's plan
-            rc = run_python_live(args, cwd=ws.root, output=output, network=bool(ray), timeout=cap, memory_gb=16)
+        try:  # the memory limit of the whole tree; a wall cap for a runaway, far beyond the budget's plan
+            run = run_python_live(args, cwd=ws.root, output=output, network=bool(ray), timeout=cap, memory_gb=limit)
         except KeyboardInterrupt:
             _solve_ended(ws, "interrupted")
             raise
+    rc = run.returncode
     summary = read_json(ws.solve_summary) or {}
+    if run.peak_gb is not None and summary:  # what the tree used at most: the report and benchmarks read it
+        summary = {**summary, "peak_memory_gb": round(run.peak_gb, 2), "memory_limit_gb": round(limit, 2)}
+        write_json(ws.solve_summary, summary)
     again = f"finished solutions are kept; `agentk solve --workspace {ws.root}` resumes"
+    if run.out_of_memory and summary.get("status") != "done":
+        _solve_ended(ws, f"went over its memory limit of {limit:.1f} GB")
+        raise AgentFailed(
+            f"solve went over its memory limit of {limit:.1f} GB and the kernel stopped it (details in "
+            f"{ws.solve_log}); give it more with --memory-limit (this machine has {machine_gb():.1f} GB) or a "
+            f"smaller budget; {again}"
+        )
     if rc is None:
         _solve_ended(ws, f"stopped at the wall cap of {cap:.0f} s")
         raise AgentFailed(

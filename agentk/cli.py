@@ -19,6 +19,7 @@ from agentk.core import crash
 from agentk.core.errors import AgentFailed, BadInput
 from agentk.core.fileio import read_json
 from agentk.core.state import EpisodeState
+from agentk.solve.memory import DEFAULT_SHARE
 from agentk.workspace import Workspace
 
 app = typer.Typer(
@@ -205,6 +206,13 @@ def solve(
         "\\[default: the caches only].",
     ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the whole log (epochs, trials, AutoGluon)."),
+    memory_limit: float | None = typer.Option(
+        None,
+        "--memory-limit",
+        metavar="GB",
+        help="The most memory the solve's processes may use together; the solver states its estimate against it "
+        f"and keeps decoded images on disk past it \\[default: {DEFAULT_SHARE:.0%} of this machine's memory].",
+    ),
 ) -> None:
     """Build solutions on a finished setup: AutoGluon for tabular inputs, late-fusion networks (image, text and
     tabular embedders) tuned by HEBO, an MLP blend; the best by validation score (on a table of at most 2,000 rows, by
@@ -213,7 +221,13 @@ def solve(
     Exit codes: 0 done; 1 the solve failed (the reason, and <ws>/logs/solve.log for details); 2 bad input
     (no finished setup, unknown budget, no --weights folder, the workspace in use)."""
     result = api.run_solve(
-        workspace, budget, ray=ray, parallel_trials=parallel_trials, weights=weights, verbose=verbose
+        workspace,
+        budget,
+        ray=ray,
+        parallel_trials=parallel_trials,
+        weights=weights,
+        verbose=verbose,
+        memory_limit=memory_limit,
     )
     summary = result.summary
     ws = Workspace(result.workspace)

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from agentk.core.checks import Check, run_checks
 from agentk.core.sandbox import clean_env, run_python, truncate
 
@@ -352,12 +354,39 @@ def test_the_live_run_has_a_memory_limit_and_a_wall_cap(tmp_path):
 
     log = tmp_path / "out.log"
     with open(log, "w") as out:
-        rc = run_python_live(["-c", "b = bytearray(3 * 2**30)"], cwd=tmp_path, output=out, memory_gb=1)
-    assert rc == 1 and "MemoryError" in log.read_text()
+        run = run_python_live(["-c", "b = bytearray(3 * 2**30)"], cwd=tmp_path, output=out, memory_gb=1)
+    assert run.returncode == 1 and "MemoryError" in log.read_text()
     with open(log, "w") as out:
-        rc = run_python_live(["-c", "b = bytearray(2**28); print('fits')"], cwd=tmp_path, output=out, memory_gb=1)
-    assert rc == 0 and "fits" in log.read_text()
+        run = run_python_live(["-c", "b = bytearray(2**28); print('fits')"], cwd=tmp_path, output=out, memory_gb=1)
+    assert run.returncode == 0 and "fits" in log.read_text()
     start = time.monotonic()
     with open(log, "w") as out:
-        assert run_python_live(["-c", "import time; time.sleep(60)"], cwd=tmp_path, output=out, timeout=2) is None
+        run = run_python_live(["-c", "import time; time.sleep(60)"], cwd=tmp_path, output=out, timeout=2)
+    assert run.returncode is None
     assert time.monotonic() - start < 20
+
+
+# three children, each touching 700 MB: each alone is under a 1.5 GB per-process limit, together they are not
+TREE = """
+import subprocess, sys
+code = "b = bytearray(700 * 2**20); b[::4096] = b'x' * len(b[::4096]); import time; time.sleep(3)"
+procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(3)]
+sys.exit(max(p.wait() != 0 for p in procs))
+"""
+
+
+def test_the_live_run_bounds_its_whole_process_tree_and_measures_its_peak(tmp_path):
+    """Issue 49: the limit holds for the solver's process tree, not each process alone, where a memory cgroup can be
+    made; the run says how much the tree used at most, and that the kernel killed in it for memory."""
+    from agentk.core.sandbox import MemoryGroup, run_python_live
+
+    probe = MemoryGroup.make(2**30)
+    if probe is None:
+        pytest.skip("no memory cgroup can be made here (not root, or the controller is not delegated)")
+    probe.remove()
+    with open(tmp_path / "out.log", "w") as out:
+        fits = run_python_live(["-c", TREE.replace("700", "300")], cwd=tmp_path, output=out, memory_gb=1.5)
+        over = run_python_live(["-c", TREE], cwd=tmp_path, output=out, memory_gb=1.5)
+    assert fits.returncode == 0 and not fits.out_of_memory
+    assert fits.peak_gb is not None and 0.85 < fits.peak_gb < 1.5  # three times 300 MB, and the interpreters
+    assert over.returncode != 0 and over.out_of_memory

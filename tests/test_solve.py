@@ -16,6 +16,7 @@ from conftest import EXAMPLES, agentk, copy_setup, render
 
 from agentk.core.errors import BadInput
 from agentk.core.fileio import append_jsonl, read_json, read_jsonl, write_json
+from agentk.core.sandbox import MemoryGroup
 from agentk.solve.budgets import PRESETS
 from agentk.solve.cross_validation import FOLDS
 from agentk.solve.solver import Solution, Solver, trial_history
@@ -71,6 +72,11 @@ def test_solve_writes_every_solution_and_the_best_submission(solved):
     assert summary["best"] == best["id"]
     assert (ws / "submission.csv").read_text() == (ws / "solutions" / best["id"] / "submission.csv").read_text()
     assert "solutions of" in run.stderr and "solve done" in run.stderr
+    # memory planned as well as time (issue 49): the estimate first, the tree's measured peak after, where the
+    # machine lets agentk make a memory cgroup
+    assert "peak memory estimated at" in run.stderr and "(--memory-limit)" in run.stderr
+    if MemoryGroup.make(2**30) is not None:
+        assert 0.3 < summary["peak_memory_gb"] < summary["memory_limit_gb"]
 
 
 def test_solve_writes_a_report_with_plots_and_tables(solved, tmp_path):

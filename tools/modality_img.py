@@ -175,7 +175,6 @@ def fusion_branch(frame: pd.DataFrame, ws: Path, cfg: FusionConfig, fit: np.ndar
     )
 
 
-IN_MEMORY_SHARE = 0.5  # decoded images stay in memory when they take at most this share of the available memory
 _DECODED: dict[str, torch.Tensor] = {}  # the last images decoded in memory: a solve's next trial reuses them
 
 
@@ -183,7 +182,7 @@ def decoded(paths: list, ws: Path, size: int, map_name: str) -> tuple[torch.Tens
     """Every image decoded once, RGB at size x size: uint8 (rows, size, size, 3), in memory when it fits (kept for
     the next call on the same files), else a memory-mapped file in the workspace (kept there, and reused while
     the files are unchanged). Returns the images and a note saying where they are."""
-    import psutil
+    from agentk.solve.memory import images_in_memory
 
     tf = ImageTransform(ws, size, map_name=map_name)
     key = _images_key(tf, paths)
@@ -191,7 +190,7 @@ def decoded(paths: list, ws: Path, size: int, map_name: str) -> tuple[torch.Tens
     if key in _DECODED:
         return _DECODED[key], f"{len(paths)} images at {size}px in memory (decoded before)"
     began = time.monotonic()
-    if np.prod(shape) <= IN_MEMORY_SHARE * psutil.virtual_memory().available:
+    if images_in_memory(int(np.prod(shape))):  # under the solve's memory limit, with room to spare
         _DECODED.clear()  # before decoding: the previous images are not needed any more
         images = np.empty(shape, dtype=np.uint8)
         _decode_into(images, tf, paths)

@@ -172,32 +172,80 @@ class RunResult:
         return ""
 
 
-def _pids_cgroup() -> Path | None:
-    """A fresh cgroup allowing at most MAX_PROCESSES tasks, where this process may make one (root on a cgroup v1
-    pids hierarchy, or v2 with pids delegated), else None. RLIMIT_NPROC does not bind root; this does."""
+def own_cgroups(controller: str) -> list[tuple[Path, bool]]:
+    """The folders of this process's own cgroups that hold `controller`: (folder, whether cgroup v2)."""
     try:
         lines = Path("/proc/self/cgroup").read_text().splitlines()
     except OSError:
-        return None
+        return []
+    found = []
     for line in lines:
         _, controllers, rel = line.split(":", 2)
-        if "pids" in controllers.split(","):
-            base = Path("/sys/fs/cgroup/pids") / rel.lstrip("/")
+        if controller in controllers.split(","):
+            found.append((Path("/sys/fs/cgroup") / controller / rel.lstrip("/"), False))
         elif controllers == "" and Path("/sys/fs/cgroup/cgroup.controllers").exists():
-            base = Path("/sys/fs/cgroup") / rel.lstrip("/")
-        else:
-            continue
-        group = base / f"agentk-{os.getpid()}-{time.monotonic_ns()}"
+            found.append((Path("/sys/fs/cgroup") / rel.lstrip("/"), True))
+    return found
+
+
+def _new_cgroup(controller: str, settings: dict[bool, tuple[str, str]]) -> tuple[Path, bool] | None:
+    """A fresh child of this process's cgroup for `controller`, with settings[v2] (file, value) written, where this
+    process may make one (root on a cgroup v1 hierarchy, or v2 with the controller delegated), else None."""
+    for base, v2 in own_cgroups(controller):
+        group = base / f"agentk-{controller}-{os.getpid()}-{time.monotonic_ns()}"
         try:
             group.mkdir()
         except OSError:
             continue
         try:
-            (group / "pids.max").write_text(str(MAX_PROCESSES))
-            return group
+            (group / settings[v2][0]).write_text(settings[v2][1])
+            return group, v2
         except OSError:
             group.rmdir()
     return None
+
+
+def _pids_cgroup() -> Path | None:
+    """A fresh cgroup allowing at most MAX_PROCESSES tasks, else None. RLIMIT_NPROC does not bind root; this does."""
+    made = _new_cgroup("pids", {False: ("pids.max", str(MAX_PROCESSES)), True: ("pids.max", str(MAX_PROCESSES))})
+    return made[0] if made else None
+
+
+@dataclass
+class MemoryGroup:
+    """A memory cgroup that bounds a whole process tree (a solver and every process it starts, sandboxed ones
+    included, where a per-process limit bounds each alone), and says afterwards how much the tree used at most and
+    whether the kernel killed in it for memory. Page cache is counted, and reclaimed before anything is killed."""
+
+    path: Path
+    v2: bool
+
+    @classmethod
+    def make(cls, max_bytes: int) -> MemoryGroup | None:
+        """A fresh group limited to max_bytes, where this process may make one (else None)."""
+        made = _new_cgroup(
+            "memory", {False: ("memory.limit_in_bytes", str(max_bytes)), True: ("memory.max", str(max_bytes))}
+        )
+        return cls(*made) if made else None
+
+    def peak_gb(self) -> float | None:
+        """The most the tree used, in GB (None where the kernel does not say: cgroup v2 before Linux 5.19)."""
+        try:
+            return int((self.path / ("memory.peak" if self.v2 else "memory.max_usage_in_bytes")).read_text()) / 2**30
+        except (OSError, ValueError):
+            return None
+
+    def oom_killed(self) -> bool:
+        """Whether the kernel killed a process of the tree for going over the limit."""
+        try:
+            text = (self.path / ("memory.events" if self.v2 else "memory.oom_control")).read_text()
+        except OSError:
+            return False
+        counts = dict(line.split() for line in text.splitlines() if len(line.split()) == 2)
+        return int(counts.get("oom_kill", 0)) > 0
+
+    def remove(self) -> None:
+        _remove_cgroup(self.path)
 
 
 def _remove_cgroup(group: Path | None) -> None:
@@ -216,9 +264,9 @@ def _remove_cgroup(group: Path | None) -> None:
 _LIMITS = """
 import ctypes, os, resource, signal, sys
 max_bytes, kind, cgroup, nproc, cap, *argv = sys.argv[1:]
-if cgroup:
+for group in filter(None, cgroup.split("\\n")):
     try:
-        with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
+        with open(os.path.join(group, "cgroup.procs"), "w") as f:
             f.write(str(os.getpid()))
     except OSError:
         pass
@@ -238,12 +286,12 @@ os.execv(argv[0], argv)
 
 
 def _limited(
-    argv: list[str], max_bytes: int | None, cgroup: Path | None = None, nproc: bool = True, kind: str = "as"
+    argv: list[str], max_bytes: int | None, cgroups: list[Path] = (), nproc: bool = True, kind: str = "as"
 ) -> list[str]:
     """`argv` run under a memory limit of `max_bytes` (None: none) on its address space (`kind` "as") or on its
-    data, the writable private memory it allocates ("data"), in `cgroup`, with at most MAX_PROCESSES processes
+    data, the writable private memory it allocates ("data"), in `cgroups`, with at most MAX_PROCESSES processes
     (`nproc`), killed when agentk dies."""
-    limits = [str(max_bytes or ""), kind, str(cgroup or ""), "1" if nproc else "0", str(MAX_PROCESSES)]
+    limits = [str(max_bytes or ""), kind, "\n".join(map(str, cgroups)), "1" if nproc else "0", str(MAX_PROCESSES)]
     return [sys.executable, "-I", "-S", "-c", _LIMITS, *limits, *argv]
 
 
@@ -256,7 +304,7 @@ def run_python(
     cgroup = _pids_cgroup()
     try:
         argv = _sandboxed(bwrap, Path(cwd), argv) if bwrap else argv
-        return _run(_limited(argv, int(memory_gb * 2**30), cgroup), cwd, timeout, env)
+        return _run(_limited(argv, int(memory_gb * 2**30), [cgroup] if cgroup else []), cwd, timeout, env)
     finally:
         _remove_cgroup(cgroup)
 
@@ -305,6 +353,13 @@ def _text(data) -> str:
     return data.decode(errors="replace") if isinstance(data, bytes) else (data or "")
 
 
+@dataclass
+class LiveRun:
+    returncode: int | None  # None: killed at the timeout
+    peak_gb: float | None = None  # the most its process tree used (its memory group's count), where measured
+    out_of_memory: bool = False  # the kernel killed in its tree for going over memory_gb
+
+
 def run_python_live(
     args: list[str],
     cwd: Path,
@@ -312,12 +367,12 @@ def run_python_live(
     output: TextIO | None = None,
     network: bool = False,
     memory_gb: float | None = None,
-) -> int | None:
+) -> LiveRun:
     """Run `python <args>` in `cwd` in the sandbox (the network kept only when `network`: a remote Ray cluster),
     its output going as it comes to `output` (a file), else straight to the terminal (long jobs show their
-    progress). `memory_gb` limits the data it allocates (RLIMIT_DATA: the limit an address-space cap would be
-    breaks CUDA, which reserves huge address ranges it never writes). Returns the exit code, None when it ran
-    past `timeout` seconds and was killed; Ctrl-C kills it and goes on up as KeyboardInterrupt."""
+    progress). `memory_gb` limits the data each process allocates (RLIMIT_DATA: the limit an address-space cap
+    would be breaks CUDA, which reserves huge address ranges it never writes) and, where a memory cgroup can be
+    made, the whole process tree's memory (MemoryGroup). Ctrl-C kills it and goes on up as KeyboardInterrupt."""
     if output is not None:
         output.flush()  # what was written to it so far comes before the child's output
     bwrap = _bwrap()
@@ -327,8 +382,10 @@ def run_python_live(
         if network:
             argv.remove("--unshare-net")
     max_bytes = int(memory_gb * 2**30) if memory_gb else None
+    group = MemoryGroup.make(max_bytes) if max_bytes else None
     proc = subprocess.Popen(
-        _limited(argv, max_bytes, nproc=False, kind="data"),  # torch and AutoGluon threads count as processes
+        # torch and AutoGluon threads count as processes: no process cap
+        _limited(argv, max_bytes, [group.path] if group else [], nproc=False, kind="data"),
         cwd=cwd,
         env=clean_env(),
         stdin=subprocess.DEVNULL,
@@ -337,15 +394,20 @@ def run_python_live(
         start_new_session=True,
     )
     try:
-        return proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        return None
-    except KeyboardInterrupt:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            rc = None
+        except KeyboardInterrupt:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+        return LiveRun(rc, group.peak_gb() if group else None, bool(group and group.oom_killed()))
+    finally:
+        if group:
+            group.remove()
 
 
 def died_of(returncode: int | None) -> signal.Signals | None:

@@ -86,6 +86,7 @@ class Solver:
         features: bool = True,
         refit: bool = True,
         cross_validate: bool = True,
+        memory_limit: float | None = None,
     ):
         self.ws = Path(ws).resolve()
         self.budget = budget
@@ -106,6 +107,7 @@ class Solver:
         # validation rows alone, the ablation
         self.cv = cross_validate and cross_validation.applies(self.task)
         self._cv_seconds: dict = {}  # what each solution's cross-validation took, by solution id
+        self.memory_limit = memory_limit  # GB: the solve's limit (agentk/solve/memory.py); None: the default
 
     # -- the plan ---------------------------------------------------------------------------------
     def plans(self) -> list[tuple[str, str, dict]]:
@@ -129,6 +131,19 @@ class Solver:
             plans.append((f"network-{n}", "network", dict(overrides)))
         return plans
 
+    def memory_plan(self):
+        """The solve's peak memory, estimated from its inputs (agentk/solve/memory.py), against its limit."""
+        from agentk.solve.memory import default_limit_gb, plan_memory
+
+        frames = {m: [self.task.train.inputs[m], self.task.test.inputs[m]] for m in self.task.modalities}
+        rows = len(self.task.train) + len(self.task.test)
+        return plan_memory(
+            frames,
+            self.budget.image_size,
+            self.memory_limit or default_limit_gb(),
+            embedded_rows=rows if TEXT.name in self.task.modalities else 0,
+        )
+
     def _step(self, step: str) -> None:
         """solve.json names the step under way while it runs: what `agentk solve` names if this process dies."""
         write_json(self.workspace.solve_summary, {"status": "running", "budget": self.budget.name, "step": step})
@@ -142,6 +157,7 @@ class Solver:
             f"({'higher' if self.task.higher_is_better else 'lower'} is better); inputs "
             f"{', '.join(self.task.modalities)}; budget {self.budget.name}"
         )
+        self.say(self.memory_plan().line())
         if self.feature_record and self.feature_record["added"]:
             added = self.feature_record["added"]
             self.say(
@@ -1031,6 +1047,12 @@ def main(argv: list[str] | None = None) -> int:
         help="a folder of pretrained image backbone weights (tools/modality_img.py:weights_file says which names), "
         "looked in before the local caches",
     )
+    p.add_argument(
+        "--memory-limit",
+        type=float,
+        metavar="GB",
+        help="the memory limit the solve runs under (agentk solve sets it), for the estimate it states",
+    )
     p.add_argument("--verbose", action="store_true", help="show everything the log gets as it comes")
     p.add_argument("--no-features", action="store_true", help="ablation: no engineered features on the tab inputs")
     p.add_argument(
@@ -1091,6 +1113,7 @@ def main(argv: list[str] | None = None) -> int:
                     features=not args.no_features,
                     refit=not args.no_refit,
                     cross_validate=not args.no_cv,
+                    memory_limit=args.memory_limit,
                     **parallel,
                 ).run()
         except Exception as exc:  # the parent reads the reason from the solve summary; the traceback goes to the log

@@ -1,0 +1,115 @@
+"""Memory, planned as well as time (issue 49): what the machine gives, the solve's limit (a share of it by default,
+`agentk solve --memory-limit` otherwise), and the solver's estimate of its peak, part by part, stated before it
+starts.
+
+The limit binds the solver's whole process tree where a memory cgroup can be made (agentk.core.sandbox.MemoryGroup),
+and each process alone in any case (RLIMIT_DATA). Inside the tree, what is left under the limit decides where
+decoded images go: memory, or a memory-mapped file on disk (tools/modality_img.py's decoded), so a large image
+competition stays under it. The estimate's coefficients are measured on this project's 2-core machine;
+benchmarks/scale.py prints the estimate beside the measured peak."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psutil
+
+from agentk.core.sandbox import own_cgroups
+
+DEFAULT_SHARE = 0.75  # of the machine's memory: the rest for the system, page cache and what else runs
+# the solver's interpreter with torch, AutoGluon, transformers and timm imported (0.87 GB measured), the frozen
+# encoders' weights and the training's working memory
+BASE_GB = 1.5
+# a table's frame at once in the task (pandas, its deep size), AutoGluon's transformed copy, its models' datasets and
+# the classical candidates' matrices
+TABLE_COPIES = 4.0
+# a text's characters through the classical TF-IDF (word 1-2-grams and character 2-5-grams: about 4 non-zeros a
+# character at 12 bytes each, counted then weighted) and the vectoriser's vocabulary before it is pruned
+TEXT_BYTES_PER_CHAR = 100.0
+EMBEDDING_BYTES = 384 * 4  # a frozen MiniLM's float32 embedding of one row
+TOKEN_BYTES = 2 * 8  # input ids and attention mask, int64, per token
+IN_MEMORY_SHARE = 0.5  # decoded images stay in memory when they take at most this share of the memory left
+
+
+def _cgroup_limit_bytes() -> int | None:
+    """The memory limit of this process's own cgroup (the solve's MemoryGroup, a container's), if any."""
+    limits = []
+    for folder, v2 in own_cgroups("memory"):
+        try:
+            text = (folder / ("memory.max" if v2 else "memory.limit_in_bytes")).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) < 2**60:  # v1 writes "unlimited" as a huge number, v2 as "max"
+            limits.append(int(text))
+    return min(limits) if limits else None
+
+
+def machine_gb() -> float:
+    """The memory this process may use, in GB: the machine's, or its cgroup's limit where lower."""
+    total = psutil.virtual_memory().total
+    limit = _cgroup_limit_bytes()
+    return min(total, limit) / 2**30 if limit else total / 2**30
+
+
+def default_limit_gb() -> float:
+    return DEFAULT_SHARE * machine_gb()
+
+
+def available_bytes() -> int:
+    """What may still be allocated: the machine's available memory, or less where the cgroup's limit is nearer."""
+    available = psutil.virtual_memory().available
+    for folder, v2 in own_cgroups("memory"):
+        try:
+            limit = (folder / ("memory.max" if v2 else "memory.limit_in_bytes")).read_text().strip()
+            used = (folder / ("memory.current" if v2 else "memory.usage_in_bytes")).read_text().strip()
+        except OSError:
+            continue
+        if limit.isdigit() and used.isdigit() and int(limit) < 2**60:
+            available = min(available, max(0, int(limit) - int(used)))
+    return available
+
+
+def images_in_memory(n_bytes: int) -> bool:
+    """Whether decoded images of n_bytes stay in memory (else a memory-mapped file)."""
+    return n_bytes <= IN_MEMORY_SHARE * available_bytes()
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    parts: dict[str, float]  # GB, by what holds it
+    limit_gb: float
+
+    @property
+    def total_gb(self) -> float:
+        return sum(self.parts.values())
+
+    def line(self) -> str:
+        parts = ", ".join(f"{what} {gb:.1f}" for what, gb in self.parts.items() if gb >= 0.05)
+        verdict = (
+            f"under the limit of {self.limit_gb:.1f} GB"
+            if self.total_gb <= self.limit_gb
+            else f"OVER the limit of {self.limit_gb:.1f} GB: a part past it stops with a memory error, the others go on"
+        )
+        return f"peak memory estimated at {self.total_gb:.1f} GB ({parts}), {verdict} (--memory-limit)"
+
+
+def plan_memory(frames: dict[str, list], image_side: int, limit_gb: float, embedded_rows: int = 0) -> MemoryPlan:
+    """The solve's peak memory, estimated from its inputs before anything is fitted. frames: per modality
+    ("tab", "img", "txt"), its train and test input frames; image_side: the side images are decoded at;
+    embedded_rows: the rows a frozen text encoder embeds (0: none)."""
+    gb = 2**30
+    parts = {"python and libraries": BASE_GB}
+    tables = frames.get("tab", [])
+    if tables:
+        parts["tables"] = TABLE_COPIES * sum(int(f.memory_usage(deep=True).sum()) for f in tables) / gb
+    images = frames.get("img", [])
+    if images:
+        decoded = sum(len(f) for f in images) * image_side**2 * 3
+        # past the share, the images go to a memory-mapped file: the page cache holds what fits
+        parts["decoded images"] = decoded / gb if images_in_memory(decoded) else 0.0
+    texts = frames.get("txt", [])
+    if texts:
+        chars = sum(int(f.astype(str).map(len).to_numpy().sum()) for f in texts)
+        rows = sum(len(f) for f in texts)
+        parts["texts"] = (chars * TEXT_BYTES_PER_CHAR + embedded_rows * EMBEDDING_BYTES + rows * TOKEN_BYTES * 128) / gb
+    return MemoryPlan(parts, limit_gb)
