@@ -11,12 +11,15 @@ written out through a random draw of transformations, the ways real competitions
   named by its id;
 - formats: CSV, TSV, gzip, zip, parquet, JSON records, JSON lines; sample submissions of labels or of one
   probability column per class;
+- media: a free-text column beside the numbers; an input carried by one picture per sample, named by its id, in
+  one folder or a train and a test folder;
 - decoys: an older, unscored test table beside the scored one.
 
 `truth.json` records what setup must recover (the `Truth`): the train and test ids, the target per train id, each
 input's values per train id, and the submission a perfect prediction gives (private/answers.csv). `judge` compares
 a finished workspace with it: the target map equals the truth, every input reaches the input maps (a column of the
-maps carrying its values, in any encoding that keeps them apart), and the perfect prediction, through the target
+maps carrying its values, in any encoding that keeps them apart; a picture's column must point to each sample's
+own picture), and the perfect prediction, through the target
 transform and the formatter, gives the answers. `benchmarks/layout_fuzz.py` runs `agentk setup` over many seeds.
 """
 
@@ -67,6 +70,9 @@ TRANSFORMS = {
     "format:partitioned": 0.1,  # <stem>.parquet/<column>=<value>/part-0.parquet (hive), else numbered parts
     "decoy:described": 0.5,  # with decoy:train-only, the description names the decoy column too
     "side:per-sample-files": 0.15,  # x2 as the mean of a few readings in one CSV per sample, named by its id
+    "media:text": 0.2,  # a free-text column in the tables, the colour among its words
+    "media:images": 0.15,  # x2 as the grey level of one picture per sample, named by its id
+    "media:split-folders": 0.5,  # with media:images, the test pictures in a folder of their own
 }
 FORMATS = [t for t in TRANSFORMS if t.startswith("format:")]
 WORDS = ["alpha", "río", "données", "wert", "größe", "colour", "mass", "kappa", "delta", "höhe", "peso", "valor"]
@@ -108,6 +114,10 @@ def draw(seed: int) -> tuple[str, list[str]]:
         chosen.remove("decoy:described")
     if "side:per-sample-files" in chosen and "side:1-1" in chosen:  # both move x2
         chosen.remove("side:per-sample-files")
+    if "media:images" in chosen and ("side:1-1" in chosen or "side:per-sample-files" in chosen):  # x2 again
+        chosen.remove("media:images")
+    if "media:split-folders" in chosen and "media:images" not in chosen:
+        chosen.remove("media:split-folders")
     return kind, chosen
 
 
@@ -299,6 +309,33 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
             noise = more.normal(size=int(more.integers(3, 7)))
             pd.DataFrame({reading: noise - noise.mean() + x2}).to_csv(folder / f"{i}.csv", index=False)
         files["readings"] = f"{here}{folder.name}/"
+    media = np.random.default_rng(40_000 + seed)  # the media transforms' draws
+    if "media:text" in transforms:  # a note of a few words per row, the colour among them
+        note = _column(media, "note", odd)
+        fill = ["bright", "worn", "small", "heavy", "quiet", "old", "round", "plain", "tall", "soft", "odd", "new"]
+        data[note] = [
+            " ".join(media.permutation([str(c), *media.choice(fill, size=int(media.integers(4, 9)))]))
+            + f" ({k})"  # every note its own
+            for k, c in enumerate(data[cols["colour"]])
+        ]
+        inputs.append(note)
+    if "media:images" in transforms:  # x2 is the grey level of each sample's picture
+        from PIL import Image
+
+        side_cols = [cols["x2"]]
+        levels = np.clip(np.round(128 + 40 * data[cols["x2"]].to_numpy()), 8, 247).astype(int)
+        data["__level"] = levels
+        stem = f"{_word(media)}_images"
+        split = "media:split-folders" in transforms
+        for k, (i, level) in enumerate(zip(data[id_col], levels)):
+            folder = tables / (f"{stem}_{'test' if k >= n_train else 'train'}" if split else stem)
+            folder.mkdir(parents=True, exist_ok=True)
+            pixels = np.clip(level + media.integers(-3, 4, size=(12, 12)), 0, 255)
+            pixels = pixels - int(round(pixels.mean())) + level  # the mean is the level
+            Image.fromarray(pixels.astype(np.uint8), "L").save(folder / f"{i}.png")
+        files["images"] = f"{here}{stem}_train/" if split else f"{here}{stem}/"
+        if split:
+            files["test_images"] = f"{here}{stem}_test/"
     keep = [c for c in inputs if c not in side_cols]
     train, test = data.iloc[:n_train], data.iloc[n_train:]
     extra = np.random.default_rng(20_000 + seed)  # the later transforms' draws leave the others' as they were
@@ -362,6 +399,9 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         "lookup": "what each code stands for",
         "grid": "readings by site and visit",
         "readings": f"a few readings of each {id_col}, one file per {id_col} named by it",
+        "images": f"a picture of each {id_col}, named by it"
+        + (" (the training set's)" if "test_images" in files else ""),
+        "test_images": f"a picture of each {id_col} of the test set, named by it",
     }
     lines = "\n".join(f"- {files[r]} - {listing[r]}" for r in files)
     if "decoy:described" in transforms:  # the decoy is named too: the expert's first hypothesis may be it
@@ -376,6 +416,11 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
     }
     if "side:1-n" in transforms:  # what the events table says of each id: how many rows it has
         features["count"] = dict(zip(tr[id_col], frame["count"].iloc[:n_train].tolist()))
+    if "media:text" in transforms:
+        features["note"] = dict(zip(tr[id_col], tr[note].tolist()))
+    if "media:images" in transforms:  # the picture's mean grey level stands for x2 (judged by opening it)
+        features["image"] = dict(zip(tr[id_col], tr["__level"].tolist()))
+        features.pop("x2")
     truth = Truth(
         seed,
         kind,
@@ -407,6 +452,20 @@ def _same(a: pd.Series, b: pd.Series) -> bool:
     return pairs["a"].is_unique and pairs["b"].is_unique and len(pairs) > 1
 
 
+def same_picture(paths: pd.Series, levels: pd.Series, ws: Path) -> bool:
+    """A map column of paths (from the workspace) to each sample's own picture: its mean grey level is the truth's."""
+    from PIL import Image
+
+    for cell, level in zip(paths, levels):
+        try:
+            with Image.open(ws / str(cell)) as img:
+                if abs(float(np.asarray(img.convert("L")).mean()) - level) > 1.0:
+                    return False
+        except (OSError, ValueError):  # not a path to a picture
+            return False
+    return True
+
+
 def judge(ws: Path, dest: Path) -> list[str]:
     """What the finished setup in `ws` got wrong about layout `dest` (empty: it recovered the truth)."""
     from agentk.workspace import Workspace
@@ -428,7 +487,8 @@ def judge(ws: Path, dest: Path) -> list[str]:
     frame = frame.reindex(t["train_ids"])
     for name, values in t["features"].items():
         want = pd.Series([values[i] for i in t["train_ids"]])
-        if not any(_same(frame[c], want) for c in frame.columns):
+        same = same_picture if name == "image" else _same
+        if not any(same(frame[c], want, ws) if name == "image" else same(frame[c], want) for c in frame.columns):
             problems.append(f"input {name} reaches no input map column")
     if target_col is not None and not problems:
         # the target map may write the classes otherwise (as the sample's column names): test labels alike

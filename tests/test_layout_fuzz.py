@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from conftest import agentk
 
-from testing.layout_fuzz import TRANSFORMS, build, draw, judge
+from testing.layout_fuzz import TRANSFORMS, build, draw, judge, same_picture
 
 
 def test_the_draws_cover_every_transformation_and_are_seeded():
@@ -53,10 +53,34 @@ def test_per_sample_files_hold_readings_whose_mean_is_the_input(tmp_path):
     )  # x2 is in no table
 
 
+def test_media_layouts_hold_a_picture_per_sample_and_a_free_text_column(tmp_path):
+    """media:images (seed 7, split folders): x2 leaves the tables for one picture per sample, named by its id, whose
+    mean grey level the truth records, the test pictures in a folder of their own; the judge opens the pictures a
+    map column points to and fails a column that points to other samples'. media:text (seed 3): a column of notes,
+    one per row, the colour among their words."""
+    truth = build(7, tmp_path / "7")
+    assert {"media:images", "media:split-folders"} <= set(truth.transforms) and "x2" not in truth.features
+    public = tmp_path / "7" / "public"
+    train_pictures = {p.stem: p for p in (public / truth.files["images"]).glob("*.png")}
+    assert set(train_pictures) == set(truth.train_ids)
+    assert {p.stem for p in (public / truth.files["test_images"]).glob("*.png")} == set(truth.test_ids)
+    levels = pd.Series([truth.features["image"][i] for i in truth.train_ids])
+    paths = pd.Series([str(train_pictures[i]) for i in truth.train_ids])
+    assert same_picture(paths, levels, tmp_path)
+    assert not same_picture(paths[::-1].reset_index(drop=True), levels, tmp_path)
+    texts = build(3, tmp_path / "3")
+    assert "media:text" in texts.transforms
+    notes = list(texts.features["note"].values())
+    assert len(set(notes)) == len(notes) and all(
+        any(c in n.split() for c in ("red", "green", "blue", "amber")) for n in notes
+    )
+
+
 @pytest.mark.parametrize("seed", [0, 37])
 def test_setup_recovers_the_truth_of_a_layout(tmp_path, seed):
     """Seed 0: no table named train or test (values place them), odd column names, a 1:N table under another key
-    name, gzip, a sample that names the target otherwise, a train-only column named like a target. Seed 37: hex ids
+    name, gzip, a sample that names the target otherwise, a train-only column named like a target, an input carried
+    by one picture per sample. Seed 37: hex ids
     (some crash pandas) under another name, a labels table, a probability per class, one class no train row has
     (submitted at about 1/(n+1), not 0)."""
     dest, ws = tmp_path / "layout", tmp_path / "ws"
