@@ -12,7 +12,7 @@ written out through a random draw of transformations, the ways real competitions
 - formats: CSV, TSV, gzip, zip, parquet, JSON records, JSON lines; sample submissions of labels or of one
   probability column per class;
 - media: a free-text column beside the numbers; an input carried by one picture per sample, named by its id, in
-  one folder or a train and a test folder;
+  one folder or a train and a test folder, or by one sound clip per sample;
 - decoys: an older, unscored test table beside the scored one.
 
 `truth.json` records what setup must recover (the `Truth`): the train and test ids, the target per train id, each
@@ -73,11 +73,13 @@ TRANSFORMS = {
     "media:text": 0.2,  # a free-text column in the tables, the colour among its words
     "media:images": 0.15,  # x2 as the grey level of one picture per sample, named by its id
     "media:split-folders": 0.5,  # with media:images, the test pictures in a folder of their own
+    "media:audio": 0.1,  # x2 as the pitch of one sound clip per sample, named by its id
 }
 FORMATS = [t for t in TRANSFORMS if t.startswith("format:")]
 WORDS = ["alpha", "río", "données", "wert", "größe", "colour", "mass", "kappa", "delta", "höhe", "peso", "valor"]
 NOUNS = ["records", "observations", "cases", "rows", "measurements", "samples", "entries"]
 KINDS = ("binary", "multiclass", "regression")
+AUDIO_RATE = 8000  # media:audio's clips: samples per second
 
 
 @dataclass
@@ -116,6 +118,8 @@ def draw(seed: int) -> tuple[str, list[str]]:
         chosen.remove("side:per-sample-files")
     if "media:images" in chosen and ("side:1-1" in chosen or "side:per-sample-files" in chosen):  # x2 again
         chosen.remove("media:images")
+    if "media:audio" in chosen and ({"side:1-1", "side:per-sample-files", "media:images"} & set(chosen)):  # x2
+        chosen.remove("media:audio")
     if "media:split-folders" in chosen and "media:images" not in chosen:
         chosen.remove("media:split-folders")
     return kind, chosen
@@ -336,6 +340,18 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         files["images"] = f"{here}{stem}_train/" if split else f"{here}{stem}/"
         if split:
             files["test_images"] = f"{here}{stem}_test/"
+    if "media:audio" in transforms:  # x2 is the pitch of each sample's clip
+        import soundfile
+
+        side_cols = [cols["x2"]]
+        data["__pitch"] = np.round(300 + 150 * (np.clip(data[cols["x2"]].to_numpy(), -3.5, 3.5) + 3.5))
+        folder = tables / f"{_word(media)}_clips"
+        folder.mkdir(parents=True, exist_ok=True)
+        t = np.arange(int(0.4 * AUDIO_RATE)) / AUDIO_RATE
+        for i, pitch in zip(data[id_col], data["__pitch"]):
+            wave = 0.5 * np.sin(2 * np.pi * pitch * t) + 0.01 * media.normal(size=len(t))
+            soundfile.write(folder / f"{i}.wav", wave.astype(np.float32), AUDIO_RATE)
+        files["clips"] = f"{here}{folder.name}/"
     keep = [c for c in inputs if c not in side_cols]
     train, test = data.iloc[:n_train], data.iloc[n_train:]
     extra = np.random.default_rng(20_000 + seed)  # the later transforms' draws leave the others' as they were
@@ -402,6 +418,7 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         "images": f"a picture of each {id_col}, named by it"
         + (" (the training set's)" if "test_images" in files else ""),
         "test_images": f"a picture of each {id_col} of the test set, named by it",
+        "clips": f"a sound clip of each {id_col}, named by it",
     }
     lines = "\n".join(f"- {files[r]} - {listing[r]}" for r in files)
     if "decoy:described" in transforms:  # the decoy is named too: the expert's first hypothesis may be it
@@ -420,6 +437,9 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         features["note"] = dict(zip(tr[id_col], tr[note].tolist()))
     if "media:images" in transforms:  # the picture's mean grey level stands for x2 (judged by opening it)
         features["image"] = dict(zip(tr[id_col], tr["__level"].tolist()))
+        features.pop("x2")
+    if "media:audio" in transforms:  # the clip's pitch stands for x2 (judged on the pictures made of the clips)
+        features["sound"] = dict(zip(tr[id_col], tr["__pitch"].tolist()))
         features.pop("x2")
     truth = Truth(
         seed,
@@ -466,6 +486,22 @@ def same_picture(paths: pd.Series, levels: pd.Series, ws: Path) -> bool:
     return True
 
 
+def same_pitch(paths: pd.Series, pitches: pd.Series, ws: Path) -> bool:
+    """A map column of paths to each sample's sound, as the spectrogram picture agentk makes of a clip: its loudest
+    mel band rises with the clip's pitch (rank correlation 0.95 or more; another sample's picture breaks it)."""
+    from PIL import Image
+
+    bands = []
+    for cell in paths:
+        try:
+            with Image.open(ws / str(cell)) as img:
+                rows = np.asarray(img.convert("L"), dtype=float).mean(axis=1)
+        except (OSError, ValueError):  # not a path to a picture
+            return False
+        bands.append(-int(rows.argmax()))  # the highest band is the top row
+    return bool(pd.Series(bands).corr(pitches.reset_index(drop=True), method="spearman") >= 0.95)
+
+
 def judge(ws: Path, dest: Path) -> list[str]:
     """What the finished setup in `ws` got wrong about layout `dest` (empty: it recovered the truth)."""
     from agentk.workspace import Workspace
@@ -487,8 +523,8 @@ def judge(ws: Path, dest: Path) -> list[str]:
     frame = frame.reindex(t["train_ids"])
     for name, values in t["features"].items():
         want = pd.Series([values[i] for i in t["train_ids"]])
-        same = same_picture if name == "image" else _same
-        if not any(same(frame[c], want, ws) if name == "image" else same(frame[c], want) for c in frame.columns):
+        same = {"image": same_picture, "sound": same_pitch}.get(name)
+        if not any(same(frame[c], want, ws) if same else _same(frame[c], want) for c in frame.columns):
             problems.append(f"input {name} reaches no input map column")
     if target_col is not None and not problems:
         # the target map may write the classes otherwise (as the sample's column names): test labels alike

@@ -68,6 +68,11 @@ def test_media_layouts_hold_a_picture_per_sample_and_a_free_text_column(tmp_path
     paths = pd.Series([str(train_pictures[i]) for i in truth.train_ids])
     assert same_picture(paths, levels, tmp_path)
     assert not same_picture(paths[::-1].reset_index(drop=True), levels, tmp_path)
+    clips = build(36, tmp_path / "36")  # media:audio: x2 as the pitch of one clip per sample
+    assert "media:audio" in clips.transforms and "x2" not in clips.features
+    assert {p.stem for p in (tmp_path / "36" / "public" / clips.files["clips"]).glob("*.wav")} == set(
+        clips.train_ids
+    ) | set(clips.test_ids)
     texts = build(3, tmp_path / "3")
     assert "media:text" in texts.transforms
     notes = list(texts.features["note"].values())
