@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from agentk.solve.budgets import EMBED_LIMIT, MIN_SAMPLE, PRESETS, SUGGEST_S, Machine, plan_network
+from agentk.solve.budgets import EMBED_LIMIT, GROWTH_ROWS, MIN_SAMPLE, PRESETS, SUGGEST_S, Machine, plan_network
 from tools.fusion import STOP_ROWS, watched_rows
 from tools.hebo_tuner import design
 
@@ -62,7 +62,7 @@ def test_an_expensive_network_trades_trials_then_epochs_then_rows_and_says_rando
     assert small.epochs >= QUICK.min_epochs
     two = replace(QUICK, n_trials=2)
     assert plan(two, trained=False).search.startswith("random search")  # 2 trials never leave HEBO's design
-    big = plan(fit=20_000, val=5_000, test=10_000)
+    big = plan(replace(QUICK, grown_network_seconds=None), fit=20_000, val=5_000, test=10_000)
     assert big.trials == 1 and big.epochs == QUICK.min_epochs  # the fewest epochs before rows are cut
     assert big.epoch_rows is not None and big.epoch_rows < 20_000
     assert big.epoch_rows == 4 * QUICK.batch_size  # the floor: a few batches; evaluating 5,000 rows still costs
@@ -127,7 +127,7 @@ def test_the_tiny_cnn_is_planned_at_its_own_speed_and_side():
     resnet, tiny48, tiny32 = plan(**shape), plan(**shape, tiny_side=48), plan(**shape, tiny_side=32)
     assert resnet.epoch_rows < tiny48.epoch_rows < tiny32.epoch_rows  # more of the rows each epoch, same budget
     assert tiny32.epoch_rows >= 4 * resnet.epoch_rows  # modelled: 400 images/s at 32 px against 70 (resnet18, 64 px)
-    assert all(p.seconds <= QUICK.network_seconds for p in (tiny48, tiny32))
+    assert all(p.seconds <= p.budget_seconds for p in (tiny48, tiny32))
     assert resnet.epoch_rows == 4 * QUICK.batch_size and "OVER the budget" in resnet.line()  # said, not hidden
     assert "tiny CNN at 32px" in tiny32.line() and "tiny CNN" not in resnet.line()
 
@@ -166,3 +166,19 @@ def test_a_frozen_embedding_past_the_limit_learns_from_a_sample_or_is_left_out_w
     assert "\n" not in huge.left_out
     trained = plan(fit=51_200, val=28_800, test=20_000, modalities=("img",), trained=True)
     assert trained.learn_sample is None and trained.embed_seconds == 0  # nothing frozen: epochs shrink instead
+
+
+def test_a_trained_encoders_work_grows_with_its_fit_rows_up_to_the_budgets_most():
+    """Issue 49: a fixed 75 s trained the tiny CNN on 128 of 12,800 images an epoch, where a small CNN given the
+    solve's time scored far better. A network that trains an encoder gets the budget's network seconds up to
+    GROWTH_ROWS fit rows, in proportion past them, up to grown_network_seconds; a frozen encoder's network does not
+    grow (its MLP is cheap), nor does a budget without a most."""
+    assert plan(fit=2_000, val=500, test=500, tiny_side=48).budget_seconds == QUICK.network_seconds
+    assert plan(fit=2 * GROWTH_ROWS, val=500, test=500, tiny_side=48).budget_seconds == 2 * QUICK.network_seconds
+    grown = plan(fit=12_800, val=3_200, test=4_000, tiny_side=48)
+    assert grown.budget_seconds == QUICK.grown_network_seconds
+    fixed = plan(replace(QUICK, grown_network_seconds=None), fit=12_800, val=3_200, test=4_000, tiny_side=48)
+    assert grown.epoch_rows > 8 * fixed.epoch_rows and grown.seconds <= QUICK.grown_network_seconds
+    frozen = plan(fit=12_800, val=3_200, test=4_000, trained=False)
+    assert frozen.budget_seconds == pytest.approx(QUICK.network_seconds + frozen.embed_seconds)
+    assert PRESETS["standard"].grown_network_seconds is None

@@ -23,7 +23,8 @@ and side: tools/modality_img.py's image_encoder tells the plan), and the fusion 
 10,000-25,000 rows/s on one thread; on a GPU, benchmarks/model_speed.py measured every figure on
 an H200 (MODEL_SPEED's comment), and benchmarks/gpu_throughput.py resnet18 at 224 px at 9,000 images/s in
 train_fusion on an H100 (a plain bf16 loop: 11,440). The budget gives each network network_seconds of modelled work
-besides the embedding (which no plan avoids); the plan keeps the budget's n_trials and max_epochs when they fit,
+besides the embedding (which no plan avoids), and a network that trains an encoder more as its fit rows grow past
+GROWTH_ROWS, up to the budget's grown_network_seconds (network_work); the plan keeps the budget's n_trials and max_epochs when they fit,
 else first lowers the trials (the default configuration is a sound start; below HEBO's random initial design plus
 one the trials are a random search, and the plan says so), then the epochs (down to min_epochs), and last the rows
 an epoch trains on (a fresh random sample of the fit rows each epoch), so that a large competition on a CPU still
@@ -67,6 +68,9 @@ class SolveBudget:
     finetune_image: bool  # train the image backbone end to end; else frozen, embeddings cached
     finetune_text: bool  # the same for the text encoder
     networks: tuple[dict, ...] = ({},)  # FusionConfig overrides, one network solution each
+    # a network that trains an encoder gets network_seconds x fit rows / GROWTH_ROWS of work, up to this (None:
+    # network_seconds at every size): a fixed 75 s trained the tiny CNN on 128 of 12,800 images an epoch
+    grown_network_seconds: float | None = None
     # wall seconds after which `agentk solve` stops the solver (finished solutions kept): a runaway's cap, far
     # beyond any plan (each training run has its own safety cap), not a time the budget aims at
     wall_cap: float = 3 * 3600
@@ -91,6 +95,7 @@ PRESETS = {
         finetune_image=False,
         finetune_text=False,
         networks=({}, {"finetune_image": True}),
+        grown_network_seconds=300,
     ),
     # a workstation or one GPU, an hour or two
     "standard": SolveBudget(
@@ -172,6 +177,7 @@ SUGGEST_S = 4.0  # per trial HEBO's model suggests: fitting its GP and searching
 # texts in 13.2 s), where it trains at 7-9; a frozen image encoder embeds no faster than it trains (measured)
 EMBED_LIMIT = 8.0
 MIN_SAMPLE = 2_000  # the fewest learning rows a sampled network learns from: fewer, and it is left out
+GROWTH_ROWS = 2_500  # fit rows from which a trained encoder's work grows with them (SolveBudget.grown_network_seconds)
 SAFETY = 30.0  # a training run stops at this many times its planned seconds: a runaway, not a busy machine
 MIN_SAFETY_S = 300.0
 
@@ -200,7 +206,7 @@ class NetworkPlan:
     trained: str  # what trains on every batch
     trial_seconds: float  # modelled, at the most epochs
     seconds: float  # modelled, every trial and the refit
-    budget_seconds: float  # network_seconds plus the frozen embedding: seconds exceeds it only at the fewest rows
+    budget_seconds: float  # network_work plus the frozen embedding: seconds exceeds it only at the fewest rows
     safety_cap: float  # wall seconds after which one training run stops (a runaway)
     machine: str
     max_trials: int = 0  # the budget's n_trials: more than `trials` run when early stopping leaves the work for them
@@ -368,7 +374,9 @@ def plan_network(
     def total_s(trials: int, epochs: int, rows: int) -> float:
         return fixed_s(epochs, rows) + trials * trial_s(epochs, rows) + max(0, trials - design) * SUGGEST_S
 
-    work = budget.network_seconds + embed  # the embedding is paid once whatever the search: not traded against it
+    # the embedding is paid once whatever the search: not traded against it. A trained encoder's work grows with the
+    # rows it learns from, up to the budget's grown_network_seconds
+    work = network_work(budget, learn if trained else 0) + embed
     trials, epochs, rows = budget.n_trials, budget.max_epochs, learn
     while trials > 1 and total_s(trials, epochs, rows) > work:
         trials -= 1
@@ -409,6 +417,16 @@ def plan_network(
         learn_sample=learn if learn < fit_rows else None,
         left_out=left_out,
     )
+
+
+def network_work(budget: SolveBudget, trained_rows: int) -> float:
+    """Modelled seconds of a network's trials and refit besides its frozen embedding: network_seconds, grown in
+    proportion to the fit rows past GROWTH_ROWS when an encoder trains on them (trained_rows > 0), up to the
+    budget's grown_network_seconds."""
+    if not budget.grown_network_seconds or not trained_rows:
+        return budget.network_seconds
+    grown = budget.network_seconds * trained_rows / GROWTH_ROWS
+    return max(budget.network_seconds, min(budget.grown_network_seconds, grown))
 
 
 def training_seconds(budget: SolveBudget, fit_rows: int, samples_per_s: float, networks: int | None = None) -> float:
