@@ -14,7 +14,7 @@ import pytest
 
 from agentk.core.sandbox import MemoryGroup, run_python_live
 from agentk.solve import memory
-from agentk.solve.memory import TABLE_COPIES, machine_gb, plan_memory
+from agentk.solve.memory import ENCODER_GB, TABLE_COPIES, machine_gb, plan_memory
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 PROBE = f"""
@@ -54,7 +54,9 @@ def test_the_estimate_grows_with_the_inputs_and_says_when_it_is_over_the_limit(m
     assert plan_memory({"img": [paths]}, 96, limit_gb=8).parts["decoded images"] == 0
     texts = pd.DataFrame({"text": ["a review of some length " * 4] * 10_000})
     with_embedding = plan_memory({"txt": [texts]}, 64, limit_gb=8, embedded_rows=10_000)
-    assert with_embedding.parts["texts"] > plan_memory({"txt": [texts]}, 64, limit_gb=8).parts["texts"] > 0
+    without = plan_memory({"txt": [texts]}, 64, limit_gb=8)  # the text network left out: TF-IDF alone
+    assert with_embedding.parts["texts"] == without.parts["texts"] > 0 and "text encoder" not in without.parts
+    assert with_embedding.parts["text encoder"] > ENCODER_GB
 
 
 @pytest.mark.parametrize("limit", ["0.1", "100000"])

@@ -24,10 +24,15 @@ BASE_GB = 1.5
 # the classical candidates' matrices
 TABLE_COPIES = 4.0
 # a text's characters through the classical TF-IDF (word 1-2-grams and character 2-5-grams: about 4 non-zeros a
-# character at 12 bytes each, counted then weighted) and the vectoriser's vocabulary before it is pruned
-TEXT_BYTES_PER_CHAR = 100.0
+# character at 12 bytes each, counted then weighted) and the vectoriser's vocabulary before it is pruned: 300,000
+# reviews of 90 characters peaked at 2.9 GB with nothing else (benchmarks/scale.py)
+TEXT_BYTES_PER_CHAR = 75.0
 EMBEDDING_BYTES = 384 * 4  # a frozen MiniLM's float32 embedding of one row
-TOKEN_BYTES = 2 * 8  # input ids and attention mask, int64, per token
+# every row is tokenised once, at 128 tokens: the tokenizer's encodings (ids, offsets, token strings) before they
+# become two int64 tensors; 100,000 reviews, 60,000 of them embedded, peaked at 4.2 GB where the other parts came to
+# 2.4, 10,000 at 1.5 in all (benchmarks/scale.py)
+TOKENISED_BYTES = 15_000
+ENCODER_GB = 0.3  # the frozen MiniLM's weights and a batch's activations
 IN_MEMORY_SHARE = 0.5  # decoded images stay in memory when they take at most this share of the memory left
 
 
@@ -96,7 +101,7 @@ class MemoryPlan:
 def plan_memory(frames: dict[str, list], image_side: int, limit_gb: float, embedded_rows: int = 0) -> MemoryPlan:
     """The solve's peak memory, estimated from its inputs before anything is fitted. frames: per modality
     ("tab", "img", "txt"), its train and test input frames; image_side: the side images are decoded at;
-    embedded_rows: the rows a frozen text encoder embeds (0: none)."""
+    embedded_rows: the rows a frozen text encoder embeds (0: no text network)."""
     gb = 2**30
     parts = {"python and libraries": BASE_GB}
     tables = frames.get("tab", [])
@@ -111,5 +116,7 @@ def plan_memory(frames: dict[str, list], image_side: int, limit_gb: float, embed
     if texts:
         chars = sum(int(f.astype(str).map(len).to_numpy().sum()) for f in texts)
         rows = sum(len(f) for f in texts)
-        parts["texts"] = (chars * TEXT_BYTES_PER_CHAR + embedded_rows * EMBEDDING_BYTES + rows * TOKEN_BYTES * 128) / gb
+        parts["texts"] = chars * TEXT_BYTES_PER_CHAR / gb
+        if embedded_rows:
+            parts["text encoder"] = ENCODER_GB + (embedded_rows * EMBEDDING_BYTES + rows * TOKENISED_BYTES) / gb
     return MemoryPlan(parts, limit_gb)

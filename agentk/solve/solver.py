@@ -136,13 +136,34 @@ class Solver:
         from agentk.solve.memory import default_limit_gb, plan_memory
 
         frames = {m: [self.task.train.inputs[m], self.task.test.inputs[m]] for m in self.task.modalities}
-        rows = len(self.task.train) + len(self.task.test)
         return plan_memory(
             frames,
             self.budget.image_size,
             self.memory_limit or default_limit_gb(),
-            embedded_rows=rows if TEXT.name in self.task.modalities else 0,
+            embedded_rows=self._text_embedded_rows(),
         )
+
+    def _text_embedded_rows(self) -> int:
+        """The rows the first network's frozen text encoder embeds, as its plan will say (0: no such network)."""
+        b = self.budget
+        if TEXT.name not in self.task.modalities or b.finetune_text:
+            return 0
+        fit, val = self.task.split
+        learn, stop = self.task.holdout(fit)
+        plan = plan_network(
+            b,
+            fit_rows=len(learn),
+            val_rows=len(stop) + len(val),
+            test_rows=len(self.task.test),
+            modalities=[TEXT.name],
+            finetune_image=False,
+            finetune_text=False,
+            image_size=b.image_size,
+            machine=_machine("auto"),
+            design=1,  # the search does not change what is embedded
+            refit=self.refit,
+        )
+        return 0 if plan.left_out else (plan.learn_sample or len(learn)) + len(stop) + len(val) + len(self.task.test)
 
     def _step(self, step: str) -> None:
         """solve.json names the step under way while it runs: what `agentk solve` names if this process dies."""
