@@ -348,7 +348,7 @@ def run_solve(
             raise
     rc = run.returncode
     summary = read_json(ws.solve_summary) or {}
-    if run.peak_gb is not None and summary:  # what the tree used at most: the report and benchmarks read it
+    if run.peak_gb is not None and summary.get("status") == "done":  # what the tree used at most, for benchmarks
         summary = {**summary, "peak_memory_gb": round(run.peak_gb, 2), "memory_limit_gb": round(limit, 2)}
         write_json(ws.solve_summary, summary)
     again = f"finished solutions are kept; `agentk solve --workspace {ws.root}` resumes"
