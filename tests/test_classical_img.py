@@ -170,3 +170,27 @@ def test_row_profiles_stay_put_when_the_content_moves_along_its_rows():
     assert not np.allclose(a[:, cols], b[:, cols])
     peaks = a[0, rows][2 * classical_img.SIZE :]  # the rows' peaks: the event's rows stand out
     assert peaks[20] > peaks[30] + 0.5 and a[0, rows][20] > a[0, rows][30] + 0.1  # and in their means
+
+
+def test_past_its_most_fit_rows_the_candidate_learns_from_a_sample_and_still_predicts_every_row(
+    stripes_task, monkeypatch
+):
+    """Issue 49: at 50,000 images the features alone took 308 s of the quick solve. Past MAX_FIT_ROWS fit rows the
+    features are computed for a seeded sample of them (and every validation and test row), the models learn from
+    the sample alone, and the plan says so."""
+    monkeypatch.setattr(classical_img, "MAX_FIT_ROWS", 30)
+    monkeypatch.setattr(classical_img, "MAX_BOOSTED_CLASSES", 2)  # the test quick
+    described = []
+    real = classical_img.describe
+    monkeypatch.setattr(classical_img, "describe", lambda batch: described.append(len(batch)) or real(batch))
+    feats = classical_img.features(stripes_task, log=lambda line: None)
+    fit, val = stripes_task.split
+    assert len(feats.fit_sample) == 30 and set(feats.fit_sample) <= set(fit)
+    assert sum(described) == (30 + len(val) + 30) * (1 + len(feats.views))  # the sample, validation and test rows
+    left = np.setdiff1d(fit, feats.fit_sample)
+    thumbnails = slice(0, classical_img.GREY**2)  # the grey thumbnail's pixels: zeros only where not computed
+    assert not feats.train[left, thumbnails].any() and feats.train[feats.fit_sample, thumbnails].any(axis=1).all()
+    res = fit_candidate(stripes_task, feats, log=lambda line: None)
+    assert f"sample of 30 of the {len(fit)} fit images" in res.plan and "on the 30 fit rows" in res.plan
+    assert f"refitted on all {30 + len(val)} rows" in res.plan
+    assert res.val_score > 0.8 and res.test_pred.shape == (30, 3) and np.isfinite(res.test_pred).all()

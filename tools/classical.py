@@ -80,6 +80,9 @@ class Features:
     # (train, test) features of each row seen otherwise (an image mirrored, where its collection looks the same so):
     # a model learns from every view of its rows and predicts the mean over the views of the rows it predicts
     views: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    # the fit rows the features were computed for, a sample where computing them all is past the candidate's share
+    # (their rows of `train` are then zeros, learnt from by nothing); None: every fit row
+    fit_sample: np.ndarray | None = None
 
 
 @dataclass
@@ -103,6 +106,8 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
     refit, on every row (test predictions)."""
     t0 = time.monotonic()
     fit, val = task.split
+    if feats.fit_sample is not None:  # the rows left out of the sample have no features
+        fit = np.intersect1d(fit, feats.fit_sample)
     trains, tests = [feats.train, *(v[0] for v in feats.views)], [feats.test, *(v[1] for v in feats.views)]
     cv = {}
     choices = feats.models if len(feats.models) > 1 else {}  # one model: nothing to choose, no cross-validation
@@ -122,7 +127,7 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
     both = _predict(task, fitted, [_stacked([x[val], t]) for x, t in zip(trains, tests, strict=True)])
     val_pred, validated = both[: len(val)], both[len(val) :]
     learnt = [m.learnt() if hasattr(m, "learnt") else None for m in fitted]
-    every = np.arange(len(task.y))
+    every = np.sort(np.concatenate([fit, val]))  # every row, but those left out of a sample
     kept = [v if getattr(m, "learnt_on_sample_", False) else None for m, v in zip(fitted, learnt, strict=True)]
     kept = kept if any(v is not None for v in kept) else None
     test_pred = predict_outputs(task, factory, trains, every, tests, kept) if refit else validated

@@ -23,6 +23,7 @@ from sklearn.preprocessing import StandardScaler
 
 from agentk.modalities import IMAGE
 from tools.classical import Features, svm_classifier, svm_fits
+from tools.resampling import at_most
 from tools.task_data import TaskData
 
 SIZE = 64  # side the images are decoded at; every feature is computed from it
@@ -40,6 +41,10 @@ CHUNK = 256  # images per batch of feature extraction (bounds the float copies' 
 # each flipped and turned at random, 4 views: SVM 0.765 -> 0.866 accuracy, linear 0.718 -> 0.788; on 1,000
 # Fashion-MNIST images mirrored: 0.847 -> 0.849, 0.837 -> 0.851
 VIEW_ROWS = MAX_SVM_ROWS
+# the fit rows whose features are computed at most, a seeded sample past it (the validation and test rows always):
+# the features cost about 6 ms an image on 2 cores, and at 50,000 images (32,000 to fit) the candidate took 562 s of
+# an 854-s quick solve, 308 s of them features and 220 s its models' 3-fold CV (benchmarks/scale.py, issue 49)
+MAX_FIT_ROWS = 10_000
 
 
 def applies(task: TaskData) -> str | None:
@@ -54,14 +59,22 @@ def features(task: TaskData, log=print) -> Features:
     images, note = decoded(paths, task.ws, SIZE, f"the {IMAGE.name} input maps")
     log(f"  {note}")
     n = len(task.train.ids)
+    fit, _ = task.split
+    sample = at_most(fit, MAX_FIT_ROWS, np.random.default_rng(0)) if len(fit) > MAX_FIT_ROWS else None
+    rows = np.setdiff1d(np.arange(len(paths)), np.setdiff1d(fit, sample)) if sample is not None else None
     augment, why = symmetries(images, task.split[0])
     # each view adds a copy of every train row to each model's fit (an SVM's cost grows with their square)
     views = [lambda x: x, *augment.views()[: max(0, VIEW_ROWS // n - 1)]]
     sizes = file_sizes(paths, task)
-    matrices = [np.hstack([_described(images, view), sizes]).astype(np.float32) for view in views]
+    matrices = [np.hstack([_described(images, view, rows), sizes]).astype(np.float32) for view in views]
     X = matrices[0]
-    log(f"  {X.shape[1]} image features of {len(paths)} images, {len(views)} views, in {time.monotonic() - began:.1f}s")
+    log(
+        f"  {X.shape[1]} image features of {len(paths) if rows is None else len(rows)} images, {len(views)} views, "
+        f"in {time.monotonic() - began:.1f}s"
+    )
     seen = f", each also {len(views) - 1} ways flipped or turned ({why})" if len(views) > 1 else ""
+    if sample is not None:
+        seen += f"; learnt from a sample of {len(sample)} of the {len(fit)} fit images (MAX_FIT_ROWS)"
     return Features(
         X[:n],
         X[n:],
@@ -71,14 +84,22 @@ def features(task: TaskData, log=print) -> Features:
         models(task, len(views)),
         {"image_features": int(X.shape[1]), "decoded_at": SIZE, "views": len(views)},
         [(m[:n], m[n:]) for m in matrices[1:]],
+        sample,
     )
 
 
-def _described(images, view) -> np.ndarray:
-    """describe() of every image seen through `view` (a flip or turn of a decoded batch, tools.modality_img)."""
-    chunks = [np.arange(i, min(i + CHUNK, len(images))) for i in range(0, len(images), CHUNK)]
+def _described(images, view, rows: np.ndarray | None = None) -> np.ndarray:
+    """describe() of every image (or of `rows` of them, the others zeros) seen through `view` (a flip or turn of a
+    decoded batch, tools.modality_img)."""
+    rows = np.arange(len(images)) if rows is None else rows
+    chunks = [rows[i : i + CHUNK] for i in range(0, len(rows), CHUNK)]
     with ThreadPoolExecutor() as pool:  # numpy and scikit-image release the GIL in their loops
-        return np.vstack(list(pool.map(lambda rows: describe(np.ascontiguousarray(view(images[rows]))), chunks)))
+        done = np.vstack(list(pool.map(lambda part: describe(np.ascontiguousarray(view(images[part]))), chunks)))
+    if len(rows) == len(images):
+        return done
+    out = np.zeros((len(images), done.shape[1]), dtype=done.dtype)
+    out[rows] = done
+    return out
 
 
 def models(task: TaskData, views: int = 1) -> dict:
