@@ -107,7 +107,11 @@ def test_one_field_gets_no_pair_features_and_no_text_at_all_is_a_clear_error():
     y = np.array([1, 0, 1, 0] * 10)
     task = FrameTask(texts, y, "binary", 8, roc_auc)
     feats = classical_txt.features(task, log=quiet)
-    assert feats.details["paired_fields"] == [] and set(feats.models) == {"linear (C=0.3)", "linear (C=1)", "linear (C=10)"}
+    assert feats.details["paired_fields"] == [] and set(feats.models) == {
+        "linear (C=0.3)",
+        "linear (C=1)",
+        "linear (C=10)",
+    }
     blank = FrameTask(pd.DataFrame({"comment": [None, " "] * 10}), y[:20], "binary", 4, roc_auc)
     with pytest.raises(ValueError, match="no term"):
         classical_txt.features(blank, log=quiet)
