@@ -106,8 +106,9 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
     refit, on every row (test predictions)."""
     t0 = time.monotonic()
     fit, val = task.split
-    if feats.fit_sample is not None:  # the rows left out of the sample have no features
-        fit = np.intersect1d(fit, feats.fit_sample)
+    left_out = np.setdiff1d(fit, feats.fit_sample) if feats.fit_sample is not None else fit[:0]
+    if len(left_out):  # the rows left out of a sample have no features
+        fit = fit[~np.isin(fit, left_out)]
     trains, tests = [feats.train, *(v[0] for v in feats.views)], [feats.test, *(v[1] for v in feats.views)]
     cv = {}
     choices = feats.models if len(feats.models) > 1 else {}  # one model: nothing to choose, no cross-validation
@@ -127,7 +128,8 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
     both = _predict(task, fitted, [_stacked([x[val], t]) for x, t in zip(trains, tests, strict=True)])
     val_pred, validated = both[: len(val)], both[len(val) :]
     learnt = [m.learnt() if hasattr(m, "learnt") else None for m in fitted]
-    every = np.sort(np.concatenate([fit, val]))  # every row, but those left out of a sample
+    every = np.arange(len(task.y))
+    every = every[~np.isin(every, left_out)]  # every row, but those left out of a sample
     kept = [v if getattr(m, "learnt_on_sample_", False) else None for m, v in zip(fitted, learnt, strict=True)]
     kept = kept if any(v is not None for v in kept) else None
     test_pred = predict_outputs(task, factory, trains, every, tests, kept) if refit else validated
