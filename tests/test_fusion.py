@@ -18,9 +18,8 @@ import pytest
 import torch
 from PIL import Image
 
-from agentk.solve import memory
 from agentk.workspace import Workspace
-from tools import fusion, modality_img
+from tools import fusion, machine, modality_img
 from tools.fusion import FusionConfig, refit_fusion, train_fusion
 from tools.heads import output_losses
 from tools.task_data import TaskData
@@ -400,7 +399,7 @@ def test_a_new_modality_needs_only_a_registry_entry_and_its_model_module(tmp_pat
 def test_a_trained_backbone_reads_memory_mapped_images_through_loader_workers(image_task, monkeypatch):
     """Images too large for memory (here: any) are decoded once into a file in the workspace, which the next run
     maps again instead of decoding; a loader worker reads them, and each epoch reports its speed."""
-    monkeypatch.setattr(memory, "IN_MEMORY_SHARE", 0.0)
+    monkeypatch.setattr(machine, "IN_MEMORY_SHARE", 0.0)
     monkeypatch.setattr(modality_img, "_DECODED", {})  # not the images an earlier test decoded in memory
     cfg = FusionConfig(
         **{**QUICK, "image_size": 16, "finetune_image": True, "pretrained": False, "max_epochs": 2, "lr": 3e-3}

@@ -13,14 +13,15 @@ import pandas as pd
 import pytest
 
 from agentk.core.sandbox import MemoryGroup, run_python_live
-from agentk.solve import memory
 from agentk.solve.memory import ENCODER_GB, TABLE_COPIES, machine_gb, plan_memory
+from tools import machine
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 PROBE = f"""
 import json, sys
 sys.path.insert(0, {str(ROOT)!r})
-from agentk.solve.memory import images_in_memory, machine_gb
+from agentk.solve.memory import machine_gb
+from tools.machine import images_in_memory
 print(json.dumps({{"machine": machine_gb(), "big": images_in_memory(2**30), "small": images_in_memory(2**26)}}))
 """
 
@@ -36,7 +37,7 @@ def test_a_solve_under_a_limit_sees_it_as_its_machine_and_keeps_large_images_on_
     seen = json.loads(log.read_text().strip().splitlines()[-1])
     assert seen["machine"] == pytest.approx(1.5)  # not the machine's 20-odd GB
     assert not seen["big"] and seen["small"]  # 1 GB of images is past half of what is left; 64 MB is not
-    assert memory.images_in_memory(2**30)  # this process, under no such limit, keeps them in memory
+    assert machine.images_in_memory(2**30)  # this process, under no such limit, keeps them in memory
 
 
 def test_the_estimate_grows_with_the_inputs_and_says_when_it_is_over_the_limit(monkeypatch):
@@ -50,7 +51,7 @@ def test_the_estimate_grows_with_the_inputs_and_says_when_it_is_over_the_limit(m
     paths = pd.DataFrame({"path": [f"{i}.jpg" for i in range(20_000)]})
     images = plan_memory({"img": [paths]}, 96, limit_gb=8)
     assert images.parts["decoded images"] == pytest.approx(20_000 * 96 * 96 * 3 / 2**30)
-    monkeypatch.setattr(memory, "available_bytes", lambda: 2**28)  # little left: the images go to a file on disk
+    monkeypatch.setattr(machine, "available_bytes", lambda: 2**28)  # little left: the images go to a file on disk
     assert plan_memory({"img": [paths]}, 96, limit_gb=8).parts["decoded images"] == 0
     texts = pd.DataFrame({"text": ["a review of some length " * 4] * 10_000})
     with_embedding = plan_memory({"txt": [texts]}, 64, limit_gb=8, embedded_rows=10_000)

@@ -182,7 +182,7 @@ def decoded(paths: list, ws: Path, size: int, map_name: str) -> tuple[torch.Tens
     """Every image decoded once, RGB at size x size: uint8 (rows, size, size, 3), in memory when it fits (kept for
     the next call on the same files), else a memory-mapped file in the workspace (kept there, and reused while
     the files are unchanged). Returns the images and a note saying where they are."""
-    from agentk.solve.memory import images_in_memory
+    from tools.machine import images_in_memory
 
     tf = ImageTransform(ws, size, map_name=map_name)
     key = _images_key(tf, paths)

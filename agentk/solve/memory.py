@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import psutil
 
 from agentk.core.sandbox import own_cgroups
+from tools.machine import images_in_memory
 
 DEFAULT_SHARE = 0.75  # of the machine's memory: the rest for the system, page cache and what else runs
 # the solver's interpreter with torch, AutoGluon, transformers and timm imported (0.87 GB measured), the frozen
@@ -33,7 +34,6 @@ EMBEDDING_BYTES = 384 * 4  # a frozen MiniLM's float32 embedding of one row
 # 2.4, 10,000 at 1.5 in all (benchmarks/scale.py)
 TOKENISED_BYTES = 15_000
 ENCODER_GB = 0.3  # the frozen MiniLM's weights and a batch's activations
-IN_MEMORY_SHARE = 0.5  # decoded images stay in memory when they take at most this share of the memory left
 
 
 def _cgroup_limit_bytes() -> int | None:
@@ -58,25 +58,6 @@ def machine_gb() -> float:
 
 def default_limit_gb() -> float:
     return DEFAULT_SHARE * machine_gb()
-
-
-def available_bytes() -> int:
-    """What may still be allocated: the machine's available memory, or less where the cgroup's limit is nearer."""
-    available = psutil.virtual_memory().available
-    for folder, v2 in own_cgroups("memory"):
-        try:
-            limit = (folder / ("memory.max" if v2 else "memory.limit_in_bytes")).read_text().strip()
-            used = (folder / ("memory.current" if v2 else "memory.usage_in_bytes")).read_text().strip()
-        except OSError:
-            continue
-        if limit.isdigit() and used.isdigit() and int(limit) < 2**60:
-            available = min(available, max(0, int(limit) - int(used)))
-    return available
-
-
-def images_in_memory(n_bytes: int) -> bool:
-    """Whether decoded images of n_bytes stay in memory (else a memory-mapped file)."""
-    return n_bytes <= IN_MEMORY_SHARE * available_bytes()
 
 
 @dataclass(frozen=True)
