@@ -17,9 +17,10 @@ def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def available_bytes() -> int:
-    """What may still be allocated: the machine's available memory, or less where the cgroup's limit is nearer."""
-    available = psutil.virtual_memory().available
+def _cgroup_memory() -> list[tuple[int, int]]:
+    """(limit, usage) in bytes of each of this process's own memory cgroups that has a limit (the solve's
+    MemoryGroup, a container's); v1 writes "unlimited" as a huge number, v2 as "max"."""
+    found = []
     for folder, v2 in own_cgroups("memory"):
         try:
             limit = (folder / ("memory.max" if v2 else "memory.limit_in_bytes")).read_text().strip()
@@ -27,8 +28,18 @@ def available_bytes() -> int:
         except OSError:
             continue
         if limit.isdigit() and used.isdigit() and int(limit) < 2**60:
-            available = min(available, max(0, int(limit) - int(used)))
-    return available
+            found.append((int(limit), int(used)))
+    return found
+
+
+def cgroup_limit_bytes() -> int | None:
+    """The lowest memory limit of this process's own cgroups, if any."""
+    return min((limit for limit, _ in _cgroup_memory()), default=None)
+
+
+def available_bytes() -> int:
+    """What may still be allocated: the machine's available memory, or less where a cgroup's limit is nearer."""
+    return min([psutil.virtual_memory().available, *(max(0, limit - used) for limit, used in _cgroup_memory())])
 
 
 def images_in_memory(n_bytes: int) -> bool:

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from agentk.core.sandbox import own_cgroups
-from tools.machine import images_in_memory
+from tools.machine import cgroup_limit_bytes, images_in_memory
 
 DEFAULT_SHARE = 0.75  # of the machine's memory: the rest for the system, page cache and what else runs
 # the solver's interpreter with torch, AutoGluon, transformers and timm imported (0.87 GB measured), the frozen
@@ -36,23 +35,10 @@ TOKENISED_BYTES = 15_000
 ENCODER_GB = 0.3  # the frozen MiniLM's weights and a batch's activations
 
 
-def _cgroup_limit_bytes() -> int | None:
-    """The memory limit of this process's own cgroup (the solve's MemoryGroup, a container's), if any."""
-    limits = []
-    for folder, v2 in own_cgroups("memory"):
-        try:
-            text = (folder / ("memory.max" if v2 else "memory.limit_in_bytes")).read_text().strip()
-        except OSError:
-            continue
-        if text.isdigit() and int(text) < 2**60:  # v1 writes "unlimited" as a huge number, v2 as "max"
-            limits.append(int(text))
-    return min(limits) if limits else None
-
-
 def machine_gb() -> float:
     """The memory this process may use, in GB: the machine's, or its cgroup's limit where lower."""
     total = psutil.virtual_memory().total
-    limit = _cgroup_limit_bytes()
+    limit = cgroup_limit_bytes()
     return min(total, limit) / 2**30 if limit else total / 2**30
 
 
