@@ -12,7 +12,6 @@ import os
 import shutil
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
@@ -162,11 +161,11 @@ def test_a_url_that_is_not_a_kaggle_competition(tmp_path):
 
 # ---- hopeless input: refused in seconds, before the MDP --------------------------------------
 def refused_quickly(comp: Path, tmp_path: Path, keyword: str) -> str:
+    """Refused before the MDP, not after its retries: the MDP writes its workspace before its first stage (for
+    --resume) and ends a failed run with exit 1, so exit 2 with no workspace is a refusal up front. (Not a wall-time
+    limit: a loaded CI machine made a 3-second refusal take a minute.)"""
     ws = tmp_path / "ws"
-    start = time.monotonic()
-    line = assert_bad_input(setup(comp, ws), keyword, ws)
-    assert time.monotonic() - start < 60, "bad input must be refused before the MDP, not after retries"
-    return line
+    return assert_bad_input(setup(comp, ws, timeout=300), keyword, ws)
 
 
 def test_too_few_training_rows(comp, tmp_path):
