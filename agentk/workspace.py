@@ -78,7 +78,7 @@ class Workspace:
     LOGS, SETUP_LOG, SOLVE_LOG = "logs", "setup.log", "solve.log"
     REPORT = "report.html"
     CURRICULUM_STATE = "curriculum.json"  # a curriculum's out folder: its rounds (curriculum/runner.py)
-    CACHE = "cache"  # the solve's decoded inputs, too large for memory (tools/modality_img.py); safe to delete
+    CACHE = "cache"  # decoded images too large for memory, frozen embeddings (tools/fusion.py); safe to delete
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
@@ -194,6 +194,10 @@ class Workspace:
     def image_cache(self, size: int, key: str) -> Path:
         """Images decoded at size x size px, uint8 (rows, size, size, 3) in .npy format; key: what was decoded."""
         return self.root / self.CACHE / f"img_{size}px_{key}.npy"
+
+    def embedding_cache(self, modality: str, key: str) -> Path:
+        """A frozen encoder's features of every row, float16 (rows, dim) in .npy format; key: what was embedded."""
+        return self.root / self.CACHE / f"emb_{modality}_{key}.npy"
 
     @property
     def solve_summary(self) -> Path:

@@ -407,7 +407,7 @@ def test_a_trained_backbone_reads_memory_mapped_images_through_loader_workers(im
     reports, logged = [], []
     result = train_fusion(image_task, cfg, log=logged.append, on_epoch=reports.append)
     assert result.val_score >= 0.9
-    cache = list((image_task.ws / Workspace.CACHE).glob("*.npy"))
+    cache = list((image_task.ws / Workspace.CACHE).glob("img_*.npy"))
     assert len(cache) == 1 and any(f"into {cache[0]}" in note for note in result.notes)
     workers = fusion._loader_workers(torch.device(result.device))  # 1 on CPU, every core but one on a GPU
     assert any(f"img: host ({workers} loader workers)" in note for note in result.notes), result.notes
@@ -530,17 +530,26 @@ def test_the_batch_and_the_learning_rate_grow_with_the_gpu_memory(monkeypatch):
     assert fusion.scaled_lr(replace(cfg, optimizer="SGD"), 128) == pytest.approx(4e-3)  # SGD: linear
 
 
+def forget_embeddings(task: TaskData) -> None:
+    for path in (task.ws / Workspace.CACHE).glob("emb_*"):
+        path.unlink()
+
+
 def test_a_frozen_encoders_embeddings_are_reused_by_the_next_run_with_the_same_result(image_task):
     cfg = FusionConfig(**{**QUICK, "max_epochs": 3})
-    fusion._EMBEDDED.clear()
+    forget_embeddings(image_task)
     first = train_fusion(image_task, cfg, log=lambda line: None)
     again = train_fusion(image_task, replace(cfg, lr=3e-3), log=lambda line: None)  # another HEBO trial
-    assert any("embeddings reused" in n for n in again.notes) and not any("reused" in n for n in first.notes)
-    fusion._EMBEDDED.clear()
+    assert any("embeddings read from emb_" in n for n in again.notes) and not any("read from" in n for n in first.notes)
+    (cache,) = (image_task.ws / Workspace.CACHE).glob("emb_*")  # float16 on disk, complete (no .partial left)
+    stored = np.load(cache, mmap_mode="r")
+    assert cache.name.startswith("emb_img_") and stored.dtype == np.float16
+    assert stored.shape[0] == len(image_task.train) + len(image_task.test) and np.abs(stored).sum() > 0
+    forget_embeddings(image_task)
     fresh = train_fusion(image_task, replace(cfg, lr=3e-3), log=lambda line: None)
     np.testing.assert_array_equal(again.val_pred, fresh.val_pred)
     other = train_fusion(image_task, replace(cfg, seed=5), log=lambda line: None)  # another random encoder
-    assert not any("reused" in n for n in other.notes)
+    assert not any("read from" in n for n in other.notes)
 
 
 def test_the_validation_rows_choose_nothing_in_training(tmp_path):
@@ -573,7 +582,7 @@ def test_a_learn_sample_embeds_and_learns_from_that_many_learning_rows_and_the_r
     fit, val = image_task.split
     learn, stop = image_task.holdout(fit)
     assert len(learn) > 12
-    fusion._EMBEDDED.clear()
+    forget_embeddings(image_task)
     result = train_fusion(image_task, cfg, log=lambda line: None)
     embedded = len(image_task.train) + len(image_task.test) - (len(learn) - 12)
     assert any(f"frozen: {embedded} embeddings in" in n for n in result.notes)
@@ -581,6 +590,6 @@ def test_a_learn_sample_embeds_and_learns_from_that_many_learning_rows_and_the_r
     assert result.history[0]["samples"] == 12  # the sample alone trains
     refit = refit_fusion(image_task, cfg, 2, log=lambda line: None)
     assert refit.rows == len(image_task.train) - (len(learn) - 12)
-    assert any(f"frozen: {embedded} embeddings reused" in n for n in refit.notes)
+    assert any(f"frozen: {embedded} embeddings read from" in n for n in refit.notes)
     assert refit.test_pred.shape == (15, 3) and np.isfinite(refit.test_pred).all()
-    fusion._EMBEDDED.clear()
+    forget_embeddings(image_task)

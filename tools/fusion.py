@@ -4,8 +4,8 @@ with mean pooling), concatenated, a fusion MLP and one head per output, with a l
 stopping watches the competition's metric on a holdout of the fit rows (the stop rows) and keeps the best epoch's
 weights; the task's validation rows, which select among solutions, are only predicted and scored.
 
-Frozen encoders embed every row once (no grad) and only the rest trains, on the cached features: that is what
-makes CPU presets fast. Trained encoders see augmented images and learn at a reduced rate.
+Frozen encoders embed every row once (no grad), in float16 into the workspace's cache, and only the rest trains,
+on those features: that is what makes CPU presets fast. Trained encoders see augmented images and learn at a reduced rate.
 
 The input pipeline keeps the device busy, with one code path for CPU and GPU: every input is prepared once
 (images decoded at the training size into uint8, texts tokenised) and moved to the device when it fits there, so
@@ -16,11 +16,14 @@ runs channels-last under bf16 autocast, and evaluation runs in large batches."""
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,6 +32,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset, Sampler
 
 from agentk.modalities import MODALITIES
+from agentk.workspace import Workspace
 from tools import machine
 from tools.heads import check_targets, head_loss, output_losses, target_scaling, to_model_space
 from tools.resampling import at_most
@@ -125,7 +129,7 @@ class Branch:
 class FusionNet(nn.Module):
     def __init__(self, branches: dict[str, Branch], widths: list[int], cfg: FusionConfig):
         super().__init__()
-        self.branches = nn.ModuleDict({m: b.encoder for m, b in branches.items()})  # identity once frozen
+        self.branches = nn.ModuleDict({m: b.encoder for m, b in branches.items()})  # _Float once frozen
         # encoder features differ wildly in scale per dimension (random backbones most of all): standardise them
         self.norms = nn.ModuleDict({m: nn.BatchNorm1d(b.dim) for m, b in branches.items() if b.backbone})
         self.fusion = nn.Sequential(
@@ -306,22 +310,35 @@ def _shuffled(rows: np.ndarray, size: int, gen: torch.Generator) -> list[list[in
 
 @torch.no_grad()
 def _embed(
-    branch: Branch, modality: str, targets: torch.Tensor, size: int, device: torch.device, rows: np.ndarray
-) -> torch.Tensor:
-    """The features of `rows` from a frozen encoder, in row order (zeros for the other rows, which nothing reads).
-    With lengths, rows go shortest first, so that each batch is cut to similar lengths."""
+    branch: Branch, modality: str, targets: torch.Tensor, size: int, device: torch.device, rows: np.ndarray, out: Path
+) -> None:
+    """The features of `rows` from a frozen encoder, in float16 into the .npy file `out`, one batch at a time (a
+    large input never holds its float32 features in memory), in row order: zeros for the other rows, which nothing
+    reads. With lengths, rows go shortest first, so that each batch is cut to similar lengths. Written under a
+    temporary name and renamed once complete: a killed run leaves no cache."""
     feed = Feed({modality: branch.inputs}, targets, device)
     encoder = branch.encoder.to(device, memory_format=torch.channels_last).eval()
     order = rows[np.argsort(branch.lengths.numpy()[rows], kind="stable")] if branch.lengths is not None else rows
-    out = []
-    for x, _ in feed(_chunks(order, size)):
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    features = np.lib.format.open_memmap(partial, mode="w+", dtype=np.float16, shape=(len(targets), branch.dim))
+    batches = _chunks(order, size)
+    for rows_of, (x, _) in zip(batches, feed(batches), strict=True):
         with _autocast(device):
-            out.append(encoder(x[modality]).float())
+            features[rows_of] = encoder(x[modality]).float().cpu().numpy()
     encoder.cpu()
-    done = torch.cat(out).cpu()
-    features = torch.zeros((len(targets), *done.shape[1:]), dtype=done.dtype)
-    features[torch.as_tensor(order)] = done
-    return features
+    features.flush()
+    del features
+    os.replace(partial, out)
+
+
+def _embeddings_key(frame: pd.DataFrame, skip: np.ndarray, cfg: FusionConfig, encoder: nn.Module) -> str:
+    """What a frozen embedding depends on: the modality's inputs, the rows left out, the sizes the inputs are cut
+    to, and the encoder's weights (equal for the same seed or pretrained weights)."""
+    digest = hashlib.sha1(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    digest.update(np.ascontiguousarray(skip, dtype=np.int64).tobytes())
+    digest.update(repr((cfg.image_size, cfg.max_length, _fingerprint(encoder))).encode())
+    return digest.hexdigest()[:16]
 
 
 def _learning(task: TaskData, cfg: FusionConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -334,11 +351,6 @@ def _learning(task: TaskData, cfg: FusionConfig) -> tuple[np.ndarray, np.ndarray
         return learn, stop, learn[:0]
     kept = at_most(learn, cfg.learn_sample, np.random.default_rng(SAMPLE_SEED))
     return kept, stop, np.setdiff1d(learn, kept)
-
-
-# per modality, the last frozen embedding and what made it: a network's HEBO trials and its refit embed the same
-# rows with the same frozen encoder (seeded alike), so only the first of them pays for it
-_EMBEDDED: dict[str, tuple[tuple, torch.Tensor]] = {}
 
 
 @torch.no_grad()
@@ -367,31 +379,29 @@ def _build(
             continue
         branch = modality.model_module().fusion_branch(frames[m], task.ws, cfg, fit)
         notes += branch.notes
-        if branch.frozen:
+        if branch.frozen:  # a network's HEBO trials and its refit embed the same rows alike: the first pays
             began = time.monotonic()
-            key = (
-                id(task),
-                str(task.ws),
-                m,
-                len(frames[m]),
-                len(skip),
-                cfg.image_size,
-                cfg.max_length,
-                _fingerprint(branch.encoder),
-            )
-            cached = _EMBEDDED.get(m)
-            if cached is not None and cached[0] == key:
-                features, how = cached[1], "reused from the previous run (the same frozen encoder and rows)"
+            path = Workspace(task.ws).embedding_cache(m, _embeddings_key(frames[m], skip, cfg, branch.encoder))
+            if path.exists():
+                how = f"read from {path.name} (embedded before by the same frozen encoder)"
             else:
                 rows = np.setdiff1d(np.arange(len(frames[m])), skip)
-                features = _embed(branch, m, targets, branch.embed_batch * batch, device, rows)
-                _EMBEDDED[m], how = (key, features), f"in {time.monotonic() - began:.1f}s"
-            branch = replace(branch, encoder=nn.Identity(), inputs=features, augment=None, views=[], lengths=None)
+                _embed(branch, m, targets, branch.embed_batch * batch, device, rows, path)
+                how = f"in {time.monotonic() - began:.1f}s, float16 into {path.name}"
+            features = torch.from_numpy(np.load(path, mmap_mode="c"))  # copy-on-write: pages read on demand
+            branch = replace(branch, encoder=_Float(), inputs=features, augment=None, views=[], lengths=None)
             notes.append(f"{branch.title} frozen: {len(features) - len(skip)} embeddings {how}")
         elif branch.backbone:
             notes.append(f"{branch.title} trained")
         branches[m] = branch
     return branches, notes
+
+
+class _Float(nn.Module):
+    """A frozen branch's encoder once its features are embedded: the float16 features as the head's float32."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.float()
 
 
 # --------------------------------------------------------------------------- training
