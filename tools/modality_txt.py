@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 NAME = TEXT.name
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 LIGHT_LENGTH = 64  # the light net's tokens per text
+TOKENISE_CHUNK = 4096  # texts tokenised at once: their encodings take some 60 MB
 
 
 # --------------------------------------------------------------------------- map dataset
@@ -72,10 +73,15 @@ class TextTransform:
         return {k: v[0] for k, v in self.batch([row]).items()}
 
     def batch(self, rows) -> dict:
-        """Many rows at once (the tokenizer spreads them over the cores): int64 tensors (rows, max_length)."""
-        encs = self.tokenizer.encode_batch([_joined(row) for row in rows])
-        ids = np.array([e.ids for e in encs], dtype=np.int64).reshape(len(encs), self.max_length)
-        mask = np.array([e.attention_mask for e in encs], dtype=np.int64).reshape(ids.shape)
+        """Many rows at once (the tokenizer spreads them over the cores): int64 tensors (rows, max_length). In
+        chunks: the tokenizer's encodings (ids, offsets, token strings) take some 15 kB a text, eight times the
+        tensors they become, so all of 100,000 texts at once would hold 1.5 GB."""
+        ids = np.empty((len(rows), self.max_length), dtype=np.int64)
+        mask = np.empty_like(ids)
+        for start in range(0, len(rows), TOKENISE_CHUNK):
+            encs = self.tokenizer.encode_batch([_joined(row) for row in rows[start : start + TOKENISE_CHUNK]])
+            ids[start : start + len(encs)] = [e.ids for e in encs]
+            mask[start : start + len(encs)] = [e.attention_mask for e in encs]
         return {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask)}
 
 
@@ -150,9 +156,16 @@ class TextEmbedder(nn.Module):
         from transformers import AutoTokenizer
 
         tok = AutoTokenizer.from_pretrained(self.path)
-        texts = [f" {tok.sep_token or ''} ".join(str(c) for c in r if not pd.isna(c)) for r in rows]
-        enc = tok(texts, padding="max_length", truncation=True, max_length=self.max_length, return_tensors="pt")
-        return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+        parts = []
+        for start in range(0, max(len(rows), 1), TOKENISE_CHUNK):  # in chunks, as TextTransform.batch
+            texts = [
+                f" {tok.sep_token or ''} ".join(str(c) for c in r if not pd.isna(c))
+                for r in rows[start : start + TOKENISE_CHUNK]
+            ]
+            parts.append(
+                tok(texts, padding="max_length", truncation=True, max_length=self.max_length, return_tensors="pt")
+            )
+        return {k: torch.cat([enc[k] for enc in parts]) for k in ("input_ids", "attention_mask")}
 
     def forward(self, x: dict) -> torch.Tensor:
         mask = x["attention_mask"]

@@ -27,12 +27,11 @@ TABLE_COPIES = 4.0
 # character at 12 bytes each, counted then weighted) and the vectoriser's vocabulary before it is pruned: 300,000
 # reviews of 90 characters peaked at 2.9 GB with nothing else (benchmarks/scale.py)
 TEXT_BYTES_PER_CHAR = 75.0
-EMBEDDING_BYTES = 384 * 4  # a frozen MiniLM's float32 embedding of one row
-# every row is tokenised once, at 128 tokens: the tokenizer's encodings (ids, offsets, token strings) before they
-# become two int64 tensors; 100,000 reviews, 60,000 of them embedded, peaked at 4.2 GB where the other parts came to
-# 2.4, 10,000 at 1.5 in all (benchmarks/scale.py)
-TOKENISED_BYTES = 15_000
-ENCODER_GB = 0.3  # the frozen MiniLM's weights and a batch's activations
+EMBEDDING_BYTES = 384 * 2  # a frozen MiniLM's float16 embedding of one row (memory-mapped: the page cache holds it)
+# every row is tokenised once, at 128 tokens, into two int64 tensors, in chunks whose encodings take some 0.15 GB
+# (tools/modality_txt.py: TOKENISE_CHUNK): 10,000 and 100,000 reviews added 0.148 and 0.333 GB to the process
+TOKENISED_BYTES = 2_100
+ENCODER_GB = 0.45  # the frozen MiniLM's weights, a batch's activations and a chunk's encodings
 
 
 def machine_gb() -> float:
