@@ -10,18 +10,20 @@ from inspect import getsource
 from pathlib import PurePath
 
 from agentk.competition.graph import key_text
-from agentk.competition.joins import join_keyed
+from agentk.competition.joins import CHUNK_ROWS, join_keyed
 from agentk.core.checks import Check
 from agentk.core.engine import HOLE
 from agentk.modalities import MODALITIES
 from unit_tests_lib.maps import check_id_map, check_rows_match_source
 
 
-def read_expr(path: str, *text_cols: str | None) -> str:
-    """The pandas call that reads a raw table, its id and file-name columns kept as text (leading zeros survive)."""
+def read_expr(path: str, *text_cols: str | None, chunksize: int | None = None) -> str:
+    """The pandas call that reads a raw table, its id and file-name columns kept as text (leading zeros survive); a
+    CSV or TSV file in chunks of `chunksize` rows where given."""
     name = PurePath(path).name.lower()
     kept = list(dict.fromkeys(c for c in text_cols if c))
     dtype = f", dtype={{{', '.join(f'{c!r}: str' for c in kept)}}}" if kept else ""
+    dtype += f", chunksize={chunksize}" if chunksize else ""
     if name.endswith((".tsv", ".tsv.gz")):
         return f"pd.read_csv({path!r}, sep='\\t'{dtype})"
     if name.endswith((".csv", ".csv.gz")):
@@ -115,7 +117,8 @@ def join_lines(j, into: str = "df", depth: int = 0) -> list[str]:
     """Lines that join a keyed table (agentk.competition.joins.Join) to `into`, after the tables hanging from it;
     `join_keyed` must be defined above them (JOIN_KEYED)."""
     other = f"other{depth or ''}"
-    lines = [f"# {j.describe()}", f"{other} = {read_expr(j.table)}"]
+    chunked = CHUNK_ROWS if j.many and not j.via else None  # summarised a chunk at a time, as joins.widened reads it
+    lines = [f"# {j.describe()}", f"{other} = {read_expr(j.table, chunksize=chunked)}"]
     for v in j.via:
         lines += join_lines(v, other, depth + 1)
     args = f"{j.keys!r}, {j.other_keys!r}, {j.columns!r}, {j.aggregate!r}, {j.prefix!r}, many={j.many}"

@@ -8,13 +8,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from agentk.competition import joins as joins_module
+from agentk.competition.dataview import read_chunks
 from agentk.competition.graph import Node, link
-from agentk.competition.joins import apply, find_joins
+from agentk.competition.joins import CHUNK_ROWS, apply, find_joins, join_keyed
+from stages.codegen import join_lines
 
 
 def _competition(tmp_path, train: pd.DataFrame, test: pd.DataFrame, **others: pd.DataFrame):
     raw = tmp_path / "raw"
-    raw.mkdir()
+    raw.mkdir(parents=True)
     tables = {"train": raw / "train.csv", "test": raw / "test.csv"}
     train.to_csv(tables["train"], index=False)
     test.to_csv(tables["test"], index=False)
@@ -163,3 +166,46 @@ def test_a_key_over_four_columns_is_found_greedily():
     assert edge.dst_cols == ("origin", "month", "day", "hour")
     assert edge.cols == ("airport", "month", "day", "dep_hour")
     assert edge.cover == 1.0
+
+
+def test_a_table_summarised_in_chunks_gives_what_it_gives_whole():
+    """Issue 49: a many-rows table is summarised a chunk at a time (read_csv's chunksize), the chunks' counts,
+    means, squared deviations and extremes combined: the same count, mean, min, max and spread per key as pandas
+    gives on the whole table, with missing values, keys over two columns and keys found in one chunk only."""
+    rng = np.random.default_rng(4)
+    n = 5000
+    other = pd.DataFrame(
+        {"a": rng.integers(0, 30, n), "b": rng.integers(0, 5, n), "v": rng.normal(size=n), "w": rng.random(n) * 1e6}
+    )
+    other.loc[rng.random(n) < 0.3, "v"] = np.nan
+    other.loc[other["a"] % 7 == 0, "w"] = np.nan  # some keys have no value of w at all
+    other.loc[n - 3 :, ["a", "b"]] = [[99, 99]] * 3  # a key only the last chunk holds
+    df = pd.DataFrame({"a": [*range(30), 99, 500], "b": [*(i % 5 for i in range(30)), 99, 0]})
+    whole = join_keyed(df, other, ["a", "b"], ["a", "b"], [], ["v", "w"], "t", True)
+    grouped = other.groupby(["a", "b"])[["v", "w"]]
+    for size in (n, 700, 1):  # one chunk, several, and one row per chunk
+        chunked = join_keyed(df, (other.iloc[i : i + size] for i in range(0, n, size)), ["a", "b"], ["a", "b"], [], ["v", "w"], "t", True)  # fmt: skip
+        pd.testing.assert_frame_equal(chunked, whole, rtol=1e-9)
+    assert list(whole.columns[2:]) == ["t_count", *(f"t_{c}_{h}" for c in "vw" for h in ("mean", "min", "max", "std"))]
+    assert whole["t_count"].tolist()[-2:] == [3, 0]  # the last chunk's key; a key without rows counts 0
+    key = (3, 3)
+    assert whole.loc[3, "t_v_std"] == pytest.approx(grouped.std().loc[key, "v"])
+    assert whole.loc[3, "t_w_mean"] == pytest.approx(grouped.mean().loc[key, "w"])
+    assert np.isnan(whole.loc[7, "t_w_mean"]) and np.isnan(whole.loc[31, "t_v_max"])  # no values; no rows
+
+
+def test_a_summarised_table_is_read_in_chunks_by_setup_and_by_the_generated_map(tmp_path, monkeypatch):
+    """Setup's joins and the map's generated code read a summarised table with no table hanging from it a chunk
+    at a time, and give the same columns as reading it whole."""
+    rng = np.random.default_rng(5)
+    users = pd.DataFrame({"user": range(50), "x": rng.normal(size=50).round(3)})
+    events = pd.DataFrame({"who": rng.integers(0, 50, 3000), "amount": rng.random(3000).round(3)})
+    train, test = _split(users.assign(y=rng.normal(size=50)), 40)
+    joins, whole, _ = _competition(tmp_path / "whole", train, test.drop(columns="y"), events=events)
+    monkeypatch.setattr(joins_module, "CHUNK_ROWS", 128)
+    chunks = list(read_chunks(tmp_path / "whole" / joins[0].table, 128))
+    assert len(chunks) == 24 and pd.concat(chunks).reset_index(drop=True).equals(pd.read_csv(tmp_path / "whole" / joins[0].table))  # fmt: skip
+    _, chunked, _ = _competition(tmp_path / "chunked", train, test.drop(columns="y"), events=events)
+    pd.testing.assert_frame_equal(chunked, whole, rtol=1e-9)
+    [read] = [line for line in join_lines(joins[0]) if "read_csv" in line]
+    assert read.endswith(f", chunksize={CHUNK_ROWS})")

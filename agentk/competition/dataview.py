@@ -14,6 +14,7 @@ import os
 import re
 import zlib
 from collections import OrderedDict
+from collections.abc import Iterator
 from pathlib import Path
 
 import charset_normalizer
@@ -125,9 +126,9 @@ def _read_table(path: Path, nrows: int | None = None, nested: bool = False, **kw
             from agentk.competition.partitions import read_dataset
 
             df = read_dataset(path).head(nrows) if nrows is not None else read_dataset(path)
-        elif name.endswith((".tsv", ".tsv.gz", ".csv", ".csv.gz")):
+        elif name.endswith(CSV_SUFFIXES):
             encoding = kwargs.pop("encoding", None) or text_encoding(path)
-            sep, decimal = ("\t", ".") if name.endswith((".tsv", ".tsv.gz")) else csv_dialect(path, encoding)
+            sep, decimal = _separators(path, encoding)
             try:
                 df = read_csv(path, sep=sep, decimal=decimal, nrows=nrows, encoding=encoding, **kwargs)
             except UnicodeDecodeError:  # a byte past the head is not UTF-8: the whole file tells
@@ -149,16 +150,45 @@ def _read_table(path: Path, nrows: int | None = None, nested: bool = False, **kw
         df = df if nested or csv else nested_as_text(df)
         if kwargs.get("dtype") is str and not csv:
             df = df.map(lambda v: v if pd.isna(v) else str(v))  # as read_csv(dtype=str) reads a CSV
-    except pd.errors.EmptyDataError:
-        raise BadInput(f"{path.name} is empty: re-download the competition data") from None
-    except ImportError as exc:
-        raise BadInput(f"{path.name} needs a library that is missing ({exc.name or exc}): install it") from None
-    except (pd.errors.ParserError, UnicodeError, ValueError, OSError, EOFError, zlib.error) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise BadInput(f"{path.name} is not a readable table ({first}): re-download or repair it") from None
+    except READ_ERRORS as exc:
+        raise _unreadable(path, exc) from None
     if df.shape[1] == 0 or (nrows is None and len(df) == 0):
         raise BadInput(f"{path.name} has no rows: re-download the competition data")
     return df
+
+
+CSV_SUFFIXES = (".tsv", ".tsv.gz", ".csv", ".csv.gz")
+READ_ERRORS = (pd.errors.ParserError, UnicodeError, ValueError, OSError, EOFError, zlib.error, ImportError)
+
+
+def _separators(path: Path, encoding: str | None) -> tuple[str, str]:
+    """A CSV or TSV file's field separator and decimal mark."""
+    return ("\t", ".") if path.name.lower().endswith((".tsv", ".tsv.gz")) else csv_dialect(path, encoding)
+
+
+def _unreadable(path: Path, exc: Exception) -> BadInput:
+    if isinstance(exc, pd.errors.EmptyDataError):
+        return BadInput(f"{path.name} is empty: re-download the competition data")
+    if isinstance(exc, ImportError):
+        return BadInput(f"{path.name} needs a library that is missing ({exc.name or exc}): install it")
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return BadInput(f"{path.name} is not a readable table ({first}): re-download or repair it")
+
+
+def read_chunks(path: Path, rows: int) -> Iterator[pd.DataFrame]:
+    """A table `rows` rows at a time: a CSV or TSV file in chunks (summaries of a large table need never hold it
+    whole), any other format whole, as one chunk. Errors as read_table's."""
+    path = Path(path)
+    if path.is_dir() or not path.name.lower().endswith(CSV_SUFFIXES):
+        yield read_table(path)
+        return
+    encoding = text_encoding(path, None)  # the whole file: a chunk past the head must not fail to decode
+    sep, decimal = _separators(path, encoding)
+    try:
+        with read_csv(path, sep=sep, decimal=decimal, encoding=encoding, chunksize=rows) as reader:
+            yield from reader
+    except READ_ERRORS as exc:
+        raise _unreadable(path, exc) from None
 
 
 def nested_as_text(df: pd.DataFrame) -> pd.DataFrame:

@@ -1,7 +1,8 @@
 """Tables joined to the train and test tables through the data graph (agentk.competition.graph): the targets in a
 labels table (train_labels.csv keyed by id), side tables with one row per key (looked up, also by a key spread over
 two columns), and per-entity tables with many rows per key (transactions per customer, atoms per molecule), which
-are summarised per key (row count; mean, min, max and spread of each numeric column) before the join. A joined
+are summarised per key (row count; mean, min, max and spread of each numeric column) before the join, read a
+million rows at a time. A joined
 table may itself first be joined with the tables that hang from it (a loan's payments, summarised per loan, before
 the loans are summarised per customer). The expert's analysis joins its frames with `apply`; the input maps'
 generated code calls the same `join_keyed` (stages/codegen.py writes its source into the map)."""
@@ -9,16 +10,18 @@ generated code calls the same `join_keyed` (stages/codegen.py writes its source 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from agentk.competition.dataview import read_table
+from agentk.competition.dataview import read_chunks, read_table
 from agentk.competition.graph import Edge, Node, build, key_text, link
 from agentk.competition.tables import candidates, stand_ins
 
 AGGREGATES = ("mean", "min", "max", "std")  # of each numeric column of a table with many rows per key
+CHUNK_ROWS = 1_000_000  # a summarised table's rows read at a time (in setup and in the generated maps)
 VERSION_SHARE = 0.5  # a table sharing more of its columns with train or test than this is a version of it
 
 
@@ -70,22 +73,41 @@ class Join:
 def join_keyed(df, other, keys, other_keys, columns, aggregate, prefix, many):
     """`df` with `other` joined on df[keys] = other[other_keys] (as key text, several columns joined by "|"): its
     `columns` looked up, or (`many`) its rows summarised per key: their count (0 for a key without rows) and the
-    mean, min, max and spread of each `aggregate` column."""
+    mean, min, max and spread of each `aggregate` column. `other` is a table or its chunks (an iterable of tables,
+    as read_csv's chunksize reads a large one), which are summarised one at a time and the summaries combined."""
 
     def key_of(frame, cols):
         text = [key_text(frame[c]) for c in cols]
         return text[0].str.cat(text[1:], sep="|") if len(text) > 1 else text[0]
 
+    chunks = [other] if isinstance(other, pd.DataFrame) else other
     if not many:
-        right = other[columns].assign(_key=key_of(other, other_keys)).drop_duplicates("_key")
+        right = pd.concat([c[columns].assign(_key=key_of(c, other_keys)) for c in chunks], ignore_index=True)
+        right = right.drop_duplicates("_key")
     else:
-        grouped = other.assign(_key=key_of(other, other_keys)).groupby("_key")
-        right = pd.DataFrame({f"{prefix}_count": grouped.size()})
-        if aggregate:
-            stats = grouped[aggregate].agg(["mean", "min", "max", "std"])
-            stats.columns = [f"{prefix}_{c}_{how}" for c, how in stats.columns]
-            right = right.join(stats)
-        right = right.reset_index()
+        parts = []  # per chunk and key: the rows, and each column's count, mean, squared deviations, min and max
+        for chunk in chunks:
+            grouped = chunk.assign(_key=key_of(chunk, other_keys)).groupby("_key")
+            part = pd.DataFrame({"rows": grouped.size()})
+            if aggregate:
+                values = grouped[aggregate]
+                stat = {"n": values.count(), "mean": values.mean(), "min": values.min(), "max": values.max()}
+                stat["m2"] = values.var(ddof=0) * stat["n"]
+                for i, c in enumerate(aggregate):  # by position: any column name stays apart from "rows"
+                    part = part.assign(**{f"{i}{how}": stat[how][c] for how in stat})
+            parts.append(part)
+        stats = pd.concat(parts)
+        by_key = stats.groupby(level=0)
+        right = pd.DataFrame({f"{prefix}_count": by_key["rows"].sum()})
+        for i, c in enumerate(aggregate):
+            n, part_mean = stats[f"{i}n"], stats[f"{i}mean"].fillna(0)
+            total = by_key[f"{i}n"].sum()
+            mean = (n * part_mean).groupby(level=0).sum() / total.where(total > 0)
+            spread = stats[f"{i}m2"].fillna(0) + n * (part_mean - mean.reindex(stats.index)).fillna(0) ** 2
+            std = (spread.groupby(level=0).sum() / (total - 1).where(total > 1)) ** 0.5
+            right[f"{prefix}_{c}_mean"], right[f"{prefix}_{c}_min"] = mean, by_key[f"{i}min"].min()
+            right[f"{prefix}_{c}_max"], right[f"{prefix}_{c}_std"] = by_key[f"{i}max"].max(), std
+        right = right.rename_axis("_key").reset_index()
     out = df.assign(_key=key_of(df, keys)).merge(right, on="_key", how="left").drop(columns="_key")
     if many:
         out[f"{prefix}_count"] = out[f"{prefix}_count"].fillna(0)
@@ -176,8 +198,11 @@ def _rel(path: Path, ws: Path) -> str:
     return str(path.relative_to(ws))
 
 
-def widened(ws: Path, j: Join) -> pd.DataFrame:
-    """The joined table, first joined with the tables hanging from it."""
+def widened(ws: Path, j: Join) -> pd.DataFrame | Iterator[pd.DataFrame]:
+    """The joined table, first joined with the tables hanging from it; a summarised table with none hanging from it
+    in chunks of CHUNK_ROWS (join_keyed summarises them one at a time)."""
+    if j.many and not j.via:
+        return read_chunks(Path(ws) / j.table, CHUNK_ROWS)
     other = read_table(Path(ws) / j.table)
     for v in j.via:
         other = join_keyed(other, widened(ws, v), v.keys, v.other_keys, v.columns, v.aggregate, v.prefix, v.many)
