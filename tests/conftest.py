@@ -13,6 +13,13 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from threadpoolctl import threadpool_limits
+
+# Two workers on two cores: OpenBLAS's second thread in each only spins against the other worker (an L-BFGS logistic
+# regression on a small matrix took 106 s with two threads and 21 s with one). The env var reaches agentk's
+# subprocesses; the limit, this process, whose numpy is loaded already.
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+threadpool_limits(1, user_api="blas")
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
