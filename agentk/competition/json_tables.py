@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 DEPTH = 4  # how far under keys a table may be nested ({"data": {"rows": [...]}})
+MAX_NESTING = 100  # lists and records nested deeper than this are no table, whichever Python parses them
 # orientations of a .json file whose table pd.read_json(path) reads too: generated code may read those as they are
 AS_PANDAS_READS = {"records", "columns"}
 
@@ -28,6 +29,8 @@ def read_json_table(path: Path) -> tuple[pd.DataFrame, str]:
             pass  # JSON lines starting with a list of records, or broken: parsed below
     try:
         data = json.loads(text)
+        if _nested_deeper(data, MAX_NESTING):  # Python 3.13's parser reads what 3.11's refused (RecursionError)
+            raise RecursionError
     except RecursionError:
         raise ValueError("nested too deep to be a table") from None
     except json.JSONDecodeError:  # JSON lines, under either name
@@ -38,6 +41,18 @@ def read_json_table(path: Path) -> tuple[pd.DataFrame, str]:
         return orient(rows)[0], "lines"
     frame, how = orient(data)
     return (pd.read_json(io.StringIO(text), dtype=False), how) if how in AS_PANDAS_READS else (frame, how)
+
+
+def _nested_deeper(data, limit: int) -> bool:
+    """Whether lists and records nest more than `limit` levels deep (walked without recursion)."""
+    stack = [(data, 0)] if isinstance(data, list | dict) else []
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((c, depth + 1) for c in children if isinstance(c, list | dict))
+    return False
 
 
 def orient(data, depth: int = 0) -> tuple[pd.DataFrame, str]:
