@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,6 +30,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset, Sampler
 
+from agentk.core.fileio import written_array
 from agentk.modalities import MODALITIES
 from agentk.workspace import Workspace
 from tools import machine
@@ -319,17 +319,12 @@ def _embed(
     feed = Feed({modality: branch.inputs}, targets, device)
     encoder = branch.encoder.to(device, memory_format=torch.channels_last).eval()
     order = rows[np.argsort(branch.lengths.numpy()[rows], kind="stable")] if branch.lengths is not None else rows
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    features = np.lib.format.open_memmap(partial, mode="w+", dtype=np.float16, shape=(len(targets), branch.dim))
     batches = _chunks(order, size)
-    for rows_of, (x, _) in zip(batches, feed(batches), strict=True):
-        with _autocast(device):
-            features[rows_of] = encoder(x[modality]).float().cpu().numpy()
+    with written_array(out, np.float16, (len(targets), branch.dim)) as features:
+        for rows_of, (x, _) in zip(batches, feed(batches), strict=True):
+            with _autocast(device):
+                features[rows_of] = encoder(x[modality]).float().cpu().numpy()
     encoder.cpu()
-    features.flush()
-    del features
-    os.replace(partial, out)
 
 
 def _embeddings_key(frame: pd.DataFrame, skip: np.ndarray, cfg: FusionConfig, encoder: nn.Module) -> str:

@@ -19,6 +19,7 @@ import pandas as pd
 import torch
 from torch import nn
 
+from agentk.core.fileio import written_array
 from agentk.modalities import IMAGE, TABULAR
 from agentk.workspace import Workspace
 
@@ -199,13 +200,8 @@ def decoded(paths: list, ws: Path, size: int, map_name: str) -> tuple[torch.Tens
     path = Workspace(ws).image_cache(size, key)
     if path.exists():
         return MappedImages(path), f"{len(paths)} images at {size}px memory-mapped from {path}"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")  # renamed once complete: a killed run leaves no cache
-    images = np.lib.format.open_memmap(partial, mode="w+", dtype=np.uint8, shape=shape)
-    _decode_into(images, tf, paths)
-    images.flush()
-    del images
-    os.replace(partial, path)
+    with written_array(path, np.uint8, shape) as images:  # a killed run leaves no cache
+        _decode_into(images, tf, paths)
     note = f"{len(paths)} images decoded at {size}px into {path} in {time.monotonic() - began:.1f}s"
     return MappedImages(path), note
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,27 @@ def write_text(path: Path, text: str) -> None:
     with os.fdopen(fd, "w") as f:
         f.write(text)
     os.replace(tmp, path)
+
+
+@contextmanager
+def written_array(path: Path, dtype, shape: tuple) -> Iterator:
+    """A zero-filled .npy memory map to fill, at `path` once the block ends (under a temporary name until then: a
+    killed run leaves no array looking done)."""
+    import numpy as np  # here: the CLI's light paths import this module
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    array = np.lib.format.open_memmap(partial, mode="w+", dtype=dtype, shape=shape)
+    try:
+        yield array
+        array.flush()
+    except BaseException:
+        del array
+        partial.unlink(missing_ok=True)
+        raise
+    del array
+    os.replace(partial, path)
 
 
 def write_json(path: Path, obj: Any) -> None:
