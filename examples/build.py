@@ -153,7 +153,9 @@ def _docstrings(library: str, path: str):
             continue
         if (getattr(obj, "__module__", None) or library).split(".")[0] != library:  # scipy.special's ufuncs: None
             continue
-        text = _LIBRARY_PATH.sub("lib", inspect.getdoc(obj) or "")
+        # each line without its indentation: pandas assembles docstrings from parts, and Python 3.13's compiler
+        # strips the parts' indentation where 3.11 kept it, so indented text differs between the two
+        text = "\n".join(line.strip() for line in _LIBRARY_PATH.sub("lib", inspect.getdoc(obj) or "").splitlines())
         try:
             n_parameters = len([p for p in inspect.signature(obj).parameters if p != "self"])
         except (TypeError, ValueError):  # builtins and some ufuncs have no signature
