@@ -10,6 +10,9 @@ import importlib
 from dataclasses import dataclass
 
 DICOM_EXT = (".dcm", ".dicom")  # scans, read through pydicom (tools/image_files.py)
+# between the paths of one sample's several image files (its views, channels or frames) in an image map's cell: the
+# sample is read as one picture, a mosaic of them (tools/image_files.py)
+PATHS_SEP = "|"
 IMAGE_EXT = (".jpg", ".jpeg", ".png", ".tif", ".tiff", ".bmp", ".gif", ".webp", *DICOM_EXT)
 TEXT_EXT = (".txt",)
 

@@ -13,7 +13,7 @@ from agentk.competition.graph import key_text
 from agentk.competition.joins import CHUNK_ROWS, join_keyed
 from agentk.core.checks import Check
 from agentk.core.engine import HOLE
-from agentk.modalities import MODALITIES
+from agentk.modalities import MODALITIES, PATHS_SEP
 from unit_tests_lib.maps import check_id_map, check_rows_match_source
 
 
@@ -157,8 +157,14 @@ def file_paths(src) -> str:
             "for k in (p.name, p.stem)}"
         )
         return f"df[{src.column!r}].astype(str).map({index})"
+    return f" + {PATHS_SEP!r} + ".join(view_paths(src))
+
+
+def view_paths(src) -> list[str]:
+    """Per file of a sample (one, or its views), the expression giving each row's path from a table column; the
+    image map joins a sample's paths by PATHS_SEP in one cell, the text map reads each into a column."""
     value = f"df[{src.column!r}].astype(str).str.replace('\\\\', '/')"
-    return f"{src.folder + '/'!r} + {value}" + (f" + {src.ext!r}" if src.ext else "")
+    return [f"{src.folder + '/' + p!r} + {value}" + (f" + {s!r}" if s else "") for p, s in src.affixes]
 
 
 def map_checks(output: str, split: str, *own: Callable[..., None]) -> list[Check]:

@@ -8,7 +8,7 @@ from agentk.core.engine import Action, Context, Stage, fill
 from agentk.modalities import TEXT
 from agentk.policies.analysis import Analysis, CannotAnalyse
 from agentk.workspace import ROLE_INPUT_MAP, input_map_stage, map_file
-from stages.codegen import file_paths, listing_rows, map_checks, map_template, table_rows
+from stages.codegen import file_paths, listing_rows, map_checks, map_template, table_rows, view_paths
 from unit_tests_lib.maps import check_no_train_only_columns
 from unit_tests_lib.media import check_text_map
 
@@ -32,7 +32,12 @@ def template(split: str) -> str:
 
 def expert(a: Analysis, ctx: Context, split: str) -> Action:
     src = a.file_source(split, TEXT.name)
-    if src is not None:
+    if src is not None and src.views:  # several files per sample: a text column of each
+        lines = READ_TEXT + table_rows(a, split, src.column) + ['out = pd.DataFrame({"id": ids.to_numpy()})']
+        for k, expr in enumerate(view_paths(src)):
+            lines.append(f"out['text_{k}'] = [read_text(p) for p in {expr}]")
+        lines.append("return out")
+    elif src is not None:
         lines = READ_TEXT + (
             listing_rows(src)
             if src.column is None

@@ -74,6 +74,7 @@ TRANSFORMS = {
     "media:images": 0.15,  # x2 as the grey level of one picture per sample, named by its id
     "media:split-folders": 0.5,  # with media:images, the test pictures in a folder of their own
     "media:audio": 0.1,  # x2 as the pitch of one sound clip per sample, named by its id
+    "media:views": 0.5,  # with media:images, 2-4 pictures per sample (<id>_<view>.png): x2 is their mean grey level
 }
 FORMATS = [t for t in TRANSFORMS if t.startswith("format:")]
 WORDS = ["alpha", "río", "données", "wert", "größe", "colour", "mass", "kappa", "delta", "höhe", "peso", "valor"]
@@ -122,6 +123,8 @@ def draw(seed: int) -> tuple[str, list[str]]:
         chosen.remove("media:audio")
     if "media:split-folders" in chosen and "media:images" not in chosen:
         chosen.remove("media:split-folders")
+    if "media:views" in chosen and "media:images" not in chosen:
+        chosen.remove("media:views")
     return kind, chosen
 
 
@@ -327,16 +330,28 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         from PIL import Image
 
         side_cols = [cols["x2"]]
-        levels = np.clip(np.round(128 + 40 * data[cols["x2"]].to_numpy()), 8, 247).astype(int)
+        views = "media:views" in transforms
+        low, high = (60, 195) if views else (8, 247)  # room for the views' offsets
+        levels = np.clip(np.round(128 + 40 * data[cols["x2"]].to_numpy()), low, high).astype(int)
         data["__level"] = levels
         stem = f"{_word(media)}_images"
         split = "media:split-folders" in transforms
+        rng_views = np.random.default_rng(50_000 + seed)
+        names_of = [""]
+        if views:  # a sample's pictures: <id><sep><view>.png, a view's level off by as much as 50, their mean the level
+            sep = str(rng_views.choice(["_", "-", "."]))
+            names_of = [sep + w for w in dict.fromkeys(_word(rng_views) for _ in range(int(rng_views.integers(2, 5))))]
+            names_of = names_of if len(names_of) > 1 else [*names_of, sep + "other"]
         for k, (i, level) in enumerate(zip(data[id_col], levels)):
             folder = tables / (f"{stem}_{'test' if k >= n_train else 'train'}" if split else stem)
             folder.mkdir(parents=True, exist_ok=True)
-            pixels = np.clip(level + media.integers(-3, 4, size=(12, 12)), 0, 255)
-            pixels = pixels - int(round(pixels.mean())) + level  # the mean is the level
-            Image.fromarray(pixels.astype(np.uint8), "L").save(folder / f"{i}.png")
+            offsets = rng_views.uniform(-50, 50, size=len(names_of)) if views else np.zeros(1)
+            offsets = np.round(offsets - offsets.mean()).astype(int)
+            offsets[0] -= offsets.sum()  # whole offsets that sum to 0
+            for name, offset in zip(names_of, offsets):
+                pixels = np.clip(level + offset + media.integers(-3, 4, size=(12, 12)), 0, 255)
+                pixels = pixels - int(round(pixels.mean())) + level + offset  # the mean is the view's level
+                Image.fromarray(pixels.astype(np.uint8), "L").save(folder / f"{i}{name}.png")
         files["images"] = f"{here}{stem}_train/" if split else f"{here}{stem}/"
         if split:
             files["test_images"] = f"{here}{stem}_test/"
@@ -436,7 +451,7 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
     if "media:text" in transforms:
         features["note"] = dict(zip(tr[id_col], tr[note].tolist()))
     if "media:images" in transforms:  # the picture's mean grey level stands for x2 (judged by opening it)
-        features["image"] = dict(zip(tr[id_col], tr["__level"].tolist()))
+        features["views" if "media:views" in transforms else "image"] = dict(zip(tr[id_col], tr["__level"].tolist()))
         features.pop("x2")
     if "media:audio" in transforms:  # the clip's pitch stands for x2 (judged on the pictures made of the clips)
         features["sound"] = dict(zip(tr[id_col], tr["__pitch"].tolist()))
@@ -486,6 +501,20 @@ def same_picture(paths: pd.Series, levels: pd.Series, ws: Path) -> bool:
     return True
 
 
+def same_views(paths: pd.Series, levels: pd.Series, ws: Path) -> bool:
+    """A map column of each sample's several pictures, read as one (tools.image_files, as the models read it): its
+    mean grey level rises with the truth's, the mean of the views' (rank correlation 0.99 or more; any one view's
+    level is off by up to 50 and correlates far less)."""
+    from tools.modality_img import ImageTransform
+
+    read = ImageTransform(ws, size=24, map_name="the judged map")
+    try:
+        means = [float(read.pixels(cell).mean()) for cell in paths]
+    except (OSError, ValueError):  # not paths to pictures
+        return False
+    return bool(pd.Series(means).corr(levels.reset_index(drop=True), method="spearman") >= 0.99)
+
+
 def same_pitch(paths: pd.Series, pitches: pd.Series, ws: Path) -> bool:
     """A map column of paths to each sample's sound, as the spectrogram picture agentk makes of a clip: its loudest
     mel band rises with the clip's pitch (rank correlation 0.95 or more; another sample's picture breaks it)."""
@@ -523,7 +552,7 @@ def judge(ws: Path, dest: Path) -> list[str]:
     frame = frame.reindex(t["train_ids"])
     for name, values in t["features"].items():
         want = pd.Series([values[i] for i in t["train_ids"]])
-        same = {"image": same_picture, "sound": same_pitch}.get(name)
+        same = {"image": same_picture, "views": same_views, "sound": same_pitch}.get(name)
         if not any(same(frame[c], want, ws) if same else _same(frame[c], want) for c in frame.columns):
             problems.append(f"input {name} reaches no input map column")
     if target_col is not None and not problems:

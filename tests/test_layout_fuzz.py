@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from conftest import agentk
 
-from testing.layout_fuzz import TRANSFORMS, build, draw, judge, same_picture
+from testing.layout_fuzz import TRANSFORMS, build, draw, judge, same_picture, same_views
 
 
 def test_the_draws_cover_every_transformation_and_are_seeded():
@@ -54,11 +54,11 @@ def test_per_sample_files_hold_readings_whose_mean_is_the_input(tmp_path):
 
 
 def test_media_layouts_hold_a_picture_per_sample_and_a_free_text_column(tmp_path):
-    """media:images (seed 7, split folders): x2 leaves the tables for one picture per sample, named by its id, whose
+    """media:images (seed 178, split folders): x2 leaves the tables for one picture per sample, named by its id, whose
     mean grey level the truth records, the test pictures in a folder of their own; the judge opens the pictures a
     map column points to and fails a column that points to other samples'. media:text (seed 3): a column of notes,
     one per row, the colour among their words."""
-    truth = build(7, tmp_path / "7")
+    truth = build(178, tmp_path / "7")
     assert {"media:images", "media:split-folders"} <= set(truth.transforms) and "x2" not in truth.features
     public = tmp_path / "7" / "public"
     train_pictures = {p.stem: p for p in (public / truth.files["images"]).glob("*.png")}
@@ -81,11 +81,28 @@ def test_media_layouts_hold_a_picture_per_sample_and_a_free_text_column(tmp_path
     )
 
 
+def test_views_are_several_pictures_per_sample_whose_mean_level_is_the_input(tmp_path):
+    """media:views (seed 7): each sample has 4 pictures, <id>-<view>.png, each off the input's level by up to 50 and
+    their mean exactly on it. The judge reads a cell of a sample's paths joined as agentk's image maps join them, as
+    one mosaic, and passes it; any one view alone, or the views of other samples, fail."""
+    truth = build(7, tmp_path / "7")
+    assert "media:views" in truth.transforms and "views" in truth.features and "x2" not in truth.features
+    folder = tmp_path / "7" / "public" / truth.files["images"]
+    views = sorted({p.name[len(truth.train_ids[0]) :] for p in folder.glob(f"{truth.train_ids[0]}*.png")})
+    assert len(views) == 4 and all(v.startswith("-") for v in views)
+    levels = pd.Series([truth.features["views"][i] for i in truth.train_ids])
+    cells = pd.Series(["|".join(str(folder / f"{i}{v}") for v in views) for i in truth.train_ids])
+    assert same_views(cells, levels, tmp_path)
+    assert not same_views(pd.Series([str(folder / f"{i}{views[0]}") for i in truth.train_ids]), levels, tmp_path)
+    assert not same_views(cells[::-1].reset_index(drop=True), levels, tmp_path)
+    assert not same_views(pd.Series(levels.astype(str)), levels, tmp_path)  # numbers are no pictures
+
+
 @pytest.mark.parametrize("seed", [0, 37])
 def test_setup_recovers_the_truth_of_a_layout(tmp_path, seed):
     """Seed 0: no table named train or test (values place them), odd column names, a 1:N table under another key
     name, gzip, a sample that names the target otherwise, a train-only column named like a target, an input carried
-    by one picture per sample. Seed 37: hex ids
+    by four pictures per sample (media:views, read as one). Seed 37: hex ids
     (some crash pandas) under another name, a labels table, a probability per class, one class no train row has
     (submitted at about 1/(n+1), not 0)."""
     dest, ws = tmp_path / "layout", tmp_path / "ws"

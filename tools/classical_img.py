@@ -152,11 +152,11 @@ def describe(batch: np.ndarray) -> np.ndarray:
 def file_sizes(paths: list, task: TaskData) -> np.ndarray:
     """(rows, 3): each image's width, height and log aspect ratio, read from its header (decoding squares the
     images, and a shape or a camera often tells classes apart)."""
-    from tools.image_files import image_size
+    from tools.image_files import cell_size
 
     def one(cell) -> tuple[float, float, float]:
         try:
-            w, h = image_size(task.ws / str(cell))
+            w, h = cell_size(task.ws, cell)
         except (OSError, ValueError):  # decoding read every file already: a header that fails here says nothing
             return np.nan, np.nan, np.nan
         return w, h, np.log(w / h)

@@ -8,7 +8,33 @@ from pathlib import Path
 
 import numpy as np
 
-from agentk.modalities import DICOM_EXT
+from agentk.modalities import DICOM_EXT, PATHS_SEP
+
+
+def cell_paths(ws: Path, cell) -> list[Path]:
+    """The files of an image map's cell (relative to the workspace, or absolute): one, or a sample's several joined
+    by PATHS_SEP."""
+    return [Path(ws) / part for part in str(cell).split(PATHS_SEP)]
+
+
+def grid(k: int) -> tuple[int, int]:
+    """(columns, rows) of a mosaic of k views: as square as it gets, filled row by row."""
+    cols = int(np.ceil(np.sqrt(k)))
+    return cols, -(-k // cols)
+
+
+def mosaic(views: list):
+    """One RGB picture of a sample's several (RGB PIL) views: each at the first one's size, in a grid, row by row;
+    unfilled places black."""
+    from PIL import Image
+
+    (w, h), (cols, rows) = views[0].size, grid(len(views))
+    out = Image.new("RGB", (cols * w, rows * h))
+    for k, view in enumerate(views):
+        out.paste(
+            view if view.size == (w, h) else view.resize((w, h), Image.BILINEAR), ((k % cols) * w, (k // cols) * h)
+        )
+    return out
 
 
 def open_image(path: Path):
@@ -40,6 +66,13 @@ def open_image(path: Path):
     if ds.get("PhotometricInterpretation") == "MONOCHROME1":
         values = values.max() - values
     return Image.fromarray(values, "F")
+
+
+def cell_size(ws: Path, cell) -> tuple[int, int]:
+    """(width, height) of the picture an image map's cell gives (a mosaic's for several files), from headers only."""
+    paths = cell_paths(ws, cell)
+    (w, h), (cols, rows) = image_size(paths[0]), grid(len(paths))
+    return cols * w, rows * h
 
 
 def image_size(path: Path) -> tuple[int, int]:

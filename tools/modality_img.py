@@ -22,6 +22,7 @@ from torch import nn
 from agentk.core.fileio import written_array
 from agentk.modalities import IMAGE, TABULAR
 from agentk.workspace import Workspace
+from tools.image_files import cell_paths, cell_size, mosaic
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -76,17 +77,11 @@ class ImageTransform:
         """The image at a path cell as an RGB PIL image; a ValueError says which file and map are wrong."""
         from PIL import Image
 
-        from tools.image_files import open_image
-
         if pd.isna(cell) or not str(cell).strip():
             raise ValueError(f"an empty image path in {self.map_name}: fill the path column for every row")
-        path = self.ws / str(cell)  # an absolute path stays absolute
         try:
-            with open_image(path) as img:
-                img.seek(0)  # the first frame of gifs and multi-page tiffs
-                img.draft(None, (self.size, self.size))  # JPEGs decode at a reduced scale: much faster
-                img.load()
-                return to_rgb(img)
+            views = [self._read(path) for path in cell_paths(self.ws, cell)]  # an absolute path stays absolute
+            return views[0] if len(views) == 1 else mosaic(views)
         except FileNotFoundError:
             raise ValueError(
                 f"{cell} in {self.map_name}: file not found; fix the path column "
@@ -104,6 +99,15 @@ class ImageTransform:
             self.unreadable.add(str(cell))
             warnings.warn(f"{cell} in {self.map_name}: {problem}; read as a black image", stacklevel=2)
         return Image.new("RGB", (self.size, self.size))
+
+    def _read(self, path: Path):
+        from tools.image_files import open_image
+
+        with open_image(path) as img:
+            img.seek(0)  # the first frame of gifs and multi-page tiffs
+            img.draft(None, (self.size, self.size))  # JPEGs decode at a reduced scale: much faster
+            img.load()
+            return to_rgb(img)
 
 
 def to_rgb(img):
@@ -210,11 +214,12 @@ def _images_key(tf: ImageTransform, paths: list) -> str:
     """What the cache holds: the files (path, size, modification time) and the side."""
     digest = hashlib.sha1(f"{tf.size}".encode())
     for cell in paths:
-        try:
-            st = (tf.ws / str(cell)).stat()
-            digest.update(f"\0{tf.ws / str(cell)}\0{st.st_size}\0{st.st_mtime_ns}".encode())
-        except (OSError, ValueError):  # unreadable: decoding says what is wrong
-            digest.update(f"\0{cell}".encode())
+        for path in cell_paths(tf.ws, cell):
+            try:
+                st = path.stat()
+                digest.update(f"\0{path}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+            except (OSError, ValueError):  # unreadable: decoding says what is wrong
+                digest.update(f"\0{path}".encode())
     return digest.hexdigest()[:16]
 
 
@@ -381,12 +386,10 @@ SIDE_PROBES = 64  # images whose size tiny_side reads
 def tiny_side(paths: list, ws: Path) -> int:
     """The tiny CNN's image side for these images: their median side rounded up to a multiple of 8, between
     MIN_TINY_SIDE and TINY_SIDE. Decoding 28 px images at 48 px adds no information and doubles an epoch's cost."""
-    from tools.image_files import image_size
-
     sides = []
     for cell in paths[:: max(1, len(paths) // SIDE_PROBES)][:SIDE_PROBES]:
         try:
-            sides.append(max(image_size(Path(ws) / str(cell))))
+            sides.append(max(cell_size(ws, cell)))
         except (OSError, ValueError):  # unreadable: decoding says which file is wrong
             continue
     native = int(np.median(sides)) if sides else TINY_SIDE

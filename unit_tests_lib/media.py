@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.modalities import IMAGE, TABULAR
+from agentk.modalities import IMAGE, PATHS_SEP, TABULAR
 from unit_tests_lib.common import fail, read_map
 
 
@@ -21,7 +21,7 @@ def check_image_map(ws: Path, name: str, n_open: int = 8) -> None:
     paths = df[col]
     if paths.isna().any():
         fail(f"{name}: {int(paths.isna().sum())} rows have no image path (e.g. id {df['id'][paths.isna()].iloc[0]!r})")
-    paths = paths.astype(str)
+    paths = paths.astype(str).str.split(PATHS_SEP, regex=False).explode()  # a sample's several files: each
     bad_ext = paths[~paths.str.lower().str.endswith(IMAGE.extensions)]
     if len(bad_ext):
         fail(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 import pandas as pd
@@ -37,6 +37,25 @@ class FileSource:
     label: str | None = None  # listing: "folder" (class sub-folders), "name" (label prefix of the file name) or
     # "suffix" (the name's last part, SUFFIX_LABEL)
     by_name: bool = False  # the column names each file (with or without extension) anywhere under the folder
+    prefix: str = ""  # put before the column's values (img_ in img_<id>.png)
+    # several files per sample: the (prefix, suffix) around the column's value of each, in order (<id>_red.png,
+    # <id>_green.png); empty: one file per sample
+    views: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def affixes(self) -> tuple[tuple[str, str], ...]:
+        """The (prefix, suffix) around a column value of each of a sample's files."""
+        return self.views or ((self.prefix, self.ext),)
+
+
+def matched_views(train: FileSource, test: FileSource) -> tuple[FileSource, FileSource]:
+    """The train and test sources reading the same views of a sample, those both splits have (a train-only mask
+    beside each picture is no input); as they were when they share none."""
+    common = tuple(a for a in train.affixes if a in test.affixes)
+    if not common or (common == train.affixes and common == test.affixes):
+        return train, test
+    one = {"views": (), "prefix": common[0][0], "ext": common[0][1]} if len(common) == 1 else {"views": common}
+    return replace(train, **one), replace(test, **one)
 
 
 def modality_files(raw: Path, extensions: dict[str, tuple[str, ...]] | None = None) -> dict[str, set[str]]:
@@ -113,7 +132,47 @@ def column_source(
         folder = resolve_by_name(table[c], files, split)
         if folder:
             return FileSource(modality, folder, column=c, by_name=True)
+    for c in order:  # names around the value (img_<id>.png), or several files per sample (<id>_red.png, ...)
+        links = affix_links(table[c], files, split)
+        if links:
+            folder = links[0][0]
+            affixes = tuple((p, s) for f, p, s in links if f == folder)
+            if len(affixes) == 1:
+                return FileSource(modality, folder, column=c, prefix=affixes[0][0], ext=affixes[0][1])
+            return FileSource(modality, folder, column=c, views=_spread(affixes, MAX_VIEWS))
     return None
+
+
+def affix_links(values: pd.Series, files: set[str], split: str) -> list[tuple[str, str, str]]:
+    """(folder, prefix, suffix) such that folder/prefix+value+suffix is a file for every value: the patterns around
+    the first value's occurrences in the files' names, kept where every other value fits them too. The values must
+    name their samples (unique, no missing one); the best folder for the split comes first."""
+    vals = values.astype(str)
+    if not len(vals) or values.isna().any() or not vals.is_unique or vals.str.contains("/", regex=False).any():
+        return []
+    vals = vals.tolist()
+    first = vals[0]
+    if not first.strip():
+        return []
+    candidates = set()
+    for f in files:
+        folder, name = posixpath.split(f)
+        at = name.find(first)
+        while at >= 0:
+            candidates.add((folder, name[:at], name[at + len(first) :]))
+            at = name.find(first, at + 1)
+    probe = list(dict.fromkeys(vals[:30] + vals[:: max(1, len(vals) // 30)]))
+    fits = [c for c in candidates if c[1] + c[2] and all(f"{c[0]}/{c[1]}{v}{c[2]}" in files for v in probe)]
+    fits = [c for c in fits if all(f"{c[0]}/{c[1]}{v}{c[2]}" in files for v in vals)]
+    return sorted(fits, key=lambda c: (-_split_score(c[0], split), -c[0].count("/"), c[0], c[1], c[2]))
+
+
+MAX_VIEWS = 16  # files per sample read as one picture (a mosaic of its views); more are sampled evenly
+
+
+def _spread(items: tuple, k: int) -> tuple:
+    """At most k of the items, evenly spaced, in order."""
+    return items if len(items) <= k else tuple(items[round(i * (len(items) - 1) / (k - 1))] for i in range(k))
 
 
 def resolve_by_name(values: pd.Series, files: set[str], split: str) -> str | None:

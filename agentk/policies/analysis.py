@@ -15,7 +15,14 @@ import numpy as np
 import pandas as pd
 
 from agentk.competition.dataview import find_tables, read_table
-from agentk.competition.file_inputs import FileSource, column_source, listing_frame, listing_source, modality_files
+from agentk.competition.file_inputs import (
+    FileSource,
+    column_source,
+    listing_frame,
+    listing_source,
+    matched_views,
+    modality_files,
+)
 from agentk.competition.graph import key_text
 from agentk.competition.joins import Join, find_joins
 from agentk.competition.joins import apply as join_tables
@@ -324,7 +331,8 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
                 f"the train samples' {m} files are under {folder}/ but no column of "
                 f"the test table or sample submission names the test samples' files"
             )
-        sources.update(test_src)
+        train_key, test_key = source_key("train", m), source_key("test", m)
+        sources[train_key], sources[test_key] = matched_views(sources[train_key], test_src[test_key])
     file_cols = {src.column for src in sources.values()}
     features = [
         c
