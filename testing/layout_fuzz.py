@@ -75,6 +75,7 @@ TRANSFORMS = {
     "media:split-folders": 0.5,  # with media:images, the test pictures in a folder of their own
     "media:audio": 0.1,  # x2 as the pitch of one sound clip per sample, named by its id
     "media:views": 0.5,  # with media:images, 2-4 pictures per sample (<id>_<view>.png): x2 is their mean grey level
+    "target:folders": 0.5,  # with media:images, classes: the train pictures in a folder per class, no target column
 }
 FORMATS = [t for t in TRANSFORMS if t.startswith("format:")]
 WORDS = ["alpha", "río", "données", "wert", "größe", "colour", "mass", "kappa", "delta", "höhe", "peso", "valor"]
@@ -125,6 +126,12 @@ def draw(seed: int) -> tuple[str, list[str]]:
         chosen.remove("media:split-folders")
     if "media:views" in chosen and "media:images" not in chosen:
         chosen.remove("media:views")
+    if "target:folders" in chosen:
+        if "media:images" not in chosen or kind == "regression":
+            chosen.remove("target:folders")
+        else:  # the class folders are the only labels, the train pictures apart from the test's, one per sample
+            chosen = [t for t in chosen if t not in ("labels-file", "media:views")]
+            chosen += [] if "media:split-folders" in chosen else ["media:split-folders"]
     return kind, chosen
 
 
@@ -342,8 +349,10 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
             sep = str(rng_views.choice(["_", "-", "."]))
             names_of = [sep + w for w in dict.fromkeys(_word(rng_views) for _ in range(int(rng_views.integers(2, 5))))]
             names_of = names_of if len(names_of) > 1 else [*names_of, sep + "other"]
+        by_class = "target:folders" in transforms
         for k, (i, level) in enumerate(zip(data[id_col], levels)):
             folder = tables / (f"{stem}_{'test' if k >= n_train else 'train'}" if split else stem)
+            folder = folder / str(data[target].iloc[k]) if by_class and k < n_train else folder
             folder.mkdir(parents=True, exist_ok=True)
             offsets = rng_views.uniform(-50, 50, size=len(names_of)) if views else np.zeros(1)
             offsets = np.round(offsets - offsets.mean()).astype(int)
@@ -380,6 +389,8 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         keep_train, decoy = [], None
     if "labels-file" in transforms:
         files["labels"] = here + _write(train[[id_col, target]], tables, names["labels"], fmt)
+        files["train"] = here + _write(train[[id_col, *keep, *keep_train]], tables, names["train"], fmt)
+    elif "target:folders" in transforms:  # the classes are the picture folders' names
         files["train"] = here + _write(train[[id_col, *keep, *keep_train]], tables, names["train"], fmt)
     else:
         files["train"] = here + _write(train[[id_col, *keep, *keep_train, target]], tables, names["train"], fmt)
@@ -419,7 +430,9 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
     else:
         metric = "Submissions are evaluated on accuracy, the share of rows whose label is predicted correctly."
     listing = {
-        "train": f"the training set, with the target `{target}`" if "labels" not in files else "the training set",
+        "train": f"the training set, with the target `{target}`"
+        if "labels" not in files and "target:folders" not in transforms
+        else "the training set",
         "labels": f"the target `{target}` of each training {id_col}",
         "test": "the test set: predict these",
         "sample": "a sample submission in the correct format",
@@ -431,7 +444,8 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         "grid": "readings by site and visit",
         "readings": f"a few readings of each {id_col}, one file per {id_col} named by it",
         "images": f"a picture of each {id_col}, named by it"
-        + (" (the training set's)" if "test_images" in files else ""),
+        + (" (the training set's)" if "test_images" in files else "")
+        + (f", in a folder named by its `{target}`" if "target:folders" in transforms else ""),
         "test_images": f"a picture of each {id_col} of the test set, named by it",
         "clips": f"a sound clip of each {id_col}, named by it",
     }

@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 from conftest import agentk
 
+from agentk.policies.analysis import analyse
+from stages.fetch import fetch_local
 from testing.layout_fuzz import TRANSFORMS, build, draw, judge, same_picture, same_views
 
 
@@ -54,11 +56,11 @@ def test_per_sample_files_hold_readings_whose_mean_is_the_input(tmp_path):
 
 
 def test_media_layouts_hold_a_picture_per_sample_and_a_free_text_column(tmp_path):
-    """media:images (seed 178, split folders): x2 leaves the tables for one picture per sample, named by its id, whose
+    """media:images (seed 393, split folders): x2 leaves the tables for one picture per sample, named by its id, whose
     mean grey level the truth records, the test pictures in a folder of their own; the judge opens the pictures a
     map column points to and fails a column that points to other samples'. media:text (seed 3): a column of notes,
     one per row, the colour among their words."""
-    truth = build(178, tmp_path / "7")
+    truth = build(393, tmp_path / "7")
     assert {"media:images", "media:split-folders"} <= set(truth.transforms) and "x2" not in truth.features
     public = tmp_path / "7" / "public"
     train_pictures = {p.stem: p for p in (public / truth.files["images"]).glob("*.png")}
@@ -96,6 +98,37 @@ def test_views_are_several_pictures_per_sample_whose_mean_level_is_the_input(tmp
     assert not same_views(pd.Series([str(folder / f"{i}{views[0]}") for i in truth.train_ids]), levels, tmp_path)
     assert not same_views(cells[::-1].reset_index(drop=True), levels, tmp_path)
     assert not same_views(pd.Series(levels.astype(str)), levels, tmp_path)  # numbers are no pictures
+
+
+def test_class_folders_hold_the_only_labels_and_setup_reads_them(tmp_path):
+    """target:folders: the train pictures sit in one folder per class, named by it, and no table has the target.
+    Seed 133 submits a probability per class (and one for a class no train row has): the folders' labels become a
+    label column whose classes the sample's columns name. Seed 43 names no table train or test, beside the picture
+    folders for train and test: the test table is the one holding the sample's ids, its inputs kept."""
+    truth = build(133, tmp_path / "133")
+    public = tmp_path / "133" / "public"
+    assert "target:folders" in truth.transforms and "labels" not in truth.files
+    by_folder = {p.stem: p.parent.name for p in (public / truth.files["images"]).glob("*/*.png")}
+    assert by_folder == {i: str(truth.target[i]) for i in truth.train_ids}
+    train = pd.read_csv(public / truth.files["train"], dtype=str)
+    train = train.set_index(train.columns[0])
+    assert not any(train[c].tolist() == [str(truth.target[i]) for i in train.index] for c in train.columns)
+    a = analysed(tmp_path, public, "ws133")
+    (target,) = a.targets
+    assert (target.column, target.submit) == ("label", "proba_columns")
+    assert target.named == {c: f"outcome_{c}" for c in ("low", "mid", "high")}
+
+    other = build(43, tmp_path / "43")
+    assert "names:other" in other.transforms and "test_images" in other.files
+    a = analysed(tmp_path, tmp_path / "43" / "public", "ws43")
+    assert a.test == f"raw/{other.files['test']}" and {"colour", "count"} <= set(a.features)
+
+
+def analysed(tmp_path, public, name):
+    ws = tmp_path / name
+    ws.mkdir()
+    fetch_local(public, ws)
+    return analyse(ws)
 
 
 @pytest.mark.parametrize("seed", [0, 37])

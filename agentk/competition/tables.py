@@ -155,10 +155,12 @@ def _roles_from_values(root: Path, unnamed: list[Path], by_role: dict[str, list[
     and those named like labels, which may be a labelled train table), read off the values (in `by_role`, in
     place; why each, by role): the test table holds the sample submission's ids; the train table has the test's
     columns, and the sample's target columns or more rows; a labels table beside it has the sample's target
-    columns and a column holding the train table's keys. Nothing is taken from a split folder's competition
-    (train/, test_images/), whose files the names do place."""
+    columns and a column holding the train table's keys. No train table is taken from a competition with a train
+    folder (train/, train_images/), whose files the names do place; beside a test folder, a test table is one that
+    holds the sample's ids and little else (the test samples' other inputs, not a table of every sample's)."""
     why: dict[str, str] = {}
-    need_test = "test" not in by_role and not split_folders(root, "test")
+    test_folder = bool(split_folders(root, "test"))
+    need_test = "test" not in by_role
     need_train = "train" not in by_role and not split_folders(root, "train")
     if "sample" not in by_role or not unnamed or not (need_test or need_train):
         return why
@@ -175,7 +177,8 @@ def _roles_from_values(root: Path, unnamed: list[Path], by_role: dict[str, list[
             for p, f in frames.items()
         }
         best = max(frames, key=lambda p: (cover[p], -abs(len(frames[p]) - len(sample))))
-        if cover[best] >= 0.9 and not targets <= set(frames[best].columns):
+        only = len(frames[best]) <= len(sample) / 0.9  # its rows are mostly the sample's
+        if cover[best] >= 0.9 and not targets <= set(frames[best].columns) and (only or not test_folder):
             by_role["test"] = [best]  # named like labels ("unlabelled_cases.csv") perhaps: not labels then
             by_role["labels"] = [p for p in by_role.get("labels", []) if p != best]
             why["test"] = f"{best.name}: {cover[best]:.0%} of the sample submission's ids are its values"
@@ -851,17 +854,21 @@ def sample_columns_of(root: Path) -> SampleColumns | None:
 
 
 def folder_labels(root: Path) -> tuple[pd.DataFrame, str] | None:
-    """The train files' labels as a table keyed like the train table, when the train table lacks the one column to
-    predict and the train files sit in class sub-folders (train/<label>/<id>.png beside train.csv of other columns);
-    (table, key column) or None."""
+    """The train files' labels as a table keyed like the train table, when the train table lacks the column to
+    predict (or, where the sample has a column per class, all of them) and the train files sit in class sub-folders
+    (train/<label>/<id>.png beside train.csv of other columns); (table, key column) or None. The labels column is
+    named as the sample's one predicted column, else "label" (the analysis matches its values to the sample's
+    columns)."""
     paths, layout = find(root).paths, sample_columns_of(root)
-    if "train" not in paths or "labels" in paths or layout is None or len(layout.predicted) != 1:
+    if "train" not in paths or "labels" in paths or layout is None or not layout.predicted:
         return None
-    target = layout.predicted[0]
     files = modality_files(root)
-    if not files or target in read_table(paths["train"], nrows=5).columns:  # the whole table only when needed
+    if not files or set(layout.predicted) & set(read_table(paths["train"], nrows=5).columns):  # whole table if needed
         return None
     train = read_table(paths["train"], dtype=str)
+    target = layout.predicted[0] if len(layout.predicted) == 1 else "label"
+    while target in train.columns:
+        target += "_"
     for modality, found in files.items():
         src = listing_source(modality, found)
         if src is None or src.label != "folder":
