@@ -9,10 +9,12 @@ written out through a random draw of transformations, the ways real competitions
 - targets in the train table or in a labels table of their own; inputs split over a 1:1 side table keyed by the
   id (under another column name), summarised from a 1:N table of many rows per id, or from one file per sample
   named by its id;
-- formats: CSV, TSV, gzip, zip, parquet, JSON records, JSON lines; sample submissions of labels or of one
-  probability column per class;
+- formats: CSV (in UTF-8, Latin-1, cp1252, UTF-16 or with a BOM), TSV, gzip, zip, parquet (one file or
+  partitioned), JSON records, keyed, split or nested, JSON lines; every table zipped alone and the zips in one
+  archive; sample submissions of labels or of one probability column per class;
 - media: a free-text column beside the numbers; an input carried by one picture per sample, named by its id, in
-  one folder or a train and a test folder, or by one sound clip per sample;
+  one folder or a train and a test folder, or by several pictures per sample (<id>_<view>.png), or by one sound
+  clip per sample; the train pictures in a folder per class, the only labels;
 - decoys: an older, unscored test table beside the scored one.
 
 `truth.json` records what setup must recover (the `Truth`): the train and test ids, the target per train id, each
@@ -27,9 +29,11 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import json
 import threading
 import zipfile
+import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -76,7 +80,11 @@ TRANSFORMS = {
     "media:audio": 0.1,  # x2 as the pitch of one sound clip per sample, named by its id
     "media:views": 0.5,  # with media:images, 2-4 pictures per sample (<id>_<view>.png): x2 is their mean grey level
     "target:folders": 0.5,  # with media:images, classes: the train pictures in a folder per class, no target column
+    "format:encoding": 0.1,  # CSV in Latin-1, cp1252, UTF-16 or UTF-8 with a BOM; the colours spelt with accents
+    "archive:nested": 0.1,  # every table zipped, and the zips (the sample's too) in one archive
 }
+ENCODINGS = ("latin-1", "cp1252", "utf-16", "utf-8-sig")
+ACCENTED = {"red": "rojo-ñ", "green": "grün", "blue": "blå", "amber": "ámbar"}
 FORMATS = [t for t in TRANSFORMS if t.startswith("format:")]
 WORDS = ["alpha", "río", "données", "wert", "größe", "colour", "mass", "kappa", "delta", "höhe", "peso", "valor"]
 NOUNS = ["records", "observations", "cases", "rows", "measurements", "samples", "entries"]
@@ -256,8 +264,28 @@ def _write(frame: pd.DataFrame, folder: Path, stem: str, fmt: str | None) -> str
             for i, part in enumerate(np.array_split(np.arange(len(frame)), 3)):
                 frame.iloc[part].to_parquet(folder / f"{stem}.parquet" / f"part-{i:05d}.parquet", index=False)
         return f"{stem}.parquet/"
+    if fmt == "format:encoding":  # the encoding of the stem's hash: one layout's tables differ too
+        frame.to_csv(folder / f"{stem}.csv", index=False, encoding=ENCODINGS[zlib.crc32(stem.encode()) % 4])
+        return f"{stem}.csv"
     frame.to_csv(folder / f"{stem}.csv", index=False)
     return f"{stem}.csv"
+
+
+def _nest(public: Path, tables: Path, rng: np.random.Generator) -> str:
+    """archive:nested: each table file of `tables` (and the sample) zipped alone, and those zips in one archive in
+    public/, in place of the files; the outer archive's name."""
+    outer = public / f"{_word(rng)}-data.zip"
+    with zipfile.ZipFile(outer, "w") as z:
+        for f in sorted({*tables.iterdir(), *public.glob("*.csv")}):
+            if f.is_file() and f.name != "description.md" and f != outer:
+                inner = io.BytesIO()
+                with zipfile.ZipFile(inner, "w") as one:
+                    one.write(f, f.name)
+                z.writestr(f"{f.name}.zip", inner.getvalue())
+                f.unlink()
+    if tables != public and not any(tables.iterdir()):
+        tables.rmdir()
+    return outer.name
 
 
 def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
@@ -278,6 +306,8 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
     public.mkdir(parents=True)
     private.mkdir(parents=True)
     data = pd.DataFrame({id_col: ids}).join(frame.rename(columns={**cols, "target": target}))
+    if fmt == "format:encoding":  # letters the encodings write differently
+        data[cols["colour"]] = data[cols["colour"]].map(ACCENTED)
     inputs = list(cols.values())
     files: dict[str, str] = {}
     here = "data/" if "subfolder" in transforms else ""
@@ -419,6 +449,8 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
     sample.to_csv(public / f"{names['sample']}.csv", index=False)
     files["sample"] = f"{names['sample']}.csv"
     answers.to_csv(private / "answers.csv", index=False)
+    if "archive:nested" in transforms:
+        files["archive"] = _nest(public, tables, np.random.default_rng(60_000 + seed))
 
     # labels: accuracy, or AUC of the positive class's probability (binary); a column per class: the log loss
     if "sample:proba" in transforms:
@@ -448,6 +480,7 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         + (f", in a folder named by its `{target}`" if "target:folders" in transforms else ""),
         "test_images": f"a picture of each {id_col} of the test set, named by it",
         "clips": f"a sound clip of each {id_col}, named by it",
+        "archive": "the tables above, each in a zip of its own",
     }
     lines = "\n".join(f"- {files[r]} - {listing[r]}" for r in files)
     if "decoy:described" in transforms:  # the decoy is named too: the expert's first hypothesis may be it

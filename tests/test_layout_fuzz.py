@@ -4,8 +4,10 @@ workspace that got the truth wrong."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
+import zipfile
 from collections import Counter
 
 import pandas as pd
@@ -81,6 +83,25 @@ def test_media_layouts_hold_a_picture_per_sample_and_a_free_text_column(tmp_path
     assert len(set(notes)) == len(notes) and all(
         any(c in n.split() for c in ("red", "green", "blue", "amber")) for n in notes
     )
+
+
+def test_tables_in_other_encodings_and_zips_in_an_archive(tmp_path):
+    """format:encoding (seed 22): CSVs in a legacy encoding, the colours spelt with letters UTF-8 writes otherwise.
+    archive:nested (seed 13): every table in a zip of its own, the zips in one archive, nothing else left loose."""
+    truth = build(22, tmp_path / "22")
+    train = (tmp_path / "22" / "public" / truth.files["train"]).read_bytes()
+    with pytest.raises(UnicodeDecodeError):
+        train.decode("utf-8")
+    assert set(truth.features["colour"].values()) == {"rojo-ñ", "grün", "blå", "ámbar"}
+    nested = build(13, tmp_path / "13")
+    public = tmp_path / "13" / "public"
+    assert {p.name for p in public.iterdir()} == {"description.md", nested.files["archive"]}
+    with zipfile.ZipFile(public / nested.files["archive"]) as z:
+        inner = sorted(z.namelist())
+        assert all(name.endswith(".zip") for name in inner)
+        with zipfile.ZipFile(io.BytesIO(z.read(inner[0]))) as one:
+            assert one.namelist() == [inner[0].removesuffix(".zip")]
+    assert f"{nested.files['sample']}.zip" in inner
 
 
 def test_views_are_several_pictures_per_sample_whose_mean_level_is_the_input(tmp_path):
