@@ -82,6 +82,9 @@ TRANSFORMS = {
     "target:folders": 0.5,  # with media:images, classes: the train pictures in a folder per class, no target column
     "format:encoding": 0.1,  # CSV in Latin-1, cp1252, UTF-16 or UTF-8 with a BOM; the colours spelt with accents
     "archive:nested": 0.1,  # every table zipped, and the zips (the sample's too) in one archive
+    # with side:1-n, the events of train and of test samples apart, under the train and test tables' names, and
+    # those tables (one row per sample) named after them: training_set.csv beside training_set_metadata.csv
+    "side:split-events": 0.5,
 }
 ENCODINGS = ("latin-1", "cp1252", "utf-16", "utf-8-sig")
 ACCENTED = {"red": "rojo-ñ", "green": "grün", "blue": "blå", "amber": "ámbar"}
@@ -134,6 +137,8 @@ def draw(seed: int) -> tuple[str, list[str]]:
         chosen.remove("media:split-folders")
     if "media:views" in chosen and "media:images" not in chosen:
         chosen.remove("media:views")
+    if "side:split-events" in chosen and "side:1-n" not in chosen:
+        chosen.remove("side:split-events")
     if "target:folders" in chosen:
         if "media:images" not in chosen or kind == "regression":
             chosen.remove("target:folders")
@@ -318,7 +323,14 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         rows = [(i, round(float(v), 3)) for i, c in zip(ids, frame["count"]) for v in rng.normal(size=int(c) or 0)]
         child = pd.DataFrame(rows, columns=[child_key, _column(rng, "reading", odd)])
         child = child.sample(frac=1, random_state=seed).reset_index(drop=True)
-        files["child"] = here + _write(child, tables, names["child"], fmt)
+        if "side:split-events" in transforms:  # each split's events under its name; its samples' table beside
+            in_train = child[child_key].isin(set(ids[:n_train]))
+            files["child"] = here + _write(child[in_train], tables, names["train"], fmt)
+            files["test_child"] = here + _write(child[~in_train], tables, names["test"], fmt)
+            word = _word(np.random.default_rng(70_000 + seed))
+            names["train"], names["test"] = f"{names['train']}_{word}", f"{names['test']}_{word}"
+        else:
+            files["child"] = here + _write(child, tables, names["child"], fmt)
     side_cols: list[str] = []
     if "side:1-1" in transforms:  # x2 and colour in a side table keyed by the id under another name
         side_key = _column(rng, "key", odd) if _column(rng, "key", odd) != id_col else "key_2"
@@ -469,7 +481,8 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         "test": "the test set: predict these",
         "sample": "a sample submission in the correct format",
         "side": f"more inputs of each {id_col}, keyed by another name",
-        "child": f"many readings of each {id_col}",
+        "child": f"many readings of each {id_col}" + (" of the training set" if "test_child" in files else ""),
+        "test_child": f"many readings of each {id_col} of the test set",
         "old": "an older test set, no longer scored",
         "links": f"a code for each {id_col}",
         "lookup": "what each code stands for",

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from agentk.competition import joins as joins_module
+from agentk.competition import tables as tables_module
 from agentk.competition.dataview import read_chunks
 from agentk.competition.graph import Node, link
 from agentk.competition.joins import CHUNK_ROWS, apply, find_joins, join_keyed
@@ -209,3 +210,59 @@ def test_a_summarised_table_is_read_in_chunks_by_setup_and_by_the_generated_map(
     pd.testing.assert_frame_equal(chunked, whole, rtol=1e-9)
     [read] = [line for line in join_lines(joins[0]) if "read_csv" in line]
     assert read.endswith(f", chunksize={CHUNK_ROWS})")
+
+
+def _split_readings(folder, labelled_rows: bool = True) -> None:
+    """training_set.csv / test_set.csv: 3-5 readings per sample; their samples' own tables beside (metadata)."""
+    rng = np.random.default_rng(0)
+    ids = [f"obj{k}" for k in range(40)]
+    readings = pd.DataFrame(
+        [(i, round(float(v), 3)) for i in ids for v in rng.normal(size=int(rng.integers(3, 6)))],
+        columns=["object", "flux"],
+    )
+    train, test = ids[:30], ids[30:]
+    readings[readings["object"].isin(train)].to_csv(folder / "training_set.csv", index=False)
+    readings[readings["object"].isin(test)].to_csv(folder / "test_set.csv", index=False)
+    meta = pd.DataFrame({"object": ids, "z": rng.normal(size=40).round(3), "target": rng.integers(0, 2, size=40)})
+    meta.iloc[:30].to_csv(folder / "training_set_metadata.csv", index=False)
+    meta.iloc[30:, :2].to_csv(folder / "test_set_metadata.csv", index=False)
+    pd.DataFrame({"object": test, "target": 0}).to_csv(folder / "sample_submission.csv", index=False)
+
+
+def test_readings_cut_by_split_become_one_table_and_the_samples_tables_are_train_and_test(tmp_path):
+    """training_set.csv and test_set.csv hold many readings per sample (by their names, the train and test tables);
+    each sample's own row is in *_metadata.csv. Read off the values, the readings become one table
+    (set_rows.csv, standing in for both), so the metadata tables are train and test, and the readings are
+    summarised per sample for both splits."""
+    _split_readings(tmp_path)
+    assert tables_module.normalise(tmp_path) == [
+        "set_rows.csv: training_set.csv and test_set.csv (many rows per sample, of the train and of the test "
+        "samples) as one table"
+    ]
+    rows = pd.read_csv(tmp_path / "set_rows.csv")
+    whole = pd.concat([pd.read_csv(tmp_path / f) for f in ("training_set.csv", "test_set.csv")], ignore_index=True)
+    pd.testing.assert_frame_equal(rows, whole)
+    paths = tables_module.find(tmp_path).paths
+    assert (paths["train"].name, paths["test"].name) == ("training_set_metadata.csv", "test_set_metadata.csv")
+    train, test = pd.read_csv(paths["train"]), pd.read_csv(paths["test"])
+    (j,) = find_joins(tmp_path.parent, tmp_path, paths, train, test)
+    assert (j.table, j.splits, j.many) == (f"{tmp_path.name}/set_rows.csv", ["train", "test"], True)
+    assert tables_module.normalise(tmp_path) == []  # once
+
+
+def test_readings_without_a_table_of_the_test_samples_stay_the_train_and_test_tables(tmp_path):
+    """Readings per sample with no other table of the test samples (X_train.csv, X_test.csv, y_train.csv), and
+    train and test tables of one row per sample whose targets are in a labels table: nothing is merged."""
+    _split_readings(tmp_path)
+    (tmp_path / "test_set_metadata.csv").unlink()
+    assert tables_module.split_rows_as_one(tmp_path) == []
+    other = tmp_path / "labels"
+    other.mkdir()
+    ids = [f"s{k}" for k in range(40)]
+    frame = pd.DataFrame({"sid": ids, "x": range(40)})
+    frame.iloc[:30].to_csv(other / "train.csv", index=False)
+    frame.iloc[30:].to_csv(other / "test.csv", index=False)
+    pd.DataFrame({"sid": ids[:30], "y": 1}).to_csv(other / "train_labels.csv", index=False)
+    pd.DataFrame({"sid": ids[:30], "note": "a"}).to_csv(other / "extra.csv", index=False)
+    pd.DataFrame({"sid": ids[30:], "y": 0}).to_csv(other / "sample_submission.csv", index=False)
+    assert tables_module.split_rows_as_one(other) == []

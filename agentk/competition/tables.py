@@ -20,7 +20,16 @@ import numpy as np
 import pandas as pd
 
 from agentk.competition import image_pairs, partitions, positions, rewrites
-from agentk.competition.dataview import TABLE_EXT, is_table, nested_as_text, read_table, role_of, split_folders, walk
+from agentk.competition.dataview import (
+    TABLE_EXT,
+    is_table,
+    nested_as_text,
+    read_chunks,
+    read_table,
+    role_of,
+    split_folders,
+    walk,
+)
 from agentk.competition.file_inputs import listing_source, modality_files
 from agentk.competition.json_tables import AS_PANDAS_READS, read_json_table
 from agentk.competition.long_format import RECORD, WIDE, detect, to_wide
@@ -398,7 +407,7 @@ def normalise(root: Path) -> list[str]:
     plain CSV (TSV, parquet, gzip) gets a CSV copy, the format a submission has. Writes only new files at the top
     of `root` (never into the user's folders); returns what it did, one line each."""
     root = Path(root)
-    done = partitions_as_tables(root) + json_as_csv(root) + empty_columns_dropped(root)
+    done = partitions_as_tables(root) + json_as_csv(root) + empty_columns_dropped(root) + split_rows_as_one(root)
     for role, parts in find(root).parts.items():
         frames = [read_table(p) for p in parts]
         if any(list(f.columns) != list(frames[0].columns) for f in frames):
@@ -431,6 +440,78 @@ def normalise(root: Path) -> list[str]:
             _write_csv(read_table(sample, dtype=str), dest)
             done.append(f"{dest.name}: a CSV copy of the sample submission {sample.name}")
     return done
+
+
+ENTITY_PROBE_ROWS = 200_000  # rows of each table read to tell a table of one row per sample from one of many
+
+
+def split_rows_as_one(root: Path) -> list[str]:
+    """Many rows per sample, cut by split: two tables of the same columns, one holding the sample submission's ids
+    many times each (the test samples' readings) and one holding none of them (the train samples'), beside a table
+    holding each sample id once (the test samples' own table: training_set.csv and test_set.csv of readings beside
+    training_set_metadata.csv and test_set_metadata.csv). The two become one table, <common name>_rows.csv, which
+    the data graph then links to both splits' samples and summarises per sample; without it each half links to
+    one split only and neither is joined, and the split's names may place the readings as the train and test
+    tables. Read off the values (a sample of each table's rows), not the names."""
+    replaced = {root / original for original in stand_ins(root)}
+    found = [p for p in candidates(root) if p not in replaced]
+    samples = [p for p in found if file_role(p, root) == "sample"]
+    tables = [p for p in found if p not in samples and p.is_file()]
+    if len(samples) != 1 or len(tables) < 4:  # both splits' readings and samples' tables
+        return []
+    try:
+        ids = set(read_table(samples[0], dtype=str, nrows=ENTITY_PROBE_ROWS).iloc[:, 0].astype(str).str.strip())
+        frames = {p: read_table(p, dtype=str, nrows=ENTITY_PROBE_ROWS) for p in tables}
+    except BadInput:
+        return []
+    if not ids:
+        return []
+
+    def hold(f: pd.DataFrame) -> tuple[bool, bool, bool]:
+        """(holds each sample id once, holds sample ids many times, holds none of them)"""
+        once = many = False
+        for c in f.columns:
+            values = f[c].dropna().astype(str).str.strip()
+            share = values.isin(ids).mean() if len(values) else 0.0
+            once |= values.is_unique and len(ids & set(values)) >= 0.9 * len(ids)
+            many |= share >= 0.9 and not values.is_unique
+        return once, many, not any(f[c].astype(str).str.strip().isin(ids).any() for c in f.columns)
+
+    held = {p: hold(f) for p, f in frames.items()}
+    if not any(once for once, _, _ in held.values()):
+        return []
+    for test_rows in (p for p, (_, many, _) in held.items() if many):
+        cols = list(frames[test_rows].columns)
+        twins = [p for p in tables if p != test_rows and list(frames[p].columns) == cols and held[p][2]]
+        if len(twins) != 1:
+            continue
+        train_rows = twins[0]
+        dest = root / _rows_name(train_rows, test_rows)
+        if dest.exists():
+            return []
+        _record_stand_in(root, [train_rows, test_rows], dest.name)
+        tmp, header = dest.with_name(f".{dest.name}.partial"), True
+        for part in (train_rows, test_rows):
+            for chunk in read_chunks(part, ENTITY_PROBE_ROWS):
+                chunk.to_csv(tmp, mode="w" if header else "a", header=header, index=False)
+                header = False
+        tmp.replace(dest)
+        return [
+            f"{dest.name}: {train_rows.name} and {test_rows.name} (many rows per sample, of the train and of the "
+            "test samples) as one table"
+        ]
+    return []
+
+
+ROWS_SUFFIX = "_rows.csv"
+
+
+def _rows_name(a: Path, b: Path) -> str:
+    """<what the two names share, less split words>_rows.csv, a name that places the table in no split."""
+    words = [re.split(r"[^0-9a-z]+", _stem(p).lower()) for p in (a, b)]
+    common = [w for w in words[0] if w in words[1] and w and role_of(Path(w)) is None]
+    name = "_".join(common) + ROWS_SUFFIX if common else "split" + ROWS_SUFFIX
+    return name if role_of(Path(name)) is None else "split" + ROWS_SUFFIX
 
 
 def partitions_as_tables(root: Path) -> list[str]:
