@@ -11,7 +11,8 @@ written out through a random draw of transformations, the ways real competitions
   named by its id;
 - formats: CSV (in UTF-8, Latin-1, cp1252, UTF-16 or with a BOM), TSV, gzip, zip, parquet (one file or
   partitioned), JSON records, keyed, split or nested, JSON lines; every table zipped alone and the zips in one
-  archive; sample submissions of labels or of one probability column per class;
+  archive; sample submissions of labels, of the classes ranked in one column, or of one probability column per
+  class;
 - media: a free-text column beside the numbers; an input carried by one picture per sample, named by its id, in
   one folder or a train and a test folder, or by several pictures per sample (<id>_<view>.png), or by one sound
   clip per sample; the train pictures in a folder per class, the only labels;
@@ -85,6 +86,7 @@ TRANSFORMS = {
     # with side:1-n, the events of train and of test samples apart, under the train and test tables' names, and
     # those tables (one row per sample) named after them: training_set.csv beside training_set_metadata.csv
     "side:split-events": 0.5,
+    "sample:ranked": 0.3,  # multi-class, no probabilities: the sample ranks the classes in one column (MAP@3)
 }
 ENCODINGS = ("latin-1", "cp1252", "utf-16", "utf-8-sig")
 ACCENTED = {"red": "rojo-ñ", "green": "grün", "blue": "blå", "amber": "ámbar"}
@@ -137,6 +139,8 @@ def draw(seed: int) -> tuple[str, list[str]]:
         chosen.remove("media:split-folders")
     if "media:views" in chosen and "media:images" not in chosen:
         chosen.remove("media:views")
+    if "sample:ranked" in chosen and (kind != "multiclass" or "sample:proba" in chosen):
+        chosen.remove("sample:ranked")
     if "side:split-events" in chosen and "side:1-n" not in chosen:
         chosen.remove("side:split-events")
     if "target:folders" in chosen:
@@ -456,7 +460,8 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         if "sample:renamed" in transforms:
             submitted = _column(extra, str(extra.choice(["prediction", "predicted", "expected", *WORDS])), odd)
             submitted = submitted if submitted not in data.columns else f"{submitted}_pred"
-        sample = pd.DataFrame({id_col: test[id_col], submitted: classes[0] if classes else 0.0})
+        first = " ".join(map(str, classes)) if "sample:ranked" in transforms else classes[0] if classes else 0.0
+        sample = pd.DataFrame({id_col: test[id_col], submitted: first})
         answers = test[[id_col, target]].rename(columns={target: submitted})
     sample.to_csv(public / f"{names['sample']}.csv", index=False)
     files["sample"] = f"{names['sample']}.csv"
@@ -469,6 +474,11 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         metric = "Submissions are evaluated on the multi-class logarithmic loss (log loss)."
     elif kind == "regression":
         metric = "Submissions are scored on the root mean squared error (RMSE)."
+    elif "sample:ranked" in transforms:
+        metric = (
+            "Submissions are evaluated on the Mean Average Precision @ 3 (MAP@3): predict up to three labels per "
+            "row, space-delimited, the most likely first."
+        )
     elif kind == "binary" and seed % 2:
         metric = "Submissions are evaluated on the area under the ROC curve (AUC) of the predicted probability."
     else:
@@ -655,6 +665,6 @@ def _round_trip(w, dest: Path, t: dict, target_col: str, encode: dict) -> list[s
         if want.notna().all():
             if not np.allclose(got.astype(float), want.astype(float), atol=0.02):
                 return [f"a perfect prediction formats to other values in {c}"]
-        elif not (sub[c] == truth[c]).all():
-            return [f"a perfect prediction formats to other labels in {c}"]
+        elif not ((sub[c].str.split().str[0] if "sample:ranked" in t["transforms"] else sub[c]) == truth[c]).all():
+            return [f"a perfect prediction formats to other labels in {c}"]  # ranked: the truth first
     return []

@@ -104,6 +104,17 @@ def test_tables_in_other_encodings_and_zips_in_an_archive(tmp_path):
     assert f"{nested.files['sample']}.zip" in inner
 
 
+def test_a_ranked_sample_lists_every_class_and_the_answers_one(tmp_path):
+    """sample:ranked (seed 19): the sample's one column ranks the three classes, MAP@3 scores it, the answers hold
+    each row's class."""
+    truth = build(19, tmp_path / "19")
+    public, private = tmp_path / "19" / "public", tmp_path / "19" / "private"
+    sample = pd.read_csv(public / truth.files["sample"])
+    assert sample.iloc[:, 1].str.split().map(sorted).map(tuple).unique().tolist() == [tuple(sorted(truth.classes))]
+    answers = pd.read_csv(private / "answers.csv")
+    assert set(answers.iloc[:, 1]) <= set(truth.classes) and "MAP@3" in (public / "description.md").read_text()
+
+
 def test_views_are_several_pictures_per_sample_whose_mean_level_is_the_input(tmp_path):
     """media:views (seed 7): each sample has 4 pictures, <id>-<view>.png, each off the input's level by up to 50 and
     their mean exactly on it. The judge reads a cell of a sample's paths joined as agentk's image maps join them, as
