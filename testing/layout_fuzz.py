@@ -16,7 +16,10 @@ written out through a random draw of transformations, the ways real competitions
 - media: a free-text column beside the numbers; an input carried by one picture per sample, named by its id, in
   one folder or a train and a test folder, or by several pictures per sample (<id>_<view>.png), or by one sound
   clip per sample; the train pictures in a folder per class, the only labels;
-- decoys: an older, unscored test table beside the scored one.
+- decoys: an older, unscored test table beside the scored one;
+- a long signal (regression): train one table of consecutive windows of readings, the target on every row, each
+  test sample a segment file named by its id, scored at its end (the truth's train samples are the windows in
+  order, as setup cuts them).
 
 `truth.json` records what setup must recover (the `Truth`): the train and test ids, the target per train id, each
 input's values per train id, and the submission a perfect prediction gives (private/answers.csv). `judge` compares
@@ -87,7 +90,23 @@ TRANSFORMS = {
     # those tables (one row per sample) named after them: training_set.csv beside training_set_metadata.csv
     "side:split-events": 0.5,
     "sample:ranked": 0.3,  # multi-class, no probabilities: the sample ranks the classes in one column (MAP@3)
+    # regression: train is one long signal (x1 and x2 as two readings' levels, the target on every row), each test
+    # sample a segment file of it named by its id, scored at its end (the LANL earthquake layout)
+    "signal:long": 0.15,
 }
+# what a long signal keeps of the other transformations: the tables' names and place, the ids, the format
+SIGNAL_KEEPS = {
+    "names:role-inside",
+    "names:other",
+    "columns:odd",
+    "subfolder",
+    "ids:prefixed",
+    "ids:padded",
+    "ids:hex",
+    "sample:renamed",
+}
+SIGNAL_FORMATS = {"format:tsv", "format:gz", "format:zip", "format:parquet", "format:encoding"}
+SIGNAL_LENGTH = 40  # rows per window of the train signal and per test segment
 ENCODINGS = ("latin-1", "cp1252", "utf-16", "utf-8-sig")
 ACCENTED = {"red": "rojo-ñ", "green": "grün", "blue": "blå", "amber": "ámbar"}
 FORMATS = [t for t in TRANSFORMS if t.startswith("format:")]
@@ -141,6 +160,11 @@ def draw(seed: int) -> tuple[str, list[str]]:
         chosen.remove("media:views")
     if "sample:ranked" in chosen and (kind != "multiclass" or "sample:proba" in chosen):
         chosen.remove("sample:ranked")
+    if "signal:long" in chosen:
+        if kind != "regression":
+            chosen.remove("signal:long")
+        else:
+            chosen = [t for t in chosen if t in SIGNAL_KEEPS | SIGNAL_FORMATS | {"signal:long"}]
     if "side:split-events" in chosen and "side:1-n" not in chosen:
         chosen.remove("side:split-events")
     if "target:folders" in chosen:
@@ -301,6 +325,8 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
     """Write layout `seed` into dest/public (what agentk sees) and dest/private (answers.csv, truth.json)."""
     rng = np.random.default_rng(10_000 + seed)
     kind, transforms = draw(seed)
+    if "signal:long" in transforms:
+        return _signal(seed, dest, transforms, n_train // 2, n_test // 2)
     n = n_train + n_test
     frame, classes = _problem(rng, kind, n)
     ids = _ids(rng, n, transforms)
@@ -541,6 +567,66 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
     return truth
 
 
+def _signal(seed: int, dest: Path, transforms: list[str], n_train: int, n_test: int) -> Truth:
+    """signal:long: the base problem's samples as windows of SIGNAL_LENGTH rows of two readings, whose levels are x1
+    and x2 (each window's readings centred on them exactly), the target on every row of its window; the train
+    windows one after another in one table, each test window a segment file named by its id. Setup cuts the signal
+    into windows as long as the segments and labels each by its last row: the truth's train samples are the
+    windows in order."""
+    rng = np.random.default_rng(80_000 + seed)
+    n, odd = n_train + n_test, "columns:odd" in transforms
+    frame = _problem(rng, "regression", n)[0]
+    ids = _ids(rng, n_test, transforms)
+    key, a, b = (_column(rng, base, odd) for base in ("seg_id", "acoustic", "pressure"))
+    target = _column(rng, "time_left", odd)
+    names = _names(rng, transforms)
+    fmt = next((t for t in transforms if t in FORMATS), None)
+    public, private = dest / "public", dest / "private"
+    tables = public / "data" if "subfolder" in transforms else public
+    here = "data/" if "subfolder" in transforms else ""
+    private.mkdir(parents=True)
+    readings = []
+    for k in range(n):
+        noise = rng.normal(size=(SIGNAL_LENGTH, 2))
+        levels = frame[["x1", "x2"]].to_numpy()[k] + noise - noise.mean(axis=0)
+        readings.append(pd.DataFrame(levels.round(6), columns=[a, b]))
+    signal = pd.concat(readings[:n_train], ignore_index=True)
+    signal[target] = np.repeat(frame["target"].to_numpy()[:n_train], SIGNAL_LENGTH)
+    files = {"train": here + _write(signal, tables, names["train"], fmt)}
+    segments = tables / names["test"]
+    segments.mkdir(parents=True)
+    for i, part in zip(ids, readings[n_train:]):
+        part.to_csv(segments / f"{i}.csv", index=False)
+    files["test"] = f"{here}{names['test']}/"
+    submitted = _column(rng, "prediction", odd) if "sample:renamed" in transforms else target
+    pd.DataFrame({key: ids, submitted: 0.0}).to_csv(public / f"{names['sample']}.csv", index=False)
+    files["sample"] = f"{names['sample']}.csv"
+    pd.DataFrame({key: ids, submitted: frame["target"].to_numpy()[n_train:]}).to_csv(
+        private / "answers.csv", index=False
+    )
+    (public / "description.md").write_text(
+        f"# Synthetic competition {seed}\n\n## Description\n\nPredict `{target}` at the end of each test segment."
+        "\n\n## Evaluation\n\nSubmissions are evaluated on the mean absolute error (MAE).\n\n## Data\n\n"
+        f"- {files['train']} - one long recording of the readings `{a}` and `{b}`, with `{target}` on every row\n"
+        f"- {files['test']} - one segment of another recording per `{key}`, named by it: predict `{target}` at its "
+        f"last row\n- {files['sample']} - a sample submission in the correct format\n"
+    )
+    windows = [f"window {k}" for k in range(n_train)]  # by position: setup's windows are cut in the signal's order
+    means = [r.mean() for r in readings[:n_train]]
+    truth = Truth(
+        seed,
+        "regression",
+        transforms,
+        files,
+        windows,
+        list(map(str, ids)),
+        dict(zip(windows, frame["target"].to_numpy()[:n_train].tolist())),
+        {base: {w: float(m[col]) for w, m in zip(windows, means)} for base, col in (("x1", a), ("x2", b))},
+    )
+    (private / "truth.json").write_text(json.dumps(asdict(truth), default=str))
+    return truth
+
+
 _CWD = threading.Lock()  # the working folder is the process's: judges in threads take turns
 
 
@@ -609,6 +695,11 @@ def judge(ws: Path, dest: Path) -> list[str]:
     w = Workspace(ws)
     problems = []
     target_map = pd.read_csv(ws / "train_tab_target_map.csv", dtype={"id": str})
+    by_position = "signal:long" in t["transforms"]  # setup names its windows: the truth's are in the same order
+    renamed = (
+        dict(zip(target_map["id"], t["train_ids"])) if by_position and len(target_map) == len(t["train_ids"]) else {}
+    )
+    target_map["id"] = target_map["id"].map(renamed) if renamed else target_map["id"]
     if set(target_map["id"]) != set(t["train_ids"]):
         problems.append(f"target map ids: {len(set(target_map['id']) & set(t['train_ids']))} of {len(t['train_ids'])}")
         return problems
@@ -619,7 +710,7 @@ def judge(ws: Path, dest: Path) -> list[str]:
         problems.append(f"no target map column equals the target (columns {list(target_map.columns)})")
     maps = [p for p in ws.glob("train_*_input_map.csv")]
     frame = pd.concat([pd.read_csv(p, dtype={"id": str}).set_index("id") for p in maps], axis=1)
-    frame = frame.reindex(t["train_ids"])
+    frame = frame.rename(index=renamed).reindex(t["train_ids"])
     for name, values in t["features"].items():
         want = pd.Series([values[i] for i in t["train_ids"]])
         same = {"image": same_picture, "views": same_views, "sound": same_pitch}.get(name)
