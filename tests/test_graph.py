@@ -235,6 +235,9 @@ def test_readings_cut_by_split_become_one_table_and_the_samples_tables_are_train
     (set_rows.csv, standing in for both), so the metadata tables are train and test, and the readings are
     summarised per sample for both splits."""
     _split_readings(tmp_path)
+    older = pd.read_csv(tmp_path / "test_set_metadata.csv").assign(object=lambda f: f["object"] + "_2019")
+    older.to_csv(tmp_path / "test_set_2019.csv", index=False)  # an older test set: other ids
+    assert tables_module.find(tmp_path).paths["test"].name == "test_set_metadata.csv"  # each sample id once
     assert tables_module.normalise(tmp_path) == [
         "set_rows.csv: training_set.csv and test_set.csv (many rows per sample, of the train and of the test "
         "samples) as one table"

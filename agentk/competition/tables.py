@@ -228,17 +228,22 @@ def _roles_from_values(root: Path, unnamed: list[Path], by_role: dict[str, list[
 def _scored_test(by_role: dict[str, list[Path]]) -> dict[str, str]:
     """Of several tables named test, the one holding the sample submission's ids when the others hold few of them
     (test.csv beside test_old.csv, test_v1 beside test_v2: an older test set, no longer scored), in `by_role`, in
-    place; parts of one test table (test_1.csv, test_2.csv) each hold some and are left to _pick_split."""
+    place; of those holding them, one holding each id once outranks those holding them many times (test_set.csv of
+    readings beside test_set_metadata.csv); parts of one test table (test_1.csv, test_2.csv) each hold some and are
+    left to _pick_split."""
     try:
         ids = set(read_table(by_role["sample"][0], dtype=str).iloc[:, 0].astype(str).str.strip())
-        cover = {}
+        cover, once = {}, {}
         for p in by_role["test"]:
             f = read_table(p, dtype=str)
-            cover[p] = max(len(ids & set(f[c].astype(str).str.strip())) / max(len(ids), 1) for c in f)
+            shares = {c: len(ids & set(f[c].astype(str).str.strip())) / max(len(ids), 1) for c in f}
+            top = max(shares, key=shares.get)
+            cover[p], once[p] = shares[top], f[top].is_unique
     except BadInput:
         return {}
-    best = max(cover, key=cover.get)
-    if cover[best] < 0.9 or any(v >= 0.5 for p, v in cover.items() if p != best):
+    # a table holding each id once outranks one holding them many times (the test samples' readings beside them)
+    best = max(cover, key=lambda p: (cover[p] >= 0.9, once[p], cover[p]))
+    if cover[best] < 0.9 or any(v >= 0.5 and once[p] for p, v in cover.items() if p != best):
         return {}
     by_role["test"] = [best]
     others = ", ".join(f"{p.name} {v:.0%}" for p, v in cover.items() if p != best)
