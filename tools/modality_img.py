@@ -22,7 +22,7 @@ from torch import nn
 from agentk.core.fileio import written_array
 from agentk.modalities import IMAGE, TABULAR
 from agentk.workspace import Workspace
-from tools.image_files import cell_paths, cell_size, mosaic
+from tools.image_files import cell_paths, cell_size, grid, mosaic
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -80,8 +80,12 @@ class ImageTransform:
         if pd.isna(cell) or not str(cell).strip():
             raise ValueError(f"an empty image path in {self.map_name}: fill the path column for every row")
         try:
-            views = [self._read(path) for path in cell_paths(self.ws, cell)]  # an absolute path stays absolute
-            return views[0] if len(views) == 1 else mosaic(views)
+            paths = cell_paths(self.ws, cell)  # an absolute path stays absolute
+            if len(paths) == 1:
+                return self._read(paths[0])
+            cols, rows = grid(len(paths))  # several views: each cut to its share of the side as it is read
+            tile = (max(1, self.size // cols), max(1, self.size // rows))
+            return mosaic([self._read(path).resize(tile, Image.BILINEAR) for path in paths])
         except FileNotFoundError:
             raise ValueError(
                 f"{cell} in {self.map_name}: file not found; fix the path column "
