@@ -121,11 +121,12 @@ def column_source(
 ) -> FileSource | None:
     """The first column of `table` (those in `first` tried first) whose values name the split's files."""
     order = [c for c in first if c in table.columns] + [c for c in table.columns if c not in first]
+    order = [  # the columns that may name files: text and whole numbers
+        c for c in order
+        if table[c].dtype == object or pd.api.types.is_string_dtype(table[c]) or pd.api.types.is_integer_dtype(table[c])
+    ]  # fmt: skip
     for c in order:
-        s = table[c]
-        if not (s.dtype == object or pd.api.types.is_string_dtype(s) or pd.api.types.is_integer_dtype(s)):
-            continue
-        hit = resolve_column(s, files, split)
+        hit = resolve_column(table[c], files, split)
         if hit:
             return FileSource(modality, hit[0], column=c, ext=hit[1])
     for c in order:  # files spread over sub-folders (train/<label>/<id>.png): found by their unique names
