@@ -1,14 +1,15 @@
 """Setup time, two versions side by side: `agentk setup` on the arena's competitions and the bundled examples.
 
-    uv run python benchmarks/setup_time.py --before DIR [--after DIR] [--arena ../shared/arena-dev] [--repeat 1]
-                                           [--out benchmarks/out/setup_time]
+    uv run python benchmarks/setup_time.py --before DIR [--after DIR] [--arena ../shared/arena-dev]
+                                           [--only NAME ...] [--out benchmarks/out/setup_time]
 
 DIR is a checkout of agentk (`git worktree add /tmp/before <commit>`); --after defaults to this one. Each
 competition is set up by each version in turn (before, after, before, ... so that a busy machine slows both
 alike), in a child process (`agentk setup <folder> --workspace <ws> --policy expert`, the console script's
-entry run in the checkout with this interpreter), one at a time. The table gives each competition's wall seconds and outcome
-under both, and the medians over the competitions both set up; it goes to <out>/setup_time.md and the console.
-Exit 0 when the run finished, 2 on bad arguments.
+entry run in the checkout with this interpreter), one at a time, each with an empty long-term memory. The table
+gives each competition's wall seconds, CPU seconds (of its process tree: less sensitive to a busy machine) and
+outcome under both, and the medians over the competitions both set up; it goes to <out>/setup_time.md and the
+console. Exit 0 when the run finished, 2 on bad arguments.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -40,7 +42,7 @@ def run_setup(checkout: Path, folder: Path, ws: Path, timeout: float) -> dict:
     memory = ws.with_name(f"{ws.name}_memory")
     for path in (ws, memory):
         shutil.rmtree(path, ignore_errors=True)
-    start = time.monotonic()
+    start, used = time.monotonic(), _children_cpu()
     entry = "import sys; from agentk.cli import main; sys.exit(main())"  # the console script's, in every version
     cmd = [sys.executable, "-c", entry, "setup", str(folder), "--workspace", str(ws), "--policy", "expert"]
     env = {**os.environ, "AGENTK_MEMORY": str(memory)}
@@ -51,22 +53,34 @@ def run_setup(checkout: Path, folder: Path, ws: Path, timeout: float) -> dict:
         rc = done.returncode
     except subprocess.TimeoutExpired:
         rc = None
-    seconds = time.monotonic() - start
+    seconds, cpu = time.monotonic() - start, _children_cpu() - used
     state = json.loads((ws / "setup.json").read_text()) if (ws / "setup.json").exists() else {}
-    return {"rc": rc, "seconds": round(seconds, 1), "status": state.get("status", "none")}
+    return {"rc": rc, "seconds": round(seconds, 1), "cpu": round(cpu, 1), "status": state.get("status", "none")}
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user and system) of the finished child processes and the descendants they waited for: what a
+    setup costs, less sensitive than its wall time to what else the machine runs."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def table(rows: dict[str, dict[str, dict]]) -> str:
-    lines = ["| competition | before s | after s | before | after |", "|---|---|---|---|---|"]
+    lines = [
+        "| competition | before s | after s | before CPU s | after CPU s | before | after |",
+        "|---|---|---|---|---|---|---|",
+    ]
     both = []
     for name, r in rows.items():
         b, a = r["before"], r["after"]
-        lines.append(f"| {name} | {b['seconds']} | {a['seconds']} | {b['status']} | {a['status']} |")
+        lines.append(
+            f"| {name} | {b['seconds']} | {a['seconds']} | {b['cpu']} | {a['cpu']} | {b['status']} | {a['status']} |"
+        )
         if b["status"] == a["status"] == "done":
-            both.append((b["seconds"], a["seconds"]))
+            both.append((b["seconds"], a["seconds"], b["cpu"], a["cpu"]))
     if both:
-        med_b, med_a = (statistics.median(x) for x in zip(*both))
-        lines.append(f"| **median of {len(both)} set up by both** | **{med_b:.1f}** | **{med_a:.1f}** | | |")
+        med = [f"**{statistics.median(x):.1f}**" for x in zip(*both)]
+        lines.append(f"| **median of {len(both)} set up by both** | {' | '.join(med)} | | |")
     return "\n".join(lines)
 
 
