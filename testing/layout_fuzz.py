@@ -13,7 +13,7 @@ written out through a random draw of transformations, the ways real competitions
   partitioned), JSON records, keyed, split or nested, JSON lines; every table zipped alone and the zips in one
   archive; sample submissions of labels, of the classes ranked in one column, or of one probability column per
   class;
-- media: a free-text column beside the numbers; an input carried by one picture per sample, named by its id, in
+- media: a free-text column beside the numbers, or a text file per sample named by its id; an input carried by one picture per sample, named by its id, in
   one folder or a train and a test folder, or by several pictures per sample (<id>_<view>.png), or by one sound
   clip per sample; the train pictures in a folder per class, the only labels;
 - decoys: an older, unscored test table beside the scored one;
@@ -93,6 +93,7 @@ TRANSFORMS = {
     # regression: train is one long signal (x1 and x2 as two readings' levels, the target on every row), each test
     # sample a segment file of it named by its id, scored at its end (the LANL earthquake layout)
     "signal:long": 0.15,
+    "media:text-files": 0.4,  # with media:text, each note in a text file of its own named by its id, not in a table
 }
 # what a long signal keeps of the other transformations: the tables' names and place, the ids, the format
 SIGNAL_KEEPS = {
@@ -160,6 +161,8 @@ def draw(seed: int) -> tuple[str, list[str]]:
         chosen.remove("media:views")
     if "sample:ranked" in chosen and (kind != "multiclass" or "sample:proba" in chosen):
         chosen.remove("sample:ranked")
+    if "media:text-files" in chosen and "media:text" not in chosen:
+        chosen.remove("media:text-files")
     if "signal:long" in chosen:
         if kind != "regression":
             chosen.remove("signal:long")
@@ -404,7 +407,14 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
             + f" ({k})"  # every note its own
             for k, c in enumerate(data[cols["colour"]])
         ]
-        inputs.append(note)
+        if "media:text-files" in transforms:  # <folder>/<id>.txt, the note alone
+            folder = tables / f"{_word(np.random.default_rng(90_000 + seed))}_notes"
+            folder.mkdir(parents=True, exist_ok=True)
+            for i, text in zip(data[id_col], data[note]):
+                (folder / f"{i}.txt").write_text(text, encoding="utf-8")
+            files["notes"] = f"{here}{folder.name}/"
+        else:
+            inputs.append(note)
     if "media:images" in transforms:  # x2 is the grey level of each sample's picture
         from PIL import Image
 
@@ -530,6 +540,7 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         "test_images": f"a picture of each {id_col} of the test set, named by it",
         "clips": f"a sound clip of each {id_col}, named by it",
         "archive": "the tables above, each in a zip of its own",
+        "notes": f"a note on each {id_col}, one text file named by it",
     }
     lines = "\n".join(f"- {files[r]} - {listing[r]}" for r in files)
     if "decoy:described" in transforms:  # the decoy is named too: the expert's first hypothesis may be it

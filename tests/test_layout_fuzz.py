@@ -77,6 +77,11 @@ def test_media_layouts_hold_a_picture_per_sample_and_a_free_text_column(tmp_path
     assert {p.stem for p in (tmp_path / "36" / "public" / clips.files["clips"]).glob("*.wav")} == set(
         clips.train_ids
     ) | set(clips.test_ids)
+    notes = build(5, tmp_path / "5")  # media:text-files: the notes in a text file per sample, in no table
+    assert "media:text-files" in notes.transforms
+    folder = tmp_path / "5" / "public" / notes.files["notes"]
+    assert {p.stem for p in folder.glob("*.txt")} == set(notes.train_ids) | set(notes.test_ids)
+    assert all((folder / f"{i}.txt").read_text() == text for i, text in notes.features["note"].items())
     texts = build(3, tmp_path / "3")
     assert "media:text" in texts.transforms
     notes = list(texts.features["note"].values())
