@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -42,27 +41,39 @@ def run_setup(checkout: Path, folder: Path, ws: Path, timeout: float) -> dict:
     memory = ws.with_name(f"{ws.name}_memory")
     for path in (ws, memory):
         shutil.rmtree(path, ignore_errors=True)
-    start, used = time.monotonic(), _children_cpu()
+    start, group = time.monotonic(), _cpu_group(ws.name)
     entry = "import sys; from agentk.cli import main; sys.exit(main())"  # the console script's, in every version
     cmd = [sys.executable, "-c", entry, "setup", str(folder), "--workspace", str(ws), "--policy", "expert"]
     env = {**os.environ, "AGENTK_MEMORY": str(memory)}
     try:
         done = subprocess.run(
-            cmd, cwd=checkout, capture_output=True, stdin=subprocess.DEVNULL, timeout=timeout, env=env
-        )
+            cmd, cwd=checkout, capture_output=True, stdin=subprocess.DEVNULL, timeout=timeout, env=env,
+            preexec_fn=(lambda: (group / "tasks").write_text(str(os.getpid()))) if group else None,
+        )  # fmt: skip
         rc = done.returncode
     except subprocess.TimeoutExpired:
         rc = None
-    seconds, cpu = time.monotonic() - start, _children_cpu() - used
+    seconds, cpu = time.monotonic() - start, None
+    if group is not None:
+        cpu = round(int((group / "cpuacct.usage").read_text()) / 1e9, 1)
+        group.rmdir()
     state = json.loads((ws / "setup.json").read_text()) if (ws / "setup.json").exists() else {}
-    return {"rc": rc, "seconds": round(seconds, 1), "cpu": round(cpu, 1), "status": state.get("status", "none")}
+    return {"rc": rc, "seconds": round(seconds, 1), "cpu": cpu, "status": state.get("status", "none")}
 
 
-def _children_cpu() -> float:
-    """CPU seconds (user and system) of the finished child processes and the descendants they waited for: what a
-    setup costs, less sensitive than its wall time to what else the machine runs."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")  # cgroup v1's CPU accounting
+
+
+def _cpu_group(name: str) -> Path | None:
+    """A new CPU-accounting cgroup for one setup's whole process tree (the sandboxed stages' processes included,
+    which rusage misses: bubblewrap's namespaces), or None where none can be made (the CPU column is then empty).
+    CPU seconds are what a setup costs, much less sensitive than its wall time to what else the machine runs."""
+    group = CPUACCT / f"agentk-setup-time-{os.getpid()}-{name}"
+    try:
+        group.mkdir()
+    except OSError:
+        return None
+    return group
 
 
 def table(rows: dict[str, dict[str, dict]]) -> str:
@@ -79,7 +90,7 @@ def table(rows: dict[str, dict[str, dict]]) -> str:
         if b["status"] == a["status"] == "done":
             both.append((b["seconds"], a["seconds"], b["cpu"], a["cpu"]))
     if both:
-        med = [f"**{statistics.median(x):.1f}**" for x in zip(*both)]
+        med = [f"**{statistics.median(x):.1f}**" if None not in x else "-" for x in zip(*both)]
         lines.append(f"| **median of {len(both)} set up by both** | {' | '.join(med)} | | |")
     return "\n".join(lines)
 
