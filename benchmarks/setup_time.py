@@ -92,6 +92,10 @@ def table(rows: dict[str, dict[str, dict]]) -> str:
     if both:
         med = [f"**{statistics.median(x):.1f}**" if None not in x else "-" for x in zip(*both)]
         lines.append(f"| **median of {len(both)} set up by both** | {' | '.join(med)} | | |")
+        # each competition's own change: the medians above may be different competitions' times
+        wall = f"{statistics.median(r[1] - r[0] for r in both):+.1f}"
+        cpu = f"{statistics.median(r[3] - r[2] for r in both):+.1f}" if None not in sum(both, ()) else "-"
+        lines.append(f"| median change per competition (after - before) | | {wall} | | {cpu} | | |")
     return "\n".join(lines)
 
 
