@@ -448,6 +448,7 @@ def normalise(root: Path) -> list[str]:
 
 
 ENTITY_PROBE_ROWS = 200_000  # rows of each table read to tell a table of one row per sample from one of many
+PROBE_CELLS = 4_000_000  # ... and cells: a table of 122 columns is probed on its first 32,786 rows
 
 
 def split_rows_as_one(root: Path) -> list[str]:
@@ -466,7 +467,6 @@ def split_rows_as_one(root: Path) -> list[str]:
         return []
     try:
         ids = set(read_table(samples[0], dtype=str, nrows=ENTITY_PROBE_ROWS).iloc[:, 0].astype(str).str.strip())
-        frames = {p: read_table(p, dtype=str, nrows=ENTITY_PROBE_ROWS) for p in tables}
     except BadInput:
         return []
     if not ids:
@@ -482,12 +482,18 @@ def split_rows_as_one(root: Path) -> list[str]:
             many |= share >= 0.9 and not values.is_unique
         return once, many, not any(f[c].astype(str).str.strip().isin(ids).any() for c in f.columns)
 
-    held = {p: hold(f) for p, f in frames.items()}
+    held, columns = {}, {}
+    for p in tables:  # one at a time, a wide table on fewer rows: a probe holds PROBE_CELLS texts at most
+        try:
+            width = read_table(p, dtype=str, nrows=5).shape[1]
+            f = read_table(p, dtype=str, nrows=max(1_000, min(ENTITY_PROBE_ROWS, PROBE_CELLS // max(1, width))))
+        except BadInput:
+            return []
+        held[p], columns[p] = hold(f), list(f.columns)
     if not any(once for once, _, _ in held.values()):
         return []
     for test_rows in (p for p, (_, many, _) in held.items() if many):
-        cols = list(frames[test_rows].columns)
-        twins = [p for p in tables if p != test_rows and list(frames[p].columns) == cols and held[p][2]]
+        twins = [p for p in tables if p != test_rows and columns[p] == columns[test_rows] and held[p][2]]
         if len(twins) != 1:
             continue
         train_rows = twins[0]
