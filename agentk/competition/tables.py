@@ -181,10 +181,7 @@ def _roles_from_values(root: Path, unnamed: list[Path], by_role: dict[str, list[
     targets = set(sample.columns[1:])
     if need_test:
         ids = set(sample.iloc[:, 0].astype(str).str.strip())
-        cover = {
-            p: max(len(ids & set(f[c].astype(str).str.strip())) / max(len(ids), 1) for c in f)
-            for p, f in frames.items()
-        }
+        cover = {p: _id_cover(f, ids)[0] for p, f in frames.items()}
         best = max(frames, key=lambda p: (cover[p], -abs(len(frames[p]) - len(sample))))
         only = len(frames[best]) <= len(sample) / 0.9  # its rows are mostly the sample's
         if cover[best] >= 0.9 and not targets <= set(frames[best].columns) and (only or not test_folder):
@@ -225,6 +222,13 @@ def _roles_from_values(root: Path, unnamed: list[Path], by_role: dict[str, list[
     return why
 
 
+def _id_cover(f: pd.DataFrame, ids: set[str]) -> tuple[float, str]:
+    """(share of the sample's ids found, column) for the column of `f` holding most of them."""
+    shares = {c: len(ids & set(f[c].astype(str).str.strip())) / max(len(ids), 1) for c in f}
+    top = max(shares, key=shares.get)
+    return shares[top], top
+
+
 def _scored_test(by_role: dict[str, list[Path]]) -> dict[str, str]:
     """Of several tables named test, the one holding the sample submission's ids when the others hold few of them
     (test.csv beside test_old.csv, test_v1 beside test_v2: an older test set, no longer scored), in `by_role`, in
@@ -236,9 +240,8 @@ def _scored_test(by_role: dict[str, list[Path]]) -> dict[str, str]:
         cover, once = {}, {}
         for p in by_role["test"]:
             f = read_table(p, dtype=str)
-            shares = {c: len(ids & set(f[c].astype(str).str.strip())) / max(len(ids), 1) for c in f}
-            top = max(shares, key=shares.get)
-            cover[p], once[p] = shares[top], f[top].is_unique
+            cover[p], top = _id_cover(f, ids)
+            once[p] = f[top].is_unique
     except BadInput:
         return {}
     # a table holding each id once outranks one holding them many times (the test samples' readings beside them)
@@ -474,13 +477,15 @@ def split_rows_as_one(root: Path) -> list[str]:
 
     def hold(f: pd.DataFrame) -> tuple[bool, bool, bool]:
         """(holds each sample id once, holds sample ids many times, holds none of them)"""
-        once = many = False
+        once = many = some = False
         for c in f.columns:
             values = f[c].dropna().astype(str).str.strip()
-            share = values.isin(ids).mean() if len(values) else 0.0
+            known = values.isin(ids)
+            share = known.mean() if len(values) else 0.0
             once |= values.is_unique and len(ids & set(values)) >= 0.9 * len(ids)
             many |= share >= 0.9 and not values.is_unique
-        return once, many, not any(f[c].astype(str).str.strip().isin(ids).any() for c in f.columns)
+            some |= bool(known.any())
+        return once, many, not some
 
     held, columns = {}, {}
     for p in tables:  # one at a time, a wide table on fewer rows: a probe holds PROBE_CELLS texts at most
