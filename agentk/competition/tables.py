@@ -415,6 +415,7 @@ def normalise(root: Path) -> list[str]:
     plain CSV (TSV, parquet, gzip) gets a CSV copy, the format a submission has. Writes only new files at the top
     of `root` (never into the user's folders); returns what it did, one line each."""
     root = Path(root)
+    _unfinished_started_over(root)
     done = partitions_as_tables(root) + json_as_csv(root) + empty_columns_dropped(root) + split_rows_as_one(root)
     for role, parts in find(root).parts.items():
         frames = [read_table(p) for p in parts]
@@ -894,6 +895,24 @@ def _start_over(root: Path, suffix: str) -> bool:
     if undone:
         (Path(root) / STAND_INS).write_text(json.dumps({k: v for k, v in record.items() if k not in undone}, indent=1))
     return bool(undone)
+
+
+def _unfinished_started_over(root: Path) -> None:
+    """Before any conversion reads the folder's roles: each conversion killed part-way starts over, so that none
+    reads another's half-written stand-ins (a wide sample beside the long test table it was not yet written for
+    makes a pixel table look like the test table). Each conversion's own last write tells it was done."""
+    written = set(stand_ins(root).values())
+    if not (root / RECORD).exists():
+        _start_over(root, WIDE)
+    if not (root / rewrites.RECORD).exists():
+        _start_over(root, rewrites.RANKED)
+    if len({s for s in written if s.endswith(f"{POSITIONS}.csv")}) == 1:  # test's written, train's (last) not
+        _start_over(root, POSITIONS)
+    series = {
+        tuple(s.removesuffix(".csv").split("_per_", 1)) for s in written if s.startswith(("train_per_", "test_per_"))
+    }
+    for key in {key for role, key in series} - {key for role, key in series if role == "test"}:
+        _start_over(root, f"_per_{key}")
 
 
 def _stand_in(root: Path, originals: list[Path], frame: pd.DataFrame, dest: Path) -> None:
