@@ -234,6 +234,7 @@ def test_what_is_not_hopeless(comp):
     check_source(comp)
 
 
+@pytest.mark.slow  # a full setup (30 s); the unit test of the empty echoed cells below runs by default
 def test_a_sample_echoing_test_inputs_with_empty_cells_sets_up(comp, tmp_path):
     """The sample repeats the test's 'region' input, empty where the test's is: the submission leaves those cells
     empty as the sample does (the predictions and the other echoed cells filled), and the setup passes."""

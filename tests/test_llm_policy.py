@@ -79,6 +79,8 @@ def test_failed_unit_test_is_retried_with_the_error_in_the_prompt(tmp_path):
     assert len(log) == len(server.requests) and log[0]["messages"] and log[0]["answer"]
 
 
+@pytest.mark.slow  # a full LLM setup (45 s); tests/test_engine.py's credit assignment with a scripted policy and
+# tests/test_hypotheses.py's with the expert run by default, and test_curriculum's LLM rounds the LLM's prompts
 def test_meta_failure_keeps_correct_stages_and_rewrites_the_faulty_one(tmp_path):
     ws = tmp_path / "ws"
     oracle = ExpertAnswers(SOURCE, ws)
@@ -123,7 +125,7 @@ def test_meta_failure_keeps_correct_stages_and_rewrites_the_faulty_one(tmp_path)
     assert json.loads((ws / "setup.json").read_text())["backtracks"] == 1
 
 
-@pytest.mark.slow  # a full LLM setup (35 s); the retry and credit-assignment setups here stay in the default run
+@pytest.mark.slow  # a full LLM setup (35 s); test_curriculum's LLM rounds stay in the default run
 def test_answer_without_code_is_asked_again_never_executed(tmp_path):
     ws = tmp_path / "ws"
     oracle = ExpertAnswers(SOURCE, ws)

@@ -47,6 +47,7 @@ def assert_refused(proc: subprocess.CompletedProcess, pid: int, progress: bool =
     assert (progress or len(lines) == 1) and f"is in use by pid {pid} (" in lines[-1], proc.stderr
 
 
+@pytest.mark.slow  # a full setup (30 s); the refusals on a held workspace below run by default
 def test_a_second_setup_on_a_running_workspace_exits_2_and_the_first_finishes_alone(tmp_path):
     ws = tmp_path / "ws"
     first = start_setup(ws)
