@@ -226,9 +226,10 @@ def test_ctrl_c_during_a_solve_exits_130_with_one_line(example_copy):
         if summary.get("step"):
             break
         time.sleep(0.2)
+    group = _signal_masks(proc.pid)  # what each process of the group does with SIGINT, should it not end (a flake)
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, (proc.returncode, err[-3000:])
+    assert proc.returncode == 130, (proc.returncode, summary, group, err[-3000:])
     assert err.strip().splitlines()[-1] == (
         "agentk: solve interrupted: finished solutions are kept; run `agentk solve` again to resume"
     )
@@ -238,6 +239,22 @@ def test_ctrl_c_during_a_solve_exits_130_with_one_line(example_copy):
         not (ws / ".agentk.lock").exists()
         or subprocess.run(["flock", "-n", str(ws / ".agentk.lock"), "true"]).returncode == 0
     )  # the lock is free again
+
+
+def _signal_masks(pgid: int) -> dict[str, str]:
+    """{pid and command: its blocked, ignored and caught signal masks} for the processes of a process group."""
+    found = {}
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+            if os.getpgid(int(status.parent.name)) == pgid:
+                cmd = (status.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()[:80]
+                found[f"{status.parent.name} {cmd}"] = " ".join(
+                    f"{k}={fields[k]}" for k in ("SigBlk", "SigIgn", "SigCgt")
+                )
+        except (OSError, ValueError, KeyError):
+            continue  # gone meanwhile
+    return found
 
 
 def test_killing_agentk_ends_the_watched_child_and_frees_the_workspace(tmp_path):
