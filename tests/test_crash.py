@@ -228,7 +228,13 @@ def test_ctrl_c_during_a_solve_exits_130_with_one_line(example_copy):
         time.sleep(0.2)
     group = _signal_masks(proc.pid)  # what each process of the group does with SIGINT, should it not end (a flake)
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
-    out, err = proc.communicate(timeout=60)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        left = _signal_masks(proc.pid)  # where each process of the group waits, then end them
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        raise AssertionError(f"no exit 60 s after SIGINT: {summary} {group} -> {left}\n{err[-3000:]}") from None
     assert proc.returncode == 130, (proc.returncode, summary, group, err[-3000:])
     assert err.strip().splitlines()[-1] == (
         "agentk: solve interrupted: finished solutions are kept; run `agentk solve` again to resume"
@@ -242,16 +248,18 @@ def test_ctrl_c_during_a_solve_exits_130_with_one_line(example_copy):
 
 
 def _signal_masks(pgid: int) -> dict[str, str]:
-    """{pid and command: its blocked, ignored and caught signal masks} for the processes of a process group."""
+    """{pid and command: its signal masks (blocked, ignored, caught, pending), where it waits and its threads} for the
+    processes of a process group."""
     found = {}
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
             fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
             if os.getpgid(int(status.parent.name)) == pgid:
                 cmd = (status.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()[:80]
-                found[f"{status.parent.name} {cmd}"] = " ".join(
-                    f"{k}={fields[k]}" for k in ("SigBlk", "SigIgn", "SigCgt")
-                )
+                wchan = (status.parent / "wchan").read_text()
+                threads = len(list((status.parent / "task").iterdir()))
+                masks = " ".join(f"{k}={fields[k]}" for k in ("SigBlk", "SigIgn", "SigCgt", "SigPnd", "ShdPnd"))
+                found[f"{status.parent.name} {cmd}"] = f"{masks} in {wchan}, {threads} threads"
         except (OSError, ValueError, KeyError):
             continue  # gone meanwhile
     return found
