@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from threadpoolctl import threadpool_limits
 
-# Two workers on two cores: OpenBLAS's second thread in each only spins against the other worker (an L-BFGS logistic
-# regression on a small matrix took 106 s with two threads and 21 s with one). The env var reaches agentk's
-# subprocesses; the limit, this process, whose numpy is loaded already.
-os.environ["OPENBLAS_NUM_THREADS"] = "1"
-threadpool_limits(1, user_api="blas")
+# Three workers on two cores: a second BLAS or OpenMP thread in each only spins against the other workers (an L-BFGS
+# logistic regression on a small matrix took 106 s with two BLAS threads and 21 s with one). The env vars reach
+# agentk's subprocesses and torch, imported later; the limit, this process, whose numpy is loaded already.
+os.environ.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+threadpool_limits(1)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
