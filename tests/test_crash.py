@@ -211,8 +211,13 @@ def test_ctrl_c_during_a_solve_exits_130_with_one_line(example_copy):
     from conftest import ROOT
 
     ws = example_copy("iris-species")
+    # Ctrl-C reaches a terminal's foreground job, whose SIGINT is not ignored; a suite started in the background (a
+    # shell's `cmd &`, nohup, some CI runners) passes SIGINT on ignored, and Python then leaves it so: restore it
+    default = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agentk", "solve", "--workspace", str(ws)],
+        [sys.executable, "-c", default, sys.executable, "-m", "agentk", "solve", "--workspace", str(ws)],
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
