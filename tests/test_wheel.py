@@ -1,8 +1,9 @@
 """The wheel holds the product only, and works installed: built with `uv build`, it carries agentk alone at the top
-of site-packages (the other packages in agentk/_packages, no test doubles), and installed into a fresh virtual
-environment (with --no-deps: the dependencies come from the project's environment through a .pth file, not from
-another download of torch) it runs `agentk --help`, generated code in the sandbox imports tools/ and stages/, and
-(slow) a bundled example sets up. Every command runs outside the repository, so its folders are not on sys.path."""
+of site-packages (the other packages in agentk/_packages, no test doubles, HEBO vendored), and installed with its
+dependencies into a fresh virtual environment it runs `agentk --help`, generated code in the sandbox imports tools/
+and stages/, and (slow) a bundled example sets up. The install resolves the wheel's own declarations, with no
+overrides (as `pip install .` does), constrained to the lock's versions so that uv's cache holds them all. Every
+command runs outside the repository, so its folders are not on sys.path."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -33,24 +33,21 @@ def wheel(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def venv(wheel, tmp_path_factory) -> Path:
-    """A new virtual environment with the wheel installed, its dependencies those of the running environment."""
-    env = tmp_path_factory.mktemp("venv") / "env"
+    """A new virtual environment with the wheel and its dependencies installed."""
+    root = tmp_path_factory.mktemp("venv")
+    env, lock = root / "env", root / "lock.txt"
     base = getattr(sys, "_base_executable", sys.executable)
     subprocess.run([base, "-m", "venv", "--without-pip", env], check=True, timeout=120)
-    python = env / "bin" / "python"
-    site = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    Path(site, "_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run(
-        [UV, "pip", "install", "--python", python, "--no-deps", "--compile-bytecode", wheel],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
+    exported = subprocess.run(
+        [UV, "export", "--frozen", "--no-dev", "--no-emit-project", "--no-hashes", "--project", ROOT],
+        check=True, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    lock.write_text(exported.stdout)
+    installed = subprocess.run(
+        [UV, "pip", "install", "--python", env / "bin" / "python", "--constraint", lock, wheel],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr[-3000:]
     return env
 
 
@@ -107,4 +104,5 @@ def test_installed_wheel_sets_up_a_bundled_example(venv, tmp_path):
     ws = tmp_path / "ws"
     done = run(venv, "agentk", "setup", EXAMPLES / "iris-species", "-w", ws, cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "11/11 stages" in done.stdout and (ws / "submission.csv").exists()
+    # the summary goes to stderr, as all of agentk's console output (stdout stays free for piping)
+    assert "11/11 stages" in done.stderr and (ws / "submission.csv").exists(), done.stdout + done.stderr

@@ -124,8 +124,8 @@ def _hebo():
 
     Config.warnings["not_compiled"] = False  # pymoo prints a notice about its optional C extensions otherwise
     with _quiet_single_thread():
-        from hebo.design_space.design_space import DesignSpace
-        from hebo.optimizers.hebo import HEBO
+        from agentk._vendor.hebo.design_space.design_space import DesignSpace
+        from agentk._vendor.hebo.optimizers.hebo import HEBO
     return HEBO, DesignSpace
 
 
