@@ -6,7 +6,7 @@ written out through a random draw of transformations, the ways real competitions
 - names: Kaggle's usual file names, role words inside other words, or no role word at all; column names in any
   case, with spaces or in other languages; tables in a sub-folder;
 - ids: numbers, prefixed, zero-padded, hexadecimal (some of them the digits-e-digits kind), named anything;
-- targets in the train table or in a labels table of their own; inputs split over a 1:1 side table keyed by the
+- targets in the train table, in a labels table of their own, or as the names of one train table per class; inputs split over a 1:1 side table keyed by the
   id (under another column name), summarised from a 1:N table of many rows per id, or from one file per sample
   named by its id;
 - formats: CSV (in UTF-8, Latin-1, cp1252, UTF-16 or with a BOM), TSV, gzip, zip, parquet (one file or
@@ -35,6 +35,7 @@ import contextlib
 import gzip
 import io
 import json
+import re
 import threading
 import zipfile
 import zlib
@@ -94,6 +95,13 @@ TRANSFORMS = {
     # sample a segment file of it named by its id, scored at its end (the LANL earthquake layout)
     "signal:long": 0.15,
     "media:text-files": 0.4,  # with media:text, each note in a text file of its own named by its id, not in a table
+    # classes: the train rows in one table per class, named by it (<train>_<class>.csv or <train>/<class>.csv), the
+    # only labels
+    "target:class-tables": 0.15,
+    # multi-class made multi-label: each row's set of labels (its class, "vivid" where red, "busy" for a count of 4
+    # or more) in one column; the sample submits the set in one column (F2 of each row's set), or one 0/1 column
+    # per label (mean AUC), the train's labels then apart by a space, a comma or a bar
+    "target:label-sets": 0.2,
 }
 # what a long signal keeps of the other transformations: the tables' names and place, the ids, the format
 SIGNAL_KEEPS = {
@@ -176,6 +184,18 @@ def draw(seed: int) -> tuple[str, list[str]]:
         else:  # the class folders are the only labels, the train pictures apart from the test's, one per sample
             chosen = [t for t in chosen if t not in ("labels-file", "media:views")]
             chosen += [] if "media:split-folders" in chosen else ["media:split-folders"]
+    if "target:label-sets" in chosen:
+        if kind != "multiclass":
+            chosen.remove("target:label-sets")
+        else:  # the sample's forms are the sets' own
+            drop = ("sample:proba", "sample:unseen-class", "sample:ranked", "target:folders", "target:class-tables")
+            chosen = [t for t in chosen if t not in drop]
+    if "target:class-tables" in chosen:
+        if kind == "regression" or "target:folders" in chosen:
+            chosen.remove("target:class-tables")
+        else:  # the tables' names are the labels: no labels table, no train-only decoy, no events named as train
+            drop = ("labels-file", "decoy:train-only", "decoy:described", "side:split-events")
+            chosen = [t for t in chosen if t not in drop]
     return kind, chosen
 
 
@@ -332,6 +352,16 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         return _signal(seed, dest, transforms, n_train // 2, n_test // 2)
     n = n_train + n_test
     frame, classes = _problem(rng, kind, n)
+    sets = np.random.default_rng(100_000 + seed)  # target:label-sets' draws
+    label_columns = "target:label-sets" in transforms and bool(sets.integers(2))  # the sample's form
+    if "target:label-sets" in transforms:
+        between = str(sets.choice([" ", ",", "|"])) if label_columns else " "
+        tags = [
+            [c, *(["vivid"] if colour == "red" else []), *(["busy"] if count >= 4 else [])]
+            for c, colour, count in zip(frame["target"], frame["colour"], frame["count"])
+        ]
+        frame["target"] = [between.join(t) for t in tags]
+        kind, classes = "multilabel", [*classes, "vivid", "busy"]
     ids = _ids(rng, n, transforms)
     odd = "columns:odd" in transforms
     id_col = _column(rng, "id", odd) if "ids:named" not in transforms else _column(rng, "record_key", odd)
@@ -474,6 +504,14 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         files["train"] = here + _write(train[[id_col, *keep, *keep_train]], tables, names["train"], fmt)
     elif "target:folders" in transforms:  # the classes are the picture folders' names
         files["train"] = here + _write(train[[id_col, *keep, *keep_train]], tables, names["train"], fmt)
+    elif "target:class-tables" in transforms:  # one table per class, named by it, in a folder or beside each other
+        in_folder = bool(np.random.default_rng(80_000 + seed).integers(2))
+        for c in classes:
+            rows = train.loc[train[target] == c, [id_col, *keep]]
+            if in_folder:
+                files[f"class:{c}"] = f"{here}{names['train']}/" + _write(rows, tables / names["train"], str(c), fmt)
+            else:
+                files[f"class:{c}"] = here + _write(rows, tables, f"{names['train']}_{c}", fmt)
     else:
         files["train"] = here + _write(train[[id_col, *keep, *keep_train, target]], tables, names["train"], fmt)
     files["test"] = here + _write(test[[id_col, *keep]], tables, names["test"], fmt)
@@ -483,7 +521,15 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         old = old.assign(**{c: data[c].iloc[:40].to_numpy() for c in keep if c not in old.columns})  # site, visit
         files["old"] = here + _write(old[[id_col, *keep]], tables, names["old"], fmt)
 
-    if kind != "regression" and "sample:proba" in transforms:
+    if label_columns:  # one 0/1 column per label, named by it (or the target's name and it)
+        prefixed = bool(sets.integers(2))
+        named = {c: f"{target}_{c}" if prefixed else c for c in classes}
+        sample = pd.DataFrame({id_col: test[id_col], **{named[c]: 0 for c in classes}})
+        held = test[target].str.split(f"[{re.escape(between)}]")
+        answers = pd.DataFrame(
+            {id_col: test[id_col], **{named[c]: held.map(lambda t, c=c: int(c in t)) for c in classes}}
+        )
+    elif kind != "regression" and "sample:proba" in transforms:
         sample = pd.DataFrame({id_col: test[id_col]})
         answers = sample.copy()
         for c in classes:
@@ -506,7 +552,11 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         files["archive"] = _nest(public, tables, np.random.default_rng(60_000 + seed))
 
     # labels: accuracy, or AUC of the positive class's probability (binary); a column per class: the log loss
-    if "sample:proba" in transforms:
+    if label_columns:
+        metric = "Submissions are evaluated on the mean column-wise area under the ROC curve, one column per label."
+    elif kind == "multilabel":
+        metric = "Submissions are evaluated on the mean F2 score of each row's space-delimited set of labels."
+    elif "sample:proba" in transforms:
         metric = "Submissions are evaluated on the multi-class logarithmic loss (log loss)."
     elif kind == "regression":
         metric = "Submissions are scored on the root mean squared error (RMSE)."
@@ -542,6 +592,9 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         "archive": "the tables above, each in a zip of its own",
         "notes": f"a note on each {id_col}, one text file named by it",
     }
+    for r in files:
+        if r.startswith("class:"):
+            listing[r] = f"the training rows whose `{target}` is {r.split(':', 1)[1]}"
     lines = "\n".join(f"- {files[r]} - {listing[r]}" for r in files)
     if "decoy:described" in transforms:  # the decoy is named too: the expert's first hypothesis may be it
         lines += f"\n\nThe column `{decoy}` of the training set holds an earlier round's annotation of some rows."
@@ -654,6 +707,11 @@ def _same(a: pd.Series, b: pd.Series) -> bool:
     return pairs["a"].is_unique and pairs["b"].is_unique and len(pairs) > 1
 
 
+def _label_set(value) -> frozenset[str]:
+    """A set of labels as written in one cell ("low vivid", "low,busy", "mid|vivid")."""
+    return frozenset(t for t in re.split(r"[\s,|]+", str(value)) if t)
+
+
 def same_picture(paths: pd.Series, levels: pd.Series, ws: Path) -> bool:
     """A map column of paths (from the workspace) to each sample's own picture: its mean grey level is the truth's."""
     from PIL import Image
@@ -717,6 +775,11 @@ def judge(ws: Path, dest: Path) -> list[str]:
     target_map = target_map.set_index("id").loc[t["train_ids"]]
     truth_target = pd.Series([t["target"][i] for i in t["train_ids"]])
     target_col = next((c for c in target_map.columns if _same(target_map[c], truth_target)), None)
+    if target_col is None and t["kind"] == "multilabel":  # the sets as one 0/1 column per label
+        sets = truth_target.map(_label_set)
+        held = {c: sets.map(lambda s, c=c: int(c in s)) for c in t["classes"]}
+        found = {c: next((m for m in target_map.columns if _same(target_map[m], held[c])), None) for c in held}
+        target_col = found if all(found.values()) else None
     if target_col is None:
         problems.append(f"no target map column equals the target (columns {list(target_map.columns)})")
     maps = [p for p in ws.glob("train_*_input_map.csv")]
@@ -729,7 +792,11 @@ def judge(ws: Path, dest: Path) -> list[str]:
             problems.append(f"input {name} reaches no input map column")
     if target_col is not None and not problems:
         # the target map may write the classes otherwise (as the sample's column names): test labels alike
-        encode = dict(zip(truth_target.astype(str), target_map[target_col].astype(str)))
+        encode = (
+            {}
+            if isinstance(target_col, dict)
+            else dict(zip(truth_target.astype(str), target_map[target_col].astype(str)))
+        )
         problems += _round_trip(w, dest, t, target_col, encode)
     return problems
 
@@ -743,13 +810,29 @@ def _round_trip(w, dest: Path, t: dict, target_col: str, encode: dict) -> list[s
     id_col = answers.columns[0]
     test_ids = pd.Series(t["test_ids"])
     truth = answers.set_index(id_col)
-    if t["kind"] != "regression" and len(answers.columns) > 2:  # probabilities: the label is the hot column
+    if t["kind"] == "multilabel":  # the sets, as train writes them (apart by a space, a comma or a bar)
+        between = next((b for b in (",", "|") if any(b in str(v) for v in t["target"].values())), " ")
+        if len(answers.columns) > 2:  # one 0/1 column per label: the set of those holding 1
+            of = {col: str(c) for c in t["classes"] for col in truth.columns if col == c or col.endswith(f"_{c}")}
+            labels = truth.astype(int).apply(lambda r: between.join(of[c] for c in truth.columns if r[c]), axis=1)
+        else:
+            labels = truth.iloc[:, 0]
+    elif t["kind"] != "regression" and len(answers.columns) > 2:  # probabilities: the label is the hot column
         of = {col: str(c) for c in t["classes"] for col in truth.columns if col.endswith(f"_{c}")}
         labels = truth.astype(float).idxmax(axis=1).map(of)
     else:
         labels = truth.iloc[:, 0]
-    frame = pd.DataFrame({"id": test_ids, target_col: labels.reindex(test_ids).to_numpy()})
-    if t["kind"] == "regression":
+    labels = labels.reindex(test_ids).to_numpy()
+    if isinstance(target_col, dict):  # label -> its 0/1 column of the target map
+        sets = pd.Series(labels).map(_label_set)
+        frame = pd.DataFrame(
+            {"id": test_ids, **{m: sets.map(lambda s, c=c: int(c in s)) for c, m in target_col.items()}}
+        )
+    else:
+        frame = pd.DataFrame({"id": test_ids, target_col: labels})
+    if isinstance(target_col, dict) or t["kind"] == "multilabel":
+        pass  # the sets as they are
+    elif t["kind"] == "regression":
         frame[target_col] = frame[target_col].astype(float)
     else:
         frame[target_col] = frame[target_col].astype(str).map(encode)
@@ -767,6 +850,9 @@ def _round_trip(w, dest: Path, t: dict, target_col: str, encode: dict) -> list[s
         if want.notna().all():
             if not np.allclose(got.astype(float), want.astype(float), atol=0.02):
                 return [f"a perfect prediction formats to other values in {c}"]
+        elif t["kind"] == "multilabel":
+            if not (sub[c].map(_label_set) == truth[c].map(_label_set)).all():
+                return [f"a perfect prediction formats to other label sets in {c}"]
         elif not ((sub[c].str.split().str[0] if "sample:ranked" in t["transforms"] else sub[c]) == truth[c]).all():
             return [f"a perfect prediction formats to other labels in {c}"]  # ranked: the truth first
     return []

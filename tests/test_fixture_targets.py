@@ -14,11 +14,10 @@ import pandas as pd
 import pytest
 from sklearn import metrics as skm
 
-from agentk.competition.support import is_label_set, unsupported_reason, unsupported_task
+from agentk.competition.support import class_columns, is_label_set, unsupported_reason, unsupported_task
 from agentk.core.engine import Context
 from agentk.core.memory import WorkingMemory
 from agentk.policies.analysis import analyse
-from agentk.policies.target_shapes import class_columns
 from agentk.workspace import METRIC, SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, TARGET_MAP, TARGET_TRANSFORM, Workspace
 from stages import metric as metric_stage
 from stages import submission_format, tab_target_map, target_transform

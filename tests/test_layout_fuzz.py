@@ -16,7 +16,7 @@ from conftest import agentk
 
 from agentk.policies.analysis import analyse
 from stages.fetch import fetch_local
-from testing.layout_fuzz import SIGNAL_LENGTH, TRANSFORMS, build, draw, judge, same_picture, same_views
+from testing.layout_fuzz import SIGNAL_LENGTH, TRANSFORMS, _label_set, build, draw, judge, same_picture, same_views
 
 
 def test_the_draws_cover_every_transformation_and_are_seeded():
@@ -177,6 +177,52 @@ def test_class_folders_hold_the_only_labels_and_setup_reads_them(tmp_path):
     assert "names:other" in other.transforms and "test_images" in other.files
     a = analysed(tmp_path, tmp_path / "43" / "public", "ws43")
     assert a.test == f"raw/{other.files['test']}" and {"colour", "count"} <= set(a.features)
+
+
+def test_class_tables_hold_the_only_labels_and_setup_reads_them(tmp_path):
+    """target:class-tables: the train rows sit in one table per class, named by it, and no table has the target.
+    Seed 2043 (train_low.jsonl beside train_mid and train_high) submits a probability per class: the tables' classes
+    become a label column, `outcome`, whose classes the sample's columns name. Seed 2016 keeps them in a folder of
+    their own (train/0.json, train/1.json), beside an older test set, and the sample names the target otherwise:
+    the label column takes the sample's name, the classes as numbers."""
+    truth = build(2043, tmp_path / "2043")
+    public = tmp_path / "2043" / "public"
+    classes = {r.split(":", 1)[1]: f for r, f in truth.files.items() if r.startswith("class:")}
+    assert set(classes) == {"low", "mid", "high"} and "train" not in truth.files
+    for cls, f in classes.items():
+        ids = pd.read_json(public / f, lines=True, dtype=False).iloc[:, 0].astype(str)
+        assert {truth.target[i] for i in ids} == {cls}
+    a = analysed(tmp_path, public, "ws2043")
+    (target,) = a.targets
+    assert (target.column, target.submit) == ("outcome", "proba_columns")
+    assert target.named == {c: f"outcome_{c}" for c in ("low", "mid", "high")}
+
+    other = build(2016, tmp_path / "2016")
+    assert {"decoy:old-test", "sample:renamed"} <= set(other.transforms) and other.files["class:0"].startswith("train/")
+    a = analysed(tmp_path, tmp_path / "2016" / "public", "ws2016")
+    submitted = pd.read_csv(tmp_path / "2016" / "public" / other.files["sample"], nrows=1).columns[1]
+    assert [t.column for t in a.targets] == [submitted] and a.test.endswith("test.json")
+
+
+def test_label_sets_are_submitted_in_one_column_or_one_0_1_column_per_label(tmp_path):
+    """target:label-sets: each row's set of labels in one train column. Seed 2013 submits the set in one column:
+    a multi-label target scored by the mean F2 of the sets. Seed 2103 submits one 0/1 column per label, named with
+    the target's name before it, and keeps the sets in a labels table, beside a table linking every sample (test's
+    too) to a code: the labels table is the one holding train's keys alone, and each label becomes a binary target.
+    The judge compares sets, not their spelling, and fails a set that lost a label."""
+    truth = build(2013, tmp_path / "2013")
+    assert truth.kind == "multilabel" and max(len(str(v).split()) for v in truth.target.values()) >= 2
+    a = analysed(tmp_path, tmp_path / "2013" / "public", "ws2013")
+    assert [(t.kind, t.submit) for t in a.targets] == [("multilabel", "label_set")] and a.metric == "f2_samples"
+    assert _label_set("low vivid") == _label_set("vivid,low") != _label_set("low")
+
+    other = build(2103, tmp_path / "2103")
+    assert {"labels-file", "side:chain"} <= set(other.transforms)
+    sample = pd.read_csv(tmp_path / "2103" / "public" / other.files["sample"])
+    assert list(sample.columns[1:]) == [f"outcome_{c}" for c in other.classes]
+    a = analysed(tmp_path, tmp_path / "2103" / "public", "ws2103")
+    assert [t.column for t in a.targets] == list(sample.columns[1:]) and {t.kind for t in a.targets} == {"binary"}
+    assert a.metric == "mean_columnwise_auc"
 
 
 def analysed(tmp_path, public, name):

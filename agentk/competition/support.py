@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -40,6 +41,21 @@ def is_long_text(s: pd.Series) -> bool:
     if len(vals) == 0:
         return False
     return vals.str.len().mean() > 40 and vals.str.split().str.len().mean() > 6 and vals.nunique() > 0.5 * len(vals)
+
+
+def class_columns(values: set[str], columns: list[str]) -> dict[str, str] | None:
+    """The probability column of each class when the sample's columns name the label's values with a common prefix
+    or suffix ("class_0", "class_1" for a label of 0 and 1; "Pclass_A"): value -> column, or None. The affixes
+    are what every column shares; the values must each match one column's rest, letter case aside."""
+    if len(columns) < 2 or not values:
+        return None
+    prefix = len(os.path.commonprefix(columns))
+    suffix = len(os.path.commonprefix([c[::-1] for c in columns]))
+    rests = {c[prefix : len(c) - suffix].lower(): c for c in columns if len(c) > prefix + suffix}
+    if len(rests) != len(columns):
+        return None
+    named = {v: rests.get(v.lower()) for v in values}
+    return named if all(named.values()) else None
 
 
 def is_label_set(s: pd.Series) -> bool:

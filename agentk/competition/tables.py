@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agentk.competition import image_pairs, partitions, positions, rewrites
+from agentk.competition import class_tables, image_pairs, partitions, positions, rewrites
 from agentk.competition.dataview import (
     TABLE_EXT,
     is_table,
@@ -205,18 +205,23 @@ def _roles_from_values(root: Path, unnamed: list[Path], by_role: dict[str, list[
             )
             if not has_targets and not by_role.get("labels"):
                 # beside it, a table keyed by its rows holding what it lacks: by the sample's target names, or the
-                # only such table (the sample may name one column per class of a single label column)
+                # only such table (the sample may name one column per class of a single label column), or the only
+                # one holding none of the test's keys (a table linking every sample to a code holds them too)
                 keys = [set(frames[best][c].astype(str)) for c in frames[best]]
+                test_values = set(pd.unique(read_table(test, dtype=str).to_numpy().ravel().astype(str)))
                 found = []
                 for p, f in frames.items():
                     extra = set(f.columns) - set(frames[best].columns)
                     if p in (best, test) or not extra:
                         continue
-                    if any(len(v & set(f[d].astype(str))) >= 0.9 * len(v) for v in keys if v for d in f):
-                        found.append((bool(targets & extra), p))
-                named = [p for has, p in found if has]
-                if named or len(found) == 1:
-                    by_role["labels"] = [(named or [found[0][1]])[0]]
+                    linked = [d for d in f if any(len(v & set(f[d].astype(str))) >= 0.9 * len(v) for v in keys if v)]
+                    if linked:
+                        apart = not any(test_values & set(f[d].astype(str)) for d in linked)
+                        found.append((bool(targets & extra), apart, p))
+                named = [p for has, _, p in found if has]
+                apart = [p for _, away, p in found if away]
+                if named or len(found) == 1 or len(apart) == 1:
+                    by_role["labels"] = [(named or apart or [found[0][2]])[0]]
     for role in [r for r, paths in by_role.items() if not paths]:
         del by_role[role]
     return why
@@ -417,6 +422,7 @@ def normalise(root: Path) -> list[str]:
     root = Path(root)
     _unfinished_started_over(root)
     done = partitions_as_tables(root) + json_as_csv(root) + empty_columns_dropped(root) + split_rows_as_one(root)
+    done += class_tables_as_one(root)  # before parts are joined: train_0.csv and train_1.csv may be two classes
     for role, parts in find(root).parts.items():
         frames = [read_table(p) for p in parts]
         if any(list(f.columns) != list(frames[0].columns) for f in frames):
@@ -518,6 +524,35 @@ def split_rows_as_one(root: Path) -> list[str]:
             "test samples) as one table"
         ]
     return []
+
+
+def class_tables_as_one(root: Path) -> list[str]:
+    """Train rows in one table per class, named by it (agentk.competition.class_tables: train_low.csv beside
+    train_high.csv, or train/low.csv): one train table with the class as its target column stands in for them,
+    <their shared name>.csv (or <name>_by_class.csv where that is taken)."""
+    replaced = {root / original for original in stand_ins(root)}
+    found = [p for p in candidates(root) if p not in replaced]
+    samples = [p for p in found if file_role(p, root) == "sample"]
+    others = [p for p in found if p not in samples]
+    if len(samples) != 1 or len(others) < 3:  # two classes' tables and the test table at least
+        return []
+    try:
+        sample = read_table(samples[0], dtype=str)
+        heads = {p: read_table(p, dtype=str, nrows=5) for p in others}
+        predicted = list(sample.columns[1:])
+        stems = {p: _stem(p) for p in others}
+        found_group = class_tables.find_group(heads, lambda p: read_table(p, dtype=str), stems, root, sample, predicted)
+    except BadInput:
+        return []
+    if found_group is None:
+        return []
+    group, frames = found_group
+    target = class_tables.target_name(predicted, list(heads[next(iter(group.tables))].columns))
+    dest = root / f"{group.name}.csv"
+    dest = dest if group.name and not dest.exists() else root / f"{group.name or 'train'}_by_class.csv"
+    _stand_in(root, list(group.tables), class_tables.as_one(group, frames, target), dest)
+    listed = ", ".join(f"{p.relative_to(root).as_posix()} ({cls})" for p, cls in group.tables.items())
+    return [f"{dest.name}: the train rows of one table per class as one table, the class in {target!r}: {listed}"]
 
 
 ROWS_SUFFIX = "_rows.csv"
@@ -693,36 +728,45 @@ def long_as_wide(root: Path) -> list[str]:
 
 
 def label_sets_as_columns(root: Path) -> list[str]:
-    """A train column of label sets ("Bark,Walk", "3 17"; some row holding two or more) whose labels are the sample
-    submission's columns (one probability each, scored per label): the train table written with one 0/1 column per
-    sample column in its place, standing in for it. What was written."""
+    """A column of label sets ("Bark,Walk", "3 17"; some row holding two or more) in the train table, or in the
+    labels table beside it, whose labels are the sample submission's columns (one probability each, scored per
+    label), by name or with a prefix or suffix all of them share ("tags_haze"): that table written with one 0/1
+    column per sample column in its place, standing in for it. What was written."""
+    from agentk.competition.support import class_columns  # support imports this module
+
     root = Path(root)
     paths = find(root).paths
-    if not {"train", "sample"} <= set(paths) or paths["train"].name.endswith(f"{LABEL_COLUMNS}.csv"):
+    if "sample" not in paths:
         return []
     columns = list(read_table(paths["sample"], nrows=5, dtype=str).columns[1:])
-    train = read_table(paths["train"], dtype=str)
-    if len(columns) < 2 or set(columns) & set(train.columns):
-        return []
-    for c in train.columns:
-        values = train[c].fillna("").astype(str)
-        if (values.str.strip() == "").any():  # every row holds a set: an empty cell rules the column out, cheaply
-            continue  # (a table of 20,000 empty columns spent minutes splitting their cells)
-        for sep in SET_SEPARATORS:
-            sets = values.map(lambda v, sep=sep: {t.strip() for t in re.split(sep, v) if t.strip()})
-            labels = set().union(*sets)
-            sizes = sets.map(len)
-            # sets: some row holds two labels (one label a row is a class, its columns exclusive probabilities)
-            if labels <= set(columns) and len(labels) >= max(2, len(columns) / 2) and sizes.all() and sizes.max() > 1:
-                wide = train.drop(columns=c)
-                for label in columns:
-                    wide[label] = sets.map(lambda s, label=label: int(label in s))
-                dest = root / f"{_stem(paths['train'])}{LABEL_COLUMNS}.csv"
-                _stand_in(root, [paths["train"]], wide, dest)
-                return [
-                    f"{dest.name}: {paths['train'].name}'s label sets in {c!r} as one 0/1 column per label of "
-                    f"{paths['sample'].name} ({len(columns)} labels)"
-                ]
+    for role in [r for r in ("train", "labels") if r in paths]:
+        if len(columns) < 2 or paths[role].name.endswith(f"{LABEL_COLUMNS}.csv"):
+            return []
+        table = read_table(paths[role], dtype=str)
+        if set(columns) & set(table.columns):
+            return []
+        for c in table.columns:
+            values = table[c].fillna("").astype(str)
+            if (values.str.strip() == "").any():  # every row holds a set: an empty cell rules the column out, cheaply
+                continue  # (a table of 20,000 empty columns spent minutes splitting their cells)
+            for sep in SET_SEPARATORS:
+                sets = values.map(lambda v, sep=sep: {t.strip() for t in re.split(sep, v) if t.strip()})
+                labels = set().union(*sets)
+                sizes = sets.map(len)
+                # the sample's columns are the labels, or name them with a shared prefix or suffix; sets: some row
+                # holds two labels (one label a row is a class, its columns exclusive probabilities)
+                named = {v: v for v in labels} if labels <= set(columns) else class_columns(labels, columns) or {}
+                if named and len(labels) >= max(2, len(columns) / 2) and sizes.all() and sizes.max() > 1:
+                    wide = table.drop(columns=c)
+                    of = {column: label for label, column in named.items()}
+                    for column in columns:
+                        wide[column] = sets.map(lambda s, label=of.get(column): int(label in s))
+                    dest = root / f"{_stem(paths[role])}{LABEL_COLUMNS}.csv"
+                    _stand_in(root, [paths[role]], wide, dest)
+                    return [
+                        f"{dest.name}: {paths[role].name}'s label sets in {c!r} as one 0/1 column per label of "
+                        f"{paths['sample'].name} ({len(columns)} labels)"
+                    ]
     return []
 
 

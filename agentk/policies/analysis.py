@@ -26,7 +26,7 @@ from agentk.competition.file_inputs import (
 from agentk.competition.graph import key_text
 from agentk.competition.joins import Join, find_joins
 from agentk.competition.joins import apply as join_tables
-from agentk.competition.support import is_long_text
+from agentk.competition.support import class_columns, is_long_text
 from agentk.competition.tables import sample_columns_of
 from agentk.competition.values import numeric_text
 from agentk.modalities import MODALITIES, TABULAR, TEXT
@@ -504,7 +504,7 @@ def _label_columns(
             continue
         if values <= set(sub_cols):
             found.append((train[c].notna().mean(), order, c, {}))
-        elif named := shapes.class_columns(values, sub_cols):
+        elif named := class_columns(values, sub_cols):
             found.append((train[c].notna().mean(), order, c, named))
     return [(c, named, share) for share, _, c, named in sorted(found, key=lambda f: (-f[0], f[1]))]
 

@@ -8,7 +8,6 @@ Each function returns the analysis' Target for its shape, or None when the data 
 
 from __future__ import annotations
 
-import os
 import re
 
 import numpy as np
@@ -90,21 +89,6 @@ def onehot_outcomes(train: pd.DataFrame, columns: list[str]) -> bool:
         return False
     values = block.to_numpy(float)
     return bool(np.isin(values, (0, 1)).all() and (values.sum(axis=1) == 1).all())
-
-
-def class_columns(values: set[str], columns: list[str]) -> dict[str, str] | None:
-    """The probability column of each class when the sample's columns name the label's values with a common prefix
-    or suffix ("class_0", "class_1" for a label of 0 and 1; "Pclass_A"): value -> column, or None. The affixes
-    are what every column shares; the values must each match one column's rest, letter case aside."""
-    if len(columns) < 2 or not values:
-        return None
-    prefix = len(os.path.commonprefix(columns))
-    suffix = len(os.path.commonprefix([c[::-1] for c in columns]))
-    rests = {c[prefix : len(c) - suffix].lower(): c for c in columns if len(c) > prefix + suffix}
-    if len(rests) != len(columns):
-        return None
-    named = {v: rests.get(v.lower()) for v in values}
-    return named if all(named.values()) else None
 
 
 def outcome_column(train: pd.DataFrame) -> str:

@@ -1,0 +1,133 @@
+"""Train rows shipped as one table per class, the class in the table's name: train_low.csv beside train_mid.csv and
+train_high.csv, or train/low.csv and train/high.csv (Fake.csv beside True.csv). No table holds the column to
+predict, so without this the train table is one class's rows, or the parts of one table without their labels.
+
+Read off the values, with the names only telling the tables' words apart: a group is two or more tables of one
+folder with the test table's columns, named alike (their names less one word at the end or the start, or alone in
+a folder of their own); none holds a column the sample submission predicts, nor any of its ids; no other table
+holds their ids but not the test's (a labels table); and their words are the sample's classes (the endings of its
+columns, one per class, by name or with a shared prefix or suffix) or hold the values the sample is filled with. normalise then writes them as one train
+table with the class as its target column (`as_one`), standing in for them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+SEPARATORS = re.compile(r"[_\-. ]+")
+MIN_COVER = 0.9  # share of the sample's ids a test table holds; of a group's ids a labels table holds
+
+
+@dataclass
+class Group:
+    tables: dict[Path, str]  # table -> its class
+    name: str  # what their names share: the stand-in's name
+
+
+def named_alike(stems: dict[Path, str], root: Path) -> list[Group]:
+    """Groups of tables (`stems`: table -> its name less the extension) that differ by one word of their names: at
+    the end (train_low, train_high), at the start (low_train, high_train), or the whole name for all the tables of a
+    folder (train/low.csv, train/high.csv)."""
+    groups = []
+    folders: dict[Path, list[Path]] = {}
+    for p in stems:
+        folders.setdefault(p.parent, []).append(p)
+    for folder, paths in folders.items():
+        if folder != root and len(paths) >= 2:
+            groups.append(Group({p: stems[p] for p in paths}, folder.name))
+        for side in (-1, 0):  # the class word at the end, then at the start
+            by_rest: dict[str, dict[Path, str]] = {}
+            for p in paths:
+                words = [w for w in SEPARATORS.split(stems[p]) if w]
+                if len(words) >= 2:
+                    rest = "_".join(words[:-1] if side == -1 else words[1:])
+                    by_rest.setdefault(rest, {})[p] = words[side]
+            groups += [Group(tables, rest) for rest, tables in by_rest.items() if len(tables) >= 2]
+    return [g for g in groups if len(set(g.tables.values())) == len(g.tables)]
+
+
+def classes_fit(words: list[str], sample: pd.DataFrame, predicted: list[str]) -> bool:
+    """The tables' words are the sample's classes: each ends one of its columns (one per class), or, for one
+    column to predict, the sample's values are among them."""
+    if len(predicted) > 1:
+        from agentk.competition.support import class_columns  # support imports tables, which imports this module
+
+        return set(words) <= set(predicted) or class_columns(set(words), predicted) is not None
+    if not predicted:
+        return False
+    values = set(sample[predicted[0]].dropna().astype(str).str.strip())
+    return bool(values) and values <= set(words)
+
+
+def target_name(predicted: list[str], columns: list[str]) -> str:
+    """The class column's name: the sample's one predicted column, else what its columns (one per class) begin
+    with, else "label"; never one of the tables' columns."""
+    if len(predicted) == 1:
+        name = predicted[0]
+    else:
+        prefix = predicted[0]
+        for c in predicted[1:]:
+            while not c.startswith(prefix):
+                prefix = prefix[:-1]
+        name = SEPARATORS.sub("_", prefix).strip("_") or "label"
+    while name in columns:
+        name += "_"
+    return name
+
+
+def find_group(
+    heads: dict[Path, pd.DataFrame],
+    read,
+    stems: dict[Path, str],
+    root: Path,
+    sample: pd.DataFrame,
+    predicted: list[str],
+) -> tuple[Group, dict[Path, pd.DataFrame]] | None:
+    """The group of per-class train tables among the candidate tables (`heads`: each one's first rows; `read`:
+    a table whole, as text), when the values say so (see the module's docstring), and the tables read whole. Only
+    the heads are read unless the names and columns make a group."""
+    if any(set(predicted) & set(f.columns) for f in heads.values()):
+        return None  # a table holds the targets
+    groups = [
+        g
+        for g in named_alike(stems, root)
+        if len({tuple(sorted(heads[p].columns)) for p in g.tables}) == 1
+        and classes_fit(list(g.tables.values()), sample, predicted)
+    ]
+    if not groups:
+        return None
+    tables = {p: read(p) for p in heads}
+    ids = set(sample.iloc[:, 0].astype(str).str.strip())
+
+    def holds(f: pd.DataFrame, values: set[str]) -> float:
+        return max((len(values & set(f[c].astype(str).str.strip())) / max(len(values), 1) for c in f), default=0.0)
+
+    tests = [p for p, f in tables.items() if holds(f, ids) >= MIN_COVER]
+    if not tests:
+        return None
+    for group in groups:
+        frames = [tables[p] for p in group.tables]
+        if set(tests) & set(group.tables) or not any(set(tables[t].columns) == set(frames[0].columns) for t in tests):
+            continue  # a test table (of the sample's ids) has their columns
+        rows = pd.concat(frames, ignore_index=True)
+        keys = [c for c in rows if rows[c].notna().all() and rows[c].astype(str).is_unique]
+        if not keys or holds(rows, ids) > 0:
+            continue
+        own = set(rows[keys[0]].astype(str).str.strip())
+        labelled = [
+            p
+            for p, f in tables.items()
+            if p not in group.tables and holds(f, own) >= MIN_COVER and holds(f, ids) < 1 - MIN_COVER
+        ]
+        if not labelled:
+            return group, tables
+    return None
+
+
+def as_one(group: Group, tables: dict[Path, pd.DataFrame], target: str) -> pd.DataFrame:
+    """The group's rows as one table, each with its table's class under `target`."""
+    return pd.concat([tables[p].assign(**{target: cls}) for p, cls in group.tables.items()], ignore_index=True)

@@ -1,0 +1,63 @@
+"""Train rows in one table per class (agentk.competition.class_tables): normalise writes them as one train table
+with the class as its target, and leaves alone tables that look alike but are not classes: parts of a labelled
+table, tables whose labels are in a table of their own, test parts, words that are no class of the sample."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from agentk.competition.tables import find, normalise
+
+
+def _layout(tmp_path, classes=("cat", "dog"), stems=None, labels_table=False, sample_value=None, columns=None):
+    rng = np.random.default_rng(0)
+    n = 30
+    for k, cls in enumerate(classes):
+        rows = pd.DataFrame({"pid": np.arange(n) + 100 * k, "x": rng.normal(size=n).round(3)})
+        name = (stems or {}).get(cls, f"train_{cls}")
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        rows.to_csv(tmp_path / f"{name}.csv", index=False)
+    test = pd.DataFrame({"pid": np.arange(20) + 1000, "x": rng.normal(size=20).round(3)})
+    test.to_csv(tmp_path / "test.csv", index=False)
+    if columns:
+        sample = pd.DataFrame({"pid": test["pid"], **{c: 0.5 for c in columns}})
+    else:
+        sample = pd.DataFrame({"pid": test["pid"], "species": sample_value or classes[0]})
+    sample.to_csv(tmp_path / "sample_submission.csv", index=False)
+    if labels_table:
+        ids = np.concatenate([np.arange(n) + 100 * k for k in range(len(classes))])
+        pd.DataFrame({"pid": ids, "species": "cat"}).to_csv(tmp_path / "labels.csv", index=False)
+
+
+def test_one_table_per_class_becomes_the_train_table_with_the_class_as_its_target(tmp_path):
+    _layout(tmp_path)
+    done = normalise(tmp_path)
+    assert any("one table per class" in line and "'species'" in line for line in done), done
+    train = pd.read_csv(find(tmp_path).paths["train"])
+    assert find(tmp_path).paths["train"].name == "train.csv" and len(train) == 60
+    assert train.groupby("species")["pid"].min().to_dict() == {"cat": 0, "dog": 100}
+    assert not any("table per class" in line for line in normalise(tmp_path))  # once
+
+
+def test_a_folder_of_class_tables_and_a_sample_of_one_column_per_class(tmp_path):
+    _layout(tmp_path, stems={"cat": "training/cat", "dog": "training/dog"}, columns=["is_cat", "is_dog"])
+    normalise(tmp_path)
+    train = pd.read_csv(find(tmp_path).paths["train"])
+    assert find(tmp_path).paths["train"].name == "training.csv"
+    assert sorted(train["is"].unique()) == ["cat", "dog"]  # named as the sample's columns begin
+
+
+def test_look_alikes_that_are_no_classes_are_left_alone(tmp_path):
+    # the labels are in a table of their own: the two tables are parts of one train table
+    _layout(tmp_path / "a", labels_table=True)
+    assert not any("table per class" in line for line in normalise(tmp_path / "a"))
+    # the words are no class the sample knows (it is filled with another value)
+    _layout(tmp_path / "b", classes=("1", "2"), sample_value="0.5")
+    assert not any("table per class" in line for line in normalise(tmp_path / "b"))
+    # a train table holds the target: train_1 and train_2 are its parts
+    _layout(tmp_path / "c", classes=("1", "2"), sample_value="1")
+    for f in (tmp_path / "c").glob("train_*.csv"):
+        pd.read_csv(f).assign(species=1).to_csv(f, index=False)
+    assert not any("table per class" in line for line in normalise(tmp_path / "c"))
+    assert len(pd.read_csv(find(tmp_path / "c").paths["train"])) == 60
