@@ -8,6 +8,7 @@ it never raises into agentk.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
 import os
@@ -304,12 +305,34 @@ def run_python(
     cgroup = _pids_cgroup()
     try:
         argv = _sandboxed(bwrap, Path(cwd), argv) if bwrap else argv
-        return _run(_limited(argv, int(memory_gb * 2**30), [cgroup] if cgroup else []), cwd, timeout, env)
+        return _run(_limited(argv, int(memory_gb * 2**30), [cgroup] if cgroup else []), cwd, timeout, env, cgroup)
     finally:
         _remove_cgroup(cgroup)
 
 
-def _run(argv, cwd, timeout, env) -> RunResult:
+def _kill_tasks(group: Path | None) -> None:
+    """SIGKILL every task of a cgroup at once: killpg reaches agentk's process group only, and the sandbox's tasks,
+    in a session of their own, otherwise die one by one as their namespace's init goes (a fork bomb's 4,096 took
+    24 s on a busy 2-core machine). cgroup.kill on v2; on v1 each listed task, again until none is left (a fork
+    bomb's last forks land while the first are killed)."""
+    if group is None:
+        return
+    with contextlib.suppress(OSError):
+        (group / "cgroup.kill").write_text("1")
+        return
+    for _ in range(50):
+        try:
+            pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            return
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _run(argv, cwd, timeout, env, cgroup: Path | None = None) -> RunResult:
     start = time.monotonic()
     proc = subprocess.Popen(
         argv,
@@ -326,6 +349,7 @@ def _run(argv, cwd, timeout, env) -> RunResult:
         out, err = proc.communicate(timeout=timeout)
         timed_out = False
     except subprocess.TimeoutExpired:
+        _kill_tasks(cgroup)
         os.killpg(proc.pid, signal.SIGKILL)
         try:
             out, err = proc.communicate(timeout=1)
@@ -397,10 +421,12 @@ def run_python_live(
         try:
             rc = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            _kill_tasks(group.path if group else None)
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             rc = None
         except KeyboardInterrupt:
+            _kill_tasks(group.path if group else None)
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             raise
