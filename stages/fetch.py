@@ -88,12 +88,26 @@ def check_source(source: str | Path, try_unsupported: bool = False) -> str | Non
     return reason
 
 
+PLAIN_FOLDER_TABLES = 50  # a sub-folder of more tables (per-sample files) is linked whole, never recoded
+
+
 def link_children(source: Path, raw: Path, plain: bool = False) -> None:
-    """Link the folder's files into raw/ (plain: tables that are not plain UTF-8 CSV become plain copies instead)."""
+    """Link the folder's files into raw/ (plain: tables that are not plain UTF-8 CSV become plain copies instead,
+    in the sub-folders of a few tables too, which are then made in raw/ and their files linked one by one)."""
     for child in sorted(source.iterdir()):
         link = raw / child.name
-        if not child.name.startswith(".") and not link.exists() and not (plain and plain_copy(child, link)):
+        if child.name.startswith(".") or link.exists():
+            continue
+        if plain and child.is_dir() and not child.is_symlink() and _holds_tables_to_recode(child):
+            link.mkdir()
+            link_children(child, link, plain=True)
+        elif not (plain and plain_copy(child, link)):
             link.symlink_to(child)
+
+
+def _holds_tables_to_recode(folder: Path) -> bool:
+    tables = [p for p in walk(folder, 1) if p.name.lower().endswith((".csv", ".tsv"))][: PLAIN_FOLDER_TABLES + 1]
+    return len(tables) <= PLAIN_FOLDER_TABLES and any(_plain_form(t) is not None for t in tables)
 
 
 def check_tables(folder: Path, source: Path) -> str | None:
@@ -185,14 +199,10 @@ def plain_copy(table: Path, dest: Path) -> bool:
     ones too) reads it with pandas' defaults: other encodings (UTF-16, latin-1...) recoded; a .csv delimited by
     ";", tab or "|" written with commas, its numbers with decimal commas ("0,126") with points. False (nothing
     written) for plain CSVs and other files."""
-    name = table.name.lower()
-    if not table.is_file() or not name.endswith((".csv", ".tsv")):
+    form = _plain_form(table)
+    if form is None:
         return False
-    encoding, tsv = text_encoding(table, None), name.endswith(".tsv")
-    sep, decimal = ("\t", ".") if tsv else csv_dialect(table, encoding)
-    recode_only = tsv or (sep, decimal) == (",", ".")
-    if encoding is None and recode_only:
-        return False
+    encoding, sep, decimal, recode_only = form
     tmp = dest.with_name(f".{dest.name}.plain")
     if recode_only:  # the text is copied as it is
         with open(table, encoding=encoding, newline="") as src, open(tmp, "w", encoding="utf-8", newline="") as out:
@@ -206,6 +216,18 @@ def plain_copy(table: Path, dest: Path) -> bool:
         frame.to_csv(tmp, index=False)
     tmp.replace(dest)
     return True
+
+
+def _plain_form(table: Path) -> tuple[str | None, str, str, bool] | None:
+    """How a CSV/TSV differs from plain UTF-8 CSV: (encoding, delimiter, decimal mark, whether recoding is all it
+    needs); None for plain CSVs and other files."""
+    name = table.name.lower()
+    if not table.is_file() or not name.endswith((".csv", ".tsv")):
+        return None
+    encoding, tsv = text_encoding(table, None), name.endswith(".tsv")
+    sep, decimal = ("\t", ".") if tsv else csv_dialect(table, encoding)
+    recode_only = tsv or (sep, decimal) == (",", ".")
+    return None if encoding is None and recode_only else (encoding, sep, decimal, recode_only)
 
 
 def fetch_local(source: Path, ws: Path, try_unsupported: bool = False) -> None:

@@ -28,21 +28,21 @@ class Group:
     name: str  # what their names share: the stand-in's name
 
 
-def named_alike(stems: dict[Path, str], root: Path) -> list[Group]:
-    """Groups of tables (`stems`: table -> its name less the extension) that differ by one word of their names: at
-    the end (train_low, train_high), at the start (low_train, high_train), or the whole name for all the tables of a
-    folder (train/low.csv, train/high.csv)."""
+def named_alike(stems: dict[Path, tuple[Path, str]], root: Path) -> list[Group]:
+    """Groups of tables (`stems`: table -> the folder and name, less the extension, it came with) that differ by
+    one word of their names: at the end (train_low, train_high), at the start (low_train, high_train), or the whole
+    name for all the tables of a folder (train/low.csv, train/high.csv)."""
     groups = []
     folders: dict[Path, list[Path]] = {}
-    for p in stems:
-        folders.setdefault(p.parent, []).append(p)
+    for p, (folder, _) in stems.items():
+        folders.setdefault(folder, []).append(p)
     for folder, paths in folders.items():
         if folder != root and len(paths) >= 2:
-            groups.append(Group({p: stems[p] for p in paths}, folder.name))
+            groups.append(Group({p: stems[p][1] for p in paths}, folder.name))
         for side in (-1, 0):  # the class word at the end, then at the start
             by_rest: dict[str, dict[Path, str]] = {}
             for p in paths:
-                words = [w for w in SEPARATORS.split(stems[p]) if w]
+                words = [w for w in SEPARATORS.split(stems[p][1]) if w]
                 if len(words) >= 2:
                     rest = "_".join(words[:-1] if side == -1 else words[1:])
                     by_rest.setdefault(rest, {})[p] = words[side]
@@ -52,14 +52,14 @@ def named_alike(stems: dict[Path, str], root: Path) -> list[Group]:
 
 def classes_fit(words: list[str], sample: pd.DataFrame, predicted: list[str]) -> bool:
     """The tables' words are the sample's classes: each ends one of its columns (one per class), or, for one
-    column to predict, the sample's values are among them."""
+    column to predict, the sample's values (or the classes it ranks in a cell) are among them."""
     if len(predicted) > 1:
         from agentk.competition.support import class_columns  # support imports tables, which imports this module
 
         return set(words) <= set(predicted) or class_columns(set(words), predicted) is not None
     if not predicted:
         return False
-    values = set(sample[predicted[0]].dropna().astype(str).str.strip())
+    values = {v for cell in sample[predicted[0]].dropna().astype(str) for v in cell.split()}  # ranked: "b a c"
     return bool(values) and values <= set(words)
 
 
@@ -82,7 +82,7 @@ def target_name(predicted: list[str], columns: list[str]) -> str:
 def find_group(
     heads: dict[Path, pd.DataFrame],
     read,
-    stems: dict[Path, str],
+    stems: dict[Path, tuple[Path, str]],
     root: Path,
     sample: pd.DataFrame,
     predicted: list[str],

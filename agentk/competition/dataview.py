@@ -64,9 +64,10 @@ def text_encoding(path: Path, limit: int | None = HEAD) -> str | None:
     best = found.best()
     if best is None:
         return None
-    # short text often ties several code pages: among the tied, the most widespread one (Windows-1252, latin-1's
-    # superset) decodes what Western spreadsheets write
-    tied = [m for m in found if (m.chaos, m.coherence) == (best.chaos, best.coherence)]
+    # short text often ties several code pages: among those as little chaotic and at least as coherent as the best
+    # (which is not always the most coherent: cp1250 before cp1252 for "grün, blå, rojo-ñ"), the most widespread one
+    # (Windows-1252, latin-1's superset) decodes what Western spreadsheets write
+    tied = [m for m in found if m.chaos == best.chaos and m.coherence >= best.coherence]
     return next((m.encoding for m in tied if "cp1252" in m.could_be_from_charset), best.encoding)
 
 

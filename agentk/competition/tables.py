@@ -540,7 +540,8 @@ def class_tables_as_one(root: Path) -> list[str]:
         sample = read_table(samples[0], dtype=str)
         heads = {p: read_table(p, dtype=str, nrows=5) for p in others}
         predicted = list(sample.columns[1:])
-        stems = {p: _stem(p) for p in others}
+        came = {root / standing: root / original for original, standing in stand_ins(root).items()}
+        stems = {p: (came.get(p, p).parent, _stem(came.get(p, p))) for p in others}  # a JSON's CSV: the JSON's place
         found_group = class_tables.find_group(heads, lambda p: read_table(p, dtype=str), stems, root, sample, predicted)
     except BadInput:
         return []
