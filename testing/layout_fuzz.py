@@ -6,7 +6,8 @@ written out through a random draw of transformations, the ways real competitions
 - names: Kaggle's usual file names, role words inside other words, or no role word at all; column names in any
   case, with spaces or in other languages; tables in a sub-folder;
 - ids: numbers, prefixed, zero-padded, hexadecimal (some of them the digits-e-digits kind), named anything;
-- targets in the train table, in a labels table of their own, or as the names of one train table per class; inputs split over a 1:1 side table keyed by the
+- targets in the train table, in a labels table of their own, or as the names of one train table per class; a set
+  of labels per row, submitted in one column or as one 0/1 column per label; inputs split over a 1:1 side table keyed by the
   id (under another column name), summarised from a 1:N table of many rows per id, or from one file per sample
   named by its id;
 - formats: CSV (in UTF-8, Latin-1, cp1252, UTF-16 or with a BOM), TSV, gzip, zip, parquet (one file or

@@ -205,8 +205,8 @@ def _roles_from_values(root: Path, unnamed: list[Path], by_role: dict[str, list[
             )
             if not has_targets and not by_role.get("labels"):
                 # beside it, a table keyed by its rows holding what it lacks: by the sample's target names, or the
-                # only such table (the sample may name one column per class of a single label column), or the only
-                # one holding none of the test's keys (a table linking every sample to a code holds them too)
+                # only such table holding none of the test's keys (the sample may name one column per class of a
+                # single label column; a table of every sample's codes or file summaries holds test's keys too)
                 keys = [set(frames[best][c].astype(str)) for c in frames[best]]
                 test_values = set(pd.unique(read_table(test, dtype=str).to_numpy().ravel().astype(str)))
                 found = []
@@ -220,8 +220,8 @@ def _roles_from_values(root: Path, unnamed: list[Path], by_role: dict[str, list[
                         found.append((bool(targets & extra), apart, p))
                 named = [p for has, _, p in found if has]
                 apart = [p for _, away, p in found if away]
-                if named or len(found) == 1 or len(apart) == 1:
-                    by_role["labels"] = [(named or apart or [found[0][2]])[0]]
+                if named or len(apart) == 1:
+                    by_role["labels"] = [(named or apart)[0]]
     for role in [r for r, paths in by_role.items() if not paths]:
         del by_role[role]
     return why
