@@ -3,11 +3,12 @@ train_high.csv, or train/low.csv and train/high.csv (Fake.csv beside True.csv). 
 predict, so without this the train table is one class's rows, or the parts of one table without their labels.
 
 Read off the values, with the names only telling the tables' words apart: a group is two or more tables of one
-folder with the test table's columns, named alike (their names less one word at the end or the start, or alone in
-a folder of their own); none holds a column the sample submission predicts, nor any of its ids; no other table
-holds their ids but not the test's (a labels table); and their words are the sample's classes (the endings of its
-columns, one per class, by name or with a shared prefix or suffix) or hold the values the sample is filled with. normalise then writes them as one train
-table with the class as its target column (`as_one`), standing in for them.
+folder with the test table's columns, named alike (their names less one word at the end or the start, or all the
+tables of a folder); none holds a column the sample submission predicts, nor any of its ids; no other table holds
+their ids but not the test's (a labels table); and their words are the sample's classes (its columns, one per
+class, by name or with a shared prefix or suffix) or hold the values the sample is filled with (or ranks).
+normalise then writes them as one train table with the class as its target column (`as_one`), standing in for
+them.
 """
 
 from __future__ import annotations
@@ -111,13 +112,14 @@ def find_group(
         return None
     for group in groups:
         frames = [tables[p] for p in group.tables]
-        if set(tests) & set(group.tables) or not any(set(tables[t].columns) == set(frames[0].columns) for t in tests):
-            continue  # a test table (of the sample's ids) has their columns
+        test = next((t for t in tests if set(tables[t].columns) == set(frames[0].columns)), None)
+        if test is None or set(tests) & set(group.tables):
+            continue  # no test table (of the sample's ids) has their columns
+        key = max(tables[test].columns, key=lambda c: len(ids & set(tables[test][c].astype(str).str.strip())))
         rows = pd.concat(frames, ignore_index=True)
-        keys = [c for c in rows if rows[c].notna().all() and rows[c].astype(str).is_unique]
-        if not keys or holds(rows, ids) > 0:
-            continue
-        own = set(rows[keys[0]].astype(str).str.strip())
+        own = set(rows[key].astype(str).str.strip())
+        if rows[key].isna().any() or not rows[key].astype(str).is_unique or own & ids:
+            continue  # the test's key column holds each of their rows once, and none of the sample's ids
         labelled = [
             p
             for p, f in tables.items()
