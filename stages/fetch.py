@@ -96,12 +96,15 @@ def link_children(source: Path, raw: Path, plain: bool = False) -> None:
     in the sub-folders of a few tables too, which are then made in raw/ and their files linked one by one)."""
     for child in sorted(source.iterdir()):
         link = raw / child.name
-        if child.name.startswith(".") or link.exists():
+        if child.name.startswith("."):
             continue
-        if plain and child.is_dir() and not child.is_symlink() and _holds_tables_to_recode(child):
-            link.mkdir()
-            link_children(child, link, plain=True)
-        elif not (plain and plain_copy(child, link)):
+        made = link.is_dir() and not link.is_symlink()  # by a fetch killed part-way: it goes on filling it
+        if plain and child.is_dir() and not child.is_symlink() and (made or not link.exists()):
+            if made or _holds_tables_to_recode(child):
+                link.mkdir(exist_ok=True)
+                link_children(child, link, plain=True)
+                continue
+        if not link.exists() and not link.is_symlink() and not (plain and plain_copy(child, link)):
             link.symlink_to(child)
 
 

@@ -301,6 +301,28 @@ def test_tables_in_other_encodings_are_read(comp, tmp_path, encoding):
     assert (comp / "train.csv").read_bytes().startswith(ENCODINGS[encoding][1]), "the user's file is left as it was"
 
 
+def test_a_table_in_a_sub_folder_in_another_encoding_is_recoded_into_raw(tmp_path):
+    """data/test.csv in Latin-1: raw/data/ is made (not linked) and holds a UTF-8 copy beside links to the other
+    files; a folder of pictures stays one link; a fetch killed after making raw/data/ fills it on the next run."""
+    from stages.fetch import link_children
+
+    src, raw = tmp_path / "comp", tmp_path / "raw"
+    (src / "data").mkdir(parents=True)
+    (src / "images").mkdir()
+    (src / "images" / "1.png").write_bytes(b"not read")
+    pd.DataFrame({"id": [1, 2], "c": ["grün", "blå"]}).to_csv(
+        src / "data" / "test.csv", index=False, encoding="latin-1"
+    )
+    pd.DataFrame({"id": [3, 4], "c": ["grün", "blå"]}).to_csv(src / "data" / "train.csv", index=False)
+    raw.mkdir()
+    (raw / "data").mkdir()  # as a fetch killed part-way left it
+    link_children(src, raw, plain=True)
+    assert (raw / "images").is_symlink() and not (raw / "data").is_symlink()
+    assert (raw / "data" / "train.csv").is_symlink() and not (raw / "data" / "test.csv").is_symlink()
+    assert pd.read_csv(raw / "data" / "test.csv")["c"].tolist() == ["grün", "blå"]  # pandas' defaults read it
+    assert (src / "data" / "test.csv").read_bytes().decode("latin-1").count("grün") == 1  # the user's file as it was
+
+
 @pytest.mark.slow  # a full setup (30 s); test_tables_in_other_encodings_are_read above reads every encoding by default
 def test_a_setup_with_utf16_train_and_latin1_test(comp, tmp_path):
     train, test = pd.read_csv(comp / "train.csv"), pd.read_csv(comp / "test.csv")
