@@ -1,7 +1,8 @@
 """A seeded generator of Kaggle-like layouts, each with its ground truth, and the judge of a setup against it.
 
 A layout is a base learning problem (a small table with a learnable target: binary, multi-class or regression)
-written out through a random draw of transformations, the ways real competitions differ:
+written out through a random draw of transformations, the ways real competitions differ (targets in a column, a
+labels table, folder names, file names beside the ids, one table per class or label sets):
 
 - names: Kaggle's usual file names, role words inside other words, or no role word at all; column names in any
   case, with spaces or in other languages; tables in a sub-folder;
@@ -103,6 +104,9 @@ TRANSFORMS = {
     # or more) in one column; the sample submits the set in one column (F2 of each row's set), or one 0/1 column
     # per label (mean AUC), the train's labels then apart by a space, a comma or a bar
     "target:label-sets": 0.2,
+    # with media:images, classes: each train picture's name holds its class beside its id (<class>.<id>.png or
+    # <id>_<class>.png), no table has the target
+    "target:file-names": 0.5,
 }
 # what a long signal keeps of the other transformations: the tables' names and place, the ids, the format
 SIGNAL_KEEPS = {
@@ -189,8 +193,17 @@ def draw(seed: int) -> tuple[str, list[str]]:
         if kind != "multiclass":
             chosen.remove("target:label-sets")
         else:  # the sample's forms are the sets' own
-            drop = ("sample:proba", "sample:unseen-class", "sample:ranked", "target:folders", "target:class-tables")
+            drop = (
+                *("sample:proba", "sample:unseen-class", "sample:ranked"),
+                *("target:folders", "target:class-tables", "target:file-names"),
+            )
             chosen = [t for t in chosen if t not in drop]
+    if "target:file-names" in chosen:
+        if "media:images" not in chosen or kind == "regression" or "target:folders" in chosen:
+            chosen.remove("target:file-names")
+        else:  # as target:folders: the names the only labels, the train pictures apart, one per sample
+            chosen = [t for t in chosen if t not in ("labels-file", "media:views", "target:class-tables")]
+            chosen += [] if "media:split-folders" in chosen else ["media:split-folders"]
     if "target:class-tables" in chosen:
         if kind == "regression" or "target:folders" in chosen:
             chosen.remove("target:class-tables")
@@ -463,6 +476,10 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
             names_of = [sep + w for w in dict.fromkeys(_word(rng_views) for _ in range(int(rng_views.integers(2, 5))))]
             names_of = names_of if len(names_of) > 1 else [*names_of, sep + "other"]
         by_class = "target:folders" in transforms
+        in_name = "target:file-names" in transforms
+        names_rng = np.random.default_rng(110_000 + seed)  # target:file-names' draws: the others' stay as they were
+        before, sep_of = bool(names_rng.integers(2)), str(names_rng.choice(["_", "-", "."]))
+        name_of = lambda i, c: f"{c}.{i}" if before else f"{i}{sep_of}{c}"  # noqa: E731
         for k, (i, level) in enumerate(zip(data[id_col], levels)):
             folder = tables / (f"{stem}_{'test' if k >= n_train else 'train'}" if split else stem)
             folder = folder / str(data[target].iloc[k]) if by_class and k < n_train else folder
@@ -473,7 +490,8 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
             for name, offset in zip(names_of, offsets):
                 pixels = np.clip(level + offset + media.integers(-3, 4, size=(12, 12)), 0, 255)
                 pixels = pixels - int(round(pixels.mean())) + level + offset  # the mean is the view's level
-                Image.fromarray(pixels.astype(np.uint8), "L").save(folder / f"{i}{name}.png")
+                named = name_of(i, data[target].iloc[k]) if in_name and k < n_train else f"{i}{name}"
+                Image.fromarray(pixels.astype(np.uint8), "L").save(folder / f"{named}.png")
         files["images"] = f"{here}{stem}_train/" if split else f"{here}{stem}/"
         if split:
             files["test_images"] = f"{here}{stem}_test/"
@@ -503,7 +521,7 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
     if "labels-file" in transforms:
         files["labels"] = here + _write(train[[id_col, target]], tables, names["labels"], fmt)
         files["train"] = here + _write(train[[id_col, *keep, *keep_train]], tables, names["train"], fmt)
-    elif "target:folders" in transforms:  # the classes are the picture folders' names
+    elif "target:folders" in transforms or "target:file-names" in transforms:  # the folders' or names' classes
         files["train"] = here + _write(train[[id_col, *keep, *keep_train]], tables, names["train"], fmt)
     elif "target:class-tables" in transforms:  # one table per class, named by it, in a folder or beside each other
         in_folder = bool(np.random.default_rng(80_000 + seed).integers(2))
@@ -572,7 +590,7 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         metric = "Submissions are evaluated on accuracy, the share of rows whose label is predicted correctly."
     listing = {
         "train": f"the training set, with the target `{target}`"
-        if "labels" not in files and "target:folders" not in transforms
+        if "labels" not in files and "target:folders" not in transforms and "target:file-names" not in transforms
         else "the training set",
         "labels": f"the target `{target}` of each training {id_col}",
         "test": "the test set: predict these",
@@ -587,7 +605,8 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         "readings": f"a few readings of each {id_col}, one file per {id_col} named by it",
         "images": f"a picture of each {id_col}, named by it"
         + (" (the training set's)" if "test_images" in files else "")
-        + (f", in a folder named by its `{target}`" if "target:folders" in transforms else ""),
+        + (f", in a folder named by its `{target}`" if "target:folders" in transforms else "")
+        + (f", its name holding its `{target}` beside its {id_col}" if "target:file-names" in transforms else ""),
         "test_images": f"a picture of each {id_col} of the test set, named by it",
         "clips": f"a sound clip of each {id_col}, named by it",
         "archive": "the tables above, each in a zip of its own",

@@ -61,3 +61,23 @@ def test_look_alikes_that_are_no_classes_are_left_alone(tmp_path):
         pd.read_csv(f).assign(species=1).to_csv(f, index=False)
     assert not any("table per class" in line for line in normalise(tmp_path / "c"))
     assert len(pd.read_csv(find(tmp_path / "c").paths["train"])) == 60
+
+
+def test_labels_beside_ids_are_read_off_the_ids_not_the_names_shape():
+    from agentk.competition.file_inputs import labels_beside_ids
+
+    files = {
+        "raw/tr/cat.ID_7.png",
+        "raw/tr/ID_8_dog.png",
+        "raw/tr/ID_9.png",
+        "raw/tr/bird-0f3a.png",
+        "raw/te/ID_10.png",
+    }
+    got = labels_beside_ids(files, {"ID_7", "ID_8", "ID_9", "0f3a"})
+    assert got == {
+        "ID_7": ("cat", "raw/tr/cat.ID_7.png"),
+        "ID_8": ("dog", "raw/tr/ID_8_dog.png"),
+        "0f3a": ("bird", "raw/tr/bird-0f3a.png"),
+    }  # ID_9.png holds no label; ID_10 is no train id
+    views = {"raw/tr/ID_7_red.png", "raw/tr/ID_7_green.png", "raw/tr/ID_8_red.png", "raw/tr/ID_8_green.png"}
+    assert labels_beside_ids(views, {"ID_7", "ID_8"}) == {}  # two pictures of each sample: views, not labels

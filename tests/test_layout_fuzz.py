@@ -9,6 +9,7 @@ import json
 import shutil
 import zipfile
 from collections import Counter
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -223,6 +224,25 @@ def test_label_sets_are_submitted_in_one_column_or_one_0_1_column_per_label(tmp_
     a = analysed(tmp_path, tmp_path / "2103" / "public", "ws2103")
     assert [t.column for t in a.targets] == list(sample.columns[1:]) and {t.kind for t in a.targets} == {"binary"}
     assert a.metric == "mean_columnwise_auc"
+
+
+def test_labels_in_the_train_pictures_names_beside_their_ids(tmp_path):
+    """target:file-names: each train picture is named by its class and its id (seed 4037: <class>.<id>.png, ids
+    prefixed ID_), the test's by their id alone, and no table has the target. The labels are read off the names
+    beside the train table's ids (not the names' shape), and the pictures are linked by their id alone, so that the
+    image maps find train's and test's alike."""
+    truth = build(4037, tmp_path / "4037")
+    public = tmp_path / "4037" / "public"
+    names = sorted(p.stem for p in (public / truth.files["images"]).glob("*.png"))
+    assert all(n.split(".", 1)[1] in truth.target for n in names)
+    assert {n.split(".", 1)[0] for n in names} == {str(c) for c in truth.classes}
+    a = analysed(tmp_path, public, "ws4037")
+    (target,) = a.targets
+    assert target.kind == truth.kind
+    linked = tmp_path / "ws4037" / "raw" / f"{Path(truth.files['images']).name}_by_id"
+    assert sorted(p.stem for p in linked.iterdir()) == sorted(truth.train_ids)
+    for p in list(linked.iterdir())[:5]:
+        assert p.resolve().name == f"{truth.target[p.stem]}.{p.stem}.png"
 
 
 def analysed(tmp_path, public, name):

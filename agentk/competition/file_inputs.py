@@ -230,6 +230,30 @@ def name_label(file_name: str, kind: str = "name") -> str | None:
     return m.group(1) if m else None
 
 
+NAME_SEPARATOR = re.compile(r"[._\- ]")
+
+
+def labels_beside_ids(files: set[str], ids: set[str]) -> dict[str, tuple[str, str]]:
+    """The labels files' names carry beside an id, read off the ids (a table's values), not the names' shape:
+    <label><sep><id> or <id><sep><label> (cat.1234.png, 0f3a9c_cat.png, ID_17-cat.png): id -> (label, file), for
+    the files one side of whose name (less its extension) is one of `ids`, one file per id (<id>_red.png beside
+    <id>_green.png are views of one sample, no labels). Files named by an id alone (the test's) are none."""
+    out, seen = {}, Counter()
+    for f in files:
+        stem = PurePosixPath(f).stem
+        for m in NAME_SEPARATOR.finditer(stem):
+            before, after = stem[: m.start()], stem[m.end() :]
+            if after in ids and before:
+                out[after] = (before, f)
+                seen[after] += 1
+                break
+            if before in ids and after:
+                out[before] = (after, f)
+                seen[before] += 1
+                break
+    return {i: found for i, found in out.items() if seen[i] == 1}  # several files of one id: views, not a label
+
+
 def _keyed(rel: list[list[str]], kind: str) -> bool:
     """A label at the end follows an id: the names less their labels are all different (a prefix needs no check)."""
     if kind != "suffix":
