@@ -16,11 +16,12 @@ PRODUCT = ("agentk", "stages", "unit_tests_lib", "tools", "rag", "curriculum")
 # layer -> the layers it may import (besides itself); a module's layer is its longest matching prefix
 ALLOWED = {
     "agentk.parsing": set(),  # below every layer: numbers read out of text without crashing pandas
+    "agentk._vendor": set(),  # third-party code kept inside agentk (HEBO), importing only itself
     "agentk.workspace": set(),
     "agentk.modalities": set(),
     "agentk.core": {"agentk.workspace"},
     "agentk.competition": {"agentk.core", "agentk.workspace", "agentk.modalities"},
-    "tools": {"agentk.core", "agentk.competition", "agentk.workspace", "agentk.modalities"},
+    "tools": {"agentk.core", "agentk.competition", "agentk.workspace", "agentk.modalities", "agentk._vendor"},
     "unit_tests_lib": {"agentk.core", "agentk.competition", "agentk.workspace", "agentk.modalities", "tools"},
     "rag": {"agentk.core", "agentk.workspace"},
     "agentk.policies": {"agentk.core", "agentk.competition", "agentk.workspace", "agentk.modalities", "tools", "rag"},
