@@ -1024,9 +1024,8 @@ def folder_labels(root: Path) -> tuple[pd.DataFrame, str, dict[str, str]] | None
     predict (or, where the sample has a column per class, all of them) and the train files sit in class sub-folders
     (train/<label>/<id>.png beside train.csv of other columns) or carry the label beside the train id in their
     names (cat.<id>.png, <id>_cat.png); (table, key column, {id: its file} where the names carry the labels) or
-    None. The labels column is
-    named as the sample's one predicted column, else "label" (the analysis matches its values to the sample's
-    columns)."""
+    None. The labels column is named as the sample's one predicted column, else "label" (the analysis matches its
+    values to the sample's columns)."""
     paths, layout = find(root).paths, sample_columns_of(root)
     if "train" not in paths or "labels" in paths or layout is None or not layout.predicted:
         return None
