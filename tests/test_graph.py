@@ -4,6 +4,8 @@ to the table whose keys it shares most completely."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -210,6 +212,41 @@ def test_a_summarised_table_is_read_in_chunks_by_setup_and_by_the_generated_map(
     pd.testing.assert_frame_equal(chunked, whole, rtol=1e-9)
     [read] = [line for line in join_lines(joins[0]) if "read_csv" in line]
     assert read.endswith(f", chunksize={CHUNK_ROWS})")
+
+
+def test_large_side_tables_read_lean_give_the_joins_they_give_whole(tmp_path, monkeypatch):
+    """Past LEAN_BYTES a side table is read in chunks keeping only the columns that may hold keys (texts as
+    categories, united over the chunks): the links found, the joins planned and the joined tables are those of
+    reading every table whole, a chain, a lookup by a text key and a summary included."""
+    rng = np.random.default_rng(6)
+    users = pd.DataFrame({"user": [f"u{i:03d}" for i in range(60)], "x": rng.normal(size=60).round(3)})
+    shops = pd.DataFrame({"shop": [f"s{i:02d}" for i in range(20)], "size": rng.random(20).round(3)})
+    orders = pd.DataFrame(
+        {
+            "order_no": range(500),
+            "buyer": rng.choice(users["user"], 500),
+            "shop": rng.choice(shops["shop"], 500),
+            "total": rng.random(500).round(2),
+        }
+    )
+    items = pd.DataFrame({"ord": rng.integers(0, 500, 3000), "price": rng.random(3000).round(2)})
+    profiles = pd.DataFrame({"who": users["user"], "score": rng.normal(size=60).round(3)})
+    train, test = _split(users.assign(y=rng.normal(size=60)), 45)
+    others = {"orders": orders, "lines": items, "shops": shops, "profiles": profiles}
+    whole = _competition(tmp_path / "whole", train, test.drop(columns="y"), **others)
+    monkeypatch.setattr(joins_module, "LEAN_BYTES", 0)
+    monkeypatch.setattr(joins_module, "CHUNK_ROWS", 97)
+    lean = _competition(tmp_path / "lean", train, test.drop(columns="y"), **others)
+    assert [j.record() for j in lean[0]] == [j.record() for j in whole[0]]
+    assert {Path(j.table).name for j in whole[0]} == {"orders.csv", "profiles.csv"}
+    for a, b in zip(lean[1:], whole[1:], strict=True):
+        pd.testing.assert_frame_equal(a, b)
+    raw = tmp_path / "lean" / "raw"
+    tables = {"train": raw / "train.csv", "test": raw / "test.csv"}
+    nodes = joins_module._side_tables(tmp_path / "lean", raw, tables, train, test.drop(columns="y"))
+    node = nodes["raw/orders.csv"]
+    assert list(node.frame.columns) == ["order_no", "buyer", "shop"] and len(node.frame) == 500
+    assert isinstance(node.frame["buyer"].dtype, pd.CategoricalDtype) and list(node.schema.columns) == list(orders)
 
 
 def _split_readings(folder, labelled_rows: bool = True) -> None:

@@ -47,11 +47,18 @@ def measured(values: pd.Series) -> bool:
 @dataclass
 class Node:
     name: str  # "train", "test", or the table's workspace-relative path
-    frame: pd.DataFrame = field(repr=False)
+    frame: pd.DataFrame = field(repr=False)  # every row; of a large table only the columns that may hold keys
+    head: pd.DataFrame | None = field(default=None, repr=False)  # a large table's first rows, every column
     _values: dict[str, frozenset] = field(default_factory=dict, repr=False)
     _samples: dict[str, list] = field(default_factory=dict, repr=False)
     _distinct: dict[tuple, bool] = field(default_factory=dict, repr=False)
     _keys: list[str] | None = field(default=None, repr=False)
+
+    @property
+    def schema(self) -> pd.DataFrame:
+        """Rows with every column: what the table holds and of which types (the frame itself, but for a large
+        table read lean)."""
+        return self.frame if self.head is None else self.head
 
     def key_columns(self) -> list[str]:
         """Columns that may hold keys: not measurements, more than one value."""

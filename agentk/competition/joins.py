@@ -4,7 +4,8 @@ two columns), and per-entity tables with many rows per key (transactions per cus
 are summarised per key (row count; mean, min, max and spread of each numeric column) before the join, read a
 million rows at a time. A joined
 table may itself first be joined with the tables that hang from it (a loan's payments, summarised per loan, before
-the loans are summarised per customer). The expert's analysis joins its frames with `apply`; the input maps'
+the loans are summarised per customer). Finding the links needs only the columns that may hold keys: a large side
+table is read in chunks keeping those (texts as categories), and its first rows say what else it holds. The expert's analysis joins its frames with `apply`; the input maps'
 generated code calls the same `join_keyed` (stages/codegen.py writes its source into the map)."""
 
 from __future__ import annotations
@@ -16,13 +17,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.competition.dataview import read_chunks, read_table
-from agentk.competition.graph import Edge, Node, build, key_text, link
+from agentk.competition.dataview import CSV_SUFFIXES, read_chunks, read_table
+from agentk.competition.graph import Edge, Node, build, key_text, link, measured
 from agentk.competition.tables import candidates, stand_ins
 
 AGGREGATES = ("mean", "min", "max", "std")  # of each numeric column of a table with many rows per key
 CHUNK_ROWS = 1_000_000  # a summarised table's rows read at a time (in setup and in the generated maps)
 VERSION_SHARE = 0.5  # a table sharing more of its columns with train or test than this is a version of it
+# a side table larger than this is read lean (_lean_node): a 27-million-row table of three columns is about 2 GB
+# whole in pandas, and a wide one of measurements far more, where its keys alone, as categories, take a fraction
+LEAN_BYTES = 100_000_000
+HEAD_ROWS = 10_000  # a lean table's first rows, kept whole: its columns and their types
 
 
 @dataclass
@@ -151,7 +156,7 @@ def _join(
     edge: Edge, nodes: dict[str, Node], tree: list[Edge], splits: list[str], have: set
 ) -> tuple[Join, pd.DataFrame]:
     """The join along `edge` and the joined table, first joined with the tables hanging from it in the tree."""
-    other, via = nodes[edge.dst].frame, []
+    other, via = nodes[edge.dst].schema, []  # the columns and their types are what the join is planned from
     for below in (e for e in tree if e.src == edge.dst):
         v, frame = _join(below, nodes, tree, [], set(other.columns))
         if v.columns or v.many:
@@ -184,14 +189,41 @@ def _side_tables(ws: Path, raw: Path, tables: dict[str, Path], train: pd.DataFra
         if path in used:
             continue
         try:
-            other = read_table(path)
+            node = _lean_node(path, _rel(path, ws)) if _large(path) else Node(_rel(path, ws), read_table(path))
         except Exception:  # noqa: BLE001 - a table that does not read is not joined (it is no train/test table)
             continue
-        shared = max(len(set(other.columns) & set(split.columns)) for split in (train, test))
-        if shared >= 2 and shared / len(other.columns) > VERSION_SHARE:
+        columns = node.schema.columns
+        shared = max(len(set(columns) & set(split.columns)) for split in (train, test))
+        if shared >= 2 and shared / len(columns) > VERSION_SHARE:
             continue
-        nodes[_rel(path, ws)] = Node(_rel(path, ws), other)
+        nodes[node.name] = node
     return nodes
+
+
+def _large(path: Path) -> bool:
+    return path.is_file() and path.name.lower().endswith(CSV_SUFFIXES) and path.stat().st_size > LEAN_BYTES
+
+
+def _lean_node(path: Path, name: str) -> Node:
+    """A large CSV table as a node: every row, but only the columns that may hold keys (not measurements, as its
+    first chunk shows), texts as categories; its first HEAD_ROWS rows kept whole as its schema."""
+    head, keys, parts = None, [], []
+    for chunk in read_chunks(path, CHUNK_ROWS):
+        if head is None:
+            head = chunk.head(HEAD_ROWS).copy()
+            keys = [c for c in chunk.columns if not measured(chunk[c])]
+        part = chunk[keys]
+        parts.append(part.astype({c: "category" for c in keys if part[c].dtype == object}))
+    frame = pd.DataFrame({c: _stacked([p[c] for p in parts]) for c in keys})
+    return Node(name, frame, head=head)
+
+
+def _stacked(parts: list[pd.Series]) -> pd.Series:
+    """A column's chunks as one: categories united where every chunk read texts, else as pandas concatenates."""
+    if all(isinstance(p.dtype, pd.CategoricalDtype) for p in parts):
+        return pd.Series(pd.api.types.union_categoricals(parts, ignore_order=True), name=parts[0].name)
+    plain = [p.astype(object) if isinstance(p.dtype, pd.CategoricalDtype) else p for p in parts]
+    return pd.concat(plain, ignore_index=True)
 
 
 def _rel(path: Path, ws: Path) -> str:
