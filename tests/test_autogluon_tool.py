@@ -4,10 +4,12 @@ prediction with model-space outputs of the right shape."""
 
 from __future__ import annotations
 
+import multiprocessing
 import pickle
 import shutil
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pandas as pd
@@ -18,6 +20,7 @@ from sklearn.metrics import mean_absolute_error, roc_auc_score
 
 import tools.autogluon_tool as ag_tool
 from testing.competitions import build
+from tools import machine
 from tools.autogluon_plan import SAFETY
 from tools.autogluon_tool import fit_autogluon, sample_rows, tuning_rows
 from tools.competition_scorer import competition_scorer
@@ -355,3 +358,24 @@ def test_a_refit_that_learnt_a_forecasts_latest_level_is_kept(tasks, tmp_path):
     result = fit_autogluon(task, seconds=30, out_dir=tmp_path / "ag", hyperparameters=FAST)
     (summary,) = result["models"]
     assert summary["refit_rejected"] is None and summary["refit"] == f"{summary['selected']}_FULL"
+
+
+def _spin(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+def test_autogluon_gets_the_cores_other_processes_leave_idle():
+    """AutoGluon's threads (machine.idle_cores): cores spun by other processes are busy, and a model gets one
+    core at least."""
+    cores = machine.cores()
+    spinners = [multiprocessing.get_context("spawn").Process(target=_spin, args=(4.0,)) for _ in range(cores)]
+    for p in spinners:
+        p.start()
+    try:
+        time.sleep(1.0)  # the spinners started
+        assert machine.idle_cores(1.0) == 1  # every core spun by others: the one a model always gets
+    finally:
+        for p in spinners:
+            p.join()

@@ -39,7 +39,6 @@ Choices:
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -92,7 +91,7 @@ def fit_autogluon(
     out_dir = Path(out_dir) if out_dir is not None else Workspace(task.ws).solutions / "autogluon"
     fit_rows, val_rows = task.split
     X, X_test = _features(task.train.inputs[TABULAR.name]), _features(task.test.inputs[TABULAR.name])
-    options = {"ag_args_fit": {"num_cpus": threads()}}
+    options = {"ag_args_fit": {"num_cpus": machine.idle_cores()}}
     if any(presets.startswith(p) for p in BAGGING_PRESETS):
         options.update(ag_args_ensemble={"fold_fitting_strategy": "sequential_local"})
     val_parts, test_parts, validated_parts, models = [], [], [], []
@@ -113,7 +112,7 @@ def fit_autogluon(
         }
         if only is None:  # a fold refits its solution's models, at its share of the work
             limit = max(limit, least_seconds(**shape, rows=len(fit_j)))
-        # the machine's cores, not its load (threads()): the same rows on every run
+        # the machine's cores, not its load (idle_cores()): the same rows on every run
         cap = tuning_rows(limit, X.shape[1], machine.cores())
         classes = output["kind"] != "regression"
         rng = np.random.default_rng(seed + j)
@@ -189,12 +188,6 @@ def sample_rows(rows: np.ndarray, label: np.ndarray, n: int, rng: np.random.Gene
         missing = np.setdiff1d(np.unique(label[rows]), np.unique(label[picked]))
         picked = np.concatenate([picked, rows[np.isin(label[rows], missing)]])
     return np.sort(picked)
-
-
-def threads() -> int:
-    """The cores this process may use that the machine's load (1-minute average) leaves idle; at least one."""
-    cores = machine.cores()
-    return max(1, min(cores, round(cores - os.getloadavg()[0])))
 
 
 def _fit_output(

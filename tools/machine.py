@@ -17,6 +17,21 @@ def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def idle_cores(seconds: float = 1.0) -> int:
+    """Of this process's cores, those other processes leave idle: their use over `seconds`, this process's own
+    left out (the load average counts it: a solver busy a minute on its features before AutoGluon saw one of two
+    cores busy, and CatBoost then fitted 300,000 rows on one thread); at least one."""
+    mine = cores()
+    if not hasattr(os, "sched_getaffinity"):
+        return max(1, round(mine * (1 - psutil.cpu_percent(interval=seconds) / 100)))
+    allowed = sorted(os.sched_getaffinity(0))
+    me = psutil.Process()
+    me.cpu_percent(None)  # starts the process's own count
+    per_cpu = psutil.cpu_percent(interval=seconds, percpu=True)
+    busy = sum(per_cpu[i] for i in allowed if i < len(per_cpu)) / 100 - me.cpu_percent(None) / 100
+    return max(1, min(mine, round(mine - max(0.0, busy))))
+
+
 def _cgroup_memory() -> list[tuple[int, int]]:
     """(limit, usage) in bytes of each of this process's own memory cgroups that has a limit (the solve's
     MemoryGroup, a container's); v1 writes "unlimited" as a huge number, v2 as "max"."""
