@@ -22,9 +22,10 @@ Choices:
   before refitting, on rows it never saw.
 - Classes: every class is kept (label_count_threshold=1), and the binary decision threshold stays at 0.5
   (no calibration) because the model space carries probabilities and inverse_transform thresholds them at 0.5.
-- Threads: each model gets the cores that are not already busy (at least one). OpenMP threads waiting for a core
-  spin: on a loaded 2-core machine LightGBM on 500 rows took 19 s with AutoGluon's default of every core and 1.2 s
-  with one thread, so the default left the time limit for a single model.
+- Threads: each model gets the cores that other processes leave idle (at least one; tools/machine.idle_cores).
+  OpenMP threads waiting for a core spin: on a loaded 2-core machine LightGBM on 500 rows took 19 s with
+  AutoGluon's default of every core and 1.2 s with one thread, so the default left the time limit for a single
+  model.
 - Work, not a clock: the models fitted are planned before the fit from the rows, columns, classes and cores
   (tools/autogluon_plan.py), each to its own early stopping; AutoGluon's time limit is only a safety cap, so a
   busy machine takes longer but fits the same models.
