@@ -51,7 +51,6 @@ sys.path.insert(0, str(ROOT))
 from agentk.parsing import read_csv  # noqa: E402
 from tools import machine  # noqa: E402
 from tools.autogluon_plan import plan_models  # noqa: E402
-from tools.autogluon_tool import threads  # noqa: E402
 
 TEST_ROWS = 20_000
 
@@ -88,7 +87,7 @@ def fit(data: pd.DataFrame, rows: int, classes: int, seconds: float, planned: bo
             data[:rows],
             presets="medium_quality",
             time_limit=options.pop("time_limit", seconds),
-            ag_args_fit={"num_cpus": threads()},  # as the tool does: the cores the load leaves idle
+            ag_args_fit={"num_cpus": machine.idle_cores()},  # as the tool does: the cores others leave idle
             dynamic_stacking=False,
             **options,
         )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import tools.autogluon_plan as plan_module
-from tools.autogluon_plan import SAFETY, plan_models
+from tools.autogluon_plan import SAFETY, least_rows, least_seconds, plan_models
 
 ORDER = [  # medium_quality's models for a binary output, in AutoGluon's fitting order (its priorities)
     "LightGBMXT",
@@ -135,3 +135,34 @@ def test_the_network_and_catboost_are_capped_in_epochs_and_iterations_unless_the
     given = plan(hyperparameters={"NN_TORCH": [{"num_epochs": 40}, {"dropout_prob": 0.2}], "RF": {}})
     assert given.hyperparameters["NN_TORCH"] == [{"num_epochs": 40}, {"dropout_prob": 0.2, "num_epochs": 300}]
     assert given.hyperparameters["RF"] == [{}]  # other families untouched
+
+
+def test_past_a_ceiling_the_first_boosted_models_get_the_rows_it_affords():
+    """least_rows: the sample on which AutoGluon's first boosted models cost a budget's ceiling, within 1 %."""
+    shape = {"presets": "medium_quality", "hyperparameters": None, "kind": "binary", "columns": 64, "classes": 1}
+    rows = least_rows(100.0, rows=1_000_000, cores=2, **shape)
+    assert plan_module.MIN_ROWS < rows < 1_000_000
+    assert least_seconds(**shape, rows=rows, cores=2) <= 100.0 < least_seconds(**shape, rows=rows * 102 // 100, cores=2)
+    assert least_rows(100.0, rows=2 * rows, cores=1, **shape) < rows  # one core affords fewer
+    assert least_rows(100.0, rows=5_000, cores=2, **shape) == 5_000  # a table within it keeps every row
+    assert least_rows(0.001, rows=50_000, cores=2, **shape) == plan_module.MIN_ROWS
+
+
+def test_category_columns_make_catboost_dearer_as_measured_and_no_other_model():
+    """CatBoost on 40,000 rows of the scale benchmark's table on one thread: 87.8 s with its 10 category columns
+    among 60 (CATEGORY_CELL's measure); LightGBM's cost does not change."""
+    numbers = plan(rows=40_000, columns=60, seconds=1e9, cores=1)
+    mixed = plan(rows=40_000, columns=60, seconds=1e9, cores=1, categorical=10)
+    assert mixed.costs["CatBoost"] == pytest.approx(87.8, rel=0.1)
+    assert mixed.costs["CatBoost"] > 4 * numbers.costs["CatBoost"]
+    assert mixed.costs["LightGBM"] == numbers.costs["LightGBM"]
+
+
+def test_a_budget_grown_for_the_first_boosted_models_plans_them_before_the_forests():
+    """AutoGluon fits the random forests before CatBoost; the work least_seconds reserves for its first boosted
+    models goes to them, and the forests fit in what is left, if anything."""
+    shape = {"presets": "medium_quality", "hyperparameters": None, "kind": "binary", "columns": 64, "classes": 1}
+    least = least_seconds(**shape, rows=80_000, cores=2, categorical=10)
+    grown = plan(rows=80_000, columns=64, seconds=least, categorical=10)
+    assert grown.models == ("LightGBMXT", "LightGBM", "CatBoost")
+    assert any(s.startswith("RandomForestGini") for s in grown.skipped)

@@ -18,6 +18,7 @@ from autogluon.tabular import TabularPredictor
 from conftest import ROOT, copy_setup
 from sklearn.metrics import mean_absolute_error, roc_auc_score
 
+import tools.autogluon_plan as plan_module
 import tools.autogluon_tool as ag_tool
 from testing.competitions import build
 from tools import machine
@@ -280,6 +281,21 @@ def test_a_table_too_large_for_the_time_limit_is_fitted_on_a_sample(tasks, tmp_p
     assert predictor.info()["num_rows_train"] < 150  # AutoGluon's own holdout comes out of the sample
     assert result["val_pred"].shape == (len(val), 1)  # every validation row is still predicted and scored
     assert result["val_score"] > 0.9
+
+
+def test_past_the_budgets_ceiling_the_first_boosted_models_fit_on_a_sample(tasks, tmp_path, monkeypatch):
+    """AutoGluon's work grows with a large table to fit its first boosted models on every row, up to the budget's
+    ceiling (`most`, SolveBudget.autogluon_most); past it they fit on the rows it affords (least_rows), and every
+    validation row is still predicted. LightGBM is made dear here, so that a small table is past the ceiling."""
+    task = tasks["breast-cancer"]
+    fit, val = task.split
+    monkeypatch.setitem(plan_module.COSTS, "GBM", (0.8, 2000.0, 1.5))
+    monkeypatch.setattr(plan_module, "MIN_ROWS", 200)
+    grown = fit_autogluon(task, seconds=1, out_dir=tmp_path / "grown", hyperparameters={"GBM": {}})
+    capped = fit_autogluon(task, seconds=1, out_dir=tmp_path / "capped", hyperparameters={"GBM": {}}, most=1)
+    assert grown["models"][0]["tuned_on_rows"] == len(fit)
+    assert capped["models"][0]["tuned_on_rows"] == 200
+    assert capped["val_pred"].shape == (len(val), 1) and capped["val_score"] > 0.9
 
 
 def test_the_rows_autogluon_fits_follow_its_time_columns_and_cores():

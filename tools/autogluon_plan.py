@@ -55,6 +55,12 @@ COSTS = {
     "FASTAI": (3.0, 70.0, 1.0),
 }
 DEFAULT_COST = (3.0, 70.0, 1.0)  # a family not measured: as dear as the dearest
+# CatBoost's cost of a million cells of category (or text) columns beside that: its per-category target statistics
+# and their combinations. On 40,000 rows of the scale benchmark's table (benchmarks/scale.py) on one thread it ran
+# 8.6 s (504 iterations) on the 50 number columns, and 87.8 s (1,008) with its 10 category columns too; in a quick
+# solve, 439 s on 288,000 rows of 64 columns (10 of categories) on 2 cores. The number columns alone were planned
+# at 13 s, all of them at 17 s: the category columns' cells cost about 175 s a million more.
+CATEGORY_CELL = 175.0
 REFERENCE_COLUMNS = 20  # the column count the costs per cell are given at
 # several classes: boosting grows a tree per class each round, each with a set-up of its own (10 classes:
 # LightGBM 13-16 s on 80,000 cells and 20 s on 400,000, against 1-5 s for two); up to MAX_CLASSES, per class.
@@ -74,6 +80,7 @@ PACKAGES = {"GBM": "lightgbm", "CAT": "catboost", "XGB": "xgboost", "NN_TORCH": 
 BAGGED_FITS = 16  # a bagging preset fits each model on 8 folds, on two stack levels
 CORE_GAIN = 0.5  # each core past the first adds this much speed (the costs are for one core)
 MIN_MODELS = 3  # a budget affords at least AutoGluon's first boosted models on every row (least_seconds)
+MIN_ROWS = 10_000  # past a budget's ceiling, those models fit on a sample of at least this many rows (least_rows)
 SAFETY = 5.0  # AutoGluon's time limit, in multiples of its budget: a runaway stops there, a busy machine does not
 # Caps on a model's epochs or iterations (unless a configuration sets them), which early stopping alone does not
 # bound. AutoGluon's network trains up to 1,000 epochs, ended by early stopping on its holdout (patience: half the
@@ -124,17 +131,26 @@ def plan_models(
     seconds: float,
     cores: int,
     only: list[str] | None = None,
+    categorical: int = 0,
 ) -> ModelPlan:
     """Plans the models of the portfolio (hyperparameters, else the preset's) for an output of `kind` (binary,
-    multiclass, regression) on rows x columns within `seconds` of modelled work; `only`: of these model names
-    alone (a cross-validation fold, on a smaller budget, fits those of its solution's models that fit it)."""
-    candidates, skipped = _modelled(presets, hyperparameters, kind, rows, columns, classes, cores, only)
-    # in AutoGluon's order, each model that fits in what the earlier ones left; when none fits alone, the cheapest
+    multiclass, regression) on rows x columns (`categorical` of them texts or categories) within `seconds` of
+    modelled work; `only`: of these model names alone (a cross-validation fold, on a smaller budget, fits those of
+    its solution's models that fit it)."""
+    candidates, skipped = _modelled(presets, hyperparameters, kind, rows, columns, classes, cores, only, categorical)
+    # the first boosted models (least_seconds: what a growing budget reserves for them), then the rest in
+    # AutoGluon's order, each model that fits in what the earlier ones left; when none fits alone, the cheapest
     cheapest = min(candidates, key=lambda c: c[3], default=None)
     alone = cheapest[2] if cheapest and cheapest[3] > seconds else None
+    boosted = [c[2] for c in candidates if c[0] in BOOSTING][:MIN_MODELS]
+    chosen, spent = set(), 0.0
+    for _, _, name, cost in sorted(candidates, key=lambda c: c[2] not in boosted):  # stable: AutoGluon's order
+        if name == alone or spent + cost <= seconds:
+            chosen.add(name)
+            spent += cost
     planned, costs, configs = {}, {}, []
     for key, config, name, cost in candidates:
-        if name != alone and sum(costs.values()) + cost > seconds:
+        if name not in chosen:
             skipped.append(f"{name} (~{cost:.0f} s)")
             continue
         if key in CAPS and CAPS[key][0] not in config:
@@ -150,17 +166,37 @@ def plan_models(
 
 
 def least_seconds(
-    *, presets: str, hyperparameters: dict | str | None, kind: str, rows: int, columns: int, classes: int, cores: int
+    *,
+    presets: str,
+    hyperparameters: dict | str | None,
+    kind: str,
+    rows: int,
+    columns: int,
+    classes: int,
+    cores: int,
+    categorical: int = 0,
 ) -> float:
     """The modelled seconds of the portfolio's first MIN_MODELS boosted models (in AutoGluon's order, those
     installed: LightGBM twice and CatBoost) on rows x columns: the least work any budget gives AutoGluon, so that a
     large table still gets its boosted trees fitted on every row rather than one model, or a sample (issue 48: the
     quick budget grows with the data). The forests and the network, dearer per row, fit when the budget allows."""
-    candidates, _ = _modelled(presets, hyperparameters, kind, rows, columns, classes, cores, None)
+    candidates, _ = _modelled(presets, hyperparameters, kind, rows, columns, classes, cores, None, categorical)
     return sum(c[3] for c in [c for c in candidates if c[0] in BOOSTING][:MIN_MODELS])
 
 
-def _modelled(presets, hyperparameters, kind, rows, columns, classes, cores, only) -> tuple[list, list]:
+def least_rows(seconds: float, *, rows: int, **shape) -> int:
+    """The most of `rows` on which AutoGluon's first boosted models (least_seconds) cost at most `seconds`: a
+    budget with a ceiling fits them on a sample of a table too large for it (MIN_ROWS at least)."""
+    if least_seconds(**shape, rows=rows) <= seconds:
+        return rows
+    lo, hi = min(MIN_ROWS, rows), rows  # least_seconds grows with the rows: bisect
+    while hi - lo > max(1, lo // 100):
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if least_seconds(**shape, rows=mid) <= seconds else (lo, mid)
+    return lo
+
+
+def _modelled(presets, hyperparameters, kind, rows, columns, classes, cores, only, categorical=0) -> tuple[list, list]:
     """([(key, config, name, modelled seconds)] of the portfolio's installed models in AutoGluon's fitting order,
     [the models left out, and why])."""
     bagged = _preset(presets).get("auto_stack", False)
@@ -178,6 +214,8 @@ def _modelled(presets, hyperparameters, kind, rows, columns, classes, cores, onl
         which = (key, _suffix(config))
         setup, per_million, exponent = COSTS.get(which, COSTS.get(key, DEFAULT_COST))
         per_million *= wide ** (exponent - 1)
+        if key == "CAT":  # its statistics of each category's targets: a category column's cell costs far more
+            per_million += CATEGORY_CELL * min(categorical, columns) / max(1, columns)
         if kind == "regression":
             cost = (setup + per_million * cells) * REGRESSION.get(which, REGRESSION.get(key, 1.0))
         elif kind != "multiclass":

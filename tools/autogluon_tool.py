@@ -40,6 +40,7 @@ Choices:
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
@@ -49,7 +50,7 @@ import pandas as pd
 from agentk.modalities import TABULAR
 from agentk.workspace import Workspace
 from tools import machine
-from tools.autogluon_plan import least_seconds, plan_models
+from tools.autogluon_plan import least_rows, least_seconds, plan_models
 from tools.competition_scorer import competition_scorer
 from tools.resampling import at_most
 from tools.task_data import TaskData
@@ -76,9 +77,11 @@ def fit_autogluon(
     hyperparameters: dict | str | None = None,
     refit: bool = True,
     only: list[list[str]] | None = None,
+    most: float | None = None,
 ) -> dict:
     """Fit and predict within `seconds` of modelled work (tools/autogluon_plan.py; the wall clock stops AutoGluon
-    only at its safety cap). only: per output, the model names to plan among (a fold: its solution's models).
+    only at its safety cap), which grows with a large table up to `most` (None: no ceiling); past it, on a sample
+    of the fit rows. only: per output, the model names to plan among (a fold: its solution's models).
     Returns val_pred (model space, task.split[1] rows), test_pred (model space, all test rows;
     from the refitted model when refit), validated_test_pred (the test rows by the model before its refit),
     val_score (task.score on the val rows), models (per output: the plan, best model,
@@ -96,13 +99,16 @@ def fit_autogluon(
     if any(presets.startswith(p) for p in BAGGING_PRESETS):
         options.update(ag_args_ensemble={"fold_fitting_strategy": "sequential_local"})
     val_parts, test_parts, validated_parts, models = [], [], [], []
+    categorical = sum(not pd.api.types.is_numeric_dtype(t) for t in X.dtypes)  # texts and categories
     for j, output in enumerate(task.outputs):
         label = _labels(task.y[:, j], output["kind"])
         known = np.isfinite(task.y[:, j])  # rows without this output's target teach it nothing
         fit_j, val_j = fit_rows[known[fit_rows]], val_rows[known[val_rows]]
         # each output an equal share of the work, the refit's part set aside: a plan, not what a clock left; and at
-        # least what AutoGluon's first boosted models cost on every fit row (a large table's budget grows with it)
-        limit = max(seconds / len(task.outputs) * (FIT_SHARE if refit else 1.0), 1.0)
+        # least what AutoGluon's first boosted models cost on every fit row (a large table's budget grows with it),
+        # up to the budget's ceiling, past which they fit on a sample of the rows
+        share = (FIT_SHARE if refit else 1.0) / len(task.outputs)
+        limit, ceiling = max(seconds * share, 1.0), most * share if most is not None else math.inf
         shape = {
             "presets": presets,
             "hyperparameters": hyperparameters,
@@ -110,11 +116,14 @@ def fit_autogluon(
             "columns": X.shape[1],
             "classes": task.widths[j] if output["kind"] == "multiclass" else 1,
             "cores": machine.cores(),
+            "categorical": categorical,
         }
-        if only is None:  # a fold refits its solution's models, at its share of the work
-            limit = max(limit, least_seconds(**shape, rows=len(fit_j)))
+        least = least_seconds(**shape, rows=len(fit_j)) if only is None else 0.0  # a fold: its models, its share
+        limit = max(limit, min(least, ceiling))
         # the machine's cores, not its load (idle_cores()): the same rows on every run
         cap = tuning_rows(limit, X.shape[1], machine.cores())
+        if least > limit:  # past the ceiling: the first boosted models on as many rows as it affords them
+            cap = min(cap, least_rows(limit, **shape, rows=len(fit_j)))
         classes = output["kind"] != "regression"
         rng = np.random.default_rng(seed + j)
         n_fit = len(fit_j)

@@ -71,6 +71,10 @@ class SolveBudget:
     # a network that trains an encoder gets network_seconds x fit rows / GROWTH_ROWS of work, up to this (None:
     # network_seconds at every size): a fixed 75 s trained the tiny CNN on 128 of 12,800 images an epoch
     grown_network_seconds: float | None = None
+    # the most modelled work AutoGluon's share grows to with a large table (None: no ceiling); past it, its first
+    # boosted models fit on a sample of the fit rows (tools/autogluon_tool.py): CatBoost alone ran 7 minutes on
+    # 320,000 rows of 64 columns on 2 cores, and as long again in the refit
+    autogluon_most: float | None = None
     # wall seconds after which `agentk solve` stops the solver (finished solutions kept): a runaway's cap, far
     # beyond any plan (each training run has its own safety cap), not a time the budget aims at
     wall_cap: float = 3 * 3600
@@ -90,6 +94,7 @@ PRESETS = {
         batch_size=32,
         blend_after=2,
         autogluon_time=60,
+        autogluon_most=300,
         autogluon_presets="medium_quality",
         image_size=64,
         finetune_image=False,

@@ -372,6 +372,7 @@ class Solver:
             presets=self.budget.autogluon_presets,
             out_dir=self.workspace.solution(sid).models,
             refit=self.refit,
+            most=self.budget.autogluon_most,
         )
         for m in out["models"]:
             self.log(f"  {m['output']}: {m['plan']}")
@@ -379,10 +380,12 @@ class Solver:
         # a table too large for AutoGluon's budget: it fits on a sample (tools/autogluon_tool.tuning_rows)
         sampled = next((m for m in out["models"] if m["tuned_on_rows"] < m["fit_rows"]), None)
         tuned_on = (
-            f"a sample of {sampled['tuned_on_rows']} of the {len(fit)} fit rows (what its time limit can take)"
+            f"a sample of {sampled['tuned_on_rows']} of the {len(fit)} fit rows (what its planned work can take)"
             if sampled
             else f"the {len(fit)} fit rows"
         )
+        if sampled:
+            self.log(f"  tuned on {tuned_on}")
         every = f"{sampled['refit_on_rows']} rows (the same share of every row)" if sampled else "all rows"
         refitted = (
             f"; then its best model ({', '.join(m['selected'] for m in out['models'])}) refitted on {every} "
