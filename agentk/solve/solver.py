@@ -361,9 +361,11 @@ class Solver:
     def autogluon(self, sid: str) -> Solution:
         from tools.autogluon_tool import fit_autogluon
 
+        most = self.budget.autogluon_most
+        grows = f", growing with the rows to {most:.0f} s" if most else ", growing with the rows"
         self.log(
             f"{sid}: AutoGluon ({self.budget.autogluon_presets}, {self.budget.autogluon_time:.0f} s of modelled "
-            f"work) optimising {self.task.metric_name}"
+            f"work{grows}) optimising {self.task.metric_name}"
         )
         t0 = time.monotonic()
         out = fit_autogluon(
