@@ -38,6 +38,8 @@ from tools.heads import check_targets, head_loss, output_losses, target_scaling,
 from tools.resampling import at_most
 from tools.task_data import TaskData
 
+STOP_ROWS = 20_000  # the most stop rows scored after each epoch (watched_rows): AUC's error on 20,000 is ~0.003
+
 
 @dataclass
 class FusionConfig:
@@ -55,6 +57,7 @@ class FusionConfig:
     scale_batch: bool = True  # on a GPU, grow the batch size with its memory, and the learning rate with it
     max_epochs: int = 30
     epoch_rows: int | None = None  # rows an epoch trains on, a fresh random sample of the fit rows; None: all
+    stop_rows: int = STOP_ROWS  # the most stop rows scored after each epoch (watched_rows; the plan's)
     # learn from, and embed, only a fixed sample of this many learning rows (the stop, validation and test rows stay
     # whole): where a frozen encoder's embedding of every row is past the budget (agentk/solve/budgets.py)
     learn_sample: int | None = None
@@ -155,7 +158,6 @@ GB_PER_STEP = 10  # a GPU doubles the batch size for every doubling of its memor
 MIN_STEPS = 8  # a batch grows only while an epoch still takes at least this many optimiser steps
 DEVICE_SHARE = 0.4  # inputs move to the device while they take at most this share of its free memory
 SAMPLE_SEED = 0  # the learn_sample's draw
-STOP_ROWS = 20_000  # the most stop rows scored after each epoch (watched_rows): AUC's error on 20,000 is ~0.003
 
 
 def device_batch(cfg: FusionConfig, device: torch.device, n_fit: int) -> int:
@@ -569,7 +571,7 @@ def train_fusion(
     deadline = start + cfg.max_time
     _, val = task.split
     learn, stop, skip = _learning(task, cfg)
-    stop = watched_rows(stop)
+    stop = watched_rows(stop, cfg.stop_rows)
     run = _prepare(task, cfg, learn, log, skip)
     device, model, feed, batch = run.device, run.model, run.feed, run.batch
     order = torch.Generator().manual_seed(cfg.seed)
@@ -655,11 +657,11 @@ def train_fusion(
     return result
 
 
-def watched_rows(stop: np.ndarray) -> np.ndarray:
-    """The stop rows scored after every epoch: all of them, or STOP_ROWS drawn at random when there are more (on a
+def watched_rows(stop: np.ndarray, most: int = STOP_ROWS) -> np.ndarray:
+    """The stop rows scored after every epoch: all of them, or `most` drawn at random when there are more (on a
     table of a million rows, scoring its 160,000 stop rows each epoch left a CPU plan 128 rows an epoch to learn
     from); the others stay unseen."""
-    return at_most(stop, STOP_ROWS, np.random.default_rng(0))
+    return at_most(stop, most, np.random.default_rng(0))
 
 
 def refit_fusion(

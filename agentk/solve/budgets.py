@@ -100,7 +100,7 @@ PRESETS = {
         finetune_image=False,
         finetune_text=False,
         networks=({}, {"finetune_image": True}),
-        grown_network_seconds=300,
+        grown_network_seconds=600,
     ),
     # a workstation or one GPU, an hour or two
     "standard": SolveBudget(
@@ -182,6 +182,7 @@ SUGGEST_S = 4.0  # per trial HEBO's model suggests: fitting its GP and searching
 # texts in 13.2 s), where it trains at 7-9; a frozen image encoder embeds no faster than it trains (measured)
 EMBED_LIMIT = 8.0
 MIN_SAMPLE = 2_000  # the fewest learning rows a sampled network learns from: fewer, and it is left out
+MIN_WATCHED = 2_000  # the fewest stop rows a trained encoder's plan scores each epoch (AUC's error on them ~0.01)
 GROWTH_ROWS = 2_500  # fit rows from which a trained encoder's work grows with them (SolveBudget.grown_network_seconds)
 SAFETY = 30.0  # a training run stops at this many times its planned seconds: a runaway, not a busy machine
 MIN_SAFETY_S = 300.0
@@ -223,6 +224,7 @@ class NetworkPlan:
     # None: all of them
     learn_sample: int | None = None
     left_out: str | None = None  # why the network is not built: even its sample's embedding is past the limit
+    watched_rows: int | None = None  # the stop rows scored after each epoch (tools/fusion.watched_rows)
 
     @property
     def sampled(self) -> str:
@@ -365,9 +367,9 @@ def plan_network(
     embed = (learn + val_rows + test_rows) * per_row
 
     watched = val_rows if stop_rows is None else min(stop_rows, val_rows)
-    once = (val_rows - watched + test_rows) / eval_speed  # the best epoch's predictions
 
     def trial_s(epochs: int, rows: int) -> float:
+        once = (val_rows - watched + test_rows) / eval_speed  # the best epoch's predictions
         return setup + once + epochs * (rows / train_speed + watched / eval_speed + EPOCH_OVERHEAD_S)
 
     def refit_rows(rows: int) -> int:  # an epoch of the refit: every row, or the same sample size as a trial's
@@ -382,17 +384,28 @@ def plan_network(
     # the embedding is paid once whatever the search: not traded against it. A trained encoder's work grows with the
     # rows it learns from, up to the budget's grown_network_seconds
     work = network_work(budget, learn if trained else 0) + embed
-    trials, epochs, rows = budget.n_trials, budget.max_epochs, learn
-    while trials > 1 and total_s(trials, epochs, rows) > work:
-        trials -= 1
-    while epochs > budget.min_epochs and total_s(trials, epochs, rows) > work:
-        epochs -= 1
-    if total_s(trials, epochs, rows) > work:
-        # fewer rows per epoch, but at least a few batches, so that the network still takes steps; below the learning
-        # rows even where all of them would fit in a trial, as the refit's epochs then train on that sample size too
-        per_epoch_row = epochs * (trials + refit) / train_speed
-        rows = int((work - total_s(trials, epochs, 0)) / per_epoch_row)
-        rows = max(min(learn, 4 * budget.batch_size), min(learn - 1, rows))
+
+    def search() -> tuple[int, int, int]:  # the most trials, then epochs, then rows per epoch that fit the work
+        trials, epochs, rows = budget.n_trials, budget.max_epochs, learn
+        while trials > 1 and total_s(trials, epochs, rows) > work:
+            trials -= 1
+        while epochs > budget.min_epochs and total_s(trials, epochs, rows) > work:
+            epochs -= 1
+        if total_s(trials, epochs, rows) > work:
+            # fewer rows per epoch, but at least a few batches, so that the network still takes steps; below the
+            # learning rows even where all of them would fit in a trial, as the refit's epochs then train on that
+            # sample size too
+            per_epoch_row = epochs * (trials + refit) / train_speed
+            rows = int((work - total_s(trials, epochs, 0)) / per_epoch_row)
+            rows = max(min(learn, 4 * budget.batch_size), min(learn - 1, rows))
+        return trials, epochs, rows
+
+    trials, epochs, rows = search()
+    if trained and rows < watched and watched > MIN_WATCHED:
+        # scoring the stop rows each epoch cost more than the epoch's training (50,000 images: 6,400 scored, 886
+        # trained on): fewer of them, to train on more
+        watched = max(MIN_WATCHED, rows)
+        trials, epochs, rows = search()
     tiny = {IMAGE.name: f" (the tiny CNN at {image_size}px)"} if tiny_image else {}
     parts = [f"{m} encoder{tiny.get(m, '')} trained at ~{s:.0f} samples/s" for m, s in trained.items()]
     parts += [f"{m} encoder frozen (each row embedded once)" for m in frozen]
@@ -421,6 +434,7 @@ def plan_network(
         embed_seconds=embed,
         learn_sample=learn if learn < fit_rows else None,
         left_out=left_out,
+        watched_rows=watched,
     )
 
 

@@ -497,6 +497,7 @@ class Solver:
             max_epochs=plan.epochs,
             patience=plan.patience,
             epoch_rows=plan.epoch_rows,
+            stop_rows=plan.watched_rows or STOP_ROWS,
             learn_sample=plan.learn_sample,
             max_time=plan.safety_cap,
         )
