@@ -34,7 +34,7 @@ from benchmarks.solve import markdown  # noqa: E402
 
 USERS, TEST_SHARE = 50_000, 0.2
 PROBE = """
-import json, resource, sys, time
+import json, sys, time
 from pathlib import Path
 import pandas as pd
 sys.path.insert(0, {root!r})
@@ -46,8 +46,7 @@ tables = {{"train": folder / "train.csv", "test": folder / "test.csv"}}
 train, test = pd.read_csv(tables["train"]), pd.read_csv(tables["test"])
 t0 = time.monotonic()
 found = joins.find_joins(folder, folder, tables, train, test)
-print(json.dumps({{"seconds": time.monotonic() - t0, "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
-                  "joins": [j.describe() for j in found]}}))
+print(json.dumps({{"seconds": time.monotonic() - t0, "joins": [j.describe() for j in found]}}))
 """
 
 
@@ -83,10 +82,14 @@ def write(folder: Path, events: int, rng: np.random.Generator) -> None:
     )
 
 
-def probe(folder: Path, whole: bool) -> dict:
+def probe(folder: Path, whole: bool, log: Path) -> dict:
+    """The joins found, their seconds, and the probe's peak RSS sampled from outside (getrusage's maxrss is kept
+    across exec: a child of this process, which held the generated table, would report this process's peak)."""
     code = PROBE.format(root=str(ROOT), whole=whole, folder=str(folder))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    m = measured([sys.executable, "-c", code], log)
+    if m.rc != 0:
+        raise RuntimeError(f"the probe failed: {m.last_line} ({log})")
+    return json.loads(log.read_text().strip().splitlines()[-1]) | {"peak_gb": m.peak_gb}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,8 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         write(folder, args.events, np.random.default_rng(0))
     size_mb = (folder / "events.csv").stat().st_size / 1e6
     rows = []
+    args.out.mkdir(parents=True, exist_ok=True)
     for how, whole in (("whole", True), ("lean", False)):
-        r = probe(folder, whole)
+        r = probe(folder, whole, args.out / f"probe-{how}.log")
         print(f"{how}: {r}", flush=True)
         rows.append({"events rows": f"{args.events:,}", "events MB": round(size_mb), "step": f"find_joins, {how}",
                      "seconds": round(r["seconds"], 1), "peak GB": round(r["peak_gb"], 2)})  # fmt: skip
