@@ -159,10 +159,13 @@ def test_category_columns_make_catboost_dearer_as_measured_and_no_other_model():
 
 
 def test_a_budget_grown_for_the_first_boosted_models_plans_them_before_the_forests():
-    """AutoGluon fits the random forests before CatBoost; the work least_seconds reserves for its first boosted
-    models goes to them, and the forests fit in what is left, if anything."""
+    """AutoGluon fits the random forests before CatBoost; where the work grew to what least_seconds reserves for
+    its first boosted models, it goes to them, and the forests fit in what is left, if anything."""
     shape = {"presets": "medium_quality", "hyperparameters": None, "kind": "binary", "columns": 64, "classes": 1}
     least = least_seconds(**shape, rows=80_000, cores=2, categorical=10)
-    grown = plan(rows=80_000, columns=64, seconds=least, categorical=10)
+    grown = plan(rows=80_000, columns=64, seconds=least, categorical=10, boosted_first=True)
     assert grown.models == ("LightGBMXT", "LightGBM", "CatBoost")
     assert any(s.startswith("RandomForestGini") for s in grown.skipped)
+    # a budget that did not grow keeps AutoGluon's order: the forests come before CatBoost, which is left out
+    base = plan(rows=80_000, columns=64, seconds=least, categorical=10)
+    assert base.models[:3] == ("LightGBMXT", "LightGBM", "RandomForestGini") and "CatBoost" not in base.models

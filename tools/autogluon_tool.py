@@ -119,6 +119,7 @@ def fit_autogluon(
             "categorical": categorical,
         }
         least = least_seconds(**shape, rows=len(fit_j)) if only is None else 0.0  # a fold: its models, its share
+        grown = least > limit
         limit = max(limit, min(least, ceiling))
         # the machine's cores, not its load (idle_cores()): the same rows on every run
         cap = tuning_rows(limit, X.shape[1], machine.cores())
@@ -130,7 +131,7 @@ def fit_autogluon(
         fit_j = sample_rows(fit_j, label, cap, rng, classes)
         val_j = sample_rows(val_j, label, round(len(val_j) * len(fit_j) / n_fit), rng, classes)  # the same share
         plan = plan_models(
-            **shape, rows=len(fit_j), seconds=limit, only=only[j] if only else None
+            **shape, rows=len(fit_j), seconds=limit, only=only[j] if only else None, boosted_first=grown
         )  # only None: every model of the portfolio
         predictor = _fit_output(
             task,
