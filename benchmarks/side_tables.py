@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     run = args.out / "run"
     run.mkdir(parents=True, exist_ok=True)
     ws = run / "workspace"
-    subprocess.run(["rm", "-rf", str(ws)], check=True)
+    shutil.rmtree(ws, ignore_errors=True)  # a fresh setup each run
     t0 = time.monotonic()
     m = measured(["uv", "run", "agentk", "setup", str(folder), "--workspace", str(ws)], run / "setup.log")
     print(f"setup: rc {m.rc}, {time.monotonic() - t0:.0f} s, peak {m.peak_gb:.2f} GB; {m.last_line}", flush=True)
