@@ -13,7 +13,7 @@ import shutil
 import signal
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -294,6 +294,7 @@ def run_solve(
     output: TextIO | None = None,
     verbose: bool = False,
     memory_limit: float | None = None,
+    time_limit: float | None = None,
 ) -> SolveResult:
     """Build solutions on a finished setup (default: the newest under workspaces/) and make the best by
     validation score the workspace's submission. The solver runs in a child process without credentials;
@@ -301,7 +302,8 @@ def run_solve(
     the terminal; verbose: the whole log as it comes). Finished solutions are kept, so a rerun resumes.
     ray: run HEBO trials as Ray tasks (local, auto or ray://host:port); weights: a folder of pretrained image
     backbone weights (tools/modality_img.py says which file names it reads); memory_limit: GB the solve's
-    process tree may use (default: agentk/solve/memory.py's share of the machine)."""
+    process tree may use (default: agentk/solve/memory.py's share of the machine); time_limit: the wall seconds the
+    solve ends within (default: the budget's bound)."""
     from agentk.parsing import guard_pandas
     from agentk.solve.budgets import PRESETS
     from agentk.solve.memory import DEFAULT_SHARE, default_limit_gb, machine_gb
@@ -314,6 +316,8 @@ def run_solve(
             f"--memory-limit {memory_limit:g} GB is outside what this machine gives: use 0.5 to {machine_gb():.1f} "
             f"GB (default {DEFAULT_SHARE:.0%} of it, {default_limit_gb():.1f})"
         )
+    if time_limit is not None and time_limit < 60:
+        raise BadInput(f"--time-limit {time_limit / 60:g} min is too short: give at least 1 minute")
     limit = memory_limit or default_limit_gb()
     if weights is not None and not Path(weights).is_dir():
         raise BadInput(f"--weights {weights} is not a folder: give the folder that holds the backbone weights files")
@@ -338,10 +342,12 @@ def run_solve(
             + (["--weights", str(Path(weights).resolve())] if weights is not None else [])
             + (["--verbose"] if verbose else [])
             + ["--memory-limit", f"{limit:.2f}"]
+            + (["--bound", f"{time_limit:g}"] if time_limit else [])
         )
         crash.note("solve", log=ws.solve_log)
-        cap = PRESETS[budget].wall_cap
-        try:  # the memory limit of the whole tree; a wall cap for a runaway, far beyond the budget's plan
+        bounded = PRESETS[budget] if time_limit is None else replace(PRESETS[budget], bound=time_limit)
+        cap = bounded.wall_cap
+        try:  # the memory limit of the whole tree; a wall cap a little past the budget's bound, which the solver keeps
             run = run_python_live(args, cwd=ws.root, output=output, network=bool(ray), timeout=cap, memory_gb=limit)
         except KeyboardInterrupt:
             _solve_ended(ws, "interrupted")
@@ -352,6 +358,8 @@ def run_solve(
         summary = {**summary, "peak_memory_gb": round(run.peak_gb, 2), "memory_limit_gb": round(limit, 2)}
         write_json(ws.solve_summary, summary)
     again = f"finished solutions are kept; `agentk solve --workspace {ws.root}` resumes"
+    if summary.get("status") != "done" and summary.get("submission"):
+        again = f"{ws.submission} holds {summary['submission']}, the best solution finished; {again}"
     if run.out_of_memory and summary.get("status") != "done":
         _solve_ended(ws, f"went over its memory limit of {limit:.1f} GB")
         raise AgentFailed(
@@ -375,8 +383,7 @@ def run_solve(
         )
     if rc != 0 or summary.get("status") != "done":
         raise AgentFailed(
-            f"solve failed: {summary.get('error') or f'exit code {rc}'} (details in {ws.solve_log}; finished "
-            "solutions are kept; run again to resume)"
+            f"solve failed: {summary.get('error') or f'exit code {rc}'} (details in {ws.solve_log}); {again}"
         )
     return SolveResult(ws.root, summary)
 

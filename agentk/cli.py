@@ -178,7 +178,7 @@ def solve(
         "quick",
         "--budget",
         "-b",
-        help="quick (CPU, a few minutes), standard (hours, a GPU helps) "
+        help="quick (CPU, at most 15 minutes), standard (at most 8 hours, a GPU helps) "
         "or paper (Table 5: up to 30 epochs per trial, batch 32, 20 HEBO trials, blend after 3); networks are "
         "planned in epochs and trials from the data and the machine, not in seconds.",
     ),
@@ -213,6 +213,14 @@ def solve(
         help="The most memory the solve's processes may use together; the solver states its estimate against it "
         f"and keeps decoded images on disk past it \\[default: {DEFAULT_SHARE:.0%} of this machine's memory].",
     ),
+    time_limit: float | None = typer.Option(
+        None,
+        "--time-limit",
+        metavar="MINUTES",
+        help="The wall time the solve ends within, however busy the machine: each solution runs under what is left "
+        "of it, and the best finished so far is always <ws>/submission.csv \\[default: the budget's: quick 15, "
+        "standard 480].",
+    ),
 ) -> None:
     """Build solutions on a finished setup: AutoGluon for tabular inputs, late-fusion networks (image, text and
     tabular embedders) tuned by HEBO, an MLP blend; the best by validation score (on a table of at most 2,000 rows, by
@@ -228,6 +236,7 @@ def solve(
         weights=weights,
         verbose=verbose,
         memory_limit=memory_limit,
+        time_limit=time_limit * 60 if time_limit is not None else None,
     )
     summary = result.summary
     ws = Workspace(result.workspace)

@@ -515,6 +515,11 @@ def _submission(ws: Workspace) -> str:
     summary = read_json(ws.solve_summary) or {}
     if summary.get("status") == "done":
         origin = f"the solve's best solution, <b>{esc(summary.get('best'))}</b>"
+    elif summary.get("submission"):
+        origin = (
+            f"<b class=bad>not a finished solve's</b> ({esc(solve_status(ws.root))}): the best solution it finished, "
+            f"<b>{esc(summary['submission'])}</b>"
+        )
     else:
         origin = f"<b class=bad>not a finished solve's</b> ({esc(solve_status(ws.root))}): the setup's light solution"
     sub = read_csv(ws.submission)

@@ -25,10 +25,15 @@ def solve_status(ws: Path) -> str:
     summary = read_json(Workspace(ws).solve_summary)
     if summary is None:
         return "no solve was run"
+    held = (
+        f"; submission.csv holds {summary['submission']}, the best solution it finished"
+        if summary.get("submission") and summary.get("status") != "done"
+        else ""
+    )
     if summary.get("status") == "running":
-        return "a solve is running or was killed"
+        return f"a solve is running or was killed{held}"
     if summary.get("status") == "failed":
-        return f"the solve failed: {summary.get('error')}"
+        return f"the solve failed: {summary.get('error')}{held}"
     return str(summary.get("status"))
 
 

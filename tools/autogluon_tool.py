@@ -26,9 +26,12 @@ Choices:
   OpenMP threads waiting for a core spin: on a loaded 2-core machine LightGBM on 500 rows took 19 s with
   AutoGluon's default of every core and 1.2 s with one thread, so the default left the time limit for a single
   model.
-- Work, not a clock: the models fitted are planned before the fit from the rows, columns, classes and cores
-  (tools/autogluon_plan.py), each to its own early stopping; AutoGluon's time limit is only a safety cap, so a
-  busy machine takes longer but fits the same models.
+- Work, then the clock: the models fitted are planned before the fit from the rows, columns, classes and the
+  cores other processes leave free (tools/autogluon_plan.py), each to its own early stopping; AutoGluon's time
+  limit is a safety cap, and within a solve (`wall`) also the wall time the solve allots it
+  (agentk/core/deadline.py): the plan is cut to half of that (deadline.MARGIN), AutoGluon's time limit to the fit's
+  share of it, and the refit is skipped when what is left of it is less than the fit took (issue 60: a quick solve
+  of 27,000 rows and 22 classes was still fitting after 30 minutes beside another process).
 - Work grows with the data: each output's budget is at least what AutoGluon's first boosted models (its two
   LightGBMs and CatBoost) cost on every fit row (autogluon_plan.least_seconds), so a budget set for small tables
   does not leave a large one a single model or a sample (issue 48).
@@ -47,6 +50,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from agentk.core import deadline
 from agentk.modalities import TABULAR
 from agentk.workspace import Workspace
 from tools import machine
@@ -78,6 +82,7 @@ def fit_autogluon(
     refit: bool = True,
     only: list[list[str]] | None = None,
     most: float | None = None,
+    wall: float | None = None,
 ) -> dict:
     """Fit and predict within `seconds` of modelled work (tools/autogluon_plan.py; the wall clock stops AutoGluon
     only at its safety cap), which grows with a large table up to `most` (None: no ceiling); past it, on a sample
@@ -86,7 +91,8 @@ def fit_autogluon(
     from the refitted model when refit), validated_test_pred (the test rows by the model before its refit),
     val_score (task.score on the val rows), models (per output: the plan, best model,
     the refitted one, the rows tuned and refitted on, and the leaderboard; AutoGluon's score_val is on its own
-    holdout and higher-is-better, so losses appear negated) and seconds."""
+    holdout and higher-is-better, so losses appear negated) and seconds. wall: the wall seconds it may take in
+    all, fits and refits (None: only the plan's safety cap bounds it)."""
     if TABULAR.name not in task.modalities:
         raise ValueError(
             f"the AutoGluon tool needs a {TABULAR.name} input map; this task has {', '.join(task.modalities)}"
@@ -95,12 +101,14 @@ def fit_autogluon(
     out_dir = Path(out_dir) if out_dir is not None else Workspace(task.ws).solutions / "autogluon"
     fit_rows, val_rows = task.split
     X, X_test = _features(task.train.inputs[TABULAR.name]), _features(task.test.inputs[TABULAR.name])
-    options = {"ag_args_fit": {"num_cpus": machine.idle_cores()}}
+    free = machine.idle_cores()  # the cores other processes leave: AutoGluon's threads, and its plan's speed
+    options = {"ag_args_fit": {"num_cpus": free}}
     if any(presets.startswith(p) for p in BAGGING_PRESETS):
         options.update(ag_args_ensemble={"fold_fitting_strategy": "sequential_local"})
-    val_parts, test_parts, validated_parts, models = [], [], [], []
+    val_parts, test_parts, validated_parts, models, modelled = [], [], [], [], 0.0
     categorical = sum(not pd.api.types.is_numeric_dtype(t) for t in X.dtypes)  # texts and categories
     for j, output in enumerate(task.outputs):
+        output_start = time.monotonic()
         label = _labels(task.y[:, j], output["kind"])
         known = np.isfinite(task.y[:, j])  # rows without this output's target teach it nothing
         fit_j, val_j = fit_rows[known[fit_rows]], val_rows[known[val_rows]]
@@ -109,20 +117,22 @@ def fit_autogluon(
         # up to the budget's ceiling, past which they fit on a sample of the rows
         share = (FIT_SHARE if refit else 1.0) / len(task.outputs)
         limit, ceiling = max(seconds * share, 1.0), most * share if most is not None else math.inf
+        # this output's wall share of what is left, and of it the fit's (the refit's part set aside)
+        mine = (wall - (time.monotonic() - start)) / (len(task.outputs) - j) if wall is not None else math.inf
+        fit_wall = max(1.0, mine * (FIT_SHARE if refit else 1.0))
         shape = {
             "presets": presets,
             "hyperparameters": hyperparameters,
             "kind": output["kind"],
             "columns": X.shape[1],
             "classes": task.widths[j] if output["kind"] == "multiclass" else 1,
-            "cores": machine.cores(),
+            "cores": free,
             "categorical": categorical,
         }
         least = least_seconds(**shape, rows=len(fit_j)) if only is None else 0.0  # a fold: its models, its share
         grown = least > limit
-        limit = max(limit, min(least, ceiling))
-        # the machine's cores, not its load (idle_cores()): the same rows on every run
-        cap = tuning_rows(limit, X.shape[1], machine.cores())
+        limit = min(max(limit, min(least, ceiling)), fit_wall / deadline.MARGIN)
+        cap = tuning_rows(limit, X.shape[1], free)
         if least > limit:  # past the ceiling: the first boosted models on as many rows as it affords them
             cap = min(cap, least_rows(limit, **shape, rows=len(fit_j)))
         classes = output["kind"] != "regression"
@@ -133,12 +143,13 @@ def fit_autogluon(
         plan = plan_models(
             **shape, rows=len(fit_j), seconds=limit, only=only[j] if only else None, boosted_first=grown
         )  # only None: every model of the portfolio
+        modelled += plan.seconds * (2 if refit else 1)  # a refit costs about one more fit
         predictor = _fit_output(
             task,
             j,
             X.iloc[fit_j].assign(**{LABEL: label[fit_j]}),
             out_dir / f"output_{j}",
-            time_limit=plan.time_limit,
+            time_limit=min(plan.time_limit, fit_wall),
             presets=presets,
             verbosity=verbosity,
             seed=seed,
@@ -147,7 +158,15 @@ def fit_autogluon(
         )
         val_parts.append(_predict(predictor, X.iloc[val_rows], output["kind"], task.widths[j]))
         selected, refit_note = predictor.model_best, None
-        if refit:  # the validation rows join the fit rows; the refitted best model becomes the predictor's best
+        fitted_s = time.monotonic() - output_start
+        left = mine - fitted_s
+        skipped = refit and left < fitted_s
+        if skipped:  # a refit costs about what the fit did: past the wall time left, none
+            refit_note = (
+                f"no refit: the fit took {fitted_s:.0f} s and {max(0.0, left):.0f} s of the wall time allotted is left"
+            )
+            validated_parts.append(_predict(predictor, X_test, output["kind"], task.widths[j]))
+        elif refit:  # the validation rows join the fit rows; the refitted best model becomes the predictor's best
             # the selected model's test predictions first, for the blender
             validated_parts.append(_predict(predictor, X_test, output["kind"], task.widths[j]))
             refitted = predictor.refit_full(
@@ -166,11 +185,12 @@ def fit_autogluon(
                 "planned": list(plan.models),
                 "selected": selected,
                 "refit": predictor.model_best if refit and refit_note is None else None,
+                "time_limit": round(min(plan.time_limit, fit_wall), 1),
                 "refit_rejected": refit_note,
                 "tuned_on_rows": len(fit_j),
                 "fit_rows": n_fit,
                 "threads": options["ag_args_fit"]["num_cpus"],
-                "refit_on_rows": len(fit_j) + len(val_j) if refit else None,
+                "refit_on_rows": len(fit_j) + len(val_j) if refit and not skipped else None,
             }
         )
     val_pred, test_pred = np.hstack(val_parts), np.hstack(test_parts)
@@ -180,6 +200,7 @@ def fit_autogluon(
         "validated_test_pred": np.hstack(validated_parts) if refit else test_pred,
         "val_score": task.score(val_pred, val_rows),
         "models": models,
+        "modelled_seconds": modelled,
         "seconds": time.monotonic() - start,
     }
 

@@ -100,23 +100,30 @@ def modules(task: TaskData) -> list[tuple[str, object]]:
     return [(name, candidate(name)) for name, (modality, _) in CANDIDATES.items() if modality in task.modalities]
 
 
-def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print) -> ClassicalResult:
+def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print, deadline=None) -> ClassicalResult:
     """Choose among feats.models by FOLDS-fold cross-validation on the fit rows (the competition's metric on the
     out-of-fold predictions), then fit the choice on the fit rows (validation predictions and score) and, with
-    refit, on every row (test predictions)."""
+    refit, on every row (test predictions). deadline (an agentk.core.deadline.Deadline, None: none): no further model
+    is tried once a model's cross-validation would pass it, and no refit."""
     t0 = time.monotonic()
+    left = deadline.left if deadline is not None else lambda: float("inf")
     fit, val = task.split
     left_out = np.setdiff1d(fit, feats.fit_sample) if feats.fit_sample is not None else fit[:0]
     if len(left_out):  # the rows left out of a sample have no features
         fit = fit[~np.isin(fit, left_out)]
     trains, tests = [feats.train, *(v[0] for v in feats.views)], [feats.test, *(v[1] for v in feats.views)]
-    cv = {}
+    cv, cv_seconds = {}, {}
     choices = feats.models if len(feats.models) > 1 else {}  # one model: nothing to choose, no cross-validation
     for name, factory in choices.items():
+        if cv and left() < max(cv_seconds.values()):  # another model's folds would pass the deadline
+            log(f"  {name}: not tried ({left():.0f} s of the wall time allotted left)")
+            continue
+        started = time.monotonic()
         oof = np.zeros((len(task.y), sum(task.widths)))
         for inner_fit, inner_val in task.folds(FOLDS, fit):
             oof[inner_val] = predict_outputs(task, factory, trains, inner_fit, [x[inner_val] for x in trains])
         cv[name] = task.score(oof[fit], fit)
+        cv_seconds[name] = time.monotonic() - started
         log(f"  {name}: {FOLDS}-fold {task.metric_name} on the fit rows {cv[name]:.5g}")
     chosen = next(iter(feats.models))
     for name in cv:
@@ -124,6 +131,7 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
             chosen = name
     factory = feats.models[chosen]
     # one model on the fit rows predicts the validation rows and, for the blender, the test rows
+    started = time.monotonic()
     fitted = _fit_outputs(task, factory, trains, fit)
     both = _predict(task, fitted, [_stacked([x[val], t]) for x, t in zip(trains, tests, strict=True)])
     val_pred, validated = both[: len(val)], both[len(val) :]
@@ -132,8 +140,11 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
     every = every[~np.isin(every, left_out)]  # every row, but those left out of a sample
     kept = [v if getattr(m, "learnt_on_sample_", False) else None for m, v in zip(fitted, learnt, strict=True)]
     kept = kept if any(v is not None for v in kept) else None
+    if refit and left() < time.monotonic() - started:  # a refit costs about what this fit did
+        refit, refitted = False, "; not refitted (the wall time allotted ran short)"
+    else:
+        refitted = f"; refitted on all {len(every)} rows for the test predictions" if refit else ""
     test_pred = predict_outputs(task, factory, trains, every, tests, kept) if refit else validated
-    refitted = f"; refitted on all {len(every)} rows for the test predictions" if refit else ""
     return ClassicalResult(
         val_pred,
         test_pred,

@@ -1,7 +1,14 @@
 """The light solve: a small model on a subsample of a finished setup, scored with the competition's metric on a
 held-out part, and its test predictions formatted into a submission. The setup's final meta-test runs it (a
 finite score and a valid submission show that maps, transform, metric and formatters fit together), and its
-submission is the setup's first one."""
+submission is the setup's first one.
+
+It is never worse than the constant (issue 60: a light solve's hard class probabilities scored a log loss of 23.5
+where the class priors scored 2.34, and became the submission): class probabilities are mixed with a little of the
+fit rows' smoothed class frequencies, so that no class is ever given 0, and the constant (the class priors, or the
+target's mean or median) is scored on the same held-out rows. Where the model does not beat it, the constant's
+predictions are the submission, and where the constant beats it on most bootstrap resamples of those rows the
+meta-test fails: the maps, the target or the transform may be wrong."""
 
 from __future__ import annotations
 
@@ -12,9 +19,12 @@ import pandas as pd
 
 from agentk.modalities import TABULAR
 from tools.map_dataset import MapDataset
+from tools.resampling import wins_on_resamples
 from tools.submission import format_with_fallback
 from tools.tabular import encode
 from tools.task_data import TaskData
+
+PRIOR_SHARE = 0.02  # of each class probability, the fit rows' class frequencies (one more row of each class)
 
 
 def light_solve(ws: Path, max_rows: int = 3000, seed: int = 0) -> dict:
@@ -37,19 +47,73 @@ def light_solve(ws: Path, max_rows: int = 3000, seed: int = 0) -> dict:
         from tools.light_net import fit_predict
 
         val_pred, test_pred = fit_predict(train, fit_rows, [(train, val_rows), (test, None)], task.outputs, seed=seed)
+    val_pred, test_pred = (toward_prior(task, p, fit_rows) for p in (val_pred, test_pred))
+    model = "gradient boosting" if tabular_only else "tiny late-fusion network"
+    stat, constant_score = _constant(task, fit_rows, val_rows)
+    constant_val = np.tile(task.constant_row(fit_rows, stat), (len(val_rows), 1))
     decoding = task.tune_decoding(val_pred, val_rows)  # e.g. the multi-label threshold, for the metric
     score = task.score(val_pred, val_rows)
+    beats = task.better(score, constant_score)
+    worse = not beats and bool(
+        wins_on_resamples(
+            lambda idx: task.score(constant_val[idx], val_rows[idx]),
+            lambda idx: task.score(val_pred[idx], val_rows[idx]),
+            len(val_rows),
+            task.higher_is_better,
+            task.row_groups(val_rows),
+        )
+    )
+    if not beats:  # the constant over every train row, at the transform's default decoding
+        task.reset_decoding()
+        decoding = {}
+        test_pred = np.tile(task.constant_row(np.arange(len(train)), stat), (len(test), 1))
     formatter, sub = format_with_fallback(ws, pd.Series(test.ids), task.transform.inverse_transform(test_pred))
     return {
         "score": score,
         "higher_is_better": task.higher_is_better,
         "n_fit": len(fit_rows),
         "n_val": len(val_rows),
-        "model": "gradient boosting" if tabular_only else "tiny late-fusion network",
+        "model": model if beats else f"constant ({_STAT_WORDS.get(stat, stat)}): the {model} did not beat it",
+        "light_model": model,
+        "constant": {"statistic": stat, "score": constant_score},
+        "beats_constant": beats,
+        "worse_than_constant": worse,  # the constant wins on most resamples of the held-out rows
         "formatter": formatter,
         "decoding": decoding,
         "submission": sub,
     }
+
+
+_STAT_WORDS = {"prior": "the class priors", "mean": "the target's mean", "median": "the target's median"}
+
+
+def _constant(task: TaskData, fit_rows: np.ndarray, val_rows: np.ndarray) -> tuple[str, float]:
+    """(statistic, score on val_rows) of the best constant learnt from fit_rows: the class priors, or for a value the
+    mean or the median, whichever scores better."""
+    stats = ["mean", "median"] if any(o["kind"] == "regression" for o in task.outputs) else ["prior"]
+    best = None
+    for stat in stats:
+        score = task.score(np.tile(task.constant_row(fit_rows, stat), (len(val_rows), 1)), val_rows)
+        if best is None or task.better(score, best[1]):
+            best = (stat, score)
+    return best
+
+
+def toward_prior(task: TaskData, pred: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Model-space predictions whose class probabilities take PRIOR_SHARE of these rows' class frequencies, counted
+    with one more row of each class: no class, even one the rows lack, is ever given 0 (a confident mistake costs
+    log(1e-15) under log loss). Values stay as they are."""
+    out, start = np.array(pred, dtype=float), 0
+    for j, (o, w) in enumerate(zip(task.outputs, task.widths, strict=True)):
+        if o["kind"] != "regression":
+            y = task.y[rows, j]
+            y = y[np.isfinite(y)].astype(int)
+            counts = np.bincount(y, minlength=max(w, 2))[: max(w, 2)] + 1.0
+            prior = counts / counts.sum()
+            prior = prior[1:2] if w == 1 else prior  # binary: P(class 1)
+            out[:, start : start + w] = (1 - PRIOR_SHARE) * out[:, start : start + w] + PRIOR_SHARE * prior
+        start += w
+    return out
 
 
 def _boosting(

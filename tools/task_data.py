@@ -225,6 +225,21 @@ class TaskData:
         for name, value in self.decoding_defaults.items():
             setattr(self.transform, name, value)
 
+    def constant_row(self, rows: np.ndarray, stat: str) -> np.ndarray:
+        """One model-space row of a statistic of these train rows' targets: per output P(class 1) or the class
+        frequencies ("prior"), or the mean or median value ("mean", "median")."""
+        parts = []
+        for j, o in enumerate(self.outputs):
+            y = self.y[rows, j]
+            y = y[np.isfinite(y)]  # a row without this output's target
+            if o["kind"] == "multiclass":
+                parts.append(np.bincount(y.astype(int), minlength=self.widths[j])[: self.widths[j]] / len(y))
+            elif o["kind"] == "regression" and stat == "median":
+                parts.append(np.array([np.median(y)]))
+            else:
+                parts.append(np.array([y.mean()]))
+        return np.concatenate(parts)
+
     def better(self, a: float, b: float) -> bool:
         """Is score a strictly better than score b?"""
         return a > b if self.higher_is_better else a < b

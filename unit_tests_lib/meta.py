@@ -79,7 +79,10 @@ def check_test_maps(ws: Path) -> None:
 
 
 def check_light_solve(ws: Path) -> None:
-    """Final test: a light solve on a subsample gives a finite validation metric and a valid submission."""
+    """Final test: a light solve on a subsample gives a finite validation metric and a valid submission, no worse
+    than the constant's: where the light model does not beat the constant the constant is written, and where the
+    constant beats it on most bootstrap resamples of the held-out rows the test fails (the maps, target or
+    transform may be wrong)."""
     result = call_isolated(_light_solve, ws)["result"]
     if not np.isfinite(result["score"]):
         fail(f"the light solve's validation metric is {result['score']}: the metric, transform or maps are broken")
@@ -87,6 +90,14 @@ def check_light_solve(ws: Path) -> None:
     out.folder.mkdir(parents=True, exist_ok=True)
     result.pop("submission").to_csv(out.submission, index=False)
     write_json(out.score, result)
+    if result["worse_than_constant"]:
+        constant = result["constant"]
+        fail(
+            f"the light solve's {result['light_model']} validates at {result['score']:.5g}, worse than the constant "
+            f"({constant['statistic']}) at {constant['score']:.5g} on {result['n_val']} held-out train rows: check "
+            "that the input maps carry the features and the target map the target of each row (the constant's "
+            "submission is written meanwhile)"
+        )
 
 
 def _light_solve(ws: Path, out: dict) -> None:

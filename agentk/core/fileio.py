@@ -20,6 +20,15 @@ def write_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def copy_file(source: Path, path: Path) -> None:
+    """`source`'s bytes at `path`, replacing it whole: a reader (or a kill) sees the old file or the new one."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "wb") as f, open(source, "rb") as src:
+        f.write(src.read())
+    os.replace(tmp, path)
+
+
 @contextmanager
 def written_array(path: Path, dtype, shape: tuple) -> Iterator:
     """A zero-filled .npy memory map to fill, at `path` once the block ends (under a temporary name until then: a

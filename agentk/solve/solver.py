@@ -8,8 +8,11 @@ resumes. Predictions are kept in model space (see tools/task_data.py), which is 
 This module runs in a child process of `agentk solve` (cwd the workspace, no credentials): it executes the
 setup's generated code (transform, metric, formatters). Everything it and its libraries write goes to
 <ws>/logs/solve.log; the console gets progress bars and one line per solution (all of it with --verbose).
-solve.json says "running" from the start and "done" only once the best submission is in place: that is the
-marker `agentk submit` trusts."""
+solve.json says "running" from the start and "done" only once the final choice is in place: that is the marker
+`agentk submit` trusts. Before that, <ws>/submission.csv is at every moment the best solution finished so far (the
+constant first, which nothing worse replaces), written whole, and solve.json's "submission" names it, so a solve
+killed at any moment leaves it. The solve ends within its budget's bound on the wall clock (agentk/core/deadline.py):
+each solution runs under what is left of it."""
 
 from __future__ import annotations
 
@@ -18,7 +21,6 @@ import contextlib
 import faulthandler
 import json
 import os
-import shutil
 import sys
 import threading
 import time
@@ -26,12 +28,13 @@ import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 
 import numpy as np
 
-from agentk.core.fileio import append_jsonl, read_json, read_jsonl, write_json, write_text
+from agentk.core.deadline import LEAST_S, MARGIN, Deadline
+from agentk.core.fileio import append_jsonl, copy_file, read_json, read_jsonl, write_json, write_text
 from agentk.modalities import IMAGE, TABULAR, TEXT
 from agentk.parsing import guard_pandas
 from agentk.solve import cross_validation
@@ -108,6 +111,9 @@ class Solver:
         self.cv = cross_validate and cross_validation.applies(self.task)
         self._cv_seconds: dict = {}  # what each solution's cross-validation took, by solution id
         self.memory_limit = memory_limit  # GB: the solve's limit (agentk/solve/memory.py); None: the default
+        self.deadline = Deadline(budget.bound)  # the solve's bound on the wall clock
+        self.allotted = self.deadline  # the solution under way's own wall time (Deadline.allot)
+        self.state: dict = {}  # what solve.json says while the solve runs: the step, the submission in place
 
     # -- the plan ---------------------------------------------------------------------------------
     def plans(self) -> list[tuple[str, str, dict]]:
@@ -167,16 +173,35 @@ class Solver:
 
     def _step(self, step: str) -> None:
         """solve.json names the step under way while it runs: what `agentk solve` names if this process dies."""
-        write_json(self.workspace.solve_summary, {"status": "running", "budget": self.budget.name, "step": step})
+        self.state.update(step=step)
+        write_json(self.workspace.solve_summary, {"status": "running", "budget": self.budget.name, **self.state})
+
+    def publish(self, solutions: list[Solution]) -> Solution:
+        """The best solution finished so far (as finish() chooses on the validation rows: never one the constant
+        beats) becomes <ws>/submission.csv, replaced whole, and solve.json says which: a solve killed at any moment
+        leaves it."""
+        best, _, _ = self._choose(solutions)
+        if self.state.get("submission") != best.id:
+            copy_file(self.workspace.solution(best.id).submission, self.workspace.submission)
+            self.state.update(submission=best.id, submission_val_score=best.val_score)
+            self.log(f"submission.csv: {best.id}, the best finished so far (validation {best.val_score:.5g})")
+            self._step(self.state.get("step", ""))
+        return best
 
     def run(self) -> dict:
         # an earlier "done" no longer describes the workspace: until finish() the solve is unfinished
-        write_json(self.workspace.solve_summary, {"status": "running", "budget": self.budget.name})
+        before = read_json(self.workspace.solve_summary) or {}
+        if before.get("status") not in (None, "done") and before.get("submission"):
+            self.say(
+                f"resuming an unfinished solve ({before.get('error') or before.get('status')}): submission.csv holds "
+                f"{before['submission']}, the best solution it had finished"
+            )
+        self._step("start")
         fit, val = self.task.split
         self.say(
             f"{len(fit)} rows to fit, {len(val)} to validate ({self.task.held_out}); metric {self.task.metric_name} "
             f"({'higher' if self.task.higher_is_better else 'lower'} is better); inputs "
-            f"{', '.join(self.task.modalities)}; budget {self.budget.name}"
+            f"{', '.join(self.task.modalities)}; budget {self.budget.name}, ending within {self.budget.bound:.0f} s"
         )
         self.say(self.memory_plan().line())
         if self.feature_record and self.feature_record["added"]:
@@ -188,14 +213,23 @@ class Solver:
         solutions = []
         plans = self.plans()
         overall = self._bar_task("solutions", len(plans))
-        for sid, kind, config in plans:
+        finished = {sid for sid, _, _ in plans if self.workspace.solution(sid).score.exists()}
+        for k, (sid, kind, config) in enumerate(plans):
             done = self.load(sid)
             self._step(sid)
             if done is not None:
                 self.say(f"{sid}: already done (validation {self.task.metric_name} {done.val_score:.5g})")
             else:
                 build = {"constant": self.constant, "autogluon": self.autogluon, "classical": self.classical}.get(kind)
+                later = sum(other not in finished for other, _, _ in plans[k + 1 :])
+                self.allotted = self.deadline.until(self.deadline.allot(later))
+                self.state.setdefault("allotted", {})[sid] = round(self.allotted.seconds, 1)
                 try:
+                    if kind != "constant" and self.allotted.seconds < LEAST_S:
+                        raise LeftOut(
+                            f"the solve's bound of {self.budget.bound:.0f} s leaves it {self.allotted.seconds:.0f} s "
+                            "on the wall clock"
+                        )
                     done = build(sid, **config) if build else self.network(sid, config)
                 except LeftOut as exc:  # a plan past what the budget buys: not an error
                     write_json(self.workspace.solution(sid).skipped, {"left_out": str(exc)})
@@ -214,10 +248,12 @@ class Solver:
                 self.save(done)
                 self.say(f"{sid}: validation {self.task.metric_name} {done.val_score:.5g} ({done.seconds:.0f} s)")
             solutions.append(done)
+            self.publish(solutions)
             self._advance(overall)
+        self.allotted = self.deadline
         # a small table: every solution's out-of-fold predictions over all rows; {} when a recipe failed
         self._step("cross-validation" if self.cv else "blend")
-        cv = self.cross_validate(solutions) if self.cv else {}
+        cv = self.cross_validate(solutions) if self.cv and self._cv_fits(solutions) else {}
         self._step("blend")
         if sum(s.kind != "constant" for s in solutions) >= self.budget.blend_after:
             blend = self.load("blend")
@@ -227,6 +263,7 @@ class Solver:
                 self.save(blend)  # after its out-of-fold predictions: score.json marks it done
             if blend is not None:
                 solutions.append(blend)
+                self.publish(solutions)
                 if cv:
                     cv = self.cross_validate([blend], cv)
         return self.finish(solutions, cv)
@@ -282,7 +319,7 @@ class Solver:
             test_pred = self._per_level(every, levels[0], levels[1], stat.split()[0])
             what = f"the target's {stat.split()[0]} per level of {column!r} (the overall one for a rare level)"
         else:
-            test_pred = np.tile(self._constant_row(every, stat), (len(self.task.test), 1))
+            test_pred = np.tile(self.task.constant_row(every, stat), (len(self.task.test), 1))
             what = "class priors" if stat == "prior" else f"the target's {stat}"
         return Solution(
             sid,
@@ -295,34 +332,20 @@ class Solver:
             {"statistic": stat, "candidates": {k: v[0] for k, v in candidates.items()}},
         )
 
-    def _constant_row(self, rows: np.ndarray, stat: str) -> np.ndarray:
-        """One model-space row: per output P(class 1), the class frequencies, or the mean/median value."""
-        parts = []
-        for j, o in enumerate(self.task.outputs):
-            y = self.task.y[rows, j]
-            y = y[np.isfinite(y)]  # a row without this output's target
-            if o["kind"] == "multiclass":
-                parts.append(np.bincount(y.astype(int), minlength=self.task.widths[j])[: self.task.widths[j]] / len(y))
-            elif o["kind"] == "regression" and stat == "median":
-                parts.append(np.array([np.median(y)]))
-            else:
-                parts.append(np.array([y.mean()]))
-        return np.concatenate(parts)
-
     def _levels(self, column: str) -> tuple[np.ndarray, np.ndarray]:
         """The column's values as strings, for the train rows and the test rows."""
         tab = (self.task.train.inputs[TABULAR.name], self.task.test.inputs[TABULAR.name])
         return tuple(frame[column].astype(str).to_numpy() for frame in tab)
 
     def _per_level(self, rows: np.ndarray, row_levels: np.ndarray, levels: np.ndarray, stat: str) -> np.ndarray:
-        """Model-space rows for `levels`: _constant_row over the `rows` of the same level (row_levels: theirs), the
+        """Model-space rows for `levels`: TaskData.constant_row over the `rows` of the same level (row_levels: theirs), the
         one over all `rows` for a level with fewer than MIN_LEVEL_ROWS of them."""
-        overall = self._constant_row(rows, stat)
+        overall = self.task.constant_row(rows, stat)
         pred = np.tile(overall, (len(levels), 1))
         for level in np.unique(levels):
             mine = rows[row_levels == level]
             if len(mine) >= MIN_LEVEL_ROWS:
-                row = self._constant_row(mine, stat)
+                row = self.task.constant_row(mine, stat)
                 pred[levels == level] = np.where(np.isfinite(row), row, overall)  # an output this level lacks
         return pred
 
@@ -345,7 +368,7 @@ class Solver:
             pred = np.zeros((len(fit), sum(self.task.widths)))
             for inner, outer in folds:
                 if levels is None:
-                    pred[outer] = self._constant_row(fit[inner], stat)
+                    pred[outer] = self.task.constant_row(fit[inner], stat)
                 else:
                     pred[outer] = self._per_level(fit[inner], levels[fit[inner]], levels[fit[outer]], stat)
             return self.task.score(pred, fit)
@@ -375,9 +398,12 @@ class Solver:
             out_dir=self.workspace.solution(sid).models,
             refit=self.refit,
             most=self.budget.autogluon_most,
+            wall=self.allotted.left(),
         )
         for m in out["models"]:
-            self.log(f"  {m['output']}: {m['plan']}")
+            self.log(f"  {m['output']}: {m['plan']}; wall time limit {m['time_limit']:.0f} s")
+            if m["refit_rejected"]:
+                self.say(f"{sid}: {m['output']}: {m['refit_rejected']}")
         fit, val = self.task.split
         # a table too large for AutoGluon's budget: it fits on a sample (tools/autogluon_tool.tuning_rows)
         sampled = next((m for m in out["models"] if m["tuned_on_rows"] < m["fit_rows"]), None)
@@ -392,8 +418,9 @@ class Solver:
         refitted = (
             f"; then its best model ({', '.join(m['selected'] for m in out['models'])}) refitted on {every} "
             "for the test predictions"
-            if self.refit
-            else "; the test predictions from the same model (no refit)"
+            if self.refit and all(m["refit_on_rows"] for m in out["models"])
+            else "; the test predictions from the same model (no refit"
+            + ("; the wall time allotted ran short)" if self.refit else ")")
         )
         return Solution(
             sid,
@@ -406,7 +433,12 @@ class Solver:
             out["val_pred"],
             out["test_pred"],
             time.monotonic() - t0,
-            {"models": out.get("models"), "refit": self.refit, "features": self.feature_record},
+            {
+                "models": out.get("models"),
+                "refit": self.refit,
+                "features": self.feature_record,
+                "modelled_seconds": round(out["modelled_seconds"], 1),
+            },
             out["validated_test_pred"] if self.refit else None,
         )
 
@@ -419,7 +451,7 @@ class Solver:
         module = candidate(name)
         self.log(f"{sid}: building features")
         feats = module.features(self.task, log=self.log)
-        res = fit_candidate(self.task, feats, refit=self.refit, log=self.log)
+        res = fit_candidate(self.task, feats, refit=self.refit, log=self.log, deadline=self.allotted)
         return Solution(
             sid,
             "classical",
@@ -475,8 +507,8 @@ class Solver:
 
             paths = self.task.train.inputs[IMAGE.name].iloc[:, 0].tolist()
             tiny, side = image_encoder(base.image_backbone, base.pretrained, paths, self.ws, side)
-        plan = plan_network(
-            b,
+        planned = partial(
+            plan_network,
             fit_rows=len(learn),
             val_rows=len(stop) + len(val),
             test_rows=len(self.task.test),
@@ -490,8 +522,19 @@ class Solver:
             stop_rows=min(len(stop), STOP_ROWS),  # those it scores after every epoch (watched_rows)
             tiny_image=tiny,
         )
+        plan, allotted = planned(b), self.allotted.seconds
+        if plan.left_out is None and plan.seconds > allotted / MARGIN:  # the wall time left buys less work
+            work = max(1.0, allotted / MARGIN - plan.embed_seconds)
+            grown = min(b.grown_network_seconds, work) if b.grown_network_seconds else None
+            plan = planned(replace(b, network_seconds=min(b.network_seconds, work), grown_network_seconds=grown))
+            self.say(f"{sid}: its work cut to fit the {allotted:.0f} s the solve's bound leaves it")
         if plan.left_out is not None:
             raise LeftOut(plan.left_out)
+        if plan.seconds > allotted:
+            raise LeftOut(
+                f"its least work is modelled at {plan.seconds:.0f} s, past the {allotted:.0f} s the solve's bound "
+                "leaves it"
+            )
         base = replace(
             base,
             max_epochs=plan.epochs,
@@ -499,7 +542,7 @@ class Solver:
             epoch_rows=plan.epoch_rows,
             stop_rows=plan.watched_rows or STOP_ROWS,
             learn_sample=plan.learn_sample,
-            max_time=plan.safety_cap,
+            max_time=min(plan.safety_cap, allotted),
         )
         self.say(f"{sid}: {plan.line()}")
         files = self.workspace.solution(sid)
@@ -511,8 +554,11 @@ class Solver:
         def affordable() -> int:
             # from the epochs the recorded trials ran; one the safety cap stopped (a clock) or that failed counts at
             # its most, so that a busy machine runs no more trials than an idle one
-            ran = [plan.epochs if r.get("capped") or not r["ok"] else r["epochs"] for r in read_jsonl(files.trials)]
+            records = read_jsonl(files.trials)
+            ran = [plan.epochs if r.get("capped") or not r["ok"] else r["epochs"] for r in records]
             n = plan.affordable(ran)
+            if records and self.allotted.left() < max(r.get("seconds", 0.0) for r in records):
+                n = len(records)  # another trial, as long as the longest yet, would pass the wall time allotted
             if trials_bar is not None:
                 self.bar.update(trials_bar, total=n)
             return n
@@ -554,8 +600,13 @@ class Solver:
         sources = [t.get("source") for t in tuned.trials]
         search = {kind: sources.count(kind) for kind in ("initial", "random", "model")}
         test_pred, refit, refit_note = preds["test_pred"], None, "; test predictions from the best trial (no refit)"
-        if self.refit:
-            refit = self._refit_network(sid, config, int(best["best_epoch"]), files)
+        # a refit trains on every row for the best trial's epochs: about as long as that trial, and more rows
+        if self.refit and not files.refit.exists() and self.allotted.left() < best.get("seconds", 0.0) * 1.5:
+            refit_note = "; test predictions from the best trial (no refit: the wall time allotted ran short)"
+        elif self.refit:
+            refit = self._refit_network(
+                sid, replace(config, max_time=max(LEAST_S, self.allotted.left())), int(best["best_epoch"]), files
+            )
             test_pred = refit.pop("test_pred")
             refit_note = (
                 f"; its configuration refitted on all {refit['rows']} rows for {refit['epochs']} epochs (the best "
@@ -564,7 +615,8 @@ class Solver:
         capped = [r["trial"] + 1 for r in records if r.get("capped")]
         if capped or (refit and refit["capped"]):
             self.say(
-                f"{sid}: WARNING: the safety cap ({plan.safety_cap:.0f} s per training run) stopped "
+                f"{sid}: WARNING: the safety cap ({plan.safety_cap:.0f} s per training run) or the wall time "
+                f"allotted ({allotted:.0f} s) stopped "
                 + ", ".join([f"trial {k}" for k in capped] + (["the refit"] if refit and refit["capped"] else []))
                 + " before the planned epochs: this machine ran far slower than planned; the result depends on it"
             )
@@ -584,6 +636,7 @@ class Solver:
             time.monotonic() - t0,
             {
                 "config": asdict(config),
+                "modelled_seconds": round(plan.seconds, 1),
                 "work": {**asdict(plan), "search": plan.search, "estimated_seconds": round(plan.seconds, 1)},
                 "search": {"method": method, **search},
                 "refit": refit,
@@ -592,7 +645,7 @@ class Solver:
                 "tuner_best": tuned.best,
                 "notes": best.get("notes", []),
             },
-            preds["test_pred"] if self.refit else None,
+            preds["test_pred"] if refit is not None else None,
         )
 
     def _refit_network(self, sid: str, config, epochs: int, files: SolutionFiles) -> dict:
@@ -627,8 +680,10 @@ class Solver:
             self._log_start(sid, k, params)
             t_trial = time.monotonic()
             epochs = self._bar_task(f"{sid} trial {k + 1}: epochs", 0)
+            # a training run stops at its safety cap or at the wall time allotted, whichever comes first
+            capped = replace(base, max_time=min(base.max_time, max(LEAST_S, self.allotted.left())))
             try:
-                record = _train_trial(self.task, base, params, files, k, self.log, self._epoch_bar(sid, k, epochs))
+                record = _train_trial(self.task, capped, params, files, k, self.log, self._epoch_bar(sid, k, epochs))
             except Exception as exc:  # a diverging or crashing trial is HEBO's observation, not the end of the solve
                 self._trial_done(
                     sid,
@@ -795,9 +850,50 @@ class Solver:
         )
 
     def finish(self, solutions: list[Solution], cv: dict[str, np.ndarray] | None = None) -> dict:
-        """The best solution by validation score, or with `cv` (a small table's out-of-fold predictions over every
-        train row: agentk/solve/cross_validation.py) by its cross-validated score among those it holds; the constant
-        instead when the best does not beat it on most bootstrap resamples of the rows that judge them."""
+        """The best solution (_choose) becomes the submission, and solve.json says "done"."""
+        best, scores, judged = self._choose(solutions, cv, say=True)
+        copy_file(self.workspace.solution(best.id).submission, self.workspace.submission)
+        summary = {
+            "status": "done",
+            "budget": self.budget.name,
+            "metric": self.task.metric_name,
+            "higher_is_better": self.task.higher_is_better,
+            "best": best.id,
+            "submission": best.id,
+            "selected_by": "cross-validation" if cv else "validation",
+            "bound_seconds": self.budget.bound,
+            "seconds": round(self.deadline.elapsed(), 1),
+            "solutions": [
+                {
+                    "id": s.id,
+                    "kind": s.kind,
+                    "val_score": s.val_score,
+                    **(
+                        {"cv_score": scores.get(s.id), "cv_seconds": round(self._cv_seconds.get(s.id, 0.0), 1)}
+                        if cv
+                        else {}
+                    ),
+                    "seconds": round(s.seconds, 1),
+                    "allotted_seconds": self.state.get("allotted", {}).get(s.id),
+                    "modelled_seconds": s.details.get("modelled_seconds"),
+                    "plan": s.plan,
+                }
+                for s in solutions
+            ],
+        }
+        write_json(self.workspace.solve_summary, summary)
+        self.say(
+            f"best: {best.id} ({self.task.metric_name} {scores[best.id]:.5g} on {judged}) -> {self.workspace.submission}"
+        )
+        return summary
+
+    def _choose(
+        self, solutions: list[Solution], cv: dict[str, np.ndarray] | None = None, say: bool = False
+    ) -> tuple[Solution, dict[str, float], str]:
+        """(the best solution, the scores that judged it, on what) by validation score, or with `cv` (a small table's
+        out-of-fold predictions over every train row: agentk/solve/cross_validation.py) by its cross-validated score
+        among those it holds; the constant instead when the best does not beat it on most bootstrap resamples of the
+        rows that judge them."""
         if cv:
             rows = np.arange(len(self.task.y))
             preds = cv
@@ -821,41 +917,25 @@ class Solver:
         ):
             # a noisy target (a popularity score): a gain over the constant that a few rows carry is as likely a loss
             # on the test rows
-            self.say(
+            (self.say if say else self.log)(
                 f"{best.id} scores better than the constant ({self.task.metric_name} {scores[best.id]:.5g} vs "
                 f"{scores[constant.id]:.5g}) on {judged} but not on {WIN_SHARE * 100:g} % of {self._resamples} of "
                 "those rows: the constant is submitted"
             )
             best = constant
-        shutil.copyfile(self.workspace.solution(best.id).submission, self.workspace.submission)
-        summary = {
-            "status": "done",
-            "budget": self.budget.name,
-            "metric": self.task.metric_name,
-            "higher_is_better": self.task.higher_is_better,
-            "best": best.id,
-            "selected_by": "cross-validation" if cv else "validation",
-            "solutions": [
-                {
-                    "id": s.id,
-                    "kind": s.kind,
-                    "val_score": s.val_score,
-                    **(
-                        {"cv_score": scores.get(s.id), "cv_seconds": round(self._cv_seconds.get(s.id, 0.0), 1)}
-                        if cv
-                        else {}
-                    ),
-                    "seconds": round(s.seconds, 1),
-                    "plan": s.plan,
-                }
-                for s in solutions
-            ],
-        }
-        write_json(self.workspace.solve_summary, summary)
+        return best, scores, judged
+
+    def _cv_fits(self, solutions: list[Solution]) -> bool:
+        """Whether cross-validation fits in the wall time left: it rebuilds each solution's recipe on every fold,
+        about as long as the solution took (AutoGluon with a fold's share of its work)."""
+        needed = sum(s.seconds for s in solutions if not self.workspace.solution(s.id).cross_validated.exists())
+        if needed <= self.deadline.allot(0):
+            return True
         self.say(
-            f"best: {best.id} ({self.task.metric_name} {scores[best.id]:.5g} on {judged}) -> {self.workspace.submission}"
+            f"no cross-validation: rebuilding the solutions on {cross_validation.FOLDS} folds would take about "
+            f"{needed:.0f} s, and {self.deadline.allot(0):.0f} s are left of the bound; the validation rows decide"
         )
-        return summary
+        return False
 
     def cross_validate(self, solutions: list[Solution], done: dict | None = None) -> dict[str, np.ndarray]:
         """{id: out-of-fold predictions over every train row} of the solutions with a recipe (an MLP blend learnt
@@ -899,7 +979,7 @@ class Solver:
         if " per " in stat:
             levels = self._levels(stat.split(" per ", 1)[1])[0]
             return self._per_level(train, levels[train], levels[held], stat.split()[0])
-        return np.tile(self._constant_row(train, stat), (len(held), 1))
+        return np.tile(self.task.constant_row(train, stat), (len(held), 1))
 
     @property
     def _resamples(self) -> str:
@@ -982,13 +1062,15 @@ def _trial_in_worker(ws: str, sid: str, base: dict, features: bool, params: dict
         )
 
 
+@cache
 def _machine(device: str) -> Machine:
-    """The machine a network's work is planned for: the CPU cores this process may use, and whether it trains on
-    CUDA (device as FusionConfig names it)."""
+    """The machine a network's work is planned for: the CPU cores this process may use that other processes leave
+    free (measured once: a busy machine trains slower, and the plan says so), and whether it trains on CUDA (device
+    as FusionConfig names it)."""
     from tools.fusion import resolve_device
-    from tools.machine import cores
+    from tools.machine import idle_cores
 
-    return Machine(cores=cores(), cuda=resolve_device(device).type == "cuda")
+    return Machine(cores=idle_cores(), cuda=resolve_device(device).type == "cuda")
 
 
 def _add_features(task: TaskData, workspace: Workspace) -> dict:
@@ -1080,6 +1162,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="GB",
         help="the memory limit the solve runs under (agentk solve sets it), for the estimate it states",
     )
+    p.add_argument(
+        "--bound",
+        type=float,
+        metavar="SECONDS",
+        help="the wall seconds the solve ends within [default: the budget's, quick 900]",
+    )
     p.add_argument("--verbose", action="store_true", help="show everything the log gets as it comes")
     p.add_argument("--no-features", action="store_true", help="ablation: no engineered features on the tab inputs")
     p.add_argument(
@@ -1131,9 +1219,10 @@ def main(argv: list[str] | None = None) -> int:
                 if bars
                 else contextlib.nullcontext()
             ) as bar:
+                budget = PRESETS[args.budget]
                 Solver(
                     args.workspace,
-                    PRESETS[args.budget],
+                    replace(budget, bound=args.bound) if args.bound else budget,
                     log=log,
                     bar=bar,
                     say=say,
