@@ -201,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 records_path.write_text(json.dumps(records, indent=1))
                 print(table(records[-1:], bound).splitlines()[-1], flush=True)
+    if args.setup_only:
+        return 0
     text = table(records, bound)
     print(text)
     (ROOT / "benchmarks" / "results" / "solve_bound.md").write_text(

@@ -196,6 +196,8 @@ class Solver:
                 f"resuming an unfinished solve ({before.get('error') or before.get('status')}): submission.csv holds "
                 f"{before['submission']}, the best solution it had finished"
             )
+        if before.get("submission"):  # still in place until a better one is published
+            self.state.update(submission=before["submission"], submission_val_score=before.get("submission_val_score"))
         self._step("start")
         fit, val = self.task.split
         self.say(
@@ -214,12 +216,16 @@ class Solver:
         plans = self.plans()
         overall = self._bar_task("solutions", len(plans))
         finished = {sid for sid, _, _ in plans if self.workspace.solution(sid).score.exists()}
+        loaded = False  # solutions an earlier run finished, not yet weighed for the submission
         for k, (sid, kind, config) in enumerate(plans):
             done = self.load(sid)
             self._step(sid)
             if done is not None:
                 self.say(f"{sid}: already done (validation {self.task.metric_name} {done.val_score:.5g})")
             else:
+                if loaded:  # all those an earlier run finished, before any new one: its best is among them
+                    self.publish(solutions)
+                    loaded = False
                 build = {"constant": self.constant, "autogluon": self.autogluon, "classical": self.classical}.get(kind)
                 later = sum(other not in finished for other, _, _ in plans[k + 1 :])
                 self.allotted = self.deadline.until(self.deadline.allot(later))
@@ -248,8 +254,13 @@ class Solver:
                 self.save(done)
                 self.say(f"{sid}: validation {self.task.metric_name} {done.val_score:.5g} ({done.seconds:.0f} s)")
             solutions.append(done)
-            self.publish(solutions)
+            if sid in finished:
+                loaded = True
+            else:
+                self.publish(solutions)
             self._advance(overall)
+        if loaded:
+            self.publish(solutions)
         self.allotted = self.deadline
         # a small table: every solution's out-of-fold predictions over all rows; {} when a recipe failed
         self._step("cross-validation" if self.cv else "blend")
