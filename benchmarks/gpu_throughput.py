@@ -90,7 +90,8 @@ def write_task_code(layout: Workspace) -> None:
 
 def fusion_speed(task, size: int, epochs: int, device: str) -> tuple[float, dict]:
     """train_fusion's training images/s (its best epoch after the first) and its last epoch's report."""
-    from tools.fusion import FusionConfig, train_fusion
+    from tools.fusion import train_fusion
+    from tools.fusion_config import FusionConfig
 
     reports: list[dict] = []
     cfg = FusionConfig(

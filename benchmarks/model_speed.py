@@ -85,7 +85,8 @@ def measure(kind: str, ws: Path, rows: int, epochs: int, device: str) -> tuple[f
     """(samples/s, side in px or 0, batch size, the encoder's notes): a trained kind's best training pass after
     the first epoch; a frozen kind's embedding of every row, once."""
     from tools import modality_img
-    from tools.fusion import FusionConfig, train_fusion
+    from tools.fusion import train_fusion
+    from tools.fusion_config import FusionConfig
     from tools.task_data import TaskData
 
     side = 0

@@ -19,7 +19,8 @@ from agentk.solve.budgets import (
     Machine,
     plan_network,
 )
-from tools.fusion import STOP_ROWS, watched_rows
+from tools.fusion import watched_rows
+from tools.fusion_config import STOP_ROWS
 from tools.hebo_tuner import design
 
 QUICK = PRESETS["quick"]

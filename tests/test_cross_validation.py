@@ -15,7 +15,8 @@ from agentk.solve.budgets import PRESETS
 from agentk.solve.cross_validation import CV_ROWS, applies
 from agentk.solve.solver import Solution, Solver
 from agentk.workspace import Workspace
-from tools.fusion import FusionConfig, refit_fusion
+from tools.fusion import refit_fusion
+from tools.fusion_config import FusionConfig
 from tools.task_data import TaskData
 
 

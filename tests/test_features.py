@@ -10,7 +10,8 @@ import pytest
 from agentk.solve.budgets import PRESETS
 from agentk.solve.solver import Solver
 from agentk.workspace import Workspace, read_map
-from tools.features import Labels, as_datetime, coordinate_points, engineer
+from tools.columns import as_datetime
+from tools.features import Labels, coordinate_points, engineer
 
 
 def _frame(n: int, rng, start: str = "2015-01-01") -> pd.DataFrame:

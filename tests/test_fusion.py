@@ -20,7 +20,8 @@ from PIL import Image
 
 from agentk.workspace import Workspace
 from tools import fusion, machine, modality_img
-from tools.fusion import FusionConfig, refit_fusion, train_fusion
+from tools.fusion import refit_fusion, train_fusion
+from tools.fusion_config import FusionConfig
 from tools.heads import output_losses
 from tools.task_data import TaskData
 
@@ -342,7 +343,7 @@ def test_a_new_modality_needs_only_a_registry_entry_and_its_model_module(tmp_pat
     from torch import nn
 
     from agentk.modalities import MODALITIES, Modality
-    from tools.fusion import Branch
+    from tools.fusion_config import Branch
     from tools.light_net import fit_predict
     from tools.map_dataset import MapDataset
 

@@ -17,7 +17,7 @@ from agentk.api import run_solve
 from agentk.core.errors import BadInput
 from agentk.solve import solver
 from tools import modality_img
-from tools.fusion import FusionConfig
+from tools.fusion_config import FusionConfig
 from tools.modality_img import ImageEmbedder, TinyCNN
 
 NAME = "resnet18"

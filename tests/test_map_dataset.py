@@ -15,7 +15,7 @@ from PIL import Image
 
 from tools.map_dataset import MapDataset
 from tools.modality_img import ImageTransform
-from tools.modality_txt import TextTransform, vocab_size
+from tools.text_encoder import TextTransform, vocab_size
 
 ROOT = Path(__file__).resolve().parents[1]
 RED, BLUE = (220, 30, 30), (30, 30, 220)

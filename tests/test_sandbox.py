@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from agentk.core.checks import Check, run_checks
-from agentk.core.sandbox import clean_env, run_python, truncate
+from agentk.core.sandbox import clean_env, run_python
+from agentk.core.text import truncate
 
 SECRETS = {
     "KAGGLE_KEY": "k-secret",

@@ -43,7 +43,6 @@ solver applies it (apply_features) to the task's tab inputs before AutoGluon and
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -52,10 +51,9 @@ import pandas as pd
 
 from agentk.modalities import TABULAR
 from agentk.parsing import to_numeric
+from tools.columns import DATE_SAMPLE, as_datetime, is_datetime, text_sample
 from tools.task_data import group_column
 
-DATE_SHARE = 0.95  # of a sample of a column's values that must parse as dates
-DATE_SAMPLE = 500
 HIGH_CARDINALITY = 20  # text columns with more levels than this get a count encoding
 ENTITY_LEVELS = 100  # whole-number columns with more levels than this may name entities (users, items)
 EARTH_KM = 6371.0
@@ -222,17 +220,11 @@ def apply_features(task) -> dict:
     return record
 
 
-def _text_sample(s: pd.Series) -> pd.Series:
-    """Up to DATE_SAMPLE of a column's known values as text, the same draw for every check of the column."""
-    values = s.dropna()  # drawn before it is made text: a column of millions of rows as text takes gigabytes
-    return values.sample(min(len(values), DATE_SAMPLE), random_state=0).astype(str)
-
-
 # -- composite codes ---------------------------------------------------------------------------------------------
 def _code_separator(s: pd.Series) -> str | None:
     """The separator that splits at least CODE_SHARE of a sample of the values into the same 2..MAX_CODE_PARTS
     parts, none empty; None for free text (words vary in number) and for plain values."""
-    sample = _text_sample(s)
+    sample = text_sample(s)
     if sample.empty:
         return None
     for sep in CODE_SEPARATORS:
@@ -273,7 +265,7 @@ def _code_width(s: pd.Series) -> int | None:
     """The length shared by CODE_SHARE of a sample of the values when they are words of MIN_CODE_WIDTH to
     MAX_CODE_WIDTH letters over at most MAX_CODE_ALPHABET distinct letters; else None. Letters only: identifiers
     ("m4821", hex hashes) mix in digits, and their characters say nothing."""
-    sample = _text_sample(s)
+    sample = text_sample(s)
     if sample.empty:
         return None
     width = int(sample.str.len().mode().iloc[0])
@@ -340,40 +332,6 @@ def _add_pair(train: pd.DataFrame, test: pd.DataFrame, a: str, b: str) -> list[s
 
 
 # -- datetimes ---------------------------------------------------------------------------------------------------
-def is_datetime(s: pd.Series) -> bool:
-    if pd.api.types.is_datetime64_any_dtype(s):
-        return True
-    if pd.api.types.is_numeric_dtype(s) or s.dtype == bool:
-        return False
-    sample = _text_sample(s)
-    if sample.empty:
-        return False
-    # a date has digits and a date or time separator; plain numbers and codes like "B/0/P" do not parse
-    if not sample.str.contains(r"\d[-/:.]\d|\d{4}-\d", regex=True).mean() >= DATE_SHARE:
-        return False
-    return as_datetime(sample).notna().mean() >= DATE_SHARE
-
-
-def as_datetime(s: pd.Series) -> pd.Series:
-    """Dates and times as naive UTC timestamps, NaT where a value does not parse. The first value's format parses
-    the column at once; only the values it misses are parsed one by one ("mixed"): on a million timestamps, 13 s
-    instead of 64."""
-    from pandas.tseries.api import guess_datetime_format
-
-    if pd.api.types.is_datetime64_any_dtype(s):
-        return s.dt.tz_localize(None) if getattr(s.dt, "tz", None) is not None else s
-    text = s.astype("string")
-    known = text.dropna()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pandas warns when it infers the format element by element
-        fmt = guess_datetime_format(known.iloc[0]) if len(known) else None
-        parsed = pd.to_datetime(text, errors="coerce", utc=True, format=fmt or "mixed")
-        missed = parsed.isna() & text.notna()
-        if fmt and missed.any():
-            parsed[missed] = pd.to_datetime(text[missed], errors="coerce", utc=True, format="mixed")
-    return parsed.dt.tz_localize(None)
-
-
 def _date_parts(t: pd.Series, origin, reference: pd.Series) -> dict[str, pd.Series]:
     """The parts that vary over the train times (`reference`), each cyclic part's sin/cos, and the elapsed days."""
     parts = {}
@@ -509,7 +467,7 @@ def _token_vocabulary(s: pd.Series) -> list[str] | None:
     distinct tokens, at least MULTI_TOKEN_SHARE of them two or more, at most MAX_REPEATS of them a token twice, and
     holds more distinct values than tokens (combinations: a few multi-word names, "55 Cancri e", are levels of a
     categorical); else None."""
-    sample = _text_sample(s)
+    sample = text_sample(s)
     if sample.empty:
         return None
     tokens = sample.map(TOKENS.findall)

@@ -22,12 +22,12 @@ from torch import nn
 from agentk.core.fileio import written_array
 from agentk.modalities import IMAGE, TABULAR
 from agentk.workspace import Workspace
+from tools.fusion_config import Branch, FusionConfig
 from tools.image_files import cell_paths, cell_size, grid, mosaic
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from tools.fusion import Branch, FusionConfig
     from tools.map_dataset import MapDataset
 
 NAME = IMAGE.name
@@ -159,7 +159,6 @@ def light_branch(parts: list[tuple[MapDataset, np.ndarray]], width: int) -> tupl
 def fusion_branch(frame: pd.DataFrame, ws: Path, cfg: FusionConfig, fit: np.ndarray) -> Branch:
     """The backbone over the images decoded once at the training size (augmented on the device when trained), or
     frozen."""
-    from tools.fusion import Branch
 
     encoder = ImageEmbedder(cfg.image_backbone, cfg.pretrained)
     paths = frame.iloc[:, 0].tolist()

@@ -15,13 +15,13 @@ import numpy as np
 import pandas as pd
 
 from agentk.modalities import TABULAR
+from tools.fusion_config import Branch, FusionConfig
 from tools.tabular import encode, standardised
 
 if TYPE_CHECKING:
     import torch
     from torch import nn
 
-    from tools.fusion import Branch, FusionConfig
     from tools.map_dataset import MapDataset
 
 NAME = TABULAR.name
@@ -64,7 +64,6 @@ def light_branch(parts: list[tuple[MapDataset, np.ndarray]], width: int) -> tupl
 
 def fusion_branch(frame: pd.DataFrame, ws: Path, cfg: FusionConfig, fit: np.ndarray) -> Branch:
     """Numeric features and category codes, embedded by an MLP trained with the rest."""
-    from tools.fusion import Branch
 
     num, cat, cards = tab_features(frame, fit)
     return Branch(

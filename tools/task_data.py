@@ -17,6 +17,7 @@ import pandas as pd
 
 from agentk.core.fileio import read_json, write_json
 from agentk.workspace import METRIC, SUBMISSION_FORMAT, TARGET_TRANSFORM, Workspace, read_map
+from tools.columns import as_datetime, is_datetime
 from tools.heads import width
 from tools.map_dataset import MapDataset
 
@@ -174,7 +175,6 @@ class TaskData:
         column = time_column(train, test)
         if column is None:
             return None
-        from tools.features import as_datetime  # features imports this module
 
         t = as_datetime(train.set_index("id", drop=False).loc[list(self.train.ids), column])  # the id may be it
         return column, ((t - t.min()).dt.total_seconds() / 86400).fillna(-1.0).to_numpy()  # no time: earliest
@@ -302,7 +302,6 @@ def time_column(train: pd.DataFrame, test: pd.DataFrame) -> str | None:
     """A date or time column of both maps, with MIN_TIMES distinct train times at least, after whose latest train
     time come FUTURE_SHARE of the test rows: the test is a forecast of the train's future. Test days interleaved
     with the train's (the first days of each month to train on, the rest to predict) are not."""
-    from tools.features import as_datetime, is_datetime  # features imports this module
 
     for c in sorted(train.columns, key=lambda c: c == "id"):  # a map's id last: a timestamp id is the rows' time
         if c not in test.columns or not is_datetime(train[c]):

@@ -83,7 +83,7 @@ def _word_vectors(words: list[str]) -> np.ndarray:
 
 @functools.lru_cache(maxsize=1)
 def _encoder():
-    from tools.modality_txt import TextEmbedder
+    from tools.text_encoder import TextEmbedder
 
     return TextEmbedder(None, EMBED_LENGTH).eval()
 

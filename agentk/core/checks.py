@@ -19,7 +19,8 @@ from typing import Any
 
 from agentk.core import isolated
 from agentk.core.isolated import describe, function_spec, import_function
-from agentk.core.sandbox import RunResult, run_python, truncate
+from agentk.core.sandbox import RunResult, run_python
+from agentk.core.text import truncate
 
 MARK = "@@agentk-check@@ "  # the result line, told apart from what the code prints
 STARTED = "@@agentk-started@@ "  # "code" or a check's index: names what hung or died

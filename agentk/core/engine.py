@@ -157,7 +157,8 @@ class Engine:
             return old
         self.state = old or EpisodeState(self.policy.name, info=dict(self.info))
         self.state.status = "running"
-        self.memory = WorkingMemory.from_trajectory(read_trajectory(self.trajectory)) if resume else WorkingMemory()
+        # a resumed episode's working memory: every entry its trajectory kept
+        self.memory = WorkingMemory([e for r in read_trajectory(self.trajectory) for e in r.memory] if resume else [])
         if not resume and self.trajectory.exists():
             self.trajectory.unlink()
         self._save()

@@ -7,12 +7,8 @@ CA-THOUGHT, KEEP, TEXT.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from agentk.core.sandbox import truncate
-
-if TYPE_CHECKING:
-    from agentk.core.state import TrajectoryRecord
+from agentk.core.text import truncate
 
 
 @dataclass
@@ -59,7 +55,3 @@ class WorkingMemory:
             if e.kind == kind and (stage is None or e.stage == stage):
                 return e
         return None
-
-    @classmethod
-    def from_trajectory(cls, records: list[TrajectoryRecord]) -> WorkingMemory:
-        return cls([e for r in records for e in r.memory])

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TextIO
 
 from agentk.core.errors import BadInput
+from agentk.core.text import truncate
 from agentk.workspace import Workspace
 
 SANDBOX_ENV = "AGENTK_SANDBOX"  # "off" forces the unsandboxed fallback (tests of it)
@@ -134,14 +135,6 @@ def _sandboxed(bwrap: str, cwd: Path, argv: list[str]) -> list[str]:
             cmd += ["--ro-bind", str(t), str(t)]
     cmd += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
     return [*cmd, "--chdir", str(ws), "--", *argv]
-
-
-def truncate(text: str, limit: int = 4000) -> str:
-    """Keep the head and the tail (where tracebacks end) of long output."""
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return f"{text[:half]}\n... [{len(text) - 2 * half} characters cut] ...\n{text[len(text) - half :]}"
 
 
 @dataclass

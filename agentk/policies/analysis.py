@@ -41,7 +41,7 @@ from agentk.workspace import (
     ROLE_TARGET_TRANSFORM,
     Workspace,
 )
-from tools.features import is_datetime
+from tools.columns import is_datetime
 from tools.metrics import COLUMNWISE, METRICS, Metric, find_metric
 
 BOOL_VALUES = {"true", "false"}

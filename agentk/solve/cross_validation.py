@@ -29,6 +29,7 @@ import numpy as np
 from agentk.core.fileio import read_json
 from agentk.modalities import TABULAR
 from agentk.workspace import Workspace
+from tools.fusion_config import FusionConfig
 from tools.task_data import TaskData
 
 # tables up to this many train rows are compared by cross-validation; on 2 cores it adds 65-70 s to the solve on
@@ -109,7 +110,7 @@ class CrossValidation:
         return predict_outputs(self.task, model, feats.train, train, feats.train[held], learnt)
 
     def _network(self, sid: str, plan: dict, train: np.ndarray, held: np.ndarray, k: int) -> np.ndarray:
-        from tools.fusion import FusionConfig, refit_fusion
+        from tools.fusion import refit_fusion
 
         config = FusionConfig(**plan["config"])
         epochs = int(plan["best_trial"]["best_epoch"])

@@ -41,6 +41,7 @@ from agentk.solve import cross_validation
 from agentk.solve.budgets import FIELD_INPUT, PRESETS, Machine, SolveBudget, plan_network
 from agentk.workspace import Solution as SolutionFiles
 from agentk.workspace import Workspace
+from tools.fusion_config import STOP_ROWS, FusionConfig
 from tools.resampling import WIN_SHARE, wins_on_resamples
 from tools.submission import format_with_fallback
 from tools.task_data import TaskData
@@ -495,7 +496,6 @@ class Solver:
         (agentk/solve/budgets.py: plan_network), so a busy machine runs the same epochs, only slower. With refit,
         the best trial's configuration is retrained on every row for its best epoch count and predicts the test
         rows; the validation predictions and score stay the trial's, on rows it never trained on."""
-        from tools.fusion import STOP_ROWS, FusionConfig
         from tools.hebo_tuner import design, tune
 
         b = self.budget
@@ -1055,7 +1055,6 @@ def _trial_in_worker(ws: str, sid: str, base: dict, features: bool, params: dict
     """A HEBO trial in another process (a Ray task): the task is rebuilt from the workspace, which the nodes share;
     the record goes back to the solver, which writes the trials file. cwd is the workspace, as for `agentk solve`,
     because the setup's generated code may rely on it."""
-    from tools.fusion import FusionConfig
 
     with contextlib.chdir(ws):
         task = TaskData(Path(ws))
