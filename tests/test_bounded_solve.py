@@ -202,3 +202,46 @@ def test_a_planned_autogluon_fit_given_a_small_wall_allotment_stops_on_time(tmp_
     (model,) = out["models"]
     assert model["time_limit"] <= 25 * 0.7 + 1e-6
     assert np.isfinite(out["val_score"]) and out["test_pred"].shape == (5400, k)
+
+
+def test_a_class_the_sample_lists_and_train_never_shows_gets_the_constants_share_under_log_loss(tmp_path):
+    """Eight classes in the sample, seven in train; a tenth of the test rows are the eighth ("none of these"). No
+    model learns it: the light solution gives it 1/8, as the uniform sample does, and beats the sample."""
+    rng = np.random.default_rng(5)
+    folder, n = tmp_path / "comp", 1400
+    folder.mkdir()
+    y = rng.choice(7, size=n)
+    test_other = rng.random(n) < 0.1
+    x = rng.normal(size=(n, 3)) + y[:, None] * 0.6
+    x[test_other] = rng.normal(size=(test_other.sum(), 3)) * 3  # the unknown objects: anywhere
+    frame = pd.DataFrame(x.round(4), columns=["u", "v", "w"])
+    frame.insert(0, "object_id", np.arange(5000, 5000 + n))
+    classes = [f"class_{c}" for c in (6, 15, 16, 42, 52, 53, 62, 99)]
+    labels = np.where(test_other, 7, y)
+    train = (~test_other) & (np.arange(n) < 1000)
+    frame.assign(target=np.array(classes)[labels])[train].to_csv(folder / "training_set.csv", index=False)
+    test = frame.iloc[1000:]
+    test.to_csv(folder / "test_set.csv", index=False)
+    sample = pd.DataFrame({"object_id": test["object_id"]})
+    for c in classes:
+        sample[c] = 1 / len(classes)
+    sample.to_csv(folder / "sample_submission.csv", index=False)
+    (folder / "description.md").write_text(
+        "# Objects\n\nClassify each object. Some objects in the test set belong to none of the classes in the "
+        "training data: class_99.\n\n## Evaluation\n\nMulti-class logarithmic loss.\n"
+    )
+    done = agentk("setup", folder, "--workspace", tmp_path / "ws", timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    sub = pd.read_csv(tmp_path / "ws" / "submission.csv").set_index("object_id").loc[test["object_id"]]
+    np.testing.assert_allclose(sub["class_99"], 1 / len(classes))
+    probs = sub[classes].to_numpy()
+    truth = labels[1000:]
+    loss = -np.log(np.clip(probs[np.arange(len(truth)), truth] / probs.sum(axis=1), 1e-15, 1)).mean()
+    assert loss < np.log(len(classes))  # the uniform sample's
+
+
+def test_a_time_limit_under_a_minute_is_refused_in_one_line(tmp_path):
+    done = agentk("solve", "--workspace", tmp_path, "--time-limit", "0.5")
+    assert done.returncode == 2
+    assert done.stderr.strip() == "agentk: --time-limit 0.5 min is too short: give at least 1 minute"
+    assert not any(tmp_path.iterdir())  # nothing written

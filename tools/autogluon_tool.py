@@ -22,7 +22,11 @@ Choices:
   before refitting, on rows it never saw.
 - Classes: every class is kept (label_count_threshold=1), and the binary decision threshold stays at 0.5
   (no calibration) because the model space carries probabilities and inverse_transform thresholds them at 0.5.
-- Threads: each model gets the cores that other processes leave idle (at least one; tools/machine.idle_cores).
+- Threads: each model gets the cores that other processes leave idle (at least one; tools/machine.idle_cores),
+  but one where an output has more than MAX_CLASSES classes: boosting then grows a small tree per class each round,
+  and threads that sleep between them (OMP_WAIT_POLICY=PASSIVE, the solver's) cost more than they share. On 8,000
+  rows of 50 classes on 2 cores, LightGBMXT, LightGBM and AutoGluon's network fitted in 169, 130 and 112 s with two
+  threads and in 38, 41 and 50 s with one (benchmarks/solve_bound.py, 2026-12-02).
   OpenMP threads waiting for a core spin: on a loaded 2-core machine LightGBM on 500 rows took 19 s with
   AutoGluon's default of every core and 1.2 s with one thread, so the default left the time limit for a single
   model.
@@ -54,7 +58,7 @@ from agentk.core import deadline
 from agentk.modalities import TABULAR
 from agentk.workspace import Workspace
 from tools import machine
-from tools.autogluon_plan import least_rows, least_seconds, plan_models
+from tools.autogluon_plan import MAX_CLASSES, least_rows, least_seconds, plan_models
 from tools.competition_scorer import competition_scorer
 from tools.resampling import at_most
 from tools.task_data import TaskData
@@ -102,9 +106,7 @@ def fit_autogluon(
     fit_rows, val_rows = task.split
     X, X_test = _features(task.train.inputs[TABULAR.name]), _features(task.test.inputs[TABULAR.name])
     free = machine.idle_cores()  # the cores other processes leave: AutoGluon's threads, and its plan's speed
-    options = {"ag_args_fit": {"num_cpus": free}}
-    if any(presets.startswith(p) for p in BAGGING_PRESETS):
-        options.update(ag_args_ensemble={"fold_fitting_strategy": "sequential_local"})
+    bagging = {"ag_args_ensemble": {"fold_fitting_strategy": "sequential_local"}} if _bags(presets) else {}
     val_parts, test_parts, validated_parts, models, modelled = [], [], [], [], 0.0
     categorical = sum(not pd.api.types.is_numeric_dtype(t) for t in X.dtypes)  # texts and categories
     for j, output in enumerate(task.outputs):
@@ -120,19 +122,22 @@ def fit_autogluon(
         # this output's wall share of what is left, and of it the fit's (the refit's part set aside)
         mine = (wall - (time.monotonic() - start)) / (len(task.outputs) - j) if wall is not None else math.inf
         fit_wall = max(1.0, mine * (FIT_SHARE if refit else 1.0))
+        classes_j = task.widths[j] if output["kind"] == "multiclass" else 1
+        threads = 1 if classes_j > MAX_CLASSES else free  # many classes: one thread (the docstring's Threads)
+        options = {"ag_args_fit": {"num_cpus": threads}, **bagging}
         shape = {
             "presets": presets,
             "hyperparameters": hyperparameters,
             "kind": output["kind"],
             "columns": X.shape[1],
-            "classes": task.widths[j] if output["kind"] == "multiclass" else 1,
-            "cores": free,
+            "classes": classes_j,
+            "cores": threads,
             "categorical": categorical,
         }
         least = least_seconds(**shape, rows=len(fit_j)) if only is None else 0.0  # a fold: its models, its share
         grown = least > limit
         limit = min(max(limit, min(least, ceiling)), fit_wall / deadline.MARGIN)
-        cap = tuning_rows(limit, X.shape[1], free)
+        cap = tuning_rows(limit, X.shape[1], threads)
         if least > limit:  # past the ceiling: the first boosted models on as many rows as it affords them
             cap = min(cap, least_rows(limit, **shape, rows=len(fit_j)))
         classes = output["kind"] != "regression"
@@ -203,6 +208,10 @@ def fit_autogluon(
         "modelled_seconds": modelled,
         "seconds": time.monotonic() - start,
     }
+
+
+def _bags(presets: str) -> bool:
+    return any(presets.startswith(p) for p in BAGGING_PRESETS)
 
 
 def tuning_rows(time_limit: float, columns: int, cores: int) -> int:

@@ -24,6 +24,7 @@ from tools.submission import format_with_fallback
 from tools.tabular import encode
 from tools.task_data import TaskData
 
+EARLY_STOP_ROWS = 200  # fewer fit rows than this: no hold-out of its own for the light model's boosting
 PRIOR_SHARE = 0.02  # of each class probability, the fit rows' class frequencies (one more row of each class)
 
 
@@ -147,12 +148,13 @@ def _fit_predict(kind: str, n_classes: int, x: np.ndarray, y: np.ndarray, x_new:
     if x.shape[1] == 0:
         x, x_new = np.zeros((len(x), 1)), [np.zeros((len(z), 1)) for z in x_new]
     if kind == "regression":
-        model = HistGradientBoostingRegressor(max_iter=60, random_state=0).fit(x, y)
+        model = HistGradientBoostingRegressor(**_boosting_options(len(y), 2)).fit(x, y)
         return [model.predict(z)[:, None] for z in x_new]
     if len(np.unique(y)) < 2:  # one class seen: predict it with certainty
         width = 1 if kind == "binary" else n_classes
         return [np.tile(_one(kind, n_classes, int(y[0])), (len(z), 1))[:, :width] for z in x_new]
-    model = HistGradientBoostingClassifier(max_iter=60, random_state=0).fit(x, y.astype(int))
+    least = np.unique(y.astype(int), return_counts=True)[1].min()
+    model = HistGradientBoostingClassifier(**_boosting_options(len(y), least)).fit(x, y.astype(int))
     outs = []
     for z in x_new:
         p = model.predict_proba(z)
@@ -163,6 +165,22 @@ def _fit_predict(kind: str, n_classes: int, x: np.ndarray, y: np.ndarray, x_new:
             full[:, model.classes_.astype(int)] = p
             outs.append(full)
     return outs
+
+
+def _boosting_options(rows: int, least_class: int) -> dict:
+    """Boosting that stops where a held-out tenth of its rows stops improving (its loss): it starts from the
+    constant (the class priors, the mean), so it cannot drift far below it. With 39 classes on 2,400 rows, 60
+    rounds without it validated at a log loss of 2.89 against the priors' 2.70 (sf-crime-like). Too few rows, or a
+    class with fewer than two (its stratified hold-out needs two), and it runs its 60 rounds."""
+    if rows < EARLY_STOP_ROWS or least_class < 2:
+        return {"max_iter": 60, "random_state": 0}
+    return {
+        "max_iter": 200,
+        "early_stopping": True,
+        "validation_fraction": 0.1,
+        "n_iter_no_change": 10,
+        "random_state": 0,
+    }
 
 
 def _one(kind: str, n: int, c: int) -> np.ndarray:
