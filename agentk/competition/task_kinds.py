@@ -21,6 +21,8 @@ WHOLE_TABLE_BYTES = 64 << 20  # a table not in CSV is read whole for a column up
 MIN_SHARE = 0.8  # share of the sample's distinct tokens that must be ids of one table (or one folder's files)
 OFFSET_PAIR = re.compile(r"^(\d+)\s+(\d+)$")  # "25 44": a character range, start and end
 MIN_RANGES = 5  # character ranges needed to call a column offsets
+TABLE_FILES = (".csv", ".tsv", ".json", ".jsonl", ".parquet", ".feather", ".gz", ".zip")
+DOCUMENTS = (".md", ".txt", ".html", ".htm", ".pdf")
 
 
 def unsupported(kind: str, evidence: str) -> str:
@@ -270,19 +272,24 @@ def _interactions(tables: _Tables, catalogue: Path, items: set[str]) -> tuple[Pa
 def _gallery_reason(column: str, tokens: set[str], ids: set[str], folder: Path, names: list[str]) -> str | None:
     """Retrieval over files: the sample's tokens name the files of one folder (the gallery) and its ids those of
     another (the queries)."""
-    stems: dict[str, set[str]] = {}
+    stems: dict[Path, set[str]] = {}  # each folder's files' names, those of its sub-folders' too
     for n in names:
-        parts = Path(n).parts
-        if len(parts) > 1 and not n.lower().endswith((".csv", ".tsv", ".json", ".jsonl", ".parquet", ".md")):
-            stems.setdefault(parts[0], set()).add(Path(n).stem)
-    gallery = next((f for f, s in stems.items() if _share(tokens, s) >= MIN_SHARE), None)
-    queries = next((f for f, s in stems.items() if f != gallery and _share(ids, s) >= MIN_SHARE), None)
+        if not n.lower().endswith((*TABLE_FILES, *DOCUMENTS)):
+            for folder in Path(n).parents[:-1]:  # a/b/c/x.png: a/b/c, a/b and a
+                stems.setdefault(folder, set()).add(Path(n).stem)
+    deepest = sorted(stems, key=lambda f: -len(f.parts))
+    gallery = next((f for f in deepest if _share(tokens, stems[f]) >= MIN_SHARE), None)
+    queries = next(
+        (f for f in deepest if gallery is not None and _share(ids, stems[f]) >= MIN_SHARE and f not in gallery.parents
+         and gallery not in f.parents and f != gallery),
+        None,
+    )  # fmt: skip
     if gallery is None or queries is None:
         return None
     return unsupported(
         "retrieval",
-        f"the sample's {column!r} lists names of the {len(stems[gallery])} files in {gallery}/, a gallery beside "
-        f"the queries in {queries}/: a ranked list of the gallery per query, not a prediction",
+        f"the sample's {column!r} lists names of the {len(stems[gallery])} files in {gallery.as_posix()}/, a "
+        f"gallery beside the queries in {queries.as_posix()}/: a ranked list of the gallery per query, not a prediction",
     )
 
 
@@ -315,8 +322,8 @@ def _assignment_reason(sample: pd.DataFrame, layout, tables: _Tables, names: lis
                 if len(options) >= 2 and chosen <= set().union(*(tables.values(p, x) for x in options)):
                     return unsupported(
                         "optimisation",
-                        f"no table holds a target; the sample gives each of the {len(ids)} {layout.id!r} of "
-                        f"{p.name} a {c!r} among its options {', '.join(options[:3])}{', ...' * (len(options) > 3)}"
-                        ": an assignment to optimise, not a prediction",
+                        f"no table holds a target; the sample gives each of the {len(ids)} rows of {p.name} (by "
+                        f"{layout.id!r}) a {c!r} among its options {', '.join(options[:3])}"
+                        f"{', ...' * (len(options) > 3)}: an assignment to optimise, not a prediction",
                     )
     return None
