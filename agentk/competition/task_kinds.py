@@ -143,6 +143,13 @@ def _ids_of(tokens: set[str], keys: set[str]) -> bool:
     return all(min(numbers) <= int(t) <= max(numbers) for t in tokens)
 
 
+def _same_form(tokens: set[str], key: pd.Series) -> bool:
+    """Tokens written as a key column's values are: as long as they are, digits alone where they are."""
+    lengths = key.str.len()
+    digits = bool(key.str.isdigit().all())
+    return all(lengths.min() <= len(t) <= lengths.max() and (t.isdigit() or not digits) for t in tokens)
+
+
 def table_kind_reason(folder: Path, names: list[str], sample_path: Path, sample: pd.DataFrame, layout) -> str | None:
     """Span extraction by offsets, retrieval, recommendation and optimisation, from the sample submission's
     predicted columns (`layout`: tables.sample_columns of its head) and the folder's tables; None if none."""
@@ -226,8 +233,10 @@ def _item_ids_reason(
     ids = {str(v).strip() for v in sample[id_col].dropna()} if id_col else set()
     for p, df in tables.others().items():
         for k in df.columns:
-            key = df[k].dropna()
-            if len(key) < 2 or not key.is_unique or not _ids_of(tokens, tables.values(p, k)):
+            key = df[k].dropna().astype(str).str.strip()
+            if len(key) < 2 or not key.is_unique or not _same_form(tokens, key):  # the head says which may hold them
+                continue
+            if not _ids_of(tokens, tables.values(p, k)):
                 continue
             if ids and _share(ids, tables.values(p, k)) >= MIN_SHARE:  # the queries' own table: items are others
                 continue
@@ -311,13 +320,17 @@ def _assignment_reason(sample: pd.DataFrame, layout, tables: _Tables, names: lis
             head = df[k].dropna().astype(str).str.strip()
             if not head.is_unique or not set(head) & ids:  # the head tells which column may be the entities'
                 continue
-            if tables.values(p, k) != ids and not (len(ids) >= PEEK_ROWS and ids <= tables.values(p, k)):
-                continue
             rest = {str(c) for c in df.columns} - {str(k)}
             if any(rest & {str(c) for c in o.columns} for q, o in tables.others().items() if q != p):
                 return None  # rows like these elsewhere: a train table beside a test table
             for c in layout.predicted:
                 chosen = {str(v).strip() for v in sample[c].dropna()}
+                in_head = [str(x) for x in df.columns if x != k and chosen & set(df[x].dropna().astype(str).str.strip())]
+                if len(in_head) < 2:  # the options, seen in the head already (read whole only then)
+                    continue
+                whole = tables.values(p, k)
+                if whole != ids and not (len(ids) >= PEEK_ROWS and ids <= whole):  # all the entities, no other
+                    continue
                 options = [str(x) for x in df.columns if x != k and chosen & tables.values(p, x)]
                 if len(options) >= 2 and chosen <= set().union(*(tables.values(p, x) for x in options)):
                     return unsupported(
