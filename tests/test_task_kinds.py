@@ -43,7 +43,9 @@ def baskets(tmp_path: Path, placeholder: str) -> Path:
     )
     catalogue = pd.DataFrame({"product_id": products, "product_name": [f"item {p}" for p in products]})
     sample = pd.DataFrame({"order_id": np.arange(5120, 5150), "products": placeholder})
-    return write(tmp_path / "baskets", orders=orders, order_products=lines, products=catalogue, sample_submission=sample)
+    return write(
+        tmp_path / "baskets", orders=orders, order_products=lines, products=catalogue, sample_submission=sample
+    )
 
 
 @pytest.mark.parametrize("placeholder", ["in-catalogue", "39276 29259"])
@@ -108,7 +110,10 @@ def test_spans_given_as_text_are_not_refused_as_offsets(tmp_path):
 
 def test_run_length_masks_stay_segmentation(tmp_path):
     rng = np.random.default_rng(3)
-    masks = [" ".join(f"{s} {int(rng.integers(1, 40))}" for s in sorted(rng.choice(5000, 3, replace=False))) for _ in range(40)]
+    masks = [
+        " ".join(f"{s} {int(rng.integers(1, 40))}" for s in sorted(rng.choice(5000, 3, replace=False)))
+        for _ in range(40)
+    ]
     train = pd.DataFrame({"ImageId": [f"{k}.png" for k in range(40)], "EncodedPixels": masks})
     sample = pd.DataFrame({"ImageId": [f"t{k}.png" for k in range(10)], "EncodedPixels": "1 1"})
     assert unsupported_task(write(tmp_path / "m", train=train, sample_submission=sample)).startswith(
@@ -161,7 +166,11 @@ def test_a_program_as_the_only_file_is_simulation(tmp_path, program):
     if program.endswith(".py"):
         (folder / program).write_text("def agent(observation, configuration):\n    return 0\n")
     else:
-        cell = {"cell_type": "code", "metadata": {}, "source": ["%%writefile main.py\n", "def act(obs):\n", " return 1\n"]}
+        cell = {
+            "cell_type": "code",
+            "metadata": {},
+            "source": ["%%writefile main.py\n", "def act(obs):\n", " return 1\n"],
+        }
         (folder / program).write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4}))
     reason = refused_as(folder, "simulation")
     assert program in reason
@@ -191,7 +200,11 @@ def landmarks(tmp_path: Path, in_folders: bool) -> Path:
                 path.write_bytes(b"\xff\xd8\xff")
         return write(folder, train=items(train).assign(landmark_id=1), sample_submission=sample)
     return write(
-        folder, index=items(index), test=items(queries), train=items(train).assign(landmark_id=1), sample_submission=sample
+        folder,
+        index=items(index),
+        test=items(queries),
+        train=items(train).assign(landmark_id=1),
+        sample_submission=sample,
     )
 
 
@@ -204,6 +217,8 @@ def test_ranked_ids_of_a_gallery_like_the_queries_are_retrieval(tmp_path, in_fol
 def test_ranked_classes_are_not_retrieval(tmp_path):
     """A sample ranking train's classes (whale-like top 5): classes learnt from train's column."""
     rng = np.random.default_rng(6)
-    train = pd.DataFrame({"Image": [f"{k}.jpg" for k in range(200)], "Id": [f"w_{v:03d}" for v in rng.integers(0, 40, 200)]})
+    train = pd.DataFrame(
+        {"Image": [f"{k}.jpg" for k in range(200)], "Id": [f"w_{v:03d}" for v in rng.integers(0, 40, 200)]}
+    )
     sample = pd.DataFrame({"Image": [f"t{k}.jpg" for k in range(20)], "Id": "w_001 w_002 w_003 w_004 w_005"})
     assert unsupported_task(write(tmp_path / "w", train=train, sample_submission=sample)) is None

@@ -46,8 +46,7 @@ def simulation_reason(folder: Path, names: list[str]) -> str | None:
     what = f"defining {', '.join(f'{d}()' for d in defs[:3])}" if defs else "a notebook of code"
     return unsupported(
         "simulation",
-        f"no data tables and no sample submission table; the folder's program {name} ({what}) is what a "
-        "submission is",
+        f"no data tables and no sample submission table; the folder's program {name} ({what}) is what a submission is",
     )
 
 
@@ -302,7 +301,9 @@ def _gallery_reason(column: str, tokens: set[str], ids: set[str], folder: Path, 
     )
 
 
-def _assignment_reason(sample: pd.DataFrame, layout, tables: _Tables, names: list[str], in_tables: set[str]) -> str | None:
+def _assignment_reason(
+    sample: pd.DataFrame, layout, tables: _Tables, names: list[str], in_tables: set[str]
+) -> str | None:
     """Optimisation: the sample gives each entity of a table (all of them, no other) a value no table holds for
     any row, taken among several option columns of that table (a family's preferred days), and no other table has
     rows like that table's: nothing to learn from, only preferences to satisfy."""
@@ -325,7 +326,9 @@ def _assignment_reason(sample: pd.DataFrame, layout, tables: _Tables, names: lis
                 return None  # rows like these elsewhere: a train table beside a test table
             for c in layout.predicted:
                 chosen = {str(v).strip() for v in sample[c].dropna()}
-                in_head = [str(x) for x in df.columns if x != k and chosen & set(df[x].dropna().astype(str).str.strip())]
+                in_head = [
+                    str(x) for x in df.columns if x != k and chosen & set(df[x].dropna().astype(str).str.strip())
+                ]
                 if len(in_head) < 2:  # the options, seen in the head already (read whole only then)
                     continue
                 whole = tables.values(p, k)
