@@ -7,7 +7,8 @@ Layout k is seed --start + k of testing/layout_fuzz.py: a small learning problem
 seeded draw of transformations (names, ids, labels files, side tables, formats, sample forms, decoys), with its
 ground truth. Each runs `agentk setup <layout>/public --workspace <ws>` in a child process, then the judge checks
 the workspace against the truth: the target map, every input reaching the input maps, a perfect prediction
-formatted back to the answers. pass@1: the setup exits 0 and the judge finds nothing. Each layout's setup gets a new, empty long-term memory
+formatted back to the answers. pass@1: the setup exits 0 and the judge finds nothing (a layout of a task agentk does
+not do, refuse:<kind>: the setup exits 2 naming that kind). Each layout's setup gets a new, empty long-term memory
 (benchmarks/hypothesis_memory.py measures what a shared one changes).
 
 Results go to <out>/layout_fuzz.json as each layout ends (a second run with the same --out skips those done;
@@ -57,9 +58,9 @@ def run_layout(seed: int, out: Path, timeout: float, policy: str, memory: Path |
         rc, err = None, f"timed out after {timeout:.0f} s"
     seconds = time.monotonic() - start
     problems = []
-    if rc == 0:
+    if rc == 0 or truth.refusal:  # a task agentk does not do passes by its refusal (exit 2, naming its kind)
         try:
-            problems = judge(ws, dest)
+            problems = judge(ws, dest, rc, err)
         except Exception as exc:  # noqa: BLE001 - a workspace the judge cannot read is a finding too
             problems = [f"judge: {type(exc).__name__}: {str(exc)[:200]}"]
     last = next((line for line in reversed(err.strip().splitlines()) if line.startswith("agentk:")), "")
@@ -72,7 +73,8 @@ def run_layout(seed: int, out: Path, timeout: float, policy: str, memory: Path |
         "seconds": round(seconds, 1),
         "problems": problems,
         "message": last[:300] if rc != 0 else "",
-        "passed": rc == 0 and not problems,
+        "passed": (rc == 0 or bool(truth.refusal)) and not problems,
+        "refusal": truth.refusal,
         # the hypotheses the search dropped (agentk.policies.hypotheses), and how
         "revised": [f"{d['decision']} ({d.get('mode')})" for d in state.get("hypotheses", [])],
         "attempts": sum(st.get("attempts", 0) for st in state.get("stages", {}).values()),
@@ -83,6 +85,8 @@ def cause(record: dict) -> str:
     """A failure's cause, in words that group alike failures."""
     if record["rc"] is None:
         return "timed out"
+    if record.get("refusal"):  # a task to refuse, set up or refused otherwise
+        return f"not refused as {record['refusal']}: exit {record['rc']}"
     if record["rc"] != 0:
         text = record["message"] or f"exit {record['rc']}"
         for word in ("stage ", "meta-test "):
@@ -106,7 +110,7 @@ def table(records: list[dict]) -> str:
         groups[f"kind {r['kind']}"].append(r)
         for t in r["transforms"] or ["(none)"]:
             groups[t].append(r)
-    for name in [*(f"kind {k}" for k in ("binary", "multiclass", "regression")), "(none)", *TRANSFORMS]:
+    for name in [*(f"kind {k}" for k in ("binary", "multiclass", "regression", "refusal")), "(none)", *TRANSFORMS]:
         rs = groups.get(name, [])
         if rs:
             ok = sum(r["passed"] for r in rs)

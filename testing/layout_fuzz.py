@@ -21,7 +21,9 @@ labels table, folder names, file names beside the ids, one table per class or la
 - decoys: an older, unscored test table beside the scored one;
 - a long signal (regression): train one table of consecutive windows of readings, the target on every row, each
   test sample a segment file named by its id, scored at its end (the truth's train samples are the windows in
-  order, as setup cuts them).
+  order, as setup cuts them);
+- tasks agentk does not do (refuse:<kind>): recommendation, span extraction by character offsets, optimisation,
+  simulation, retrieval, which setup must refuse naming the kind (exit 2).
 
 `truth.json` records what setup must recover (the `Truth`): the train and test ids, the target per train id, each
 input's values per train id, and the submission a perfect prediction gives (private/answers.csv). `judge` compares
@@ -107,6 +109,15 @@ TRANSFORMS = {
     # with media:images, classes: each train picture's name holds its class beside its id (<class>.<id>.png or
     # <id>_<class>.png), no table has the target
     "target:file-names": 0.5,
+    # tasks agentk does not do, which setup must refuse (exit 2, "unsupported task: <kind>"), keeping the names, ids
+    # and table format drawn: sets of catalogue items per order, drawn from a table of interactions; character
+    # offsets of phrases in notes; an assignment of entities to their preferred slots, no target anywhere; a program
+    # as the only file; ids of a gallery of items like the queries, ranked per query (tables, or picture folders)
+    "refuse:recommendation": 0.012,
+    "refuse:span-extraction": 0.012,
+    "refuse:optimisation": 0.012,
+    "refuse:simulation": 0.0125,
+    "refuse:retrieval": 0.012,
 }
 # what a long signal keeps of the other transformations: the tables' names and place, the ids, the format
 SIGNAL_KEEPS = {
@@ -120,6 +131,15 @@ SIGNAL_KEEPS = {
     "sample:renamed",
 }
 SIGNAL_FORMATS = {"format:tsv", "format:gz", "format:zip", "format:parquet", "format:encoding"}
+REFUSE_KEEPS = SIGNAL_KEEPS - {"sample:renamed"}  # and the one table format drawn
+# each refuse:<kind> transformation and the kind of task setup must name
+REFUSALS = {
+    "refuse:recommendation": "recommendation",
+    "refuse:span-extraction": "span extraction",
+    "refuse:optimisation": "optimisation",
+    "refuse:simulation": "simulation",
+    "refuse:retrieval": "retrieval",
+}
 SIGNAL_LENGTH = 40  # rows per window of the train signal and per test segment
 ENCODINGS = ("latin-1", "cp1252", "utf-16", "utf-8-sig")
 ACCENTED = {"red": "rojo-ñ", "green": "grün", "blue": "blå", "amber": "ámbar"}
@@ -141,6 +161,7 @@ class Truth:
     target: dict[str, object]  # train id -> the target's value
     features: dict[str, dict[str, object]]  # input name (the base problem's) -> train id -> value
     classes: list = field(default_factory=list)
+    refusal: str = ""  # the kind of task setup must refuse ("unsupported task: <kind>"), else ""
 
 
 def draw(seed: int) -> tuple[str, list[str]]:
@@ -210,6 +231,9 @@ def draw(seed: int) -> tuple[str, list[str]]:
         else:  # the tables' names are the labels: no labels table, no train-only decoy, no events named as train
             drop = ("labels-file", "decoy:train-only", "decoy:described", "side:split-events")
             chosen = [t for t in chosen if t not in drop]
+    refuse = [t for t in chosen if t in REFUSALS]
+    if refuse:  # the first kind drawn, with the names, ids and format drawn
+        chosen = [t for t in chosen if t in REFUSE_KEEPS or t in FORMATS] + refuse[:1]
     return kind, chosen
 
 
@@ -362,6 +386,8 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
     """Write layout `seed` into dest/public (what agentk sees) and dest/private (answers.csv, truth.json)."""
     rng = np.random.default_rng(10_000 + seed)
     kind, transforms = draw(seed)
+    if refuse := next((t for t in transforms if t in REFUSALS), None):
+        return _refused(seed, dest, transforms, REFUSALS[refuse])
     if "signal:long" in transforms:
         return _signal(seed, dest, transforms, n_train // 2, n_test // 2)
     n = n_train + n_test
@@ -711,6 +737,162 @@ def _signal(seed: int, dest: Path, transforms: list[str], n_train: int, n_test: 
     return truth
 
 
+def _refused(seed: int, dest: Path, transforms: list[str], refusal: str) -> Truth:
+    """A layout of a task agentk does not do (refuse:<kind>), written with the names, ids and table format drawn;
+    its truth records the kind setup must name in its refusal."""
+    rng = np.random.default_rng(120_000 + seed)
+    odd = "columns:odd" in transforms
+    names = _names(rng, transforms)
+    fmt = next((t for t in transforms if t in FORMATS), None)
+    public, private = dest / "public", dest / "private"
+    tables = public / "data" if "subfolder" in transforms else public
+    here = "data/" if "subfolder" in transforms else ""
+    public.mkdir(parents=True)
+    private.mkdir(parents=True)
+    id_col = _column(rng, "record_key" if "ids:named" in transforms else "id", odd)
+    files: dict[str, str] = {}
+    write = lambda frame, stem: here + _write(frame, tables, stem, fmt)  # noqa: E731
+    train_ids: list[str] = []
+    test_ids: list[str] = []
+    if refusal == "recommendation":  # orders of users, the products of the train orders; each test order's products
+        ids = _ids(rng, 120, transforms)
+        item, user = _column(rng, "product_id", odd), _column(rng, "user", odd)
+        items = [str(v) for v in rng.choice(np.arange(100, 10_000), size=80, replace=False)]
+        catalogue = pd.DataFrame(
+            {item: items, _column(rng, "name", odd): [f"{_word(rng)} {k}" for k in range(80)],
+             _column(rng, "aisle", odd): rng.integers(1, 9, size=80)}
+        )  # fmt: skip
+        orders = pd.DataFrame(
+            {id_col: ids, user: rng.integers(1, 30, size=120), _column(rng, "weekday", odd): rng.integers(0, 7, 120)}
+        )
+        train_ids, test_ids = ids[:90], ids[90:]
+        basket = {i: list(rng.choice(items, size=int(rng.integers(2, 7)), replace=False)) for i in ids}
+        lines = pd.DataFrame(
+            [(i, it, k + 1) for i in train_ids for k, it in enumerate(basket[i])],
+            columns=[id_col, item, _column(rng, "cart_position", odd)],
+        )
+        files["catalogue"] = write(catalogue.sample(frac=1, random_state=seed), names["side"])
+        files["orders"] = write(orders, names["test"])
+        files["train"] = write(lines, names["train"])
+        predicted = _column(rng, "products", odd)
+        sample = pd.DataFrame({id_col: test_ids, predicted: " ".join(items[:2])})
+        answers = pd.DataFrame({id_col: test_ids, predicted: [" ".join(basket[i]) for i in test_ids]})
+        metric = f"Submissions are evaluated on the mean F1 score of each order's space-delimited `{predicted}`."
+    elif refusal == "span extraction":  # where each feature is said in a note: character ranges, start and end
+        fill = ["patient", "reports", "denies", "since", "yesterday", "mild", "severe", "pain", "with", "and", "no"]
+        phrases = ["chest pain", "short of breath", "fever", "nausea", "headache", "weight loss"]
+        note_key, feature = _column(rng, "note_num", odd), _column(rng, "feature", odd)
+        notes = {}
+        for k in range(40):
+            words = [str(w) for w in rng.choice(fill, size=int(rng.integers(12, 20)))]
+            for ph in rng.choice(phrases, size=3, replace=False):
+                words.insert(int(rng.integers(0, len(words))), str(ph))
+            notes[1000 + k] = " ".join(words) + f". Visit {k}."
+        rows = []
+        ids = iter(_ids(rng, 40 * len(phrases), transforms))
+        joined = bool(rng.integers(2))  # ranges joined by ";", else a list of "start end" strings
+        for num, text in notes.items():
+            for ph in phrases:
+                at = [m.start() for m in re.finditer(re.escape(ph), text)]
+                spans = [f"{a} {a + len(ph)}" for a in at]
+                rows.append((next(ids), num, ph, ";".join(spans) if joined else str(spans)))
+        frame = pd.DataFrame(rows, columns=[id_col, note_key, feature, _column(rng, "location", odd)])
+        location = frame.columns[-1]
+        n_train = int(len(frame) * 0.75)
+        train, test = frame.iloc[:n_train], frame.iloc[n_train:]
+        train_ids, test_ids = list(map(str, train[id_col])), list(map(str, test[id_col]))
+        text_col = _column(rng, "history", odd)
+        files["notes"] = write(pd.DataFrame({note_key: list(notes), text_col: list(notes.values())}), names["side"])
+        files["train"] = write(train, names["train"])
+        files["test"] = write(test.drop(columns=[location]), names["test"])
+        sample = pd.DataFrame({id_col: test[id_col], location: ""})
+        answers = test[[id_col, location]]
+        metric = "Submissions are evaluated on the micro-averaged F1 score of the predicted character spans."
+    elif refusal == "optimisation":  # each family's preferred days; the sample assigns each a day
+        ids = _ids(rng, 200, transforms)
+        choices = {_column(rng, f"choice_{j}", odd): rng.integers(1, 31, size=200) for j in range(5)}
+        people = _column(rng, "n_people", odd)
+        entities = pd.DataFrame({id_col: ids, **choices, people: rng.integers(2, 9, size=200)})
+        files["entities"] = write(entities, names["side"])
+        slot = _column(rng, "assigned_day", odd)
+        first = list(choices.values())[0]
+        sample = pd.DataFrame({id_col: ids, slot: first})
+        answers = sample  # any assignment is scored by its cost: no answers
+        test_ids = list(map(str, ids))
+        metric = (
+            f"Submissions are scored on the total cost of the assignment: a cost for each {id_col} not given its "
+            "first choice, and a penalty for days over capacity."
+        )
+    elif refusal == "simulation":  # no data: an agent program is what is submitted
+        agent = _word(rng)
+        if rng.integers(2):
+            code = (
+                "import random\n\n\ndef act(observation, configuration):\n"
+                "    return random.choice(range(configuration.columns))\n"
+            )
+            files["program"] = f"{here}{agent}_bot.py"
+            (tables).mkdir(parents=True, exist_ok=True)
+            (tables / f"{agent}_bot.py").write_text(code)
+        else:
+            nb = {
+                "cells": [
+                    {"cell_type": "markdown", "metadata": {}, "source": ["# A starter agent"]},
+                    {"cell_type": "code", "metadata": {}, "source": ["!pip install env\n", "def policy(obs):\n",
+                                                                     "    return 0\n"]},
+                ],
+                "metadata": {},
+                "nbformat": 4,
+                "nbformat_minor": 4,
+            }  # fmt: skip
+            tables.mkdir(parents=True, exist_ok=True)
+            (tables / f"{agent}-starter.ipynb").write_text(json.dumps(nb))
+            files["program"] = f"{here}{agent}-starter.ipynb"
+        sample = answers = None
+        metric = "Agents play episodes against each other; each is rated by its skill after many games."
+    else:  # retrieval: each query's ids of the gallery items most alike, ranked
+        n_gallery, n_query, n_train = 90, 30, 60
+        ids = _ids(rng, n_gallery + n_query + n_train, transforms)
+        gallery, queries, trained = ids[:n_gallery], ids[n_gallery : n_gallery + n_query], ids[n_gallery + n_query :]
+        test_ids, train_ids = queries, trained
+        predicted = _column(rng, "images", odd)
+        place = _column(rng, "landmark", odd)
+        folders = bool(rng.integers(2))  # the items are pictures in folders, else rows of tables
+        if folders:
+            from PIL import Image
+
+            for name, group in (("index", gallery), ("queries", queries), ("training", trained)):
+                folder = tables / f"{_word(rng)}_{name}"
+                folder.mkdir(parents=True, exist_ok=True)
+                for i in group:
+                    Image.fromarray(rng.integers(0, 255, size=(8, 8), dtype=np.uint8), "L").save(folder / f"{i}.png")
+                files[name] = f"{here}{folder.name}/"
+            files["train"] = write(pd.DataFrame({id_col: trained, place: rng.integers(0, 9, n_train)}), names["train"])
+        else:
+            url, colour = _column(rng, "url", odd), _column(rng, "colour", odd)
+            items = lambda group: pd.DataFrame(  # noqa: E731
+                {id_col: group, url: [f"https://img.example/{i}.jpg" for i in group],
+                 colour: rng.choice(["red", "green", "blue"], size=len(group))}
+            )  # fmt: skip
+            files["index"] = write(items(gallery), names["side"])
+            files["test"] = write(items(queries), names["test"])
+            files["train"] = write(items(trained).assign(**{place: rng.integers(0, 9, n_train)}), names["train"])
+        sample = pd.DataFrame({id_col: queries, predicted: " ".join(gallery[:5])})
+        answers = pd.DataFrame({id_col: queries, predicted: [" ".join(rng.choice(gallery, 5)) for _ in queries]})
+        metric = "Submissions are evaluated on the mean average precision @ 100 (mAP@100) of each query's ranked ids."
+    if sample is not None:
+        sample.to_csv(public / f"{names['sample']}.csv", index=False)
+        files["sample"] = f"{names['sample']}.csv"
+        answers.to_csv(private / "answers.csv", index=False)
+    listing = "\n".join(f"- {f} - the {role} data" for role, f in files.items())
+    (public / "description.md").write_text(
+        f"# Synthetic competition {seed}\n\n## Description\n\nA task of another kind.\n\n## Evaluation\n\n{metric}"
+        f"\n\n## Data\n\n{listing}\n"
+    )
+    truth = Truth(seed, "refusal", transforms, files, train_ids, list(map(str, test_ids)), {}, {}, [], refusal)
+    (private / "truth.json").write_text(json.dumps(asdict(truth), default=str))
+    return truth
+
+
 _CWD = threading.Lock()  # the working folder is the process's: judges in threads take turns
 
 
@@ -776,11 +958,18 @@ def same_pitch(paths: pd.Series, pitches: pd.Series, ws: Path) -> bool:
     return bool(pd.Series(bands).corr(pitches.reset_index(drop=True), method="spearman") >= 0.95)
 
 
-def judge(ws: Path, dest: Path) -> list[str]:
-    """What the finished setup in `ws` got wrong about layout `dest` (empty: it recovered the truth)."""
+def judge(ws: Path, dest: Path, rc: int | None = 0, stderr: str = "") -> list[str]:
+    """What the setup in `ws` got wrong about layout `dest` (empty: it recovered the truth). `rc` and `stderr`:
+    how setup ended; a layout of a task agentk does not do passes only when setup refused it (exit 2) naming its
+    kind, every other one is judged on its finished workspace."""
     from agentk.workspace import Workspace
 
     t = json.loads((dest / "private" / "truth.json").read_text())
+    if t.get("refusal"):
+        said = next((line for line in reversed(stderr.strip().splitlines()) if line.startswith("agentk:")), "")
+        if rc == 2 and said.startswith(f"agentk: unsupported task: {t['refusal']} ("):
+            return []
+        return [f"expected a refusal as {t['refusal']} (exit 2), got exit {rc}: {said[:200] or 'no message'}"]
     w = Workspace(ws)
     problems = []
     target_map = pd.read_csv(ws / "train_tab_target_map.csv", dtype={"id": str})

@@ -271,3 +271,43 @@ def test_setup_recovers_the_truth_of_a_layout(tmp_path, seed):
     target_map.iloc[0, 1] = "12345.5"  # one row's target, wrong
     target_map.to_csv(wrong / "train_tab_target_map.csv", index=False)
     assert any("target" in p for p in judge(wrong, dest)), json.dumps(truth.transforms)
+
+
+# refuse:<kind>: a seed per kind (and per form: a program file or a notebook; items in tables or picture folders)
+REFUSAL_SEEDS = {
+    "recommendation": [167],
+    "span extraction": [135],
+    "optimisation": [87],
+    "simulation": [605, 21],
+    "retrieval": [660, 6],
+}
+
+
+@pytest.mark.parametrize("kind", list(REFUSAL_SEEDS))
+def test_tasks_agentk_does_not_do_are_written_as_drawn_and_setup_refuses_them(tmp_path, kind):
+    """refuse:<kind>: the layout keeps the names, ids and format drawn and is of that kind (a catalogue, a table of
+    interactions and item ids in the sample; character ranges into notes; options per entity and no target; a
+    program and no table; a gallery of items like the queries); setup exits 2 at once, one line naming the kind,
+    and the judge passes that refusal alone."""
+    for seed in REFUSAL_SEEDS[kind]:
+        dest, ws = tmp_path / str(seed), tmp_path / f"ws{seed}"
+        truth = build(seed, dest)
+        assert truth.refusal == kind and f"refuse:{kind.replace(' ', '-')}" in truth.transforms
+        assert set(truth.transforms) - {f"refuse:{kind.replace(' ', '-')}"} <= set(draw(seed)[1])
+        public = dest / "public"
+        for f in truth.files.values():
+            assert (public / f).exists(), f
+        if kind == "simulation":
+            assert not [p for p in public.rglob("*") if p.suffix in (".csv", ".json", ".parquet", ".tsv")]
+        else:
+            sample = pd.read_csv(public / truth.files["sample"], dtype=str)
+            assert len(sample) == len(truth.test_ids) and sample.iloc[:, 0].tolist() == truth.test_ids
+        done = agentk("setup", public, "--workspace", ws, timeout=300)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1, done.stderr[-2000:]
+        assert lines[0].startswith(f"agentk: unsupported task: {kind} ("), lines[0]
+        assert not ws.exists()
+        assert judge(ws, dest, done.returncode, done.stderr) == []
+        assert judge(ws, dest, 0, "") != []  # a setup that went on is a failure
+        other = done.stderr.replace(f"unsupported task: {kind} (", "unsupported task: segmentation (")
+        assert judge(ws, dest, 2, other) != []  # and so is a refusal of another kind

@@ -15,6 +15,7 @@ from agentk.competition.image_pairs import TARGET_DIR, strip_role
 from agentk.competition.positions import MAX_SYMBOLS, MIN_COVER, MIN_LENGTH, POSITION_ID
 from agentk.competition.rewrites import MIN_COPIED, rewrite_share, source_rows
 from agentk.competition.tables import related_ids, sample_columns
+from agentk.competition.task_kinds import simulation_reason, table_kind_reason
 from agentk.modalities import IMAGE, file_extensions
 
 MASK_NAME = re.compile(r"(mask|segment|annotation)", re.I)
@@ -105,14 +106,16 @@ def unsupported_task(folder: Path) -> str | None:
         )
     tables = find_tables(folder)
     if "sample" not in tables:
-        return None
+        return simulation_reason(folder, names)
     try:
         sample = read_table(tables["sample"], nrows=PEEK_ROWS, dtype=str)
         train = read_table(tables["train"], nrows=PEEK_ROWS) if "train" in tables else None
         test = read_table(tables["test"], nrows=PEEK_ROWS) if "test" in tables else None
     except BadInput:
         return None
-    return _table_reason(train, test, sample)
+    layout = sample_columns(sample, train, test)
+    # before the sample's own columns are judged: offsets would read as run-length masks there
+    return table_kind_reason(folder, names, tables["sample"], sample, layout) or _table_reason(train, test, sample)
 
 
 def unsupported_reason(
