@@ -86,13 +86,18 @@ def light_solve(ws: Path, max_rows: int = 3000, seed: int = 0) -> dict:
     }
 
 
-_STAT_WORDS = {"prior": "the class priors", "mean": "the target's mean", "median": "the target's median"}
+_STAT_WORDS = {
+    "prior": "the class priors",
+    "uniform": "every class alike",
+    "mean": "the target's mean",
+    "median": "the target's median",
+}
 
 
 def _constant(task: TaskData, fit_rows: np.ndarray, val_rows: np.ndarray) -> tuple[str, float]:
-    """(statistic, score on val_rows) of the best constant learnt from fit_rows: the class priors, or for a value the
-    mean or the median, whichever scores better."""
-    stats = ["mean", "median"] if any(o["kind"] == "regression" for o in task.outputs) else ["prior"]
+    """(statistic, score on val_rows) of the best constant learnt from fit_rows: the class priors or every class
+    alike, or for a value the mean or the median, whichever scores better."""
+    stats = ["mean", "median"] if any(o["kind"] == "regression" for o in task.outputs) else ["prior", "uniform"]
     best = None
     for stat in stats:
         score = task.score(np.tile(task.constant_row(fit_rows, stat), (len(val_rows), 1)), val_rows)

@@ -745,7 +745,17 @@ METRICS: dict[str, Metric] = {
             False,
             "proba",
             False,
-            (r"\bbalanced (?:logarithmic loss|log ?loss|cross ?entropy)",),
+            (
+                r"\bbalanced (?:logarithmic loss|log ?loss|cross ?entropy)",
+                # a log loss whose formula divides each class's sum by its own count ("... y_ij / N_i ... where N_i is
+                # the number of objects in class i"): every class weighs alike, whatever its size. Weights the text
+                # gives no values of are taken as equal
+                r"(?:log ?loss|logarithmic loss|cross ?entropy)[^#]{0,300}?\bnumber of \w+ (?:in|of|belonging to) "
+                r"(?:the |that |each |its )?class\b",
+                r"(?:log ?loss|logarithmic loss|cross ?entropy)[^#]{0,300}?\b(?:divided by|normali[sz]ed by|averaged "
+                r"over) (?:the )?(?:number|count) of (?:rows|samples|observations|objects|images|examples) (?:in|of) "
+                r"(?:the |that |each |its )?class\b",
+            ),
             balanced=True,
         ),
         Metric(

@@ -227,12 +227,15 @@ class TaskData:
 
     def constant_row(self, rows: np.ndarray, stat: str) -> np.ndarray:
         """One model-space row of a statistic of these train rows' targets: per output P(class 1) or the class
-        frequencies ("prior"), or the mean or median value ("mean", "median")."""
+        frequencies ("prior"), every class alike ("uniform": what a metric weighing each class the same, a balanced
+        log loss, scores best), or the mean or median value ("mean", "median")."""
         parts = []
         for j, o in enumerate(self.outputs):
             y = self.y[rows, j]
             y = y[np.isfinite(y)]  # a row without this output's target
-            if o["kind"] == "multiclass":
+            if o["kind"] != "regression" and stat == "uniform":
+                parts.append(np.full(self.widths[j], 1 / max(self.widths[j], 2)))
+            elif o["kind"] == "multiclass":
                 parts.append(np.bincount(y.astype(int), minlength=self.widths[j])[: self.widths[j]] / len(y))
             elif o["kind"] == "regression" and stat == "median":
                 parts.append(np.array([np.median(y)]))

@@ -293,8 +293,10 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
             ]
             label = decisions.add(Decision("label_column", set(TARGET_ROLES), options, owner=TARGET_ROLES[0]), chosen)
             label, named = label.value, next(n for c, n, _ in labels if c == label.value)
-        if named:
-            targets.append(Target(label, "multiclass", "proba_columns", sub_cols, list(sub_cols), named=named))
+        if named:  # a column no train value names (a "none of these" class train lacks) is not a class to learn
+            held = set(named.values())
+            classes = [c for c in sub_cols if c in held]
+            targets.append(Target(label, "multiclass", "proba_columns", sub_cols, classes, named=named))
         elif label is not None:
             classes = sorted(_py(v) for v in train[label].dropna().unique())
             by_name = {str(v): v for v in classes}

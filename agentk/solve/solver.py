@@ -305,8 +305,8 @@ class Solver:
 
     # -- solutions ------------------------------------------------------------------------------
     def constant(self, sid: str) -> Solution:
-        """The best prediction that ignores the inputs, or reads one categorical column: per output the class prior,
-        or for a regression the mean or the median of the target, or that statistic per level of the tab column of
+        """The best prediction that ignores the inputs, or reads one categorical column: per output the class prior
+        or every class alike (a balanced log loss scores that best), or for a regression the mean or the median of the target, or that statistic per level of the tab column of
         few levels that predicts best by cross-validation on the fit rows (e.g. a per-type median). The metric picks
         among them on the validation rows. Statistics come from the fit rows for the validation figure and from
         every row for the test prediction."""
@@ -315,7 +315,7 @@ class Solver:
         every = np.arange(len(self.task.y))
         regression = any(o["kind"] == "regression" for o in self.task.outputs)
         column = self._group_column(fit) if regression else None
-        stats = ["mean", "median"] if regression else ["prior"]
+        stats = ["mean", "median"] if regression else ["prior", "uniform"]
         stats += [f"{stat} per {column}" for stat in ("mean", "median")] if column is not None else []
         candidates = {}
         for stat in stats:
@@ -332,7 +332,7 @@ class Solver:
             what = f"the target's {stat.split()[0]} per level of {column!r} (the overall one for a rare level)"
         else:
             test_pred = np.tile(self.task.constant_row(every, stat), (len(self.task.test), 1))
-            what = "class priors" if stat == "prior" else f"the target's {stat}"
+            what = {"prior": "class priors", "uniform": "every class alike"}.get(stat, f"the target's {stat}")
         return Solution(
             sid,
             "constant",
