@@ -863,6 +863,15 @@ def _round_trip(w, dest: Path, t: dict, target_col: str, encode: dict) -> list[s
     except Exception as exc:  # noqa: BLE001 - generated code: any failure is the finding
         return [f"a perfect prediction does not format: {str(exc)[:200]}"]
     sub = sub.astype(str).set_index(sub.columns[0]).reindex(truth.index)
+    if t["kind"] not in ("regression", "multilabel") and len(truth.columns) > 1 and set(truth.columns) <= set(sub):
+        # class probabilities: a class no train row has keeps its share of every row (1/classes), so the perfect
+        # prediction is each row's class as the likeliest, and rows that still sum to 1
+        got, want = (f[list(truth.columns)].apply(to_numeric, errors="coerce") for f in (sub, truth))
+        if got.isna().any().any() or not np.allclose(got.sum(axis=1), 1, atol=0.02):
+            return ["a perfect prediction formats to probabilities that do not sum to 1"]
+        if not (got.idxmax(axis=1) == want.idxmax(axis=1)).all():
+            return ["a perfect prediction formats to another likeliest class"]
+        return []
     for c in truth.columns:
         if c not in sub.columns:
             return [f"the submission lacks {c}"]

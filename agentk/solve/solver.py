@@ -42,6 +42,7 @@ from agentk.solve.budgets import FIELD_INPUT, PRESETS, Machine, SolveBudget, pla
 from agentk.workspace import Solution as SolutionFiles
 from agentk.workspace import Workspace
 from tools.fusion_config import STOP_ROWS, FusionConfig
+from tools.metrics import RELATIVE_ERROR
 from tools.resampling import WIN_SHARE, wins_on_resamples
 from tools.submission import format_with_fallback
 from tools.task_data import TaskData
@@ -316,6 +317,7 @@ class Solver:
         regression = any(o["kind"] == "regression" for o in self.task.outputs)
         column = self._group_column(fit) if regression else None
         stats = ["mean", "median"] if regression else ["prior", "uniform"]
+        stats += ["relative"] if regression and self.task.metric_name in RELATIVE_ERROR else []
         stats += [f"{stat} per {column}" for stat in ("mean", "median")] if column is not None else []
         candidates = {}
         for stat in stats:
@@ -332,7 +334,11 @@ class Solver:
             what = f"the target's {stat.split()[0]} per level of {column!r} (the overall one for a rare level)"
         else:
             test_pred = np.tile(self.task.constant_row(every, stat), (len(self.task.test), 1))
-            what = {"prior": "class priors", "uniform": "every class alike"}.get(stat, f"the target's {stat}")
+            what = {
+                "prior": "class priors",
+                "uniform": "every class alike",
+                "relative": "the relative error's best constant",
+            }.get(stat, f"the target's {stat}")
         return Solution(
             sid,
             "constant",
