@@ -258,7 +258,7 @@ def test_setup_recovers_the_truth_of_a_layout(tmp_path, seed):
     name, gzip, a sample that names the target otherwise, a train-only column named like a target, an input carried
     by four pictures per sample (media:views, read as one). Seed 37: hex ids
     (some crash pandas) under another name, a labels table, a probability per class, one class no train row has
-    (submitted at about 1/(n+1), not 0)."""
+    (submitted at 1/classes, not 0: no class of the model's)."""
     dest, ws = tmp_path / "layout", tmp_path / "ws"
     truth = build(seed, dest)
     done = agentk("setup", dest / "public", "--workspace", ws, timeout=600)
