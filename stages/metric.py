@@ -93,7 +93,12 @@ def expert(a: Analysis, ctx: Context) -> Action:
         }
         for t in a.targets
     ]
-    if a.metric_from == "fallback":
+    if a.metric_from == "proxy":
+        found = (
+            f"# PROXY: the evaluation text names {a.official_metric}, which also weighs sub-groups of the rows through "
+            f"train columns it does not name; {a.metric}, its score of the target alone, is optimised in its place.\n"
+        )
+    elif a.metric_from == "fallback":
         found = f"# FALLBACK: the evaluation text names no metric agentk knows; {a.metric} suits these targets.\n"
     else:
         found = f"# {a.metric}: named in the competition's evaluation text.\n"

@@ -34,7 +34,7 @@ def expert(a: Analysis, ctx: Context) -> Action:
         _first_paragraph(description),
         "",
         "## Evaluation",
-        f"Metric: {a.metric} (taken from the {a.metric_from}).",
+        _metric_line(a),
         _first_paragraph(evaluation, 500) if evaluation else "",
         "",
         "## Data",
@@ -74,6 +74,15 @@ Evaluation section:
 {data_view(ws)}"""
 
 
+def _metric_line(a: Analysis) -> str:
+    if a.metric_from == "proxy":
+        return (
+            f"Metric: {a.metric} (a proxy: the description names {a.official_metric}, which also weighs sub-groups "
+            "through train columns it does not name)."
+        )
+    return f"Metric: {a.metric} (taken from the {a.metric_from})."
+
+
 STAGE = Stage(
     SUMMARISE,
     GOAL,
@@ -85,3 +94,4 @@ STAGE = Stage(
     role=ROLE_TASK,
     prompt=prompt,
 )
+

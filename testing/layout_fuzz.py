@@ -109,6 +109,12 @@ TRANSFORMS = {
     # with media:images, classes: each train picture's name holds its class beside its id (<class>.<id>.png or
     # <id>_<class>.png), no table has the target
     "target:file-names": 0.5,
+    # with sample:proba, the evaluation text states a class-weighted log loss (each class's sum divided by its own
+    # count, weights not given): the setup's metric weighs every class alike (balanced log loss)
+    "metric:weighted-logloss": 0.5,
+    # binary scored by AUC: the evaluation text states a sub-group bias AUC and names none of train's identity
+    # columns (mostly empty fractions); the setup optimises the target's AUC as its proxy
+    "metric:bias-unnamed": 0.5,
     # tasks agentk does not do, which setup must refuse (exit 2, "unsupported task: <kind>"), keeping the names, ids
     # and table format drawn: sets of catalogue items per order, drawn from a table of interactions; character
     # offsets of phrases in notes; an assignment of entities to their preferred slots, no target anywhere; a program
@@ -119,6 +125,8 @@ TRANSFORMS = {
     "refuse:simulation": 0.0125,
     "refuse:retrieval": 0.012,
 }
+# the metric a transformation's evaluation text leads the setup to (code_metric.py's METRIC)
+METRIC_TRUTH = {"metric:weighted-logloss": "balanced_log_loss", "metric:bias-unnamed": "roc_auc"}
 # what a long signal keeps of the other transformations: the tables' names and place, the ids, the format
 SIGNAL_KEEPS = {
     "names:role-inside",
@@ -231,6 +239,10 @@ def draw(seed: int) -> tuple[str, list[str]]:
         else:  # the tables' names are the labels: no labels table, no train-only decoy, no events named as train
             drop = ("labels-file", "decoy:train-only", "decoy:described", "side:split-events")
             chosen = [t for t in chosen if t not in drop]
+    if "metric:weighted-logloss" in chosen and "sample:proba" not in chosen:
+        chosen.remove("metric:weighted-logloss")
+    if "metric:bias-unnamed" in chosen and (kind != "binary" or seed % 2 == 0 or "sample:proba" in chosen):
+        chosen.remove("metric:bias-unnamed")  # the AUC-scored layouts only (build's metric)
     refuse = [t for t in chosen if t in REFUSALS]
     if refuse:  # the first kind drawn, with the names, ids and format drawn
         chosen = [t for t in chosen if t in REFUSE_KEEPS or t in FORMATS] + refuse[:1]
@@ -544,6 +556,13 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         keep_train = [decoy]
     else:
         keep_train, decoy = [], None
+    if "metric:bias-unnamed" in transforms:  # identity columns the metric reads: fractions on two rows in five
+        groups = np.random.default_rng(90_000 + seed)
+        for word in groups.choice(["north", "south", "elder", "young"], size=2, replace=False):
+            name = _column(groups, f"mentions_{word}", odd)
+            fractions = groups.choice([0.0, 0.2, 0.5, 1.0], size=len(train))
+            train = train.assign(**{name: np.where(groups.random(len(train)) < 0.4, fractions, np.nan)})
+            keep_train.append(name)
     if "labels-file" in transforms:
         files["labels"] = here + _write(train[[id_col, target]], tables, names["labels"], fmt)
         files["train"] = here + _write(train[[id_col, *keep, *keep_train]], tables, names["train"], fmt)
@@ -601,6 +620,13 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         metric = "Submissions are evaluated on the mean column-wise area under the ROC curve, one column per label."
     elif kind == "multilabel":
         metric = "Submissions are evaluated on the mean F2 score of each row's space-delimited set of labels."
+    elif "metric:weighted-logloss" in transforms:
+        metric = (
+            "Submissions are evaluated using a weighted multi-class logarithmic loss:\n\n"
+            "    Log Loss = - ( sum_i w_i * sum_j (y_ij / N_i) * ln p_ij ) / ( sum_i w_i )\n\n"
+            f"where N_i is the number of {NOUNS[seed % len(NOUNS)]} in class i and w_i the weight of class i: "
+            "each class counts by its weight, not its size."
+        )
     elif "sample:proba" in transforms:
         metric = "Submissions are evaluated on the multi-class logarithmic loss (log loss)."
     elif kind == "regression":
@@ -609,6 +635,11 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         metric = (
             "Submissions are evaluated on the Mean Average Precision @ 3 (MAP@3): predict up to three labels per "
             "row, space-delimited, the most likely first."
+        )
+    elif "metric:bias-unnamed" in transforms:
+        metric = (
+            "Submissions are evaluated on a bias-aware AUC: the overall ROC AUC combined with the generalized mean "
+            "(p = -5) of the Subgroup AUC, BPSN AUC and BNSP AUC of each identity subgroup."
         )
     elif kind == "binary" and seed % 2:
         metric = "Submissions are evaluated on the area under the ROC curve (AUC) of the predicted probability."
@@ -999,6 +1030,11 @@ def judge(ws: Path, dest: Path, rc: int | None = 0, stderr: str = "") -> list[st
         same = {"image": same_picture, "views": same_views, "sound": same_pitch}.get(name)
         if not any(same(frame[c], want, ws) if same else _same(frame[c], want) for c in frame.columns):
             problems.append(f"input {name} reaches no input map column")
+    for transform, name in METRIC_TRUTH.items():
+        if transform in t["transforms"]:
+            found = re.search(r"^METRIC = ['\"](\w+)['\"]", (ws / "code_metric.py").read_text(), re.M)
+            if found is None or found.group(1) != name:
+                problems.append(f"metric {found and found.group(1)!r}, not {name!r}")
     if target_col is not None and not problems:
         # the target map may write the classes otherwise (as the sample's column names): test labels alike
         encode = (
@@ -1052,6 +1088,15 @@ def _round_trip(w, dest: Path, t: dict, target_col: str, encode: dict) -> list[s
     except Exception as exc:  # noqa: BLE001 - generated code: any failure is the finding
         return [f"a perfect prediction does not format: {str(exc)[:200]}"]
     sub = sub.astype(str).set_index(sub.columns[0]).reindex(truth.index)
+    if t["kind"] not in ("regression", "multilabel") and len(truth.columns) > 1 and set(truth.columns) <= set(sub):
+        # class probabilities: a class no train row has keeps its share of every row (1/classes), so the perfect
+        # prediction is each row's class as the likeliest, and rows that still sum to 1
+        got, want = (f[list(truth.columns)].apply(to_numeric, errors="coerce") for f in (sub, truth))
+        if got.isna().any().any() or not np.allclose(got.sum(axis=1), 1, atol=0.02):
+            return ["a perfect prediction formats to probabilities that do not sum to 1"]
+        if not (got.idxmax(axis=1) == want.idxmax(axis=1)).all():
+            return ["a perfect prediction formats to another likeliest class"]
+        return []
     for c in truth.columns:
         if c not in sub.columns:
             return [f"the submission lacks {c}"]

@@ -258,7 +258,7 @@ def test_setup_recovers_the_truth_of_a_layout(tmp_path, seed):
     name, gzip, a sample that names the target otherwise, a train-only column named like a target, an input carried
     by four pictures per sample (media:views, read as one). Seed 37: hex ids
     (some crash pandas) under another name, a labels table, a probability per class, one class no train row has
-    (submitted at about 1/(n+1), not 0)."""
+    (submitted at 1/classes, not 0: no class of the model's)."""
     dest, ws = tmp_path / "layout", tmp_path / "ws"
     truth = build(seed, dest)
     done = agentk("setup", dest / "public", "--workspace", ws, timeout=600)
@@ -311,3 +311,33 @@ def test_tasks_agentk_does_not_do_are_written_as_drawn_and_setup_refuses_them(tm
         assert judge(ws, dest, 0, "") != []  # a setup that went on is a failure
         other = done.stderr.replace(f"unsupported task: {kind} (", "unsupported task: segmentation (")
         assert judge(ws, dest, 2, other) != []  # and so is a refusal of another kind
+
+
+def test_a_class_weighted_log_loss_weighs_every_class_alike_and_an_unseen_class_is_not_learnt(tmp_path):
+    """metric:weighted-logloss: the evaluation text's formula divides each class's log loss by the class's count
+    and gives no weights. Seed 36 (beside sample:unseen-class) is read as the balanced log loss, and the column of
+    the class no train row has is no class of the model's (it gets 1/classes in every submission)."""
+    truth = build(36, tmp_path / "36")
+    public = tmp_path / "36" / "public"
+    assert {"sample:unseen-class", "metric:weighted-logloss"} <= set(truth.transforms)
+    assert "N_i is the number of" in (public / "description.md").read_text()
+    a = analysed(tmp_path, public, "ws36")
+    (target,) = a.targets
+    assert a.metric == "balanced_log_loss" and a.metric_from == "description"
+    assert target.columns == [f"outcome_{c}" for c in truth.classes] + ["outcome_unseen"]
+    assert target.classes == [f"outcome_{c}" for c in truth.classes]  # the unseen column is not learnt
+
+
+def test_a_bias_auc_whose_text_names_no_sub_group_is_optimised_as_the_targets_auc(tmp_path):
+    """metric:bias-unnamed: the evaluation text states a sub-group bias AUC, train holds identity columns (mostly
+    empty fractions) the text does not name. Seed 23 sets up on the target's AUC as a proxy, recorded as such; the
+    identity columns are no inputs."""
+    truth = build(23, tmp_path / "23")
+    public = tmp_path / "23" / "public"
+    train = pd.read_csv(public / truth.files["train"], sep="\t")
+    identities = [c for c in train.columns if "mentions" in c.lower()]
+    assert len(identities) == 2 and train[identities].notna().mean().between(0.2, 0.6).all()
+    assert not any(c in (public / "description.md").read_text() for c in identities)
+    a = analysed(tmp_path, public, "ws23")
+    assert (a.metric, a.metric_from, a.official_metric) == ("roc_auc", "proxy", "bias_auc")
+    assert not set(identities) & set(a.features) and a.metric_columns == []

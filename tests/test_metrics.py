@@ -427,6 +427,19 @@ TEXTS = [
         "Submissions are evaluated using a balanced logarithmic loss: each class is equally important.",
         "balanced_log_loss",
     ),
+    # a class-weighted log loss: each class's sum divided by its own count, so every class weighs alike
+    (
+        "Submissions are evaluated using a weighted multi-class logarithmic loss:\n\n    Log Loss = - ( sum_i w_i * "
+        "sum_j (y_ij / N_i) * ln p_ij ) / ( sum_i w_i )\n\nwhere N_i is the number of objects in class i.",
+        "balanced_log_loss",
+    ),
+    (
+        "The score is the cross-entropy of each class, divided by the number of rows in that class, averaged.",
+        "balanced_log_loss",
+    ),
+    # weighted by row (a positive weighs twice): a plain log loss, not a per-class one
+    ("Submissions are evaluated using a weighted multi-class log loss, where positive rows weigh 2.", "multi_log_loss"),
+    ("Each class has the number of images in class folders. Scored by multi-class log loss.", "multi_log_loss"),
     ("Submissions are evaluated on the mean absolute error between predicted and actual values.", "mae"),
     ("Submissions are evaluated using the coefficient of determination R2", "r2"),
     ("Submissions are evaluated using the Normalized Gini Coefficient (2 * AUC - 1).", "gini"),

@@ -19,6 +19,7 @@ import pandas as pd
 
 from agentk.modalities import TABULAR
 from tools.map_dataset import MapDataset
+from tools.metrics import RELATIVE_ERROR, relative_weights
 from tools.resampling import wins_on_resamples
 from tools.submission import format_with_fallback
 from tools.tabular import encode
@@ -44,7 +45,7 @@ def light_solve(ws: Path, max_rows: int = 3000, seed: int = 0) -> dict:
         fit, val = task.split
         fit_rows, val_rows = rng.permutation(fit)[: int(0.8 * n_rows)], rng.permutation(val)[: n_rows // 5]
     if tabular_only:
-        val_pred, test_pred = _boosting(train, test, fit_rows, val_rows, task.outputs)
+        val_pred, test_pred = _boosting(train, test, fit_rows, val_rows, task.outputs, task.metric_name)
     else:
         from tools.light_net import fit_predict
 
@@ -86,13 +87,21 @@ def light_solve(ws: Path, max_rows: int = 3000, seed: int = 0) -> dict:
     }
 
 
-_STAT_WORDS = {"prior": "the class priors", "mean": "the target's mean", "median": "the target's median"}
+_STAT_WORDS = {
+    "prior": "the class priors",
+    "uniform": "every class alike",
+    "mean": "the target's mean",
+    "median": "the target's median",
+    "relative": "the relative error's best constant",
+}
 
 
 def _constant(task: TaskData, fit_rows: np.ndarray, val_rows: np.ndarray) -> tuple[str, float]:
-    """(statistic, score on val_rows) of the best constant learnt from fit_rows: the class priors, or for a value the
-    mean or the median, whichever scores better."""
-    stats = ["mean", "median"] if any(o["kind"] == "regression" for o in task.outputs) else ["prior"]
+    """(statistic, score on val_rows) of the best constant learnt from fit_rows: the class priors or every class
+    alike, or for a value the mean or the median, whichever scores better."""
+    regression = any(o["kind"] == "regression" for o in task.outputs)
+    stats = ["mean", "median"] if regression else ["prior", "uniform"]
+    stats += ["relative"] if regression and task.metric_name in RELATIVE_ERROR else []
     best = None
     for stat in stats:
         score = task.score(np.tile(task.constant_row(fit_rows, stat), (len(val_rows), 1)), val_rows)
@@ -119,7 +128,7 @@ def toward_prior(task: TaskData, pred: np.ndarray, rows: np.ndarray) -> np.ndarr
 
 
 def _boosting(
-    train: MapDataset, test: MapDataset, fit_rows, val_rows, outputs: list[dict]
+    train: MapDataset, test: MapDataset, fit_rows, val_rows, outputs: list[dict], metric: str = ""
 ) -> tuple[np.ndarray, np.ndarray]:
     frames = [ds.inputs[TABULAR.name].loc[ds.ids].reset_index(drop=True) for ds in (train, test)]
     (x_all, x_test), _ = encode(frames)
@@ -131,13 +140,16 @@ def _boosting(
             x_all[fit_rows],
             train.targets[fit_rows, j],
             [x_all[val_rows], x_test],
+            metric,
         )
         val_parts.append(v)
         test_parts.append(t)
     return np.hstack(val_parts), np.hstack(test_parts)
 
 
-def _fit_predict(kind: str, n_classes: int, x: np.ndarray, y: np.ndarray, x_new: list[np.ndarray]) -> list[np.ndarray]:
+def _fit_predict(
+    kind: str, n_classes: int, x: np.ndarray, y: np.ndarray, x_new: list[np.ndarray], metric: str = ""
+) -> list[np.ndarray]:
     """A small gradient-boosting model for one output: probabilities for classes, values for regression."""
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor  # slow import
 
@@ -148,10 +160,12 @@ def _fit_predict(kind: str, n_classes: int, x: np.ndarray, y: np.ndarray, x_new:
         x, x_new = x[:, known], [z[:, known] for z in x_new]
     if x.shape[1] == 0:
         x, x_new = np.zeros((len(x), 1)), [np.zeros((len(z), 1)) for z in x_new]
-    if kind == "regression":
-        model = HistGradientBoostingRegressor(random_state=0)
-        model = model.set_params(max_iter=_rounds(model, x, y, classes=False)).fit(x, y)
-        return [model.predict(z)[:, None] for z in x_new]
+    if kind == "regression":  # a relative error (RMSPE, MAPE): the boosting's loss weighted to be the metric's
+        weight = relative_weights(metric, y)
+        loss = "absolute_error" if weight is not None and RELATIVE_ERROR[metric] == 1 else "squared_error"
+        model = HistGradientBoostingRegressor(loss=loss, random_state=0)
+        rounds = _rounds(model, x, y, classes=False, weight=weight)
+        return [model.set_params(max_iter=rounds).fit(x, y, sample_weight=weight).predict(z)[:, None] for z in x_new]
     if len(np.unique(y)) < 2:  # one class seen: predict it with certainty
         width = 1 if kind == "binary" else n_classes
         return [np.tile(_one(kind, n_classes, int(y[0])), (len(z), 1))[:, :width] for z in x_new]
@@ -169,7 +183,7 @@ def _fit_predict(kind: str, n_classes: int, x: np.ndarray, y: np.ndarray, x_new:
     return outs
 
 
-def _rounds(model, x: np.ndarray, y: np.ndarray, classes: bool) -> int:
+def _rounds(model, x: np.ndarray, y: np.ndarray, classes: bool, weight: np.ndarray | None = None) -> int:
     """The boosting rounds (up to MAX_ROUNDS) at which a held-out tenth of the rows, drawn at random (a rare class
     may lack rows in either part), scores its best loss: log loss for classes, squared error for values. Boosting
     starts from the constant (the class priors, the mean), so stopped there it cannot drift far below it: with 39
@@ -180,7 +194,9 @@ def _rounds(model, x: np.ndarray, y: np.ndarray, classes: bool) -> int:
     held, learn = order[: len(y) // 10], order[len(y) // 10 :]
     if classes and len(np.unique(y[learn])) < 2:
         return 60
-    fitted = model.set_params(max_iter=MAX_ROUNDS).fit(x[learn], y[learn])
+    fitted = model.set_params(max_iter=MAX_ROUNDS).fit(
+        x[learn], y[learn], sample_weight=None if weight is None else weight[learn]
+    )
     losses = []
     if classes:
         known = np.isin(y[held], fitted.classes_)
@@ -190,7 +206,9 @@ def _rounds(model, x: np.ndarray, y: np.ndarray, classes: bool) -> int:
             hit[known] = p[known, where] if p.ndim == 2 else np.where(where == 1, p[known], 1 - p[known])
             losses.append(-np.log(np.clip(hit, 1e-15, 1)).mean())
     else:
-        losses = [np.mean((pred - y[held]) ** 2) for pred in fitted.staged_predict(x[held])]
+        w = np.ones(len(held)) if weight is None else weight[held]  # the weighted error the model was fit to
+        power = 1 if fitted.loss == "absolute_error" else 2
+        losses = [np.sum(w * np.abs(pred - y[held]) ** power) for pred in fitted.staged_predict(x[held])]
     return int(np.argmin(losses)) + 1
 
 

@@ -20,6 +20,7 @@ from agentk.workspace import METRIC, SUBMISSION_FORMAT, TARGET_TRANSFORM, Worksp
 from tools.columns import as_datetime, is_datetime
 from tools.heads import width
 from tools.map_dataset import MapDataset
+from tools.metrics import RELATIVE_ERROR, relative_weights
 
 VAL_FRACTION, SPLIT_SEED = 0.2, 0
 STOP_FRACTION = 0.2  # of the fit rows: the stop rows a network early-stops and is tuned on (TaskData.holdout)
@@ -227,15 +228,21 @@ class TaskData:
 
     def constant_row(self, rows: np.ndarray, stat: str) -> np.ndarray:
         """One model-space row of a statistic of these train rows' targets: per output P(class 1) or the class
-        frequencies ("prior"), or the mean or median value ("mean", "median")."""
+        frequencies ("prior"), every class alike ("uniform": what a metric weighing each class the same, a balanced
+        log loss, scores best), or the mean or median value ("mean", "median"), or a relative error's best constant
+        ("relative": the mean or median weighted by RELATIVE_ERROR's 1/|y|^power)."""
         parts = []
         for j, o in enumerate(self.outputs):
             y = self.y[rows, j]
             y = y[np.isfinite(y)]  # a row without this output's target
-            if o["kind"] == "multiclass":
+            if o["kind"] != "regression" and stat == "uniform":
+                parts.append(np.full(self.widths[j], 1 / max(self.widths[j], 2)))
+            elif o["kind"] == "multiclass":
                 parts.append(np.bincount(y.astype(int), minlength=self.widths[j])[: self.widths[j]] / len(y))
             elif o["kind"] == "regression" and stat == "median":
                 parts.append(np.array([np.median(y)]))
+            elif o["kind"] == "regression" and stat == "relative":  # the relative error's own best constant
+                parts.append(np.array([_relative_constant(self.metric_name, y)]))
             else:
                 parts.append(np.array([y.mean()]))
         return np.concatenate(parts)
@@ -243,6 +250,18 @@ class TaskData:
     def better(self, a: float, b: float) -> bool:
         """Is score a strictly better than score b?"""
         return a > b if self.higher_is_better else a < b
+
+
+def _relative_constant(metric: str, y: np.ndarray) -> float:
+    """The constant a relative-error metric scores best: RMSPE's weighted mean, MAPE's weighted median."""
+    w = relative_weights(metric, y)
+    if w is None or not (w > 0).any():
+        return float(np.median(y))
+    if RELATIVE_ERROR[metric] == 2:
+        return float(np.sum(w * y) / np.sum(w))
+    order = np.argsort(y)
+    cumulative = np.cumsum(w[order])
+    return float(y[order][np.searchsorted(cumulative, cumulative[-1] / 2)])
 
 
 def _stratified_split(y: np.ndarray, outputs: list[dict], fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -42,7 +42,7 @@ from agentk.workspace import (
     Workspace,
 )
 from tools.columns import is_datetime
-from tools.metrics import COLUMNWISE, METRICS, Metric, find_metric
+from tools.metrics import COLUMNWISE, METRICS, TARGET_ALONE, Metric, find_metric
 
 BOOL_VALUES = {"true", "false"}
 
@@ -92,7 +92,7 @@ class Analysis:
     bool_features: list[str]
     targets: list[Target]
     metric: str
-    metric_from: str  # "description" or "fallback"
+    metric_from: str  # "description", "fallback", or "proxy" (the description's metric is official_metric)
     task_type: str
     n_train: int
     n_test: int
@@ -105,6 +105,9 @@ class Analysis:
     scored_value: float | None = None  # masked metrics: only rows whose metric_columns[0] holds this are scored
     decisions: Decisions = field(default_factory=Decisions)  # each decision's ranked hypotheses, the current one used
     test_id_respelled: bool = False  # test_id holds the sample's ids but for padding: write them as the sample does
+    # a metric the text names that agentk cannot score here (a sub-group bias AUC whose sub-group columns the text
+    # does not name): `metric` is its score of the target alone, optimised in its place
+    official_metric: str | None = None
 
     @property
     def submission_columns(self) -> list[str]:
@@ -293,8 +296,10 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
             ]
             label = decisions.add(Decision("label_column", set(TARGET_ROLES), options, owner=TARGET_ROLES[0]), chosen)
             label, named = label.value, next(n for c, n, _ in labels if c == label.value)
-        if named:
-            targets.append(Target(label, "multiclass", "proba_columns", sub_cols, list(sub_cols), named=named))
+        if named:  # a column no train value names (a "none of these" class train lacks) is not a class to learn
+            held = set(named.values())
+            classes = [c for c in sub_cols if c in held]
+            targets.append(Target(label, "multiclass", "proba_columns", sub_cols, classes, named=named))
         elif label is not None:
             classes = sorted(_py(v) for v in train[label].dropna().unique())
             by_name = {str(v): v for v in classes}
@@ -350,15 +355,12 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
     for t in targets:
         t.log = t.kind == "regression" and "rmsle" in metric_name
     rel = lambda role: str(tables[role].relative_to(ws)) if role in tables else None  # noqa: E731
-    metric_columns = []
+    metric_columns, official = [], None
     if metric_name == "bias_auc":  # the identity sub-groups the evaluation text names, as train-only columns
         train_only = [c for c in train.columns if c not in test.columns and c not in target_cols]
         metric_columns = shapes.columns_named_in(evaluation_text(ws), train_only)
-        if not metric_columns:
-            raise CannotAnalyse(
-                "the metric scores sub-groups, but the evaluation text names none of the train-only columns "
-                f"{train_only[:8]} as an identity sub-group"
-            )
+        if not metric_columns:  # no sub-group to score: the metric's score of the target alone is what is optimised
+            official, metric_name, metric_from = metric_name, TARGET_ALONE[metric_name], "proxy"
     scored_value = None
     if metric_name == "masked_mae":  # the two-valued column whose value the evaluation text says rows are scored at
         others = train.drop(columns=[c for c in (*target_cols, id_col, train_id) if c in train.columns])
@@ -387,6 +389,7 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
         metric_columns,
         scored_value,
         test_id_respelled=test_ids.evidence == RESPELLED,
+        official_metric=official,
     )
 
 

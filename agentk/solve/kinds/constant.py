@@ -9,6 +9,7 @@ import numpy as np
 
 from agentk.modalities import TABULAR
 from agentk.solve.solution import Solution
+from tools.metrics import RELATIVE_ERROR
 from tools.task_data import TaskData
 
 NAME = "constant"
@@ -22,8 +23,8 @@ def plans(solver) -> list[tuple[str, dict]]:
 
 
 def build(solver, sid: str) -> Solution:
-    """The best prediction that ignores the inputs, or reads one categorical column: per output the class prior,
-    or for a regression the mean or the median of the target, or that statistic per level of the tab column of
+    """The best prediction that ignores the inputs, or reads one categorical column: per output the class prior
+    or every class alike (a balanced log loss scores that best), or for a regression the mean or the median of the target, or that statistic per level of the tab column of
     few levels that predicts best by cross-validation on the fit rows (e.g. a per-type median). The metric picks
     among them on the validation rows. Statistics come from the fit rows for the validation figure and from
     every row for the test prediction."""
@@ -32,7 +33,8 @@ def build(solver, sid: str) -> Solution:
     every = np.arange(len(solver.task.y))
     regression = any(o["kind"] == "regression" for o in solver.task.outputs)
     column = group_column(solver, fit) if regression else None
-    stats = ["mean", "median"] if regression else ["prior"]
+    stats = ["mean", "median"] if regression else ["prior", "uniform"]
+    stats += ["relative"] if regression and solver.task.metric_name in RELATIVE_ERROR else []
     stats += [f"{stat} per {column}" for stat in ("mean", "median")] if column is not None else []
     candidates = {}
     for stat in stats:
@@ -49,7 +51,11 @@ def build(solver, sid: str) -> Solution:
         what = f"the target's {stat.split()[0]} per level of {column!r} (the overall one for a rare level)"
     else:
         test_pred = np.tile(solver.task.constant_row(every, stat), (len(solver.task.test), 1))
-        what = "class priors" if stat == "prior" else f"the target's {stat}"
+        what = {
+            "prior": "class priors",
+            "uniform": "every class alike",
+            "relative": "the relative error's best constant",
+        }.get(stat, f"the target's {stat}")
     return Solution(
         sid,
         "constant",
