@@ -107,6 +107,9 @@ TRANSFORMS = {
     # with media:images, classes: each train picture's name holds its class beside its id (<class>.<id>.png or
     # <id>_<class>.png), no table has the target
     "target:file-names": 0.5,
+    # classes or label sets submitted in one column, the sample's cells a placeholder of another type: 0 in every
+    # row, or left empty (the human-protein and paddy layouts); the submission is written as the labels are
+    "sample:placeholder": 0.2,
 }
 # what a long signal keeps of the other transformations: the tables' names and place, the ids, the format
 SIGNAL_KEEPS = {
@@ -210,6 +213,10 @@ def draw(seed: int) -> tuple[str, list[str]]:
         else:  # the tables' names are the labels: no labels table, no train-only decoy, no events named as train
             drop = ("labels-file", "decoy:train-only", "decoy:described", "side:split-events")
             chosen = [t for t in chosen if t not in drop]
+    if "sample:placeholder" in chosen and (
+        kind == "regression" or {"sample:proba", "sample:ranked", "signal:long"} & set(chosen)
+    ):
+        chosen.remove("sample:placeholder")
     return kind, chosen
 
 
@@ -562,6 +569,8 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
             submitted = _column(extra, str(extra.choice(["prediction", "predicted", "expected", *WORDS])), odd)
             submitted = submitted if submitted not in data.columns else f"{submitted}_pred"
         first = " ".join(map(str, classes)) if "sample:ranked" in transforms else classes[0] if classes else 0.0
+        if "sample:placeholder" in transforms:  # 0 where labels go, or nothing at all
+            first = [0, np.nan][int(np.random.default_rng(120_000 + seed).integers(2))]
         sample = pd.DataFrame({id_col: test[id_col], submitted: first})
         answers = test[[id_col, target]].rename(columns={target: submitted})
     sample.to_csv(public / f"{names['sample']}.csv", index=False)

@@ -252,6 +252,25 @@ def analysed(tmp_path, public, name):
     return analyse(ws)
 
 
+@pytest.mark.parametrize("seed, placeholder", [(308, "0"), (303, "")])
+def test_a_placeholder_sample_is_submitted_as_the_labels_are(tmp_path, seed, placeholder):
+    """sample:placeholder: the sample's one prediction column holds 0 in every row (seed 308: label sets, "low vivid")
+    or nothing (seed 303: classes "low", "mid", "high"), not the labels' type. Setup writes the submission as train
+    writes the labels (the sample's 0 or empty cells are no type to cast to), and a perfect prediction formats to
+    the answers."""
+    dest, ws = tmp_path / "layout", tmp_path / "ws"
+    truth = build(seed, dest)
+    assert "sample:placeholder" in truth.transforms and truth.kind == ("multilabel" if seed == 308 else "multiclass")
+    sample = pd.read_csv(dest / "public" / truth.files["sample"], dtype=str, keep_default_na=False)
+    assert set(sample.iloc[:, 1]) == {placeholder} and set(sample.iloc[:, 0]) == set(truth.test_ids)
+    done = agentk("setup", dest / "public", "--workspace", ws, timeout=600)
+    assert done.returncode == 0, (truth.transforms, done.stderr[-3000:])
+    assert judge(ws, dest) == []
+    submitted = pd.read_csv(ws / "submission.csv", dtype=str).iloc[:, 1]
+    labels = {label for v in truth.target.values() for label in str(v).split()}
+    assert {label for v in submitted for label in v.split()} <= labels
+
+
 @pytest.mark.parametrize("seed", [0, 37])
 def test_setup_recovers_the_truth_of_a_layout(tmp_path, seed):
     """Seed 0: no table named train or test (values place them), odd column names, a 1:N table under another key
