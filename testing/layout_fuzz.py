@@ -110,6 +110,10 @@ TRANSFORMS = {
     # classes or label sets submitted in one column, the sample's cells a placeholder of another type: 0 in every
     # row, or left empty (the human-protein and paddy layouts); the submission is written as the labels are
     "sample:placeholder": 0.2,
+    # every input in one .npy array per sample (x1, x2, the count, the colour's number), in train/ and test/ folders
+    # fanned out by the id's last character; no test table, but an older test table of other ids beside the data
+    # (the seti layout): the test samples are the files the sample's ids name
+    "media:arrays": 0.3,
 }
 # what a long signal keeps of the other transformations: the tables' names and place, the ids, the format
 SIGNAL_KEEPS = {
@@ -213,6 +217,15 @@ def draw(seed: int) -> tuple[str, list[str]]:
         else:  # the tables' names are the labels: no labels table, no train-only decoy, no events named as train
             drop = ("labels-file", "decoy:train-only", "decoy:described", "side:split-events")
             chosen = [t for t in chosen if t not in drop]
+    # the arrays hold every input: no other place for one, no table but train's labels and the old test's (dropped
+    # itself, so that the seeds drawn before it keep their layouts)
+    if "media:arrays" in chosen and any(
+        t.startswith(("side:", "signal:", "target:folders", "target:file-names", "target:class-tables"))
+        or (t.startswith("media:") and t != "media:arrays")
+        or t in ("labels-file", "decoy:old-test", "names:other", "archive:nested")
+        for t in chosen
+    ):
+        chosen.remove("media:arrays")
     if "sample:placeholder" in chosen and (
         kind == "regression" or {"sample:proba", "sample:ranked", "signal:long"} & set(chosen)
     ):
@@ -525,6 +538,16 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         keep_train = [decoy]
     else:
         keep_train, decoy = [], None
+    if "media:arrays" in transforms:  # <train|test>/<last character>/<id>.npy: x1, x2, count, the colour's number
+        colours = {c: k for k, c in enumerate(sorted(data[cols["colour"]].unique()))}
+        for k, row in data.iterrows():
+            i = str(row[id_col])
+            folder = tables / ("test" if k >= n_train else "train") / i[-1]
+            folder.mkdir(parents=True, exist_ok=True)
+            values = [row[cols["x1"]], row[cols["x2"]], row[cols["count"]], colours[row[cols["colour"]]]]
+            np.save(folder / f"{i}.npy", np.array(values, dtype=float))
+        files["arrays"], files["test_arrays"] = f"{here}train/", f"{here}test/"
+        keep = []
     if "labels-file" in transforms:
         files["labels"] = here + _write(train[[id_col, target]], tables, names["labels"], fmt)
         files["train"] = here + _write(train[[id_col, *keep, *keep_train]], tables, names["train"], fmt)
@@ -540,7 +563,11 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
                 files[f"class:{c}"] = here + _write(rows, tables, f"{names['train']}_{c}", fmt)
     else:
         files["train"] = here + _write(train[[id_col, *keep, *keep_train, target]], tables, names["train"], fmt)
-    files["test"] = here + _write(test[[id_col, *keep]], tables, names["test"], fmt)
+    if "media:arrays" in transforms:  # an older test set's labels, of other ids, named as a test table
+        old = pd.DataFrame({id_col: [f"{v}9" for v in _ids(extra, 40, transforms)], target: train[target].iloc[:40]})
+        files["old"] = here + _write(old, tables, f"{names['test']}_labels_old", fmt)
+    else:
+        files["test"] = here + _write(test[[id_col, *keep]], tables, names["test"], fmt)
     if "decoy:old-test" in transforms:  # an older test set of other ids, not scored
         old = _problem(rng, kind, 40)[0].rename(columns={**cols, "target": target})
         old.insert(0, id_col, [f"{v}9" for v in _ids(rng, 40, transforms)])
@@ -620,6 +647,8 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         "clips": f"a sound clip of each {id_col}, named by it",
         "archive": "the tables above, each in a zip of its own",
         "notes": f"a note on each {id_col}, one text file named by it",
+        "arrays": f"the inputs of each training {id_col}, an array in a file named by it",
+        "test_arrays": f"the inputs of each test {id_col}: predict these",
     }
     for r in files:
         if r.startswith("class:"):
