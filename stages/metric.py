@@ -8,7 +8,7 @@ from agentk.core.checks import Check
 from agentk.core.engine import HOLE, Action, Context, Stage, fill
 from agentk.policies.analysis import Analysis
 from agentk.workspace import METRIC, ROLE_METRIC, code_file
-from tools.metrics import METRICS, metric_source
+from tools.metrics import METRICS, PER_LABEL, metric_source
 from unit_tests_lib.metric import check_metric
 
 TEMPLATE = f'''"""The competition's metric. metric(y_true, y_pred) -> float, HIGHER_IS_BETTER.
@@ -32,6 +32,21 @@ MULTI_TARGET = {multi}
 TARGETS = {targets!r}
 METRIC_COLUMNS = {metric_columns!r}  # target-map columns the metric reads beside the targets (sub-groups, mask)
 SCORED_VALUE = {scored_value!r}  # a masked metric scores only the rows whose METRIC_COLUMNS[0] holds this value
+PER_LABEL = {per_label}  # label sets ("3 17 42") scored label by label, as 0/1 columns
+
+
+def _indicators(truth: np.ndarray, guess: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # two columns of label sets as 0/1 matrices over the labels either holds (an empty cell: no label)
+    sets = [[set() if x is None or x != x else set(str(x).split()) for x in v] for v in (truth, guess)]
+    labels = sorted(set().union(*sets[0], *sets[1])) or [""]
+    index = {{label: i for i, label in enumerate(labels)}}
+    out = []
+    for rows in sets:
+        m = np.zeros((len(rows), max(len(labels), 2)), dtype=int)  # two columns at least: read as label columns
+        for i, row in enumerate(rows):
+            m[i, [index[label] for label in row]] = 1
+        out.append(m)
+    return out[0], out[1]
 
 
 def _truth(y_true: pd.DataFrame, t: dict) -> np.ndarray:
@@ -49,6 +64,8 @@ def _truth(y_true: pd.DataFrame, t: dict) -> np.ndarray:
         return (v.astype(str) == str(t["positive"])).to_numpy(int)
     if PREDICTION == "value" or METRIC == "qwk":
         return v.astype(float).to_numpy()
+    if PER_LABEL and t["kind"] == "multilabel":
+        return v.where(v.notna(), None).to_numpy(object)
     return v.astype(str).to_numpy()
 
 
@@ -62,6 +79,8 @@ def _guess(y_pred: pd.DataFrame, t: dict) -> np.ndarray:
         return (v.astype(str) == str(t["positive"])).to_numpy(int)
     if PREDICTION in ("proba", "value") or METRIC == "qwk":
         return v.astype(float).to_numpy()
+    if PER_LABEL and t["kind"] == "multilabel":
+        return v.where(v.notna(), None).to_numpy(object)
     return v.astype(str).to_numpy()
 
 
@@ -70,6 +89,9 @@ def metric(y_true, y_pred) -> float:
     y_pred = pd.DataFrame(y_pred).reset_index(drop=True)
     truths = [_truth(y_true, t) for t in TARGETS]
     guesses = [_guess(y_pred, t) for t in TARGETS]
+    for i, t in enumerate(TARGETS):
+        if PER_LABEL and t["kind"] == "multilabel":
+            truths[i], guesses[i] = _indicators(truths[i], guesses[i])
     if SCORED_VALUE is not None:
         keep = y_true[METRIC_COLUMNS[0]].astype(float).to_numpy() == SCORED_VALUE
         return float(np.mean([score(a, b, mask=keep) for a, b in zip(truths, guesses)]))
@@ -113,6 +135,7 @@ def expert(a: Analysis, ctx: Context) -> Action:
             targets=targets,
             metric_columns=a.metric_columns,
             scored_value=a.scored_value,
+            per_label=m.name in PER_LABEL,
         )
     )
     return Action(code=fill(TEMPLATE, body))

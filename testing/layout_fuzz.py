@@ -124,6 +124,13 @@ TRANSFORMS = {
     "refuse:optimisation": 0.012,
     "refuse:simulation": 0.0125,
     "refuse:retrieval": 0.012,
+    # classes or label sets submitted in one column, the sample's cells a placeholder of another type: 0 in every
+    # row, or left empty (the human-protein and paddy layouts); the submission is written as the labels are
+    "sample:placeholder": 0.2,
+    # every input in one .npy array per sample (x1, x2, the count, the colour's number), in train/ and test/ folders
+    # fanned out by the id's last character; no test table, but an older test table of other ids beside the data
+    # (the seti layout): the test samples are the files the sample's ids name
+    "media:arrays": 0.3,
 }
 # the metric a transformation's evaluation text leads the setup to (code_metric.py's METRIC)
 METRIC_TRUTH = {"metric:weighted-logloss": "balanced_log_loss", "metric:bias-unnamed": "roc_auc"}
@@ -239,6 +246,19 @@ def draw(seed: int) -> tuple[str, list[str]]:
         else:  # the tables' names are the labels: no labels table, no train-only decoy, no events named as train
             drop = ("labels-file", "decoy:train-only", "decoy:described", "side:split-events")
             chosen = [t for t in chosen if t not in drop]
+    # the arrays hold every input: no other place for one, no table but train's labels and the old test's (dropped
+    # itself, so that the seeds drawn before it keep their layouts)
+    if "media:arrays" in chosen and any(
+        t.startswith(("side:", "signal:", "target:folders", "target:file-names", "target:class-tables"))
+        or (t.startswith("media:") and t != "media:arrays")
+        or t in ("labels-file", "decoy:old-test", "names:other", "archive:nested")
+        for t in chosen
+    ):
+        chosen.remove("media:arrays")
+    if "sample:placeholder" in chosen and (
+        kind == "regression" or {"sample:proba", "sample:ranked", "signal:long"} & set(chosen)
+    ):
+        chosen.remove("sample:placeholder")
     if "metric:weighted-logloss" in chosen and "sample:proba" not in chosen:
         chosen.remove("metric:weighted-logloss")
     if "metric:bias-unnamed" in chosen and (kind != "binary" or seed % 2 == 0 or "sample:proba" in chosen):
@@ -563,6 +583,16 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
             fractions = groups.choice([0.0, 0.2, 0.5, 1.0], size=len(train))
             train = train.assign(**{name: np.where(groups.random(len(train)) < 0.4, fractions, np.nan)})
             keep_train.append(name)
+    if "media:arrays" in transforms:  # <train|test>/<last character>/<id>.npy: x1, x2, count, the colour's number
+        colours = {c: k for k, c in enumerate(sorted(data[cols["colour"]].unique()))}
+        for k, row in data.iterrows():
+            i = str(row[id_col])
+            folder = tables / ("test" if k >= n_train else "train") / i[-1]
+            folder.mkdir(parents=True, exist_ok=True)
+            values = [row[cols["x1"]], row[cols["x2"]], row[cols["count"]], colours[row[cols["colour"]]]]
+            np.save(folder / f"{i}.npy", np.array(values, dtype=float))
+        files["arrays"], files["test_arrays"] = f"{here}train/", f"{here}test/"
+        keep = []
     if "labels-file" in transforms:
         files["labels"] = here + _write(train[[id_col, target]], tables, names["labels"], fmt)
         files["train"] = here + _write(train[[id_col, *keep, *keep_train]], tables, names["train"], fmt)
@@ -578,7 +608,11 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
                 files[f"class:{c}"] = here + _write(rows, tables, f"{names['train']}_{c}", fmt)
     else:
         files["train"] = here + _write(train[[id_col, *keep, *keep_train, target]], tables, names["train"], fmt)
-    files["test"] = here + _write(test[[id_col, *keep]], tables, names["test"], fmt)
+    if "media:arrays" in transforms:  # an older test set's labels, of other ids, named as a test table
+        old = pd.DataFrame({id_col: [f"{v}9" for v in _ids(extra, 40, transforms)], target: train[target].iloc[:40]})
+        files["old"] = here + _write(old, tables, f"{names['test']}_labels_old", fmt)
+    else:
+        files["test"] = here + _write(test[[id_col, *keep]], tables, names["test"], fmt)
     if "decoy:old-test" in transforms:  # an older test set of other ids, not scored
         old = _problem(rng, kind, 40)[0].rename(columns={**cols, "target": target})
         old.insert(0, id_col, [f"{v}9" for v in _ids(rng, 40, transforms)])
@@ -607,6 +641,8 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
             submitted = _column(extra, str(extra.choice(["prediction", "predicted", "expected", *WORDS])), odd)
             submitted = submitted if submitted not in data.columns else f"{submitted}_pred"
         first = " ".join(map(str, classes)) if "sample:ranked" in transforms else classes[0] if classes else 0.0
+        if "sample:placeholder" in transforms:  # 0 where labels go, or nothing at all
+            first = [0, np.nan][int(np.random.default_rng(120_000 + seed).integers(2))]
         sample = pd.DataFrame({id_col: test[id_col], submitted: first})
         answers = test[[id_col, target]].rename(columns={target: submitted})
     sample.to_csv(public / f"{names['sample']}.csv", index=False)
@@ -668,6 +704,8 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         "clips": f"a sound clip of each {id_col}, named by it",
         "archive": "the tables above, each in a zip of its own",
         "notes": f"a note on each {id_col}, one text file named by it",
+        "arrays": f"the inputs of each training {id_col}, an array in a file named by it",
+        "test_arrays": f"the inputs of each test {id_col}: predict these",
     }
     for r in files:
         if r.startswith("class:"):

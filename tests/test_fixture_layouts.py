@@ -20,7 +20,7 @@ from PIL import Image
 from sklearn.metrics import roc_auc_score
 
 from agentk.competition.dataview import read_table
-from agentk.competition.series import pixel_columns
+from agentk.competition.series import per_sample_folders, pixel_columns, summary
 from agentk.competition.tables import SampleColumns, find, sample_columns
 from agentk.core.errors import BadInput
 from agentk.modalities import IMAGE, TABULAR
@@ -320,6 +320,24 @@ def test_pixel_columns_of_a_table_become_images_named_by_position(fetched):
     pixels = pd.read_csv(ws / "raw" / "train.csv").drop(columns="label").to_numpy()
     with Image.open(ws / "raw" / "train_images" / "3.png") as img:  # ImageId 3: the third row, 16 x 16 grey
         assert (np.asarray(img).ravel() == pixels[2]).all()
+
+
+def test_an_array_per_sample_is_summarised_slice_by_slice_and_fanned_out_folders_count_as_one(tmp_path):
+    """A per-sample array of a few slices (a cadence of spectrograms: 6 x 16 x 32) is summarised per slice too, so a
+    faint line in one slice shows (its largest column mean), which the whole array's statistics drown; files spread
+    over sub-folders of a few each (test/<c>/<id>.npy) are one folder of per-sample files."""
+    rng = np.random.default_rng(0)
+    for k in range(12):
+        grid = rng.normal(size=(6, 16, 32))
+        grid[2, :, 7] += 1.5 * (k % 2)  # a faint vertical line in slice 2 of every other sample
+        folder = tmp_path / "test" / "abc"[k % 3]
+        folder.mkdir(parents=True, exist_ok=True)
+        np.save(folder / f"s{k}.npy", grid)
+    assert {d.relative_to(tmp_path).as_posix(): len(f) for d, f in per_sample_folders(tmp_path).items()} == {"test": 12}
+    rows = [summary(tmp_path / "test" / "abc"[k % 3] / f"s{k}.npy") for k in range(12)]
+    line = [r["slice2_line0_max"] for r in rows]
+    assert min(line[1::2]) > max(line[::2])  # the samples with the line, apart from those without
+    assert {f"slice{k}_std" for k in range(6)} <= set(rows[0]) and "slice6_std" not in rows[0]
 
 
 def test_pixel_columns_are_told_from_other_numbered_columns():

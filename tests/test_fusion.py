@@ -397,6 +397,34 @@ def test_a_new_modality_needs_only_a_registry_entry_and_its_model_module(tmp_pat
         MapDataset(tmp_path, "test")
 
 
+def test_the_light_net_starts_at_the_class_shares(tmp_path):
+    """Untrained (no epoch), the light net predicts about the fit rows' share of each label and class, not even odds:
+    a net of a few epochs over many rare labels then starts from the constant it must beat."""
+    from tools.light_net import fit_predict
+
+    rng = np.random.default_rng(0)
+    n = 200
+    rare = np.where(rng.random(n) < 0.1, "yes", "no")  # a label one row in ten holds
+    colour = rng.choice(["red", "green", "blue"], n, p=[0.7, 0.2, 0.1])
+    task = workspace(
+        tmp_path,
+        [
+            {"name": "rare", "kind": "binary", "classes": ["no", "yes"]},
+            {"name": "colour", "kind": "multiclass", "classes": ["blue", "green", "red"]},
+        ],
+        ["roc_auc"],
+        pd.DataFrame({"rare": rare[:150], "colour": colour[:150]}),
+        50,
+        tab=pd.DataFrame({"x": rng.normal(size=n)}),
+    )
+    fit = np.arange(150)
+    (pred,) = fit_predict(task.train, fit, [(task.test, None)], task.outputs, max_epochs=0, seed=0)
+    y = task.y[fit]
+    assert abs(pred[:, 0].mean() - y[:, 0].mean()) < 0.05
+    shares = np.bincount(y[:, 1].astype(int), minlength=3) / len(y)
+    assert np.abs(pred[:, 1:].mean(axis=0) - shares).max() < 0.05
+
+
 def test_a_trained_backbone_reads_memory_mapped_images_through_loader_workers(image_task, monkeypatch):
     """Images too large for memory (here: any) are decoded once into a file in the workspace, which the next run
     maps again instead of decoding; a loader worker reads them, and each epoch reports its speed."""

@@ -11,10 +11,12 @@ import zipfile
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import agentk
 
+from agentk.competition.dataview import read_table
 from agentk.policies.analysis import analyse
 from stages.fetch import fetch_local
 from testing.layout_fuzz import SIGNAL_LENGTH, TRANSFORMS, _label_set, build, draw, judge, same_picture, same_views
@@ -250,6 +252,45 @@ def analysed(tmp_path, public, name):
     ws.mkdir()
     fetch_local(public, ws)
     return analyse(ws)
+
+
+@pytest.mark.parametrize("seed, placeholder", [(308, "0"), (303, "")])
+def test_a_placeholder_sample_is_submitted_as_the_labels_are(tmp_path, seed, placeholder):
+    """sample:placeholder: the sample's one prediction column holds 0 in every row (seed 308: label sets, "low vivid")
+    or nothing (seed 303: classes "low", "mid", "high"), not the labels' type. Setup writes the submission as train
+    writes the labels (the sample's 0 or empty cells are no type to cast to), and a perfect prediction formats to
+    the answers."""
+    dest, ws = tmp_path / "layout", tmp_path / "ws"
+    truth = build(seed, dest)
+    assert "sample:placeholder" in truth.transforms and truth.kind == ("multilabel" if seed == 308 else "multiclass")
+    sample = pd.read_csv(dest / "public" / truth.files["sample"], dtype=str, keep_default_na=False)
+    assert set(sample.iloc[:, 1]) == {placeholder} and set(sample.iloc[:, 0]) == set(truth.test_ids)
+    done = agentk("setup", dest / "public", "--workspace", ws, timeout=600)
+    assert done.returncode == 0, (truth.transforms, done.stderr[-3000:])
+    assert judge(ws, dest) == []
+    submitted = pd.read_csv(ws / "submission.csv", dtype=str).iloc[:, 1]
+    labels = {label for v in truth.target.values() for label in str(v).split()}
+    assert {label for v in submitted for label in v.split()} <= labels
+
+
+def test_the_test_samples_are_array_files_beside_an_older_test_table(tmp_path):
+    """media:arrays: each sample's inputs in one .npy file, train/<c>/<id>.npy and test/<c>/<id>.npy (c: the id's
+    last character; a test sub-folder holds a few files only), no test table, and beside them an older test table
+    of other ids (seed 494). Setup takes the test samples from the files the sample's ids name, not from the table
+    named test, and the arrays' values reach the input maps."""
+    dest, ws = tmp_path / "layout", tmp_path / "ws"
+    truth = build(494, dest)
+    public = dest / "public"
+    assert "media:arrays" in truth.transforms and "test" not in truth.files
+    files = {p.stem: p for p in (public / truth.files["test_arrays"]).glob("*/*.npy")}
+    assert set(files) == set(truth.test_ids) and all(p.parent.name == p.stem[-1] for p in files.values())
+    assert len(np.load(files[truth.test_ids[0]])) == 4
+    sample = pd.read_csv(public / truth.files["sample"], dtype=str)
+    old = read_table(public / truth.files["old"], dtype=str)
+    assert len(old) == 40 and not set(sample.iloc[:, 0]) & set(old.to_numpy().ravel())
+    done = agentk("setup", public, "--workspace", ws, timeout=600)
+    assert done.returncode == 0, (truth.transforms, done.stderr[-3000:])
+    assert judge(ws, dest) == []
 
 
 @pytest.mark.parametrize("seed", [0, 37])

@@ -221,6 +221,21 @@ def test_fbeta_family_matches_sklearn(seed):
         close(METRICS[name].fn(truth, guess), skm.fbeta_score(t, g, beta=beta, average="samples"), rtol=1e-9)
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+def test_per_label_metrics_score_label_sets_as_0_1_columns_as_sklearn_does(seed):
+    """Label sets ("3 17 42") given as one 0/1 column per label: macro, micro and weighted F-scores per label, as
+    scikit-learn's multi-label averages (a set is no class of its own)."""
+    from sklearn.preprocessing import MultiLabelBinarizer
+
+    truth, guess = _label_strings(seed)
+    binarise = MultiLabelBinarizer(classes=[str(i) for i in range(8)]).fit([[]])
+    t, g = (binarise.transform([row.split() for row in rows]) for rows in (truth, guess))
+    for avg in ("macro", "micro", "weighted"):
+        close(METRICS[f"f1_{avg}"].fn(t, g), skm.f1_score(t, g, average=avg, zero_division=0), rtol=1e-9)
+    for avg in ("macro", "micro"):
+        close(METRICS[f"f2_{avg}"].fn(t, g), skm.fbeta_score(t, g, beta=2, average=avg, zero_division=0), rtol=1e-9)
+
+
 def test_fbeta_samples_by_hand():
     # row 1: {a, b} vs {a}: p = 1, r = 1/2 -> F1 2/3, F2 5/9; row 2: {c} vs {c, d}: p = 1/2, r = 1 -> F1 2/3, F2 5/6
     truth, guess = ["a b", "c"], ["a", "c d"]

@@ -56,6 +56,7 @@ def fit_predict(
                 for x, t in zip(inputs, tensors):
                     x[m] = t
         model = LateFusionNet(branches, sum(widths.values()), [width(o) for o in outputs])
+        _start_from_prior(model, y, outputs)
         mean, scale = target_scaling(y, outputs)
         _train(
             model,
@@ -81,6 +82,21 @@ class LateFusionNet(nn.Module):
     def forward(self, x: dict[str, torch.Tensor]) -> list[torch.Tensor]:
         h = self.hidden(torch.cat([branch(x[m]) for m, branch in self.branches.items()], dim=1))
         return [head(h) for head in self.heads]
+
+
+@torch.no_grad()
+def _start_from_prior(model: LateFusionNet, y: np.ndarray, outputs: list[dict]) -> None:
+    """Each class head's bias at the fit rows' log-odds (binary) or log class shares (multiclass), counted with one
+    more row of each class: the net starts as the constant it must beat and learns what the inputs add (started at
+    even odds, a net of a few epochs over many rare labels stays worse than the labels' shares)."""
+    for j, (out, head) in enumerate(zip(outputs, model.heads, strict=True)):
+        known = y[np.isfinite(y[:, j]), j]
+        if out["kind"] == "binary":
+            p = (known.sum() + 1) / (len(known) + 2)
+            head.bias.fill_(float(np.log(p / (1 - p))))
+        elif out["kind"] == "multiclass":
+            counts = np.bincount(known.astype(int), minlength=int(out["n_classes"])) + 1.0
+            head.bias.copy_(torch.tensor(np.log(counts / counts.sum()), dtype=head.bias.dtype))
 
 
 def _train(

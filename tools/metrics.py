@@ -106,7 +106,12 @@ def _f1(tp, fp, fn):
 
 
 def _per_class(y_true, y_pred):
-    """Per-class (tp, fp, fn) over the union of labels."""
+    """Per-class (tp, fp, fn) over the union of labels; of label sets given as 0/1 columns (one per label, rows
+    aligned), per column."""
+    t, p = np.asarray(y_true), np.asarray(y_pred)
+    if t.ndim == 2 and t.shape[1] > 1 and t.shape == p.shape:
+        t, p = t.astype(bool), p.astype(bool)
+        return (t & p).sum(axis=0), (~t & p).sum(axis=0), (t & ~p).sum(axis=0)
     cm = _confusion(*_vectors(y_true, y_pred, numeric=False))
     tp = np.diag(cm)
     return tp, cm.sum(axis=0) - tp, cm.sum(axis=1) - tp
@@ -919,6 +924,10 @@ PRIORITY: tuple[str, ...] = (
     "accuracy",
 )
 assert sorted(PRIORITY) == sorted(METRICS), "PRIORITY must list every metric exactly once"
+
+# metrics that count each label's hits and misses (_per_class): label sets ("3 17 42") are scored per label, as 0/1
+# columns, not as one class per distinct set
+PER_LABEL = {"f1_macro", "f1_micro", "f1_weighted", "f2_macro", "f2_micro"}
 
 # single-target metric -> its column-wise form, for submissions with several target columns
 COLUMNWISE = {

@@ -38,10 +38,10 @@ def type_family(s: pd.Series) -> str:
     """What a column holds, as far as a CSV reader can tell: bool, numeric, string or empty."""
     if s.dtype == bool:
         return "bool"
+    if s.isna().all():  # a column left empty reads as float64: it says no type
+        return "empty"
     if pd.api.types.is_numeric_dtype(s):
         return "numeric"
-    if s.isna().all():
-        return "empty"
     return "string"
 
 
@@ -104,9 +104,12 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
             f"{who}: missing values in {gaps[:5]}: every cell must be filled (but those of repeated test inputs "
             "that the sample leaves empty)"
         )
+    targets = _target_map(ws, [c for c in predicted if placeholder(sample[c])])
     for c in sample.columns:
         if type_family(got[c]) == "numeric" and numbers_as_text(sample[c]):
             continue  # label ids "1 4": a submission of one id per row reads back as numbers, as valid
+        if targets is not None and c in targets.columns and _typed_like(got[c], targets[c]):
+            continue  # one value in every sample row is a placeholder (0, 0.5): the train targets' type is valid too
         if type_family(got[c]) != type_family(sample[c]) and type_family(sample[c]) != "empty":
             raise SubmissionMismatch(
                 f"{who}: column {c!r} is {got[c].dtype} but the sample's is {sample[c].dtype}; "
@@ -126,6 +129,28 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
                 f"{who}: the sample's probability columns sum to 1 in every row but row {int(off.idxmax())} of the "
                 f"submission sums to {sums[off].iloc[0]:.6g}: predict the outcomes with one softmax, not one by one"
             )
+
+
+def placeholder(s: pd.Series) -> bool:
+    """Does a sample column hold one value in every row (0, 0.5, "cat"), a stand-in rather than an example of the
+    predictions' type?"""
+    return len(s) > 1 and s.notna().all() and s.nunique() == 1
+
+
+def _typed_like(got: pd.Series, targets: pd.Series) -> bool:
+    """Does a submission column read back as the train targets do (label ids one per row read as numbers)?"""
+    family = type_family(got)
+    return family == type_family(targets) or (family == "numeric" and numbers_as_text(targets))
+
+
+def _target_map(ws: Path, columns: list[str]) -> pd.DataFrame | None:
+    """These columns of the train targets as the target map holds them (named as the sample's columns), once
+    written and where it has them."""
+    path = Workspace(ws).target_map
+    if not columns or not path.exists():
+        return None
+    have = [c for c in read_csv(path, nrows=0).columns if c in columns]
+    return read_csv(path, usecols=have) if have else None
 
 
 def unfilled(got: pd.DataFrame, sample: pd.DataFrame, id_col: str | None, echo: list[str]) -> pd.DataFrame:

@@ -24,11 +24,14 @@ STATS = ("mean", "std", "min", "max")
 
 
 def per_sample_folders(root: Path) -> dict[Path, list[Path]]:
-    """Folders holding at least MIN_FILES per-sample tables or .npy arrays."""
+    """Folders holding at least MIN_FILES per-sample tables or .npy arrays; files spread over sub-folders too few
+    each (test/<first character>/<id>.npy) count as their parent folder's."""
     by_folder: dict[Path, list[Path]] = {}
     for p in walk(root, 3):
         if p.parent != root and (is_table(p) or p.suffix.lower() == ".npy"):
             by_folder.setdefault(p.parent, []).append(p)
+    for folder in [d for d, files in by_folder.items() if len(files) < MIN_FILES and d.parent != root]:
+        by_folder.setdefault(folder.parent, []).extend(by_folder.pop(folder))
     return {d: files for d, files in by_folder.items() if len(files) >= MIN_FILES}
 
 
@@ -53,14 +56,33 @@ def summarise_files(root: Path, keys: dict[str, pd.Series]) -> tuple[pd.DataFram
 def summary(path: Path) -> dict[str, float]:
     """The fixed-length features of one per-sample file."""
     if path.suffix.lower() == ".npy":
-        arr = np.asarray(np.load(path, allow_pickle=False), dtype=float).ravel()
+        grid = np.asarray(np.load(path, allow_pickle=False), dtype=float)
+        arr = grid.ravel()
         if arr.size <= MAX_VALUES:
             return {f"v{i}": v for i, v in enumerate(arr)}
         return {
             **{f"array_{s}": getattr(np, s)(arr) for s in STATS},
             **{f"array_q{q}": np.quantile(arr, q / 100) for q in (10, 50, 90)},
+            **_slices(grid),
         }
     return frame_summary(read_table(path))
+
+
+MAX_SLICES = 16  # a leading axis this short holds channels or frames (a cadence of spectrograms), each summarised
+
+
+def _slices(grid: np.ndarray) -> dict[str, float]:
+    """Per slice of a small leading axis of a 3-D or larger array, its mean, std and max, and the largest mean along
+    each other axis: a faint line across a picture (a narrow band, a drifting tone) shows in those, not in the
+    whole array's statistics."""
+    if grid.ndim < 3 or grid.shape[0] > MAX_SLICES:
+        return {}
+    out = {}
+    for k, part in enumerate(grid):
+        out.update({f"slice{k}_mean": part.mean(), f"slice{k}_std": part.std(), f"slice{k}_max": part.max()})
+        for axis in range(part.ndim):
+            out[f"slice{k}_line{axis}_max"] = part.mean(axis=axis).max()
+    return out
 
 
 def frame_summary(df: pd.DataFrame) -> dict[str, float]:

@@ -140,6 +140,8 @@ def _find(root: Path, signature: tuple) -> Tables:
     why = _roles_from_values(root, unnamed, by_role)
     if len(by_role.get("test", [])) > 1 and "sample" in by_role:
         why.update(_scored_test(by_role))
+    if by_role.get("test") and "sample" in by_role:
+        why.update(_test_files_over_tables(root, by_role))
     out = Tables({}, why)
     for role in ("train", "test"):
         if role in by_role:
@@ -259,6 +261,23 @@ def _scored_test(by_role: dict[str, list[Path]]) -> dict[str, str]:
     return {"test": f"{best.name}: {cover[best]:.0%} of the sample submission's ids are its values ({others})"}
 
 
+def _test_files_over_tables(root: Path, by_role: dict[str, list[Path]]) -> dict[str, str]:
+    """No test table, in `by_role`, in place, where the tables named test hold none of the sample submission's ids
+    (no relation at all: another version's test set, kept beside the data) and the per-sample files of a test folder
+    are named by them (test/<id>.npy): the test samples are those files."""
+    try:
+        ids = read_table(by_role["sample"][0], dtype=str).iloc[:, 0].astype(str).str.strip()
+        if any(related_ids(ids, read_table(p, dtype=str)) is not False for p in by_role["test"]):
+            return {}
+    except BadInput:
+        return {}
+    share, _ = _id_match(by_role["sample"][0], _test_keys(root, None))
+    if share < 0.9:
+        return {}
+    tables = ", ".join(p.name for p in by_role.pop("test"))
+    return {"test": f"the test folder's files: {share:.0%} of the sample submission's ids name them, none is in {tables}"}
+
+
 def _pick_split(root: Path, found: list[Path]) -> tuple[Path, list[Path]]:
     """The split's table (shallowest, a whole table before its numbered parts, CSV first), and its parts when
     the split comes only in parts (train_1.csv + train_2.csv, or train/part-*.csv)."""
@@ -321,7 +340,7 @@ def _test_keys(root: Path, test: Path | None) -> set[str]:
     if test is not None:
         df = read_table(test, dtype=str)
         return set(pd.unique(df.to_numpy().ravel().astype(str)))
-    exts = {e for es in file_extensions().values() for e in es}
+    exts = {e for es in file_extensions().values() for e in es} | {".npy"}  # .npy: a per-sample array
     keys = set()
     for p in walk(root, 4):
         if p.suffix.lower() in exts and any(role_of(Path(f)) == "test" for f in p.relative_to(root).parts[:-1]):
