@@ -336,13 +336,15 @@ def analysed(tmp_path, public, name):
     return analyse(ws)
 
 
-@pytest.mark.parametrize("seed", [0, 37])
+@pytest.mark.parametrize("seed", [0, 37, 341, 16])
 def test_setup_recovers_the_truth_of_a_layout(tmp_path, seed):
     """Seed 0: no table named train or test (values place them), odd column names, a 1:N table under another key
     name, gzip, a sample that names the target otherwise, a train-only column named like a target, an input carried
     by four pictures per sample (media:views, read as one). Seed 37: hex ids
     (some crash pandas) under another name, a labels table, a probability per class, one class no train row has
-    (submitted at about 1/(n+1), not 0)."""
+    (submitted at about 1/(n+1), not 0). Seed 341: JSON keyed by column then shuffled row numbers, two test stages
+    (the earlier named plainly), a side table and a composite key. Seed 16: many train and test rows per submitted
+    id, aggregated, beside a side table of one row per id, no table named train or test."""
     dest, ws = tmp_path / "layout", tmp_path / "ws"
     truth = build(seed, dest)
     done = agentk("setup", dest / "public", "--workspace", ws, timeout=600)
