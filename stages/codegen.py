@@ -30,8 +30,8 @@ def read_expr(path: str, *text_cols: str | None, chunksize: int | None = None) -
         return f"pd.read_csv({path!r}{dtype})"
     if name.endswith(".jsonl"):
         return f"nested_as_text(pd.read_json({path!r}, lines=True, dtype=False))"
-    if name.endswith(".json"):
-        return f"nested_as_text(pd.read_json({path!r}, dtype=False))"
+    if name.endswith(".json"):  # a table keyed by column then row: its row keys are no row numbers, nor ids
+        return f"nested_as_text(pd.read_json({path!r}, dtype=False).reset_index(drop=True))"
     if name.endswith(".feather"):
         return f"nested_as_text(pd.read_feather({path!r}))"
     return f"nested_as_text(pd.read_parquet({path!r}))"

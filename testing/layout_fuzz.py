@@ -131,6 +131,14 @@ TRANSFORMS = {
     # fanned out by the id's last character; no test table, but an older test table of other ids beside the data
     # (the seti layout): the test samples are the files the sample's ids name
     "media:arrays": 0.3,
+    # {column: {row key: value}}: pandas' columns orientation, the row keys those of a larger table's rows, shuffled
+    "format:json-columns": 0.1,
+    # an earlier stage's test table (the scored one's first rows) with its own sample beside the scored pair; which
+    # pair is named plainly is drawn (the later stage's names may carry a suffix, or the earlier's)
+    "test:two-stages": 0.3,
+    # several rows per id in train and test (the items of a trip), the sample one row per id: x1 the mean of each
+    # id's readings, x2 the sum of its parts, a row's item a category of its own, the target on every train row
+    "rows:many-per-id": 0.4,
 }
 # the metric a transformation's evaluation text leads the setup to (code_metric.py's METRIC)
 METRIC_TRUTH = {"metric:weighted-logloss": "balanced_log_loss", "metric:bias-unnamed": "roc_auc"}
@@ -246,6 +254,16 @@ def draw(seed: int) -> tuple[str, list[str]]:
         else:  # the tables' names are the labels: no labels table, no train-only decoy, no events named as train
             drop = ("labels-file", "decoy:train-only", "decoy:described", "side:split-events")
             chosen = [t for t in chosen if t not in drop]
+    # the two classes below are drawn only beside what they keep: the earlier transformations stay as drawn
+    many = ("names:", "columns:", "subfolder", "ids:", "format:", "sample:", "side:1-1", "media:text", "rows:")
+    if "rows:many-per-id" in chosen and any(
+        not t.startswith(many) or t in ("media:text-files", "format:partitioned") for t in chosen
+    ):  # the rows hold the inputs and the target themselves: no per-sample files, events, labels or decoys
+        chosen.remove("rows:many-per-id")
+    if "test:two-stages" in chosen and {"decoy:old-test", "names:other", "side:split-events", "signal:long"} & set(
+        chosen
+    ):  # the test tables are told apart by their values: no other older test set, none named without a role
+        chosen.remove("test:two-stages")
     # the arrays hold every input: no other place for one, no table but train's labels and the old test's (dropped
     # itself, so that the seeds drawn before it keep their layouts)
     if "media:arrays" in chosen and any(
@@ -368,6 +386,10 @@ def _write(frame: pd.DataFrame, folder: Path, stem: str, fmt: str | None) -> str
     if fmt == "format:json-keyed" and frame[frame.columns[0]].is_unique:
         frame.set_index(frame.columns[0]).to_json(folder / f"{stem}.json", orient="index")
         return f"{stem}.json"
+    if fmt == "format:json-columns":  # rows keyed by the row numbers of a larger table, shuffled
+        keys = np.random.default_rng(len(frame)).choice(10 * len(frame), size=len(frame), replace=False)
+        frame.set_axis([str(k) for k in keys]).to_json(folder / f"{stem}.json", orient="columns")
+        return f"{stem}.json"
     if fmt in ("format:json-split", "format:json-keyed"):
         frame.to_json(folder / f"{stem}.json", orient="split", index=False)
         return f"{stem}.json"
@@ -395,6 +417,26 @@ def _write(frame: pd.DataFrame, folder: Path, stem: str, fmt: str | None) -> str
         return f"{stem}.csv"
     frame.to_csv(folder / f"{stem}.csv", index=False)
     return f"{stem}.csv"
+
+
+ITEMS = ["bread", "milk", "soap", "tea", "rice", "salt", "eggs"]
+
+
+def _many_rows(frame: pd.DataFrame, cols: dict[str, str], item: str, seed: int) -> pd.DataFrame:
+    """rows:many-per-id: each row of `frame` as 2-5 rows of its id, shuffled: x1 spread around it (their mean is
+    it), x2 cut into parts (their sum is it), an `item` drawn per row; the other columns repeated."""
+    rng = np.random.default_rng(140_000 + seed)
+    counts = rng.integers(2, 6, size=len(frame))
+    rows = frame.loc[frame.index.repeat(counts)].reset_index(drop=True)
+    group = np.repeat(np.arange(len(frame)), counts)
+    if cols["x1"] in rows:
+        spread = pd.Series(rng.normal(size=len(rows)))
+        rows[cols["x1"]] = rows[cols["x1"]] + (spread - spread.groupby(group).transform("mean")).to_numpy()
+    if cols["x2"] in rows:
+        share = pd.Series(rng.random(len(rows)) + 0.1)
+        rows[cols["x2"]] = rows[cols["x2"]] * (share / share.groupby(group).transform("sum")).to_numpy()
+    rows[item] = rng.choice(ITEMS, size=len(rows))
+    return rows.sample(frac=1, random_state=seed).reset_index(drop=True)
 
 
 def _nest(public: Path, tables: Path, rng: np.random.Generator) -> str:
@@ -566,6 +608,9 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
             soundfile.write(folder / f"{i}.wav", wave.astype(np.float32), AUDIO_RATE)
         files["clips"] = f"{here}{folder.name}/"
     keep = [c for c in inputs if c not in side_cols]
+    many = "rows:many-per-id" in transforms
+    item = _column(np.random.default_rng(130_000 + seed), "item", odd) if many else None  # each row's own
+    keep += [item] if many else []
     train, test = data.iloc[:n_train], data.iloc[n_train:]
     extra = np.random.default_rng(20_000 + seed)  # the later transforms' draws leave the others' as they were
     if "decoy:train-only" in transforms:  # a third of the rows annotated, under a target's name
@@ -593,6 +638,15 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
             np.save(folder / f"{i}.npy", np.array(values, dtype=float))
         files["arrays"], files["test_arrays"] = f"{here}train/", f"{here}test/"
         keep = []
+    early = None  # test:two-stages: the earlier stage's (test, sample) names
+    if "test:two-stages" in transforms:
+        stages = np.random.default_rng(120_000 + seed)
+        suffix = str(stages.choice(["_stage2", "_v2", "_2", "_final"]))
+        if stages.integers(2):  # the later stage's names carry a suffix, the earlier's are plain
+            early = names["test"], names["sample"]
+            names["test"], names["sample"] = names["test"] + suffix, names["sample"] + suffix
+        else:
+            early = names["old"], names["sample"] + "_old"
     if "labels-file" in transforms:
         files["labels"] = here + _write(train[[id_col, target]], tables, names["labels"], fmt)
         files["train"] = here + _write(train[[id_col, *keep, *keep_train]], tables, names["train"], fmt)
@@ -613,6 +667,13 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         files["old"] = here + _write(old, tables, f"{names['test']}_labels_old", fmt)
     else:
         files["test"] = here + _write(test[[id_col, *keep]], tables, names["test"], fmt)
+        rows = _many_rows(train, cols, item, seed) if many else train
+        files["train"] = here + _write(rows[[id_col, *keep, *keep_train, target]], tables, names["train"], fmt)
+    rows = _many_rows(test, cols, item, seed + 1) if many else test
+    files["test"] = here + _write(rows[[id_col, *keep]], tables, names["test"], fmt)
+    shown = max(10, len(test) * 2 // 5)  # test:two-stages: the earlier stage's test rows, the scored one's first
+    if early:
+        files["early_test"] = here + _write(test.iloc[:shown][[id_col, *keep]], tables, early[0], fmt)
     if "decoy:old-test" in transforms:  # an older test set of other ids, not scored
         old = _problem(rng, kind, 40)[0].rename(columns={**cols, "target": target})
         old.insert(0, id_col, [f"{v}9" for v in _ids(rng, 40, transforms)])
@@ -647,6 +708,9 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         answers = test[[id_col, target]].rename(columns={target: submitted})
     sample.to_csv(public / f"{names['sample']}.csv", index=False)
     files["sample"] = f"{names['sample']}.csv"
+    if early:  # its own sample, of its own ids
+        sample.iloc[:shown].to_csv(public / f"{early[1]}.csv", index=False)
+        files["early_sample"] = f"{early[1]}.csv"
     answers.to_csv(private / "answers.csv", index=False)
     if "archive:nested" in transforms:
         files["archive"] = _nest(public, tables, np.random.default_rng(60_000 + seed))
@@ -706,6 +770,8 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         "notes": f"a note on each {id_col}, one text file named by it",
         "arrays": f"the inputs of each training {id_col}, an array in a file named by it",
         "test_arrays": f"the inputs of each test {id_col}: predict these",
+        "early_test": "the test set of the first stage",
+        "early_sample": "a sample submission for the first stage's test set",
     }
     for r in files:
         if r.startswith("class:"):

@@ -18,6 +18,7 @@ CASES = [
     ("rewrite-tokens", "rewrites_as_ranks"),
     ("positions-per-sequence", "positions_as_rows"),
     ("sensor-rows-per-series", "series_as_rows"),
+    ("items-per-trip", "rows_per_id_as_one"),
     ("pixel-csv", "_pixels"),
     ("multilabel-clips", "label_sets_as_columns"),
     ("npy-arrays", "arrays_as_tables"),

@@ -170,6 +170,34 @@ def test_series_rows_per_sample_in_each_split_become_one_row_per_sample(fetched)
     ]
 
 
+def test_many_rows_per_submitted_id_become_one_row_per_id(fetched):
+    """train.csv and test.csv of one row per item bought, many per trip, the trip's kind on each train row; the
+    sample one row per trip, no table of one row per trip: each split aggregated to one row per trip (the items'
+    count, sums and means, the most frequent shelf, its distinct shelves, each shelf's count), the kind per trip."""
+    ws, _ = fetched("items-per-trip")
+    a = analyse(ws)
+    assert (a.train, a.test, a.test_id, a.n_train, a.n_test) == (
+        "raw/train_per_Trip.csv",
+        "raw/test_per_Trip.csv",
+        "Trip",
+        240,
+        80,
+    )
+    assert [t.column for t in a.targets] == ["TripKind"]
+    items = pd.read_csv(ws / "raw" / "train.csv")
+    train = pd.read_csv(ws / "raw" / "train_per_Trip.csv").set_index("Trip")
+    first = items[items["Trip"] == train.index[0]]
+    assert train["rows"].iloc[0] == len(first) and train["Count_sum"].iloc[0] == first["Count"].sum()
+    assert train["Day"].iloc[0] == first["Day"].iloc[0] and train["TripKind"].iloc[0] == first["TripKind"].iloc[0]
+    assert train["Shelf_distinct"].iloc[0] == first["Shelf"].nunique()
+    assert train["Shelf=DAIRY_count"].iloc[0] == (first["Shelf"] == "DAIRY").sum()
+    # the counts carry the label: a grocery trip's items are mostly on grocery shelves
+    assert train.groupby("TripKind")["Shelf=DAIRY_count"].mean().idxmax() == "grocery"
+    test = pd.read_csv(ws / "raw" / "test_per_Trip.csv")
+    sample = pd.read_csv(ws / "raw" / "sample_submission.csv")
+    assert sorted(test["Trip"]) == sorted(sample["Trip"]) and "TripKind" not in test.columns
+
+
 def test_numbers_with_thousands_separators_and_na_tokens_are_read_as_numbers(fetched):
     ws, _ = fetched("missing-and-thousands")
     a = analyse(ws)

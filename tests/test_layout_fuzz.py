@@ -247,6 +247,90 @@ def test_labels_in_the_train_pictures_names_beside_their_ids(tmp_path):
         assert p.resolve().name == f"{truth.target[p.stem]}.{p.stem}.png"
 
 
+def test_two_test_stages_each_with_its_sample_and_the_later_one_is_scored(tmp_path):
+    """test:two-stages: an earlier stage's test table (the scored one's first rows) and its own sample beside the
+    scored pair. Seed 6 names the earlier pair plainly (test.tsv, sample_submission.csv) and the scored one with a
+    suffix: the pairs are read off the ids (each sample's ids exactly one test table's), the later stage is the one
+    holding the other's ids. Seed 34 names the earlier pair test_old.csv and sample_submission_old.csv."""
+    truth = build(6, tmp_path / "6")
+    public = tmp_path / "6" / "public"
+    assert (truth.files["early_test"], truth.files["early_sample"]) == ("test.tsv", "sample_submission.csv")
+    early = pd.read_csv(public / truth.files["early_sample"], dtype=str).iloc[:, 0].tolist()
+    assert early == truth.test_ids[: len(early)] and 10 <= len(early) < len(truth.test_ids)
+    early_test = pd.read_csv(public / truth.files["early_test"], sep="\t", dtype=str)
+    assert early_test.iloc[:, 0].tolist() == early
+    a = analysed(tmp_path, public, "ws6")
+    assert (a.test, a.sample) == (f"raw/{truth.files['test']}", f"raw/{truth.files['sample']}")
+
+    other = build(34, tmp_path / "34")
+    assert other.files["early_test"] == "test_old.csv" and other.files["test"] == "test.csv"
+    a = analysed(tmp_path, tmp_path / "34" / "public", "ws34")
+    assert (a.test, a.sample) == ("raw/test.csv", "raw/sample_submission.csv")
+
+
+def test_two_stages_of_other_ids_score_the_larger_and_equal_ones_decide_nothing(tmp_path):
+    """Two complete test/sample pairs whose ids are apart: the larger stage is scored; of two as large, the stages
+    decide nothing (the sample whose ids are the test's is chosen as before)."""
+    from agentk.competition.tables import find
+
+    for size, want in ((30, "test_b.csv"), (20, None)):
+        root = tmp_path / str(size)
+        root.mkdir()
+        stages = {"a": [f"A{i}" for i in range(20)], "b": [f"B{i}" for i in range(size)]}
+        for name, ids in stages.items():
+            pd.DataFrame({"key": ids, "x": range(len(ids))}).to_csv(root / f"test_{name}.csv", index=False)
+            pd.DataFrame({"key": ids, "y": 0}).to_csv(root / f"sample_submission_{name}.csv", index=False)
+        pd.DataFrame({"key": ["T1", "T2"], "x": [1, 2], "y": [0, 1]}).to_csv(root / "train.csv", index=False)
+        found = find(root)
+        if want:
+            assert found.paths["test"].name == want and found.paths["sample"].name == "sample_submission_b.csv"
+            assert "the later of 2 test stages (the larger" in found.why["test"]
+        else:
+            assert "later" not in found.why.get("test", "")
+            test_ids = set(pd.read_csv(found.paths["test"]).key)
+            assert set(pd.read_csv(found.paths["sample"]).key) == test_ids
+
+
+def test_many_rows_per_id_are_aggregated_to_one_row_per_id(tmp_path):
+    """rows:many-per-id: seed 186 writes 2-5 train and test rows per id (shuffled), each with an item of its own,
+    x1 spread around its value, x2 cut into parts, the target on every train row; the sample one row per id.
+    Setup reads one row per id: x1 is the mean of its rows, x2 their sum, the target the id's."""
+    truth = build(186, tmp_path / "186")
+    public = tmp_path / "186" / "public"
+    train = pd.read_csv(public / truth.files["train"], dtype={"id": str})
+    per_id = train.groupby("id")
+    assert set(per_id.size()) <= {2, 3, 4, 5} and len(per_id) == len(truth.train_ids)
+    assert (per_id["outcome"].nunique() == 1).all() and (per_id["item"].nunique() > 1).any()
+    assert pd.read_csv(public / truth.files["sample"], dtype=str).iloc[:, 0].tolist() == truth.test_ids
+    a = analysed(tmp_path, public, "ws186")
+    assert (a.train, a.test, a.test_id) == ("raw/train_per_id.csv", "raw/test_per_id.csv", "id")
+    rows = pd.read_csv(tmp_path / "ws186" / a.train, dtype={"id": str}).set_index("id").loc[truth.train_ids]
+    assert rows["outcome"].tolist() == [truth.target[i] for i in truth.train_ids]
+    for base, stat in (("x1", "mean"), ("x2", "sum")):
+        want = [truth.features[base][i] for i in truth.train_ids]
+        assert rows[f"{base}_{stat}"].to_numpy() == pytest.approx(want, abs=1e-6)
+    assert rows["colour"].tolist() == [truth.features["colour"][i] for i in truth.train_ids]
+    assert {"item_mode", "item_distinct", "item=milk_count"} <= set(rows.columns)
+    test_rows = pd.read_csv(tmp_path / "ws186" / a.test, dtype={"id": str})
+    assert sorted(test_rows["id"]) == sorted(truth.test_ids) and "outcome" not in test_rows
+
+
+def test_json_keyed_by_column_then_row_holds_other_row_numbers(tmp_path):
+    """format:json-columns (seed 213): {column: {row key: value}}, the row keys a larger table's row numbers,
+    shuffled, as pandas writes a sampled frame. The generated maps read the table with those keys dropped, so the
+    ids and the inputs stay row by row (setup recovering such a layout: test_setup_recovers_the_truth_of_a_layout)."""
+    from stages.codegen import read_expr
+
+    truth = build(213, tmp_path / "213")
+    public = tmp_path / "213" / "public"
+    document = json.loads((public / truth.files["test"]).read_text())
+    keys = list(next(iter(document.values())))
+    assert len(document) < len(keys) == len(truth.test_ids) and keys != [str(i) for i in range(len(keys))]
+    read = eval(read_expr(str(public / truth.files["test"])), {"pd": pd, "nested_as_text": lambda df: df})
+    assert read.index.tolist() == list(range(len(keys)))
+    assert read.iloc[:, 0].astype(str).tolist() == [document[read.columns[0]][k] for k in keys]
+
+
 def analysed(tmp_path, public, name):
     ws = tmp_path / name
     ws.mkdir()
@@ -293,13 +377,15 @@ def test_the_test_samples_are_array_files_beside_an_older_test_table(tmp_path):
     assert judge(ws, dest) == []
 
 
-@pytest.mark.parametrize("seed", [0, 37])
+@pytest.mark.parametrize("seed", [0, 37, 341, 16])
 def test_setup_recovers_the_truth_of_a_layout(tmp_path, seed):
     """Seed 0: no table named train or test (values place them), odd column names, a 1:N table under another key
     name, gzip, a sample that names the target otherwise, a train-only column named like a target, an input carried
     by four pictures per sample (media:views, read as one). Seed 37: hex ids
     (some crash pandas) under another name, a labels table, a probability per class, one class no train row has
-    (submitted at 1/classes, not 0: no class of the model's)."""
+    (submitted at 1/classes, not 0: no class of the model's). Seed 341: JSON keyed by column then shuffled row numbers, two test stages
+    (the earlier named plainly), a side table and a composite key. Seed 16: many train and test rows per submitted
+    id, aggregated, beside a side table of one row per id, no table named train or test."""
     dest, ws = tmp_path / "layout", tmp_path / "ws"
     truth = build(seed, dest)
     done = agentk("setup", dest / "public", "--workspace", ws, timeout=600)

@@ -133,6 +133,68 @@ def per_key(table: pd.DataFrame, key: str) -> pd.DataFrame:
     return out.rename_axis(key).reset_index()
 
 
+TOP_VALUES = 20  # a category's most frequent values in train, each counted per key
+MAX_COUNTED = 1000  # categories of more distinct values are no counts (a product code): their mode and number only
+
+
+def aggregate_per_key(train: pd.DataFrame, test: pd.DataFrame, key: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Train and test tables of many rows per key (the items of a shopping trip, the sample's id the trip's) as one
+    row per key with the same features: the row count; per numeric column its sum, mean, min and max; per text
+    column its most frequent value, its number of distinct values and the count of each of train's TOP_VALUES most
+    frequent values; a column holding one value per key in both tables as that value. Train's columns that test
+    lacks (its targets) are taken per key: their value, the most frequent where it varies (a number's mean). Both
+    tables come as text (dtype=str) and go out with the key as text."""
+    from agentk.parsing import to_numeric
+
+    shared = [c for c in test.columns if c != key and c in train.columns]
+    own = [c for c in train.columns if c != key and c not in test.columns]
+    both = pd.concat([train[[key, *shared]], test[[key, *shared]]], ignore_index=True)
+    numbers = {}
+    for c in [*shared, *own]:
+        source = both if c in shared else train
+        parsed = to_numeric(source[c], errors="coerce")
+        if parsed.notna().sum() >= 0.95 * source[c].notna().sum() > 0:
+            numbers[c] = parsed
+    fixed = [c for c in shared if (both.groupby(key, sort=False)[c].nunique(dropna=False) <= 1).all()]
+    counted = {}
+    for c in shared:
+        if c not in numbers and c not in fixed and train[c].nunique() <= MAX_COUNTED:
+            counted[c] = list(train[c].value_counts().index[:TOP_VALUES])
+
+    def one(frame: pd.DataFrame, offset: int, targets: list[str]) -> pd.DataFrame:
+        measured = [c for c in shared if c in numbers and c not in fixed]
+        values = {c: numbers[c].iloc[offset : offset + len(frame)].to_numpy() for c in measured}
+        grouped = frame.assign(**values).groupby(key, sort=False)
+        parts = [pd.DataFrame({"rows": grouped.size()})]
+        if fixed:
+            parts.append(grouped[fixed].first())
+        if measured:
+            stats = grouped[measured].agg(["sum", "mean", "min", "max"])
+            stats.columns = [f"{c}_{stat}" for c, stat in stats.columns]
+            parts.append(stats)
+        for c in (c for c in shared if c not in numbers and c not in fixed):
+            parts.append(pd.DataFrame({f"{c}_mode": grouped[c].agg(_mode), f"{c}_distinct": grouped[c].nunique()}))
+            if counted.get(c):
+                counts = pd.crosstab(frame[key], frame[c]).reindex(columns=counted[c], fill_value=0)
+                parts.append(counts.add_prefix(f"{c}=").add_suffix("_count"))
+        for c in targets:  # one value per key, as a rule: kept as written
+            varies = grouped[c].nunique().max() > 1
+            if varies and c in numbers:
+                parts.append(numbers[c].groupby(frame[key].to_numpy(), sort=False).mean().to_frame(c))
+            else:
+                parts.append(grouped[c].agg(_mode).to_frame(c))
+        out = pd.concat(parts, axis=1).rename_axis(key).reset_index()
+        return out.astype({key: str})
+
+    return one(train.reset_index(drop=True), 0, own), one(test.reset_index(drop=True), len(train), [])
+
+
+def _mode(values: pd.Series):
+    """The most frequent value (the first seen of equals); missing where all are."""
+    counts = values.value_counts(sort=False)
+    return counts.idxmax() if len(counts) else np.nan
+
+
 def arrays_to_tables(root: Path, sample: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Features and labels shipped as whole-split arrays (X_train.npy, y_train.npy, X_test.npy) as the tables
     train and test: columns f0..f<d>, the train labels under the sample's prediction column, the test rows given

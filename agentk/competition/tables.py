@@ -36,6 +36,7 @@ from agentk.competition.json_tables import AS_PANDAS_READS, read_json_table
 from agentk.competition.long_format import RECORD, WIDE, detect, to_wide
 from agentk.competition.series import (
     SUMMARY,
+    aggregate_per_key,
     arrays_to_tables,
     bands_to_images,
     frame_summary,
@@ -138,6 +139,8 @@ def _find(root: Path, signature: tuple) -> Tables:
         by_role["sample"] = submissions
         unnamed += [p for p in samples if p not in submissions]
     why = _roles_from_values(root, unnamed, by_role)
+    if len(by_role.get("test", [])) > 1 and len(by_role.get("sample", [])) > 1:
+        why.update(_scored_stage(by_role))
     if len(by_role.get("test", [])) > 1 and "sample" in by_role:
         why.update(_scored_test(by_role))
     if by_role.get("test") and "sample" in by_role:
@@ -276,6 +279,42 @@ def _test_files_over_tables(root: Path, by_role: dict[str, list[Path]]) -> dict[
         return {}
     tables = ", ".join(p.name for p in by_role.pop("test"))
     return {"test": f"the test folder's files: {share:.0%} of the sample submission's ids name them, none is in {tables}"}
+def _scored_stage(by_role: dict[str, list[Path]]) -> dict[str, str]:
+    """Two stages of a competition, each a test table with its own sample submission (test.csv and its sample
+    beside test_stage2.csv and its own): pairs are read off the values, a sample whose ids are exactly the ids of
+    one test table's column, each once. Of several such pairs, the scored one is the later stage, whose test set
+    holds the other stages' ids (their test rows were its first ones), else the larger. `by_role` keeps only the
+    scored pair, in place; {} (nothing decided) when fewer than two pairs are complete or none stands out."""
+    try:
+        samples = {p: set(read_table(p, dtype=str).iloc[:, 0].astype(str).str.strip()) for p in by_role["sample"]}
+        tests = {p: read_table(p, dtype=str) for p in by_role["test"]}
+    except BadInput:
+        return {}
+    pairs = []  # (sample, test, its ids)
+    for s, ids in samples.items():
+        for t, f in tests.items():
+            share, top = _id_cover(f, ids) if ids and len(f.columns) else (0.0, None)
+            values = f[top].astype(str).str.strip() if top is not None else pd.Series([], dtype=str)
+            if share == 1.0 and values.is_unique and set(values) == ids:
+                pairs.append((s, t, ids))
+    if len({s for s, _, _ in pairs}) < 2 or len({t for _, t, _ in pairs}) < 2:
+        return {}
+
+    def rank(pair: tuple) -> tuple[bool, int]:
+        return all(other[2] <= pair[2] for other in pairs), len(pair[2])
+
+    ranked = sorted(pairs, key=rank, reverse=True)
+    if rank(ranked[0]) == rank(ranked[1]):
+        return {}
+    sample, test, ids = ranked[0]
+    by_role["sample"], by_role["test"] = [sample], [test]
+    others = ", ".join(f"{t.name} with {s.name} ({len(i)} ids)" for s, t, i in ranked[1:])
+    how = "holding the other stages' ids" if rank(ranked[0])[0] else "the larger"
+    return {
+        "test": f"{test.name}: the later of {len(pairs)} test stages ({how}; its sample {sample.name} lists its "
+        f"{len(ids)} ids exactly; earlier: {others})",
+        "sample": f"{sample.name}: its ids are exactly those of {test.name}, the later test stage ({others})",
+    }
 
 
 def _pick_split(root: Path, found: list[Path]) -> tuple[Path, list[Path]]:
@@ -454,7 +493,8 @@ def normalise(root: Path) -> list[str]:
             continue
         _write_csv(pd.concat(frames, ignore_index=True), dest)
         done.append(f"{dest.name}: {len(parts)} parts of the {role} table joined ({', '.join(p.name for p in parts)})")
-    done += arrays_as_tables(root) + _bands(root) + _pixels(root) + series_as_rows(root) + positions_as_rows(root)
+    done += arrays_as_tables(root) + _bands(root) + _pixels(root) + series_as_rows(root) + rows_per_id_as_one(root)
+    done += positions_as_rows(root)
     done += long_as_wide(root) + pixel_tables_as_images(root)  # after the wide test table: its keys are unique
     done += label_sets_as_columns(root) + rewrites_as_ranks(root) + image_pairs_as_pixels(root)
     done += signal_as_windows(root)
@@ -558,6 +598,8 @@ def class_tables_as_one(root: Path) -> list[str]:
     found = [p for p in candidates(root) if p not in replaced]
     samples = [p for p in found if file_role(p, root) == "sample"]
     others = [p for p in found if p not in samples]
+    if len(samples) > 1 and find(root).paths.get("sample") in samples:  # two stages' samples: the scored one
+        samples = [find(root).paths["sample"]]
     if len(samples) != 1 or len(others) < 3:  # two classes' tables and the test table at least
         return []
     try:
@@ -710,6 +752,62 @@ def series_as_rows(root: Path) -> list[str]:
             f"{dest.name}: {names} as one row per {key!r}, the series summarised ({summary.shape[1] - 1} features)"
         )
     return done
+
+
+def rows_per_id_as_one(root: Path) -> list[str]:
+    """Many train and test rows per submitted id, no table of one row per id (the items of each shopping trip, the
+    sample one row per trip): a test column holds the sample's ids, each many times, and train has that column,
+    also repeating. Each split becomes one row per id, `<split>_per_<key>.csv`, its rows aggregated
+    (agentk.competition.series.aggregate_per_key: counts, sums, means, the most frequent category, the number of
+    distinct values) and train's targets taken per id. Read off the values, not the names. What was written."""
+    root = Path(root)
+    paths = find(root).paths
+    if not {"train", "test", "sample"} <= set(paths) or any(p.is_dir() for p in paths.values()):
+        return []
+    if any(s.startswith("test_per_") for s in stand_ins(root).values()):
+        return []  # done (here or by series_as_rows): the test's table is written last
+    try:
+        ids = set(read_table(paths["sample"], dtype=str).iloc[:, 0].astype(str).str.strip())
+        test = read_table(paths["test"], dtype=str)
+    except BadInput:
+        return []
+    key = next((c for c in test.columns if _holds_ids(test[c], ids) == "many"), None)
+    if key is None or any(_holds_ids(test[c], ids) == "once" for c in test.columns):
+        return []
+    if _start_over(root, f"_per_{key}"):
+        paths = find(root).paths
+    try:
+        train = read_table(paths["train"], dtype=str)
+        others = [
+            p
+            for p in candidates(root)
+            if p not in paths.values() and p.relative_to(root).as_posix() not in stand_ins(root) and p.is_file()
+        ]
+        probes = [read_table(p, dtype=str, nrows=ENTITY_PROBE_ROWS) for p in others]
+    except BadInput:
+        return []
+    if key not in train.columns or train[key].is_unique:
+        return []
+    if any(_holds_ids(f[c], ids) == "once" for f in probes for c in f.columns):
+        return []  # a table of one row per id stands beside: the rows are its readings, joined by the data graph
+    frames = dict(zip(("train", "test"), aggregate_per_key(train, test, key)))
+    done = []
+    for role in ("train", "test"):  # test last: its table marks the work done
+        dest = root / f"{role}_per_{key}.csv"
+        _stand_in(root, [paths[role]], frames[role], dest)
+        done.append(
+            f"{dest.name}: {paths[role].name}'s {len(train if role == 'train' else test)} rows as one row per "
+            f"{key!r} ({len(frames[role])}), aggregated ({frames[role].shape[1] - 1} columns)"
+        )
+    return done
+
+
+def _holds_ids(column: pd.Series, ids: set[str]) -> str | None:
+    """Whether a column's values are the sample's ids: "once" each, "many" times (repeated), else None."""
+    values = column.dropna().astype(str).str.strip()
+    if not len(values) or not ids or values.isin(ids).mean() < 0.9 or len(ids & set(values)) < 0.9 * len(ids):
+        return None
+    return "once" if values.is_unique else "many"
 
 
 def long_as_wide(root: Path) -> list[str]:

@@ -340,6 +340,39 @@ def sensor_rows_per_series(folder, rng):
     return finish(folder, y_test[["series_id", "surface"]], "sample_submission.csv", task_type="MultiCls")
 
 
+@fixture("separate targets", "train.csv and test.csv of a row per item bought, many per trip; the sample one per trip")
+def items_per_trip(folder, rng):
+    pub = folder / "public"
+    kinds = ["grocery", "repair", "party"]  # a trip's kind: what its items are mostly for
+    shelves = {"grocery": ["DAIRY", "PRODUCE", "BAKERY"], "repair": ["HARDWARE", "PAINT"], "party": ["CANDY", "TOYS"]}
+
+    def split(first: int, n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+        rows, trips = [], []
+        for trip in range(first, first + n):
+            kind = kinds[int(rng.integers(3))]
+            day = str(rng.choice(["Monday", "Friday", "Sunday"]))
+            trips.append((trip, kind))
+            for _ in range(int(rng.integers(1, 7))):
+                shelf = str(rng.choice(shelves[kind] if rng.random() < 0.8 else sum(shelves.values(), [])))
+                rows.append((kind, trip, day, int(rng.integers(1, 4)), shelf, int(rng.integers(10**9, 10**10))))
+        columns = ["TripKind", "Trip", "Day", "Count", "Shelf", "Code"]
+        return pd.DataFrame(rows, columns=columns), pd.DataFrame(trips, columns=["Trip", "TripKind"])
+
+    train, _ = split(1, 240)
+    test, answers = split(1000, 80)
+    train.to_csv(pub / "train.csv", index=False)
+    test.drop(columns="TripKind").to_csv(pub / "test.csv", index=False)
+    answers[["Trip"]].assign(TripKind="grocery").to_csv(pub / "sample_submission.csv", index=False)
+    (pub / "description.md").write_text(
+        description(
+            "Predict the kind of each shopping trip from the items bought on it (one row per item).",
+            ACCURACY,
+            ["train.csv", "test.csv", "sample_submission.csv"],
+        )
+    )
+    return finish(folder, answers, "sample_submission.csv", task_type="MultiCls")
+
+
 # ---- 7. file formats and encodings ----------------------------------------------------------------------------
 @fixture("formats", "UTF-16 TSV train and test")
 def utf16_tsv(folder, rng):
