@@ -424,17 +424,7 @@ def normalise(root: Path) -> list[str]:
     _unfinished_started_over(root)
     done = partitions_as_tables(root) + json_as_csv(root) + empty_columns_dropped(root) + split_rows_as_one(root)
     done += class_tables_as_one(root)  # before parts are joined: train_0.csv and train_1.csv may be two classes
-    for role, parts in find(root).parts.items():
-        frames = [read_table(p) for p in parts]
-        if any(list(f.columns) != list(frames[0].columns) for f in frames):
-            continue  # not parts of one table
-        first = parts[0]
-        name = first.parent.name if first.parent != root else PART.sub("", _stem(first)) or role
-        dest = root / f"{name}.csv"
-        if dest.exists():
-            continue
-        _write_csv(pd.concat(frames, ignore_index=True), dest)
-        done.append(f"{dest.name}: {len(parts)} parts of the {role} table joined ({', '.join(p.name for p in parts)})")
+    done += parts_as_one(root)
     done += arrays_as_tables(root) + _bands(root) + _pixels(root) + series_as_rows(root) + positions_as_rows(root)
     done += long_as_wide(root) + pixel_tables_as_images(root)  # after the wide test table: its keys are unique
     done += label_sets_as_columns(root) + rewrites_as_ranks(root) + image_pairs_as_pixels(root)
@@ -459,6 +449,25 @@ def normalise(root: Path) -> list[str]:
         if not dest.exists():
             _write_csv(read_table(sample, dtype=str), dest)
             done.append(f"{dest.name}: a CSV copy of the sample submission {sample.name}")
+    return done
+
+
+def parts_as_one(root: Path) -> list[str]:
+    """A split that comes in parts of the same columns (train_1.csv + train_2.csv, train/part-*.csv, or a folder of
+    one table per class whose rows carry the class) joined into one CSV at the top of root, named by the folder or
+    the parts' common stem; what was written, one line each."""
+    done = []
+    for role, parts in find(root).parts.items():
+        frames = [read_table(p) for p in parts]
+        if any(list(f.columns) != list(frames[0].columns) for f in frames):
+            continue  # not parts of one table
+        first = parts[0]
+        name = first.parent.name if first.parent != root else PART.sub("", _stem(first)) or role
+        dest = root / f"{name}.csv"
+        if dest.exists():
+            continue
+        _write_csv(pd.concat(frames, ignore_index=True), dest)
+        done.append(f"{dest.name}: {len(parts)} parts of the {role} table joined ({', '.join(p.name for p in parts)})")
     return done
 
 
@@ -1115,7 +1124,9 @@ def _summarise_series(root: Path) -> str | None:
     if WINDOWS["test"] in stand_ins(root).values():  # the files are a signal's segments, summarised already
         return None
     frames = [read_table(paths[r], dtype=str) for r in ("train", "test", "sample") if r in paths]
-    keys = {c: pd.concat([f[c] for f in frames if c in f.columns]) for c in frames[0].columns}
+    predicted = set(frames[-1].columns[1:]) if "sample" in paths else set()
+    # a file per value of a target holds a class's rows (train/<class>.csv), not one sample's series
+    keys = {c: pd.concat([f[c] for f in frames if c in f.columns]) for c in frames[0].columns if c not in predicted}
     found = summarise_files(root, keys)
     if found is None:
         return None
