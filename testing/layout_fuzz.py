@@ -7,12 +7,14 @@ labels table, folder names, file names beside the ids, one table per class or la
 - names: Kaggle's usual file names, role words inside other words, or no role word at all; column names in any
   case, with spaces or in other languages; tables in a sub-folder;
 - ids: numbers, prefixed, zero-padded, hexadecimal (some of them the digits-e-digits kind), named anything;
-- targets in the train table, in a labels table of their own, or as the names of one train table per class; a set
+- targets in the train table, in a labels table of their own, or as the names of one train table per class (in a
+  folder, each row carrying its class too, of several words where ranked); a set
   of labels per row, submitted in one column or as one 0/1 column per label; inputs split over a 1:1 side table keyed by the
   id (under another column name), summarised from a 1:N table of many rows per id, or from one file per sample
   named by its id;
 - formats: CSV (in UTF-8, Latin-1, cp1252, UTF-16 or with a BOM), TSV, gzip, zip, parquet (one file or
-  partitioned), JSON records, keyed, split or nested, JSON lines; every table zipped alone and the zips in one
+  partitioned), JSON records, keyed, split or nested, JSON lines; whole-split .npy arrays (train and test features,
+  train labels) told apart by their shapes alone; every table zipped alone and the zips in one
   archive; sample submissions of labels, of the classes ranked in one column, or of one probability column per
   class;
 - media: a free-text column beside the numbers, or a text file per sample named by its id; an input carried by one picture per sample, named by its id, in
@@ -691,7 +693,7 @@ def _arrays(
     """format:arrays: the inputs as whole-split .npy arrays, a train and a test feature matrix (x1, x2, the
     colour's code, the count) and a train label vector, beside a sample of the test rows' ids in order. Named as
     X_train/y_train/X_test, train_<n>/train_label_<n>/test_<n>, or with no role word (names:other); two folders
-    deep with subfolder. The train rows have no ids: setup numbers them."""
+    deep with subfolder. The train rows have no ids: setup names them by their number (row0, row1...)."""
     rng = np.random.default_rng(150_000 + seed)
     n_test = len(test_ids)
     n_train = len(frame) - n_test
@@ -736,7 +738,7 @@ def _arrays(
         f"# Synthetic competition {seed}\n\n## Description\n\nPredict `{target}` for each {id_col} of the test "
         f"set.\n\n## Evaluation\n\n{metric}\n\n## Data\n\n{lines}\n"
     )
-    train_ids = [str(i) for i in range(n_train)]
+    train_ids = [f"row{i}" for i in range(n_train)]  # as setup names rows that have no id
     tr = frame.iloc[:n_train]
     features = {base: dict(zip(train_ids, tr[base].tolist())) for base in ("x1", "x2", "colour", "count")}
     truth = Truth(

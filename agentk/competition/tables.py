@@ -458,7 +458,7 @@ def parts_as_one(root: Path) -> list[str]:
     the parts' common stem; what was written, one line each."""
     done = []
     for role, parts in find(root).parts.items():
-        frames = [read_table(p) for p in parts]
+        frames = [read_table(p, dtype=str) for p in parts]  # as text: ids keep their zeros (00005055)
         if any(list(f.columns) != list(frames[0].columns) for f in frames):
             continue  # not parts of one table
         first = parts[0]
