@@ -742,8 +742,15 @@ def _arrays(
     tr = frame.iloc[:n_train]
     features = {base: dict(zip(train_ids, tr[base].tolist())) for base in ("x1", "x2", "colour", "count")}
     truth = Truth(
-        seed, kind, transforms, files, train_ids, list(map(str, test_ids)), dict(zip(train_ids, y[:n_train].tolist())),
-        features, classes,
+        seed,
+        kind,
+        transforms,
+        files,
+        train_ids,
+        list(map(str, test_ids)),
+        dict(zip(train_ids, y[:n_train].tolist())),
+        features,
+        classes,
     )
     (private / "truth.json").write_text(json.dumps(asdict(truth), default=str))
     return truth
