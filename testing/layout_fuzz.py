@@ -561,7 +561,7 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         stem = f"{names['train']}_{_word(np.random.default_rng(120_000 + seed))}"
         checked = _column(np.random.default_rng(130_000 + seed), "checked", odd)
         flags = np.random.default_rng(140_000 + seed).random(len(train)) < 0.8
-        rows = train.assign(**{checked: flags})[[checked, id_col, *keep, target]]  # a train-only column first
+        rows = train.assign(**{checked: flags})[[id_col, checked, *keep, target]]  # with a train-only column
         for c in classes:
             part = rows[rows[target] == c]
             files[f"class:{c}"] = f"{here}{stem}/" + _write(part, tables / stem, str(c), fmt)

@@ -277,7 +277,8 @@ def test_a_folder_of_class_tables_whose_rows_carry_the_class_is_one_train_table(
     it, each row carrying its class too (constant within a table) and a train-only column; the class names hold
     spaces, which the sample's ranked cells spell with underscores. The tables are joined into one train table (no
     one table is the train table, whose target would be constant), and the classes are written as the sample
-    spells them."""
+    spells them. Seed 1037 writes the tables as JSON keyed by id, read through CSVs standing in for them in a
+    folder named as theirs (`<folder>_as_csv/`), which keeps their role."""
     truth = build(986, tmp_path / "986")
     public = tmp_path / "986" / "public"
     tables = {r.split(":", 1)[1]: f for r, f in truth.files.items() if r.startswith("class:")}
@@ -292,7 +293,14 @@ def test_a_folder_of_class_tables_whose_rows_carry_the_class_is_one_train_table(
     assert target.submit == "ranking" and target.classes == ["high_ground", "low_tide", "mid_range"]
     assert target.named == {"low tide": "low_tide", "mid range": "mid_range", "high ground": "high_ground"}
     train = pd.read_csv(tmp_path / "ws986" / a.train, dtype=str)
-    assert len(train) == len(truth.train_ids)
+    assert len(train) == len(truth.train_ids) and set(train.iloc[:, 0]) == set(truth.train_ids)  # zeros kept
+
+    other = build(1037, tmp_path / "1037")  # the tables as JSON keyed by id: their CSVs keep their folder's role
+    assert "format:json-keyed" in other.transforms
+    a = analysed(tmp_path, tmp_path / "1037" / "public", "ws1037")
+    folder = Path(other.files["class:low tide"]).parent.name
+    assert a.train == f"raw/{folder}_as_csv.csv" and "checked" not in a.features
+    assert [t.classes for t in a.targets] == [["high_ground", "low_tide", "mid_range"]]
 
 
 def test_tables_in_text_files_are_refused_by_kind(tmp_path):

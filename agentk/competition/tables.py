@@ -62,6 +62,7 @@ POSITIONS = "_positions"  # <records>_positions.csv: one row per position, writt
 WINDOWS = {"train": "train_windows.csv", "test": "test_windows.csv"}  # a long signal's windows and segments
 STAND_INS = "stand_ins.json"  # written by normalise: {a table's path: the table (or image folder/) standing in}
 SERIES_HEAD = 2000  # rows read to tell a table of many rows per key from one of one row per key
+AS_CSV = "_as_csv"  # <folder>_as_csv/: CSVs standing in for the JSON tables of a split's folder
 PART = re.compile(r"[_\-. ]?(part|chunk)?[_\-. ]?\d+$", re.I)  # train_1, train-part-2: numbered parts
 
 
@@ -613,7 +614,10 @@ def json_as_csv(root: Path) -> list[str]:
     key, a key-to-value mapping) get a CSV standing in, which every program reads alike."""
     done = []
     for path in candidates(root):
-        if not path.name.lower().endswith(".json") or (dest := root / f"{_stem(path)}.csv").exists():
+        dest = root / f"{_stem(path)}.csv"
+        if role_of(path) is None and file_role(path, root) in ("train", "test"):  # train/<class>.json: its folder
+            dest = root / f"{path.parent.name}{AS_CSV}" / dest.name  # says its role, a folder of CSVs says it alike
+        if not path.name.lower().endswith(".json") or dest.exists():
             continue
         try:
             frame, how = read_json_table(path)
@@ -623,7 +627,7 @@ def json_as_csv(root: Path) -> list[str]:
         # lists in cells (bands, positions) and JSON lines (sequences' records) are read by their own conversions
         if how not in AS_PANDAS_READS and how != "lines" and not nested:
             _stand_in(root, [path], frame, dest)
-            done.append(f"{dest.name}: {path.name}, a JSON table oriented as {how}, as a CSV")
+            done.append(f"{dest.relative_to(root).as_posix()}: {path.name}, a JSON table oriented as {how}, as a CSV")
     return done
 
 
@@ -977,7 +981,8 @@ def _unfinished_started_over(root: Path) -> None:
 def _stand_in(root: Path, originals: list[Path], frame: pd.DataFrame, dest: Path) -> None:
     """Write `frame` to `dest`, standing in for the `originals` from now on (recorded first: the new table is what
     tells table discovery to look again)."""
-    _record_stand_in(root, originals, dest.name)
+    _record_stand_in(root, originals, dest.relative_to(root).as_posix())
+    dest.parent.mkdir(exist_ok=True)  # a folder of its own where the originals' folder gives their role
     _write_csv(frame, dest)
 
 
