@@ -26,14 +26,22 @@ from agentk.competition.dataview import (
     walk,
 )
 from agentk.competition.file_inputs import listing_source, modality_files
-from agentk.competition.support import hopeless_reason, pixels_sampled, unsupported_reason, unsupported_task
+from agentk.competition.support import (
+    hopeless_reason,
+    pixels_sampled,
+    unsupported,
+    unsupported_reason,
+    unsupported_task,
+)
 from agentk.competition.tables import (
     arrays_as_tables,
     candidates,
+    class_tables_as_one,
     find,
     label_sets_as_columns,
     long_as_wide,
     normalise,
+    parts_as_one,
     positions_as_rows,
     rewrites_as_ranks,
 )
@@ -74,6 +82,8 @@ def check_source(source: str | Path, try_unsupported: bool = False) -> str | Non
         view = Path(tmp)
         link_children(source.resolve(), view)
         unpack_beside(source.resolve(), view, tables_only=True)
+        class_tables_as_one(view)  # one table per class, the class in its name
+        parts_as_one(view)  # a split in parts (one table per class whose rows carry it too): judged whole
         arrays_as_tables(view)  # X_train.npy, y_train.npy, X_test.npy: the tables fetch will write
         # before any other check: say what agentk cannot do, not what is missing
         reason = unsupported_task(view)
@@ -126,8 +136,10 @@ def check_tables(folder: Path, source: Path) -> str | None:
             "submission format: add it to the folder"
         )
     for role in ("train", "test"):
-        unreadable = [
-            p.name for p in sorted(folder.iterdir()) if p.is_file() and role_of(p) == role and not is_table(p)
+        unreadable = [  # .npy arrays are read where features and labels fit (else: no training data, and why)
+            p.name
+            for p in sorted(folder.iterdir())
+            if p.is_file() and role_of(p) == role and not is_table(p) and p.suffix.lower() != ".npy"
         ]
         if role not in tables and not split_folders(folder, role) and unreadable:
             return (
@@ -135,8 +147,18 @@ def check_tables(folder: Path, source: Path) -> str | None:
                 "not read (it reads CSV, TSV, JSON, parquet, feather, .npy arrays and per-sample files); convert it"
             )
     if "train" not in tables and not split_folders(folder, "train"):
+        if texts := text_tables(folder):
+            return unsupported(
+                "tables in text files",
+                f"{', '.join(texts[:3])}{' ...' if len(texts) > 3 else ''} hold columns under a header line, and no "
+                "table agentk reads (CSV, TSV, JSON, parquet, feather, .npy arrays) holds the training data",
+            )
         raise BadInput(
-            f"no training data in {source}: expected train*.csv (or labels.csv), a train/ folder or train.zip"
+            f"no training data in {source}: looked for a table named train* (or labels*), a train/ folder or "
+            "archive, tables whose values make them train (the test's columns beside the sample's targets) and "
+            "whole-split .npy arrays (features and a label vector of as many rows); found "
+            + _seen(folder)
+            + ": add the training data"
         )
     if "test" not in tables and not split_folders(folder, "test") and not any(p.is_dir() for p in folder.iterdir()):
         raise BadInput(f"no test data in {source}: expected test*.csv, a test/ folder or test.zip")
@@ -165,6 +187,45 @@ def check_tables(folder: Path, source: Path) -> str | None:
     ):
         raise BadInput(reason)
     return None
+
+
+TEXT_TABLE_LINES = 20  # lines of a .txt file read to tell a table from prose
+
+
+def text_tables(folder: Path) -> list[str]:
+    """.txt files (not the description) that are tables: a header line of two or more names split by commas or
+    tabs, and nearly every line read split so into two fields or more (a row of an empty label list has one, a
+    row of a label list more)."""
+    found = []
+    described = find_description(folder)
+    for p in walk(folder, 3):
+        if p.suffix.lower() != ".txt" or p == described:
+            continue
+        try:
+            with open(p, encoding="utf-8", errors="replace") as f:
+                lines = [line.rstrip("\r\n") for _, line in zip(range(TEXT_TABLE_LINES), f)]
+        except OSError:
+            continue
+        sep = next((s for s in (",", "\t") if lines and lines[0].count(s)), None)
+        header = lines[0].split(sep) if sep else []
+        names = all(h.strip() and len(h) <= 40 and not h.strip().replace(".", "").isdigit() for h in header)
+        rows = [line.split(sep) for line in lines[1:] if line] if sep else []
+        if len(rows) >= 2 and names and sum(len(r) >= 2 for r in rows) >= 0.8 * len(rows):
+            found.append(p.relative_to(folder).as_posix())
+    return found
+
+
+def _seen(folder: Path) -> str:
+    """What a competition folder holds, for a message: its files by extension, with an example each."""
+    by_ext: dict[str, list[str]] = {}
+    for p in walk(folder, 4):
+        by_ext.setdefault(p.suffix.lower() or "(no extension)", []).append(p.relative_to(folder).as_posix())
+    if not by_ext:
+        return "no files"
+    return ", ".join(
+        f"{len(names)} {ext} file{'s' * (len(names) > 1)} (e.g. {names[0]})" if len(names) > 1 else names[0]
+        for ext, names in sorted(by_ext.items(), key=lambda kv: -len(kv[1]))[:8]
+    )
 
 
 def sections(markdown: str) -> dict[str, str]:

@@ -7,12 +7,14 @@ labels table, folder names, file names beside the ids, one table per class or la
 - names: Kaggle's usual file names, role words inside other words, or no role word at all; column names in any
   case, with spaces or in other languages; tables in a sub-folder;
 - ids: numbers, prefixed, zero-padded, hexadecimal (some of them the digits-e-digits kind), named anything;
-- targets in the train table, in a labels table of their own, or as the names of one train table per class; a set
+- targets in the train table, in a labels table of their own, or as the names of one train table per class (in a
+  folder, each row carrying its class too, of several words where ranked); a set
   of labels per row, submitted in one column or as one 0/1 column per label; inputs split over a 1:1 side table keyed by the
   id (under another column name), summarised from a 1:N table of many rows per id, or from one file per sample
   named by its id;
 - formats: CSV (in UTF-8, Latin-1, cp1252, UTF-16 or with a BOM), TSV, gzip, zip, parquet (one file or
-  partitioned), JSON records, keyed, split or nested, JSON lines; every table zipped alone and the zips in one
+  partitioned), JSON records, keyed, split or nested, JSON lines; whole-split .npy arrays (train and test features,
+  train labels) told apart by their shapes alone; every table zipped alone and the zips in one
   archive; sample submissions of labels, of the classes ranked in one column, or of one probability column per
   class;
 - media: a free-text column beside the numbers, or a text file per sample named by its id; an input carried by one picture per sample, named by its id, in
@@ -139,9 +141,20 @@ TRANSFORMS = {
     # several rows per id in train and test (the items of a trip), the sample one row per id: x1 the mean of each
     # id's readings, x2 the sum of its parts, a row's item a category of its own, the target on every train row
     "rows:many-per-id": 0.4,
+    # features and labels as whole-split .npy arrays (a train and a test feature matrix, a train label vector),
+    # maybe two folders deep and named without a role word: only their shapes tell them apart
+    "format:arrays": 0.3,
+    # classes: the train rows in a folder of one table per class, named by it, each row carrying its class too (the
+    # target, constant within a table) and a train-only column; ranked, the class names hold spaces, which the
+    # sample spells with underscores (the Quick, Draw! layout)
+    "target:class-tables-folder": 0.15,
 }
 # the metric a transformation's evaluation text leads the setup to (code_metric.py's METRIC)
 METRIC_TRUTH = {"metric:weighted-logloss": "balanced_log_loss", "metric:bias-unnamed": "roc_auc"}
+# what whole-split arrays keep of the other transformations: the sample's ids and names, the folder
+ARRAY_KEEPS = {"subfolder", "names:other", "names:role-inside", "ids:prefixed", "ids:padded", "ids:hex"}
+ARRAY_KEEPS |= {"ids:named", "columns:odd", "sample:renamed", "format:arrays"}
+SPACED = {"low": "low tide", "mid": "mid range", "high": "high ground"}  # class names holding spaces
 # what a long signal keeps of the other transformations: the tables' names and place, the ids, the format
 SIGNAL_KEEPS = {
     "names:role-inside",
@@ -254,6 +267,14 @@ def draw(seed: int) -> tuple[str, list[str]]:
         else:  # the tables' names are the labels: no labels table, no train-only decoy, no events named as train
             drop = ("labels-file", "decoy:train-only", "decoy:described", "side:split-events")
             chosen = [t for t in chosen if t not in drop]
+    if "format:arrays" in chosen and not set(chosen) <= ARRAY_KEEPS:  # arrays of a plain layout only
+        chosen.remove("format:arrays")
+    if "target:class-tables-folder" in chosen:
+        # the folder says train, its tables' rows the labels: of a classification whose labels nothing else holds
+        clash = {"target:folders", "target:file-names", "target:class-tables", "labels-file", "names:other"}
+        clash |= {"decoy:train-only", "side:split-events", "target:label-sets", "archive:nested"}
+        if kind == "regression" or clash & set(chosen):
+            chosen.remove("target:class-tables-folder")
     # the two classes below are drawn only beside what they keep: the earlier transformations stay as drawn
     many = ("names:", "columns:", "subfolder", "ids:", "format:", "sample:", "side:1-1", "media:text", "rows:")
     if "rows:many-per-id" in chosen and any(
@@ -466,6 +487,11 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         return _signal(seed, dest, transforms, n_train // 2, n_test // 2)
     n = n_train + n_test
     frame, classes = _problem(rng, kind, n)
+    if "format:arrays" in transforms:
+        return _arrays(seed, dest, transforms, kind, frame, classes, _ids(rng, n, transforms)[n_train:])
+    spaced = "target:class-tables-folder" in transforms and "sample:ranked" in transforms
+    if spaced:  # class names of several words: a ranked cell spells them with underscores
+        frame["target"], classes = frame["target"].map(SPACED), [SPACED[c] for c in classes]
     sets = np.random.default_rng(100_000 + seed)  # target:label-sets' draws
     label_columns = "target:label-sets" in transforms and bool(sets.integers(2))  # the sample's form
     if "target:label-sets" in transforms:
@@ -660,6 +686,14 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
                 files[f"class:{c}"] = f"{here}{names['train']}/" + _write(rows, tables / names["train"], str(c), fmt)
             else:
                 files[f"class:{c}"] = here + _write(rows, tables, f"{names['train']}_{c}", fmt)
+    elif "target:class-tables-folder" in transforms:  # a folder of one table per class, its rows carrying it
+        stem = f"{names['train']}_{_word(np.random.default_rng(120_000 + seed))}"
+        checked = _column(np.random.default_rng(130_000 + seed), "checked", odd)
+        flags = np.random.default_rng(140_000 + seed).random(len(train)) < 0.8
+        rows = train.assign(**{checked: flags})[[id_col, checked, *keep, target]]  # with a train-only column
+        for c in classes:
+            part = rows[rows[target] == c]
+            files[f"class:{c}"] = f"{here}{stem}/" + _write(part, tables / stem, str(c), fmt)
     else:
         files["train"] = here + _write(train[[id_col, *keep, *keep_train, target]], tables, names["train"], fmt)
     if "media:arrays" in transforms:  # an older test set's labels, of other ids, named as a test table
@@ -704,8 +738,11 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         first = " ".join(map(str, classes)) if "sample:ranked" in transforms else classes[0] if classes else 0.0
         if "sample:placeholder" in transforms:  # 0 where labels go, or nothing at all
             first = [0, np.nan][int(np.random.default_rng(120_000 + seed).integers(2))]
+        spelt = (lambda v: str(v).replace(" ", "_")) if spaced else str  # noqa: E731
+        first = " ".join(map(spelt, classes)) if "sample:ranked" in transforms else classes[0] if classes else 0.0
         sample = pd.DataFrame({id_col: test[id_col], submitted: first})
         answers = test[[id_col, target]].rename(columns={target: submitted})
+        answers[submitted] = answers[submitted].map(spelt) if spaced else answers[submitted]
     sample.to_csv(public / f"{names['sample']}.csv", index=False)
     files["sample"] = f"{names['sample']}.csv"
     if early:  # its own sample, of its own ids
@@ -806,6 +843,75 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         list(map(str, test[id_col])),
         dict(zip(map(str, train[id_col]), train[target].tolist())),
         {k: {str(i): v for i, v in vals.items()} for k, vals in features.items()},
+        classes,
+    )
+    (private / "truth.json").write_text(json.dumps(asdict(truth), default=str))
+    return truth
+
+
+def _arrays(
+    seed: int, dest: Path, transforms: list[str], kind: str, frame: pd.DataFrame, classes: list, test_ids: list[str]
+) -> Truth:
+    """format:arrays: the inputs as whole-split .npy arrays, a train and a test feature matrix (x1, x2, the
+    colour's code, the count) and a train label vector, beside a sample of the test rows' ids in order. Named as
+    X_train/y_train/X_test, train_<n>/train_label_<n>/test_<n>, or with no role word (names:other); two folders
+    deep with subfolder. The train rows have no ids: setup names them by their number (row0, row1...)."""
+    rng = np.random.default_rng(150_000 + seed)
+    n_test = len(test_ids)
+    n_train = len(frame) - n_test
+    odd = "columns:odd" in transforms
+    id_col = _column(rng, "record_key" if "ids:named" in transforms else "id", odd)
+    target = _column(rng, "outcome" if kind != "regression" else "amount", odd)
+    if "sample:renamed" in transforms:
+        target = _column(rng, str(rng.choice(["prediction", "predicted", "expected"])), odd)
+    codes = {c: i for i, c in enumerate(["red", "green", "blue", "amber"])}
+    x = np.column_stack([frame["x1"], frame["x2"], frame["colour"].map(codes), frame["count"]]).astype(np.float32)
+    y = frame["target"].to_numpy()
+    y = y.astype(str) if kind == "multiclass" else y.astype(np.float64 if kind == "regression" else np.int64)
+    number = int(rng.integers(10, 99))
+    if "names:other" in transforms:
+        stems = {"train": f"features_{number}", "labels": f"outcomes_{number}", "test": f"features_{number + 1}"}
+    elif "names:role-inside" in transforms:
+        stems = {"train": f"train_{number}", "labels": f"train_label_{number}", "test": f"test_{number}"}
+    else:
+        stems = {"train": "X_train", "labels": "y_train", "test": "X_test"}
+    public, private = dest / "public", dest / "private"
+    word = _word(rng)
+    here = f"{word}/{word}/" if "subfolder" in transforms else ""
+    (public / here).mkdir(parents=True)
+    private.mkdir(parents=True)
+    files = {}
+    for role, array in (("train", x[:n_train]), ("labels", y[:n_train]), ("test", x[n_train:])):
+        np.save(public / here / f"{stems[role]}.npy", array)
+        files[role] = f"{here}{stems[role]}.npy"
+    sample = pd.DataFrame({id_col: test_ids, target: classes[0] if classes else 0.0})
+    sample.to_csv(public / "sample_submission.csv", index=False)
+    files["sample"] = "sample_submission.csv"
+    pd.DataFrame({id_col: test_ids, target: y[n_train:]}).to_csv(private / "answers.csv", index=False)
+    metric = (
+        "Submissions are scored on the root mean squared error (RMSE)."
+        if kind == "regression"
+        else "Submissions are evaluated on accuracy, the share of rows whose label is predicted correctly."
+    )
+    listing = {"train": "the training features", "labels": f"the training `{target}`", "test": "the test features"}
+    listing["sample"] = "a sample submission in the correct format"
+    lines = "\n".join(f"- {files[r]} - {listing[r]}" for r in files)
+    (public / "description.md").write_text(
+        f"# Synthetic competition {seed}\n\n## Description\n\nPredict `{target}` for each {id_col} of the test "
+        f"set.\n\n## Evaluation\n\n{metric}\n\n## Data\n\n{lines}\n"
+    )
+    train_ids = [f"row{i}" for i in range(n_train)]  # as setup names rows that have no id
+    tr = frame.iloc[:n_train]
+    features = {base: dict(zip(train_ids, tr[base].tolist())) for base in ("x1", "x2", "colour", "count")}
+    truth = Truth(
+        seed,
+        kind,
+        transforms,
+        files,
+        train_ids,
+        list(map(str, test_ids)),
+        dict(zip(train_ids, y[:n_train].tolist())),
+        features,
         classes,
     )
     (private / "truth.json").write_text(json.dumps(asdict(truth), default=str))
@@ -1144,7 +1250,10 @@ def judge(ws: Path, dest: Path, rc: int | None = 0, stderr: str = "") -> list[st
         encode = (
             {}
             if isinstance(target_col, dict)
-            else dict(zip(truth_target.astype(str), target_map[target_col].astype(str)))
+            else {
+                **{v: v for v in target_map[target_col].astype(str)},  # the answers spelt as the map spells them
+                **dict(zip(truth_target.astype(str), target_map[target_col].astype(str))),
+            }
         )
         problems += _round_trip(w, dest, t, target_col, encode)
     return problems

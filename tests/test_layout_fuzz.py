@@ -329,6 +329,76 @@ def test_json_keyed_by_column_then_row_holds_other_row_numbers(tmp_path):
     read = eval(read_expr(str(public / truth.files["test"])), {"pd": pd, "nested_as_text": lambda df: df})
     assert read.index.tolist() == list(range(len(keys)))
     assert read.iloc[:, 0].astype(str).tolist() == [document[read.columns[0]][k] for k in keys]
+def test_whole_split_arrays_are_told_apart_by_their_shapes(tmp_path):
+    """format:arrays: the inputs as .npy arrays, a train and a test feature matrix and a train label vector. Seed
+    105 names them with no role word (features_<n>, outcomes_<n>, features_<n+1>): the test matrix is the one with a
+    row per sample row, the train one as wide with a label vector of as many rows; setup numbers the train rows.
+    Seed 4 keeps them under X_train/y_train/X_test, and a folder missing its labels is no training data, said with
+    what was looked for and what was found."""
+    import numpy as np
+
+    truth = build(105, tmp_path / "105")
+    public = tmp_path / "105" / "public"
+    assert "format:arrays" in truth.transforms and not any("train" in f or "test" in f for f in truth.files.values())
+    x, y = np.load(public / truth.files["train"]), np.load(public / truth.files["labels"])
+    assert x.shape == (len(truth.train_ids), 4) and y.tolist() == [truth.target[i] for i in truth.train_ids]
+    assert np.load(public / truth.files["test"]).shape == (len(truth.test_ids), 4)
+    a = analysed(tmp_path, public, "ws105")
+    assert a.test is not None and len(a.features) == 4 and [t.kind for t in a.targets] == [truth.kind]
+    train = pd.read_csv(tmp_path / "ws105" / a.train)
+    assert train[a.targets[0].column].tolist() == [truth.target[i] for i in truth.train_ids]
+
+    other = build(4, tmp_path / "4")
+    (tmp_path / "4" / "public" / other.files["labels"]).unlink()  # features alone: nothing to learn from
+    done = agentk("setup", tmp_path / "4" / "public", "--workspace", tmp_path / "ws4")
+    said = " ".join(done.stderr.split())
+    assert done.returncode == 2 and "no training data" in said
+    assert "a label vector of as many rows" in said and "2 .npy files" in said
+
+
+def test_a_folder_of_class_tables_whose_rows_carry_the_class_is_one_train_table(tmp_path):
+    """target:class-tables-folder (seed 986, ranked): the train rows in a folder of one table per class, named by
+    it, each row carrying its class too (constant within a table) and a train-only column; the class names hold
+    spaces, which the sample's ranked cells spell with underscores. The tables are joined into one train table (no
+    one table is the train table, whose target would be constant), and the classes are written as the sample
+    spells them. Seed 1037 writes the tables as JSON keyed by id, read through CSVs standing in for them in a
+    folder named as theirs (`<folder>_as_csv/`), which keeps their role."""
+    truth = build(986, tmp_path / "986")
+    public = tmp_path / "986" / "public"
+    tables = {r.split(":", 1)[1]: f for r, f in truth.files.items() if r.startswith("class:")}
+    assert set(tables) == {"low tide", "mid range", "high ground"} and "train" not in truth.files
+    for cls, f in tables.items():
+        rows = pd.read_csv(public / f, dtype=str)
+        assert rows.iloc[:, -1].unique().tolist() == [cls]  # the class, constant within its table
+    sample = pd.read_csv(public / truth.files["sample"])
+    assert set(sample.iloc[0, 1].split()) == {"low_tide", "mid_range", "high_ground"}
+    a = analysed(tmp_path, public, "ws986")
+    (target,) = a.targets
+    assert target.submit == "ranking" and target.classes == ["high_ground", "low_tide", "mid_range"]
+    assert target.named == {"low tide": "low_tide", "mid range": "mid_range", "high ground": "high_ground"}
+    train = pd.read_csv(tmp_path / "ws986" / a.train, dtype=str)
+    assert len(train) == len(truth.train_ids) and set(train.iloc[:, 0]) == set(truth.train_ids)  # zeros kept
+
+    other = build(1037, tmp_path / "1037")  # the tables as JSON keyed by id: their CSVs keep their folder's role
+    assert "format:json-keyed" in other.transforms
+    a = analysed(tmp_path, tmp_path / "1037" / "public", "ws1037")
+    folder = Path(other.files["class:low tide"]).parent.name
+    assert a.train == f"raw/{folder}_as_csv.csv" and "checked" not in a.features
+    assert [t.classes for t in a.targets] == [["high_ground", "low_tide", "mid_range"]]
+
+
+def test_tables_in_text_files_are_refused_by_kind(tmp_path):
+    """Labels and splits kept only in .txt files of comma-separated columns (no table agentk reads holds the
+    training data): refused as tables in text files, naming them, not as a folder without training data."""
+    public = tmp_path / "public"
+    (public / "data").mkdir(parents=True)
+    (public / "data" / "labels.txt").write_text("rec_id,[labels]\n0,2,18\n1,9\n2\n3,?\n4,5\n")
+    (public / "data" / "folds.txt").write_text("rec_id,fold\n0,0\n1,0\n2,0\n3,1\n4,0\n")
+    (public / "description.md").write_text("# Birds\n\nPredict the species of each recording.\n")
+    pd.DataFrame({"Id": [300, 301], "Probability": [0, 0]}).to_csv(public / "sample_submission.csv", index=False)
+    done = agentk("setup", public, "--workspace", tmp_path / "ws")
+    said = " ".join(done.stderr.split())
+    assert done.returncode == 2 and "unsupported task: tables in text files (data/folds.txt, data/labels.txt" in said
 
 
 def analysed(tmp_path, public, name):

@@ -174,16 +174,21 @@ def _train(ws: Path) -> pd.DataFrame | None:
     return read_table(tables["train"]) if "train" in tables else None
 
 
+SPACE_JOINERS = ("_", "-", "")  # what may stand for the spaces of a label in a cell of space-separated labels
+
+
 def unknown_labels(ws: Path, predicted: list[str], got: pd.DataFrame) -> dict[str, list[str]]:
     """Per text prediction column that train also holds: the submission's labels (space-separated tokens) that no
-    train row has. A model predicts labels it was taught, so any other is a formatting slip."""
+    train row has. A model predicts labels it was taught, so any other is a formatting slip; a label of several
+    words is known with its words joined too ("The_Eiffel_Tower" where spaces part the labels of a ranking)."""
     text = [c for c in predicted if type_family(got[c]) == "string"]
     train = _train(ws) if text else None
     out = {}
     for c in text:
         if train is None or c not in train.columns or type_family(train[c]) != "string":
             continue
-        known = {t for v in train[c].dropna().astype(str) for t in v.split()}
+        values = train[c].dropna().astype(str).unique()
+        known = {t for v in values for t in v.split()} | {j.join(v.split()) for v in values for j in SPACE_JOINERS}
         unknown = sorted({t for v in got[c].dropna().astype(str) for t in v.split()} - known)
         if unknown:
             out[c] = unknown

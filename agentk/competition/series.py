@@ -193,26 +193,57 @@ def _mode(values: pd.Series):
     """The most frequent value (the first seen of equals); missing where all are."""
     counts = values.value_counts(sort=False)
     return counts.idxmax() if len(counts) else np.nan
+ARRAY_DEPTH = 3  # folders below the competition folder searched for whole-split arrays (timit/timit/train.npy)
+
+
+def _arrays(root: Path) -> list[tuple[Path, tuple[int, ...]]]:
+    """(file, shape) of the .npy arrays under root outside per-sample folders, read off their headers only (an
+    array of object cells, which needs pickle, is left out)."""
+    per_sample = set(per_sample_folders(root))
+    found = []
+    for p in walk(root, ARRAY_DEPTH):
+        if p.suffix.lower() != ".npy" or p.parent in per_sample:
+            continue
+        try:
+            found.append((p, np.load(p, mmap_mode="r", allow_pickle=False).shape))
+        except (ValueError, OSError, EOFError):
+            continue
+    return found
 
 
 def arrays_to_tables(root: Path, sample: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Features and labels shipped as whole-split arrays (X_train.npy, y_train.npy, X_test.npy) as the tables
-    train and test: columns f0..f<d>, the train labels under the sample's prediction column, the test rows given
-    the sample's ids in order. {} when the folder has no such arrays."""
+    """Features and labels shipped as whole-split arrays (X_train.npy, y_train.npy, X_test.npy, wherever they sit)
+    as the tables train and test: columns f0..f<d>, the train labels under the sample's prediction column, the test
+    rows given the sample's ids in order. Told apart by their shapes, not their names: the test features are the
+    feature matrix with a row per sample row; the train features one as wide whose rows a label vector (one value
+    per row) matches; names (train, test) and sharing a folder only break ties. {} when no arrays fit."""
     from agentk.competition.dataview import role_of
 
-    arrays: dict[str, list[np.ndarray]] = {}
-    for p in sorted(root.glob("*.npy")):
-        role = role_of(p)
-        if role in ("train", "test"):
-            arrays.setdefault(role, []).append(np.load(p, allow_pickle=False))
-    x = {r: [a for a in found if a.ndim == 2 and a.shape[1] > 1] for r, found in arrays.items()}
-    y = [a.ravel() for a in arrays.get("train", []) if a.ndim == 1 or (a.ndim == 2 and a.shape[1] == 1)]
-    if len(x.get("train", [])) != 1 or len(x.get("test", [])) != 1 or len(y) != 1 or sample.shape[1] != 2:
+    if sample.shape[1] != 2:
         return {}
-    (xtr,), (xte,), (ytr,) = x["train"], x["test"], y
-    if len(ytr) != len(xtr) or len(xte) != len(sample) or xtr.shape[1] != xte.shape[1]:
+    arrays = _arrays(root)
+    matrices = [(p, s) for p, s in arrays if len(s) == 2 and s[1] > 1]
+    vectors = [(p, s) for p, s in arrays if len(s) == 1 or (len(s) == 2 and s[1] == 1)]
+
+    def named(p: Path, role: str) -> int:
+        return -int(role_of(p) == role)  # sorts the arrays named for the role first
+
+    tests = sorted((p for p, s in matrices if s[0] == len(sample)), key=lambda p: (named(p, "test"), str(p)))
+    pairs = sorted(
+        (
+            (named(x, "train") + named(y, "train"), x.parent != y.parent, str(x), x, y, t)
+            for t in tests
+            for x, sx in matrices
+            for y, sy in vectors
+            if x != t and sx[0] == sy[0] and sx[1] == dict(matrices)[t][1] and role_of(x) != "test"
+        ),
+        key=lambda k: k[:3],
+    )
+    if not pairs:
         return {}
+    *_, xpath, ypath, tpath = pairs[0]
+    xtr, xte = np.load(xpath, allow_pickle=False), np.load(tpath, allow_pickle=False)
+    ytr = np.load(ypath, allow_pickle=False).ravel()
     names = [f"f{i}" for i in range(xtr.shape[1])]
     train = pd.DataFrame(xtr, columns=names).assign(**{sample.columns[1]: ytr})
     test = pd.concat([sample[[sample.columns[0]]].reset_index(drop=True), pd.DataFrame(xte, columns=names)], axis=1)

@@ -63,6 +63,7 @@ POSITIONS = "_positions"  # <records>_positions.csv: one row per position, writt
 WINDOWS = {"train": "train_windows.csv", "test": "test_windows.csv"}  # a long signal's windows and segments
 STAND_INS = "stand_ins.json"  # written by normalise: {a table's path: the table (or image folder/) standing in}
 SERIES_HEAD = 2000  # rows read to tell a table of many rows per key from one of one row per key
+AS_CSV = "_as_csv"  # <folder>_as_csv/: CSVs standing in for the JSON tables of a split's folder
 PART = re.compile(r"[_\-. ]?(part|chunk)?[_\-. ]?\d+$", re.I)  # train_1, train-part-2: numbered parts
 
 
@@ -482,17 +483,7 @@ def normalise(root: Path) -> list[str]:
     _unfinished_started_over(root)
     done = partitions_as_tables(root) + json_as_csv(root) + empty_columns_dropped(root) + split_rows_as_one(root)
     done += class_tables_as_one(root)  # before parts are joined: train_0.csv and train_1.csv may be two classes
-    for role, parts in find(root).parts.items():
-        frames = [read_table(p) for p in parts]
-        if any(list(f.columns) != list(frames[0].columns) for f in frames):
-            continue  # not parts of one table
-        first = parts[0]
-        name = first.parent.name if first.parent != root else PART.sub("", _stem(first)) or role
-        dest = root / f"{name}.csv"
-        if dest.exists():
-            continue
-        _write_csv(pd.concat(frames, ignore_index=True), dest)
-        done.append(f"{dest.name}: {len(parts)} parts of the {role} table joined ({', '.join(p.name for p in parts)})")
+    done += parts_as_one(root)
     done += arrays_as_tables(root) + _bands(root) + _pixels(root) + series_as_rows(root) + rows_per_id_as_one(root)
     done += positions_as_rows(root)
     done += long_as_wide(root) + pixel_tables_as_images(root)  # after the wide test table: its keys are unique
@@ -518,6 +509,25 @@ def normalise(root: Path) -> list[str]:
         if not dest.exists():
             _write_csv(read_table(sample, dtype=str), dest)
             done.append(f"{dest.name}: a CSV copy of the sample submission {sample.name}")
+    return done
+
+
+def parts_as_one(root: Path) -> list[str]:
+    """A split that comes in parts of the same columns (train_1.csv + train_2.csv, train/part-*.csv, or a folder of
+    one table per class whose rows carry the class) joined into one CSV at the top of root, named by the folder or
+    the parts' common stem; what was written, one line each."""
+    done = []
+    for role, parts in find(root).parts.items():
+        frames = [read_table(p, dtype=str) for p in parts]  # as text: ids keep their zeros (00005055)
+        if any(list(f.columns) != list(frames[0].columns) for f in frames):
+            continue  # not parts of one table
+        first = parts[0]
+        name = first.parent.name if first.parent != root else PART.sub("", _stem(first)) or role
+        dest = root / f"{name}.csv"
+        if dest.exists():
+            continue
+        _write_csv(pd.concat(frames, ignore_index=True), dest)
+        done.append(f"{dest.name}: {len(parts)} parts of the {role} table joined ({', '.join(p.name for p in parts)})")
     return done
 
 
@@ -665,7 +675,10 @@ def json_as_csv(root: Path) -> list[str]:
     key, a key-to-value mapping) get a CSV standing in, which every program reads alike."""
     done = []
     for path in candidates(root):
-        if not path.name.lower().endswith(".json") or (dest := root / f"{_stem(path)}.csv").exists():
+        dest = root / f"{_stem(path)}.csv"
+        if role_of(path) is None and file_role(path, root) in ("train", "test"):  # train/<class>.json: its folder
+            dest = root / f"{path.parent.name}{AS_CSV}" / dest.name  # says its role, a folder of CSVs says it alike
+        if not path.name.lower().endswith(".json") or dest.exists():
             continue
         try:
             frame, how = read_json_table(path)
@@ -675,7 +688,7 @@ def json_as_csv(root: Path) -> list[str]:
         # lists in cells (bands, positions) and JSON lines (sequences' records) are read by their own conversions
         if how not in AS_PANDAS_READS and how != "lines" and not nested:
             _stand_in(root, [path], frame, dest)
-            done.append(f"{dest.name}: {path.name}, a JSON table oriented as {how}, as a CSV")
+            done.append(f"{dest.relative_to(root).as_posix()}: {path.name}, a JSON table oriented as {how}, as a CSV")
     return done
 
 
@@ -1085,7 +1098,8 @@ def _unfinished_started_over(root: Path) -> None:
 def _stand_in(root: Path, originals: list[Path], frame: pd.DataFrame, dest: Path) -> None:
     """Write `frame` to `dest`, standing in for the `originals` from now on (recorded first: the new table is what
     tells table discovery to look again)."""
-    _record_stand_in(root, originals, dest.name)
+    _record_stand_in(root, originals, dest.relative_to(root).as_posix())
+    dest.parent.mkdir(exist_ok=True)  # a folder of its own where the originals' folder gives their role
     _write_csv(frame, dest)
 
 
@@ -1232,7 +1246,9 @@ def _summarise_series(root: Path) -> str | None:
     if WINDOWS["test"] in stand_ins(root).values():  # the files are a signal's segments, summarised already
         return None
     frames = [read_table(paths[r], dtype=str) for r in ("train", "test", "sample") if r in paths]
-    keys = {c: pd.concat([f[c] for f in frames if c in f.columns]) for c in frames[0].columns}
+    predicted = set(frames[-1].columns[1:]) if "sample" in paths else set()
+    # a file per value of a target holds a class's rows (train/<class>.csv), not one sample's series
+    keys = {c: pd.concat([f[c] for f in frames if c in f.columns]) for c in frames[0].columns if c not in predicted}
     found = summarise_files(root, keys)
     if found is None:
         return None

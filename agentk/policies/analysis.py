@@ -479,8 +479,9 @@ def _shaped_target(
 ) -> Target | None:
     """Targets whose shape the metric or the data name (agentk.policies.target_shapes), else None."""
     if len(sub_cols) == 1 and (k := shapes.ranking_k(s, metric, sample_col)):
-        classes = sorted(_py(v) for v in s.dropna().astype(str).unique())
-        return Target(column, "multiclass", "ranking", sub_cols, classes, k=k)
+        named = shapes.ranked_spelling(s, sample_col)
+        classes = sorted({named.get(v, v) for v in (_py(v) for v in s.dropna().astype(str).unique())})
+        return Target(column, "multiclass", "ranking", sub_cols, classes, k=k, named=named)
     if len(sub_cols) == 1 and (labels := shapes.label_set_shape(s, metric)):
         return Target(column, "multilabel", "label_set", sub_cols, labels)
     if (threshold := shapes.binarise_threshold(s, metric, text)) is not None:

@@ -16,6 +16,7 @@ import pandas as pd
 from agentk.competition.support import is_label_set
 from agentk.parsing import to_numeric
 from tools.metrics import Metric
+from tools.submission import SPACE_JOINERS
 
 LABEL_SET_METRICS = {"f1_samples", "f2_samples"}
 BINARISE = re.compile(
@@ -50,6 +51,18 @@ def ranking_k(s: pd.Series, metric: Metric | None, sample_col: pd.Series) -> int
         if k and k >= 2 and s.dropna().astype(str).str.split().str.len().max() == 1:
             return k
     return None
+
+
+def ranked_spelling(s: pd.Series, sample_col: pd.Series) -> dict[str, str]:
+    """Each class name holding spaces (a train value) -> its spelling in a ranking's cell, where spaces part the
+    classes: the words joined as the sample's cells join them ("The_Eiffel_Tower alarm_clock circle"), by "_"
+    when the sample shows none of them. {} when no class name holds a space."""
+    spaced = [v for v in s.dropna().astype(str).unique() if len(v.split()) > 1]
+    if not spaced:
+        return {}
+    tokens = {t for cell in sample_col.dropna().astype(str) for t in cell.split()}
+    joiner = max(SPACE_JOINERS, key=lambda j: sum(j.join(v.split()) in tokens for v in spaced))  # ties: the first, "_"
+    return {v: joiner.join(v.split()) for v in spaced}
 
 
 def _sample_k(sample_col: pd.Series) -> int | None:
