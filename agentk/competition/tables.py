@@ -70,6 +70,7 @@ class Tables:
     paths: dict[str, Path]  # role (train, test, sample, labels) -> table
     why: dict[str, str] = field(default_factory=dict)  # role -> why this file, where there was a choice
     parts: dict[str, list[Path]] = field(default_factory=dict)  # role -> the files that are parts of one table
+    alternatives: dict[str, list[Path]] = field(default_factory=dict)  # role -> the other candidates, best first
 
 
 def _stem(path: Path) -> str:
@@ -140,7 +141,11 @@ def _find(root: Path, signature: tuple) -> Tables:
     why = _roles_from_values(root, unnamed, by_role)
     if len(by_role.get("test", [])) > 1 and "sample" in by_role:
         why.update(_scored_test(by_role))
+    if len(by_role.get("train", [])) > 1 and "sample" in by_role and "test" in by_role:
+        why.update(_scored_train(root, by_role))
     out = Tables({}, why)
+    if "train_alternatives" in by_role:
+        out.alternatives["train"] = by_role.pop("train_alternatives")
     for role in ("train", "test"):
         if role in by_role:
             out.paths[role], parts = _pick_split(root, by_role[role])
@@ -257,6 +262,50 @@ def _scored_test(by_role: dict[str, list[Path]]) -> dict[str, str]:
     by_role["test"] = [best]
     others = ", ".join(f"{p.name} {v:.0%}" for p, v in cover.items() if p != best)
     return {"test": f"{best.name}: {cover[best]:.0%} of the sample submission's ids are its values ({others})"}
+
+
+def spelling(column) -> str:
+    """A column's name up to case and punctuation: id_01, id-01 and ID01 are one column spelled three ways."""
+    return re.sub(r"[^0-9a-z]", "", str(column).lower())
+
+
+def _wholes(found: list[Path]) -> list[Path]:
+    """The tables of a split that are not numbered parts of another (train_1.csv beside train.csv)."""
+    stems = {_stem(p).lower() for p in found}
+    return [p for p in found if PART.sub("", _stem(p)).lower() not in stems - {_stem(p).lower()}]
+
+
+def _scored_train(root: Path, by_role: dict[str, list[Path]]) -> dict[str, str]:
+    """Of several whole tables named train (train_transaction.csv beside train_identity.csv; two train sets of other
+    columns), the one holding the sample's predicted columns, then sharing most of the test's columns (names
+    compared up to case and punctuation), then of most rows: its rows are the entities the test table holds, the
+    others hold their side inputs or another task's rows. `by_role` keeps it and its numbered parts (in place), and
+    the others, best first, as the train table's alternatives (by_role["train_alternatives"])."""
+    wholes = [p for p in _wholes(by_role["train"]) if len(p.relative_to(root).parts) == 1]
+    if len(wholes) < 2:
+        return {}
+    try:
+        targets = {spelling(c) for c in read_table(by_role["sample"][0], nrows=5).columns[1:]}
+        test_cols = {spelling(c) for c in read_table(by_role["test"][0], nrows=5).columns}
+        scored = []
+        for p in wholes:
+            cols = {spelling(c) for c in read_table(p, nrows=5).columns}
+            rows = len(read_table(p))
+            scored.append(((len(targets & cols), len(test_cols & cols), rows), p))
+    except (BadInput, ValueError):
+        return {}
+    scored.sort(key=lambda t: t[0], reverse=True)
+    (held, shared, rows), best = scored[0]
+    if scored[1][0][:2] == (held, shared):  # alike but for their rows: the names decide (_pick_split)
+        return {}
+    stem = PART.sub("", _stem(best)).lower()
+    by_role["train"] = [p for p in by_role["train"] if p == best or PART.sub("", _stem(p)).lower() == stem]
+    others = [p for _, p in scored[1:]]
+    by_role["train_alternatives"] = others
+    return {
+        "train": f"{best.name}: {held} of the sample's predicted columns and {shared} of the test's columns, "
+        f"{rows} rows (beside {', '.join(p.name for p in others)})"
+    }
 
 
 def _pick_split(root: Path, found: list[Path]) -> tuple[Path, list[Path]]:
