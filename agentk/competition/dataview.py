@@ -283,6 +283,11 @@ def table_view(path: Path, rows: int = 5) -> str:
     )
 
 
+def spelling(column) -> str:
+    """A column's name up to case and punctuation: id_01, id-01 and ID01 are one column spelled three ways."""
+    return re.sub(r"[^0-9a-z]", "", str(column).lower())
+
+
 def role_of(path: Path) -> str | None:
     """train / test / sample, read off a file or folder name (train.csv, en_train.csv.zip, training_set.csv,
     train_images/, test.zip, gender_submission.csv, sampleSubmission.csv...)."""

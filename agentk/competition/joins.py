@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.competition.dataview import CSV_SUFFIXES, read_chunks, read_table
+from agentk.competition.dataview import CSV_SUFFIXES, read_chunks, read_table, spelling
 from agentk.competition.graph import Edge, Node, build, key_text, link, measured
-from agentk.competition.tables import candidates, spelling, stand_ins
+from agentk.competition.tables import candidates, stand_ins
 
 AGGREGATES = ("mean", "min", "max", "std")  # of each numeric column of a table with many rows per key
 CHUNK_ROWS = 1_000_000  # a summarised table's rows read at a time (in setup and in the generated maps)

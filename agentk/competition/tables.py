@@ -28,6 +28,7 @@ from agentk.competition.dataview import (
     read_chunks,
     read_table,
     role_of,
+    spelling,
     split_folders,
     walk,
 )
@@ -262,11 +263,6 @@ def _scored_test(by_role: dict[str, list[Path]]) -> dict[str, str]:
     by_role["test"] = [best]
     others = ", ".join(f"{p.name} {v:.0%}" for p, v in cover.items() if p != best)
     return {"test": f"{best.name}: {cover[best]:.0%} of the sample submission's ids are its values ({others})"}
-
-
-def spelling(column) -> str:
-    """A column's name up to case and punctuation: id_01, id-01 and ID01 are one column spelled three ways."""
-    return re.sub(r"[^0-9a-z]", "", str(column).lower())
 
 
 def _wholes(found: list[Path]) -> list[Path]:

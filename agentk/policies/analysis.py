@@ -27,7 +27,8 @@ from agentk.competition.graph import key_text
 from agentk.competition.joins import Join, find_joins
 from agentk.competition.joins import apply as join_tables
 from agentk.competition.support import class_columns, is_long_text
-from agentk.competition.tables import sample_columns_of, spelling
+from agentk.competition.spelling import respelled
+from agentk.competition.tables import sample_columns_of
 from agentk.competition.values import numeric_text
 from agentk.modalities import MODALITIES, TABULAR, TEXT
 from agentk.parsing import to_numeric
@@ -263,7 +264,7 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
         sources[source_key("train", listing.modality)] = listing
         train = listing_frame(ws, listing, sub_cols[0] if len(sub_cols) == 1 else "label")
     test = read_table(tables["test"]) if "test" in tables else sample[[id_col]]
-    renamed = _respelled(train, test, set(sample.columns)) if "train" in tables and "test" in tables else {}
+    renamed = respelled(train, test, set(sample.columns)) if "train" in tables and "test" in tables else {}
     test = test.rename(columns=renamed)
     joins = find_joins(ws, raw, tables, train, test) if "train" in tables else []
     train, test = join_tables(ws, joins, train, "train"), join_tables(ws, joins, test, "test")
@@ -393,24 +394,6 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
         test_renamed=renamed,
     )
 
-
-def _respelled(train: pd.DataFrame, test: pd.DataFrame, sample_columns: set[str]) -> dict[str, str]:
-    """The test table's columns that train names otherwise, as {test's name: train's}: the same name up to case and
-    punctuation (id-01 for id_01), else the one free-text column each side holds alone (content for comment_text):
-    the same input, not one train lacks. The sample's columns keep their names (ids, echoed inputs)."""
-    train_only = [c for c in train.columns if c not in test.columns and c not in sample_columns]
-    test_only = [c for c in test.columns if c not in train.columns and c not in sample_columns]
-    by_spelling: dict[str, list] = {}
-    for c in train_only:
-        by_spelling.setdefault(spelling(c), []).append(c)
-    renamed = {c: by_spelling[spelling(c)][0] for c in test_only if len(by_spelling.get(spelling(c), [])) == 1}
-    if len(set(renamed.values())) < len(renamed):  # two test columns spelled as one train column: neither is sure
-        renamed = {c: t for c, t in renamed.items() if list(renamed.values()).count(t) == 1}
-    texts_train = [c for c in train_only if c not in renamed.values() and is_long_text(train[c])]
-    texts_test = [c for c in test_only if c not in renamed and is_long_text(test[c])]
-    if len(texts_train) == 1 and len(texts_test) == 1:
-        renamed[texts_test[0]] = texts_train[0]
-    return renamed
 
 
 STRONG = 2  # the evidence score of a stand-in named as a target or by the description, or holding the sample's values
