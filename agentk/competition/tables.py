@@ -71,7 +71,7 @@ class Tables:
     paths: dict[str, Path]  # role (train, test, sample, labels) -> table
     why: dict[str, str] = field(default_factory=dict)  # role -> why this file, where there was a choice
     parts: dict[str, list[Path]] = field(default_factory=dict)  # role -> the files that are parts of one table
-    alternatives: dict[str, list[Path]] = field(default_factory=dict)  # role -> the other candidates, best first
+    ranked: dict[str, list[tuple[Path, str]]] = field(default_factory=dict)  # role -> its candidates and evidence
 
 
 def _stem(path: Path) -> str:
@@ -145,13 +145,15 @@ def _find(root: Path, signature: tuple) -> Tables:
     if len(by_role.get("train", [])) > 1 and "sample" in by_role and "test" in by_role:
         why.update(_scored_train(root, by_role))
     out = Tables({}, why)
-    if "train_alternatives" in by_role:
-        out.alternatives["train"] = by_role.pop("train_alternatives")
+    ranked = by_role.pop("train_ranked", [])
     for role in ("train", "test"):
         if role in by_role:
             out.paths[role], parts = _pick_split(root, by_role[role])
             if parts:
                 out.parts[role] = parts
+    if ranked:  # the chosen train table first, then the other candidates by their evidence
+        ranked.sort(key=lambda r: r[0] != out.paths["train"])
+        out.ranked["train"] = ranked
     if "labels" in by_role:
         if "train" in out.paths:
             labels = _pick_labels(out.paths["train"], by_role["labels"], by_role.get("sample", []))
@@ -274,9 +276,9 @@ def _wholes(found: list[Path]) -> list[Path]:
 def _scored_train(root: Path, by_role: dict[str, list[Path]]) -> dict[str, str]:
     """Of several whole tables named train (train_transaction.csv beside train_identity.csv; two train sets of other
     columns), the one holding the sample's predicted columns, then sharing most of the test's columns (names
-    compared up to case and punctuation), then of most rows: its rows are the entities the test table holds, the
-    others hold their side inputs or another task's rows. `by_role` keeps it and its numbered parts (in place), and
-    the others, best first, as the train table's alternatives (by_role["train_alternatives"])."""
+    compared up to case and punctuation): its rows are the entities the test table holds, the others hold their
+    side inputs or another task's rows; alike in both, the names decide (_pick_split). `by_role` keeps it and its
+    numbered parts (in place), and every candidate, best first, with its evidence (by_role["train_ranked"])."""
     wholes = [p for p in _wholes(by_role["train"]) if len(p.relative_to(root).parts) == 1]
     if len(wholes) < 2:
         return {}
@@ -286,22 +288,20 @@ def _scored_train(root: Path, by_role: dict[str, list[Path]]) -> dict[str, str]:
         scored = []
         for p in wholes:
             cols = {spelling(c) for c in read_table(p, nrows=5).columns}
-            rows = len(read_table(p))
-            scored.append(((len(targets & cols), len(test_cols & cols), rows), p))
-    except (BadInput, ValueError):
+            scored.append(((len(targets & cols), len(test_cols & cols)), p))
+    except BadInput:
         return {}
     scored.sort(key=lambda t: t[0], reverse=True)
-    (held, shared, rows), best = scored[0]
-    if scored[1][0][:2] == (held, shared):  # alike but for their rows: the names decide (_pick_split)
+    by_role["train_ranked"] = [
+        (p, f"{held} of the sample's predicted columns, {shared} of the test's columns") for (held, shared), p in scored
+    ]
+    (held, shared), best = scored[0]
+    if scored[1][0] == (held, shared):
         return {}
     stem = PART.sub("", _stem(best)).lower()
     by_role["train"] = [p for p in by_role["train"] if p == best or PART.sub("", _stem(p)).lower() == stem]
-    others = [p for _, p in scored[1:]]
-    by_role["train_alternatives"] = others
-    return {
-        "train": f"{best.name}: {held} of the sample's predicted columns and {shared} of the test's columns, "
-        f"{rows} rows (beside {', '.join(p.name for p in others)})"
-    }
+    others = ", ".join(f"{p.name} {key[0]} and {key[1]}" for key, p in scored[1:])
+    return {"train": f"{best.name}: {held} of the sample's predicted columns and {shared} of the test's ({others})"}
 
 
 def _pick_split(root: Path, found: list[Path]) -> tuple[Path, list[Path]]:

@@ -28,7 +28,7 @@ from agentk.competition.joins import Join, find_joins
 from agentk.competition.joins import apply as join_tables
 from agentk.competition.support import class_columns, is_long_text
 from agentk.competition.spelling import respelled
-from agentk.competition.tables import sample_columns_of
+from agentk.competition.tables import find, sample_columns_of
 from agentk.competition.values import numeric_text
 from agentk.modalities import MODALITIES, TABULAR, TEXT
 from agentk.parsing import to_numeric
@@ -246,6 +246,10 @@ def analyse(ws: Path, chosen: dict[str, int] | None = None, recall=None) -> Anal
 def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis:
     raw = Workspace(ws).raw
     tables = find_tables(raw)
+    train_table = _train_table_options(raw, tables)
+    if train_table:  # several tables named train: the one the tables' values chose, then the others
+        table = decisions.add(Decision("train_table", set(TEST_ID_ROLES) | set(TARGET_ROLES), train_table), chosen)
+        tables["train"] = raw / table.value
     if "sample" not in tables:
         raise CannotAnalyse(f"no sample submission found under {raw.name}/")
     sample = read_table(tables["sample"], dtype=str)
@@ -343,6 +347,8 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
         for c in train.columns
         if c in test.columns and c not in target_cols and c not in (id_col, train_id, test_id) and c not in file_cols
     ]
+    if not features and not sources and "train" in tables and "test" in tables:
+        raise CannotAnalyse(f"{tables['train'].name} shares no input column with {tables['test'].name}")
     if not any(is_datetime(train[c]) for c in features):  # a timestamp id is the rows' time: information, not a name
         features += [c for c in dict.fromkeys((test_id, id_col)) if _time_id(c, train, test)]
     both = pd.concat([train[features], test[features]], ignore_index=True)
@@ -368,6 +374,8 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
         others = train.drop(columns=[c for c in (*target_cols, id_col, train_id) if c in train.columns])
         if mask := shapes.scored_rows(evaluation_text(ws), others):
             metric_columns, scored_value = [mask[0]], mask[1]
+    if train_table:  # revised last at its stages: their other decisions are tried on the first table first
+        decisions.items.append(decisions.items.pop(0))
     return Analysis(
         rel("train"),
         rel("test"),
@@ -394,6 +402,17 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
         test_renamed=renamed,
     )
 
+
+
+def _train_table_options(raw: Path, tables: dict[str, Path]) -> list[Hypothesis]:
+    """The train table and, where several tables are named train, the others (agentk.competition.tables ranks them
+    by the sample's predicted columns and the test's columns they hold)."""
+    ranked = find(raw).ranked.get("train", [])
+    if "train" not in tables or len(ranked) < 2:
+        return []
+    evidence = dict(ranked)
+    first = Hypothesis(tables["train"].name, evidence.get(tables["train"], "the table the names and values chose"))
+    return [first, *(Hypothesis(p.name, why) for p, why in ranked if p != tables["train"])]
 
 
 STRONG = 2  # the evidence score of a stand-in named as a target or by the description, or holding the sample's values
