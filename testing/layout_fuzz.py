@@ -107,7 +107,20 @@ TRANSFORMS = {
     # with media:images, classes: each train picture's name holds its class beside its id (<class>.<id>.png or
     # <id>_<class>.png), no table has the target
     "target:file-names": 0.5,
+    # x2 and colour in a second table per split, keyed by the id, holding some of its split's rows (the others'
+    # values missing); each split's main table and that one named after the split (train_records.csv beside
+    # train_ext.csv: the smaller table's name the shorter)
+    "split:two-train-tables": 0.2,
+    "columns:test-spelling": 0.2,  # the test tables spell some input columns otherwise (case, punctuation)
+    # a larger table named as train, of other rows and a target-like column the sample does not score; the real
+    # train table's name the longer
+    "decoy:larger-table": 0.15,
 }
+# the tables named as train that split:two-train-tables and decoy:larger-table write: their names decide nothing
+SPLIT_WORDS = ("records", "entries", "rows_main")  # the main table's name, after the split's
+SIDE_WORDS = ("ext", "info", "meta")  # the smaller table's
+DECOY_WORDS = ("all", "big", "old")
+X2_ELSEWHERE = {"side:1-1", "side:per-sample-files", "media:images", "media:audio"}  # x2 in another place
 # what a long signal keeps of the other transformations: the tables' names and place, the ids, the format
 SIGNAL_KEEPS = {
     "names:role-inside",
@@ -210,7 +223,25 @@ def draw(seed: int) -> tuple[str, list[str]]:
         else:  # the tables' names are the labels: no labels table, no train-only decoy, no events named as train
             drop = ("labels-file", "decoy:train-only", "decoy:described", "side:split-events")
             chosen = [t for t in chosen if t not in drop]
+    # the tables named as train and test hold the rows and the target: drawn only beside no other place for the
+    # target or for x2 and colour (and not where the names are not the splits'), which keeps the earlier draws
+    placed = {"names:other", "labels-file", "side:split-events", "sample:renamed", "format:partitioned"}
+    placed |= {"target:folders", "target:file-names", "target:class-tables", "archive:nested"}
+    if "split:two-train-tables" in chosen and (placed | X2_ELSEWHERE) & set(chosen):
+        chosen.remove("split:two-train-tables")
+    if "decoy:larger-table" in chosen and placed & set(chosen):
+        chosen.remove("decoy:larger-table")
     return kind, chosen
+
+
+def test_spelling(rng: np.random.Generator, column: str) -> str:
+    """The column spelled otherwise, its letters and digits the same: its case turned, its separators another."""
+    turned = column.upper() if column != column.upper() else column.lower()
+    between = str(rng.choice(["-", ".", "_", " "]))
+    respelled = re.sub(r"[ _\-.]+", between, turned)
+    if re.search(r"[ _\-.]", turned) is None and len(turned) > 1:  # no separator to change: add one
+        respelled = f"{turned[0]}{between}{turned[1:]}"
+    return respelled
 
 
 def _problem(rng: np.random.Generator, kind: str, n: int) -> tuple[pd.DataFrame, list]:
@@ -507,8 +538,38 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
             wave = 0.5 * np.sin(2 * np.pi * pitch * t) + 0.01 * media.normal(size=len(t))
             soundfile.write(folder / f"{i}.wav", wave.astype(np.float32), AUDIO_RATE)
         files["clips"] = f"{here}{folder.name}/"
+    split_side = np.random.default_rng(120_000 + seed)  # split:two-train-tables' and the test spelling's draws
+    if "split:two-train-tables" in transforms:
+        side_cols = [cols["x2"], cols["colour"]]
+        word = str(split_side.choice(SPLIT_WORDS))
+        side_names = {s: f"{names[s]}_{split_side.choice(SIDE_WORDS)}" for s in ("train", "test")}
+        names["train"], names["test"] = f"{names['train']}_{word}", f"{names['test']}_{word}"
+        held = split_side.random(n) < split_side.uniform(0.4, 0.8)  # the rows the smaller tables hold
+        held[:n_train][split_side.integers(n_train)] = held[n_train:][split_side.integers(n_test)] = True
+        data["__held"] = held
     keep = [c for c in inputs if c not in side_cols]
     train, test = data.iloc[:n_train], data.iloc[n_train:]
+    test_named = {}  # columns:test-spelling: the test tables' names of some inputs
+    if "columns:test-spelling" in transforms:
+        respell = [*keep, *(side_cols if "split:two-train-tables" in transforms else [])]
+        chosen = split_side.choice(respell, size=min(len(respell), int(split_side.integers(1, 3))), replace=False)
+        test_named = {c: test_spelling(split_side, c) for c in chosen}
+    if "split:two-train-tables" in transforms:
+        for split, rows in (("train", train), ("test", test)):
+            side = rows.loc[rows["__held"], [id_col, *side_cols]].sample(frac=1, random_state=seed)
+            side = side.rename(columns=test_named) if split == "test" else side
+            files[f"{split}_side"] = here + _write(side, tables, side_names[split], fmt)
+    if "decoy:larger-table" in transforms:  # other rows, more of them, and a column the sample does not score
+        decoy_rng = np.random.default_rng(130_000 + seed)
+        other, _ = _problem(decoy_rng, kind, 2 * n_train)
+        other = other.rename(columns={**cols, "target": target})
+        other.insert(0, id_col, [f"{v}7" for v in _ids(decoy_rng, 2 * n_train, transforms)])
+        scored = _column(decoy_rng, str(decoy_rng.choice(["label", "rating", "flag", "score"])), odd)
+        other = other.rename(columns={target: scored if scored not in data.columns else f"{scored}_v0"})
+        other = other.assign(**{c: data[c].iloc[0] for c in keep if c not in other.columns})
+        decoy_stem = f"{names['train']}_{decoy_rng.choice(DECOY_WORDS)}"
+        names["train"] = f"{names['train']}_{decoy_rng.choice(SPLIT_WORDS)}_set"  # the longer name
+        files["decoy_train"] = here + _write(other[[id_col, *keep, other.columns[-1]]], tables, decoy_stem, fmt)
     extra = np.random.default_rng(20_000 + seed)  # the later transforms' draws leave the others' as they were
     if "decoy:train-only" in transforms:  # a third of the rows annotated, under a target's name
         decoy = _column(extra, str(extra.choice(["label", "target", "y", "class"])), odd)
@@ -533,7 +594,7 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
                 files[f"class:{c}"] = here + _write(rows, tables, f"{names['train']}_{c}", fmt)
     else:
         files["train"] = here + _write(train[[id_col, *keep, *keep_train, target]], tables, names["train"], fmt)
-    files["test"] = here + _write(test[[id_col, *keep]], tables, names["test"], fmt)
+    files["test"] = here + _write(test[[id_col, *keep]].rename(columns=test_named), tables, names["test"], fmt)
     if "decoy:old-test" in transforms:  # an older test set of other ids, not scored
         old = _problem(rng, kind, 40)[0].rename(columns={**cols, "target": target})
         old.insert(0, id_col, [f"{v}9" for v in _ids(rng, 40, transforms)])
@@ -611,6 +672,9 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         "clips": f"a sound clip of each {id_col}, named by it",
         "archive": "the tables above, each in a zip of its own",
         "notes": f"a note on each {id_col}, one text file named by it",
+        "train_side": f"more inputs of some training {id_col}s",
+        "test_side": f"more inputs of some test {id_col}s",
+        "decoy_train": "an earlier dataset of other rows, for another task",
     }
     for r in files:
         if r.startswith("class:"):
@@ -626,6 +690,9 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
     features = {
         base: dict(zip(tr[id_col], tr[col].tolist())) for base, col in cols.items() if base != "count" or col in inputs
     }
+    if "split:two-train-tables" in transforms:  # the rows the smaller table lacks have no value (judged missing)
+        for base in ("x2", "colour"):
+            features[base] = {i: v if h else None for (i, v), h in zip(features[base].items(), tr["__held"])}
     if "side:1-n" in transforms:  # what the events table says of each id: how many rows it has
         features["count"] = dict(zip(tr[id_col], frame["count"].iloc[:n_train].tolist()))
     if "media:text" in transforms:
@@ -808,7 +875,12 @@ def judge(ws: Path, dest: Path) -> list[str]:
     for name, values in t["features"].items():
         want = pd.Series([values[i] for i in t["train_ids"]])
         same = {"image": same_picture, "views": same_views, "sound": same_pitch}.get(name)
-        if not any(same(frame[c], want, ws) if same else _same(frame[c], want) for c in frame.columns):
+        held = want.notna().to_numpy()  # a side table's missing rows: missing in the map too
+        found = (
+            (same(frame[c], want, ws) if same else _same(frame[c][held], want[held]) and frame[c][~held].isna().all())
+            for c in frame.columns
+        )
+        if not any(found):
             problems.append(f"input {name} reaches no input map column")
     if target_col is not None and not problems:
         # the target map may write the classes otherwise (as the sample's column names): test labels alike

@@ -199,10 +199,10 @@ def _roles_from_values(root: Path, unnamed: list[Path], by_role: dict[str, list[
             why["test"] = f"{best.name}: {cover[best]:.0%} of the sample submission's ids are its values"
     test = by_role.get("test", [None])[0]
     if need_train and test is not None:
-        test_cols = set(read_table(test, nrows=5).columns)
+        test_cols = {spelling(c) for c in read_table(test, nrows=5).columns}  # test may spell a column otherwise
         scored = []
         for p, f in frames.items():
-            shared = len(test_cols & set(f.columns))
+            shared = len(test_cols & {spelling(c) for c in f.columns})
             if p != test and shared >= max(1, len(test_cols) / 2):
                 scored.append(((bool(targets & set(f.columns)), shared, len(f)), p))
         if scored:
@@ -279,8 +279,9 @@ def _scored_train(root: Path, by_role: dict[str, list[Path]]) -> dict[str, str]:
     compared up to case and punctuation): its rows are the entities the test table holds, the others hold their
     side inputs or another task's rows; alike in both, the names decide (_pick_split). `by_role` keeps it and its
     numbered parts (in place), and every candidate, best first, with its evidence (by_role["train_ranked"])."""
-    wholes = [p for p in _wholes(by_role["train"]) if len(p.relative_to(root).parts) == 1]
-    if len(wholes) < 2:
+    depth = min(len(p.relative_to(root).parts) for p in by_role["train"])
+    wholes = [p for p in _wholes(by_role["train"]) if len(p.relative_to(root).parts) == depth]
+    if len(wholes) < 2 or any(p.is_dir() for p in wholes):
         return {}
     try:
         targets = {spelling(c) for c in read_table(by_role["sample"][0], nrows=5).columns[1:]}

@@ -411,8 +411,9 @@ def _train_table_options(raw: Path, tables: dict[str, Path]) -> list[Hypothesis]
     if "train" not in tables or len(ranked) < 2:
         return []
     evidence = dict(ranked)
-    first = Hypothesis(tables["train"].name, evidence.get(tables["train"], "the table the names and values chose"))
-    return [first, *(Hypothesis(p.name, why) for p, why in ranked if p != tables["train"])]
+    name = lambda p: p.relative_to(raw).as_posix()  # noqa: E731
+    first = Hypothesis(name(tables["train"]), evidence.get(tables["train"], "the table the names and values chose"))
+    return [first, *(Hypothesis(name(p), why) for p, why in ranked if p != tables["train"])]
 
 
 STRONG = 2  # the evidence score of a stand-in named as a target or by the description, or holding the sample's values
