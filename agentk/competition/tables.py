@@ -251,16 +251,20 @@ def _scored_test(by_role: dict[str, list[Path]]) -> dict[str, str]:
     left to _pick_split."""
     try:
         ids = set(read_table(by_role["sample"][0], dtype=str).iloc[:, 0].astype(str).str.strip())
-        cover, once = {}, {}
+        cover, once, columns = {}, {}, {}
         for p in by_role["test"]:
             f = read_table(p, dtype=str)
             cover[p], top = _id_cover(f, ids)
-            once[p] = f[top].is_unique
+            once[p], columns[p] = f[top].is_unique, {spelling(c) for c in f.columns}
     except BadInput:
         return {}
     # a table holding each id once outranks one holding them many times (the test samples' readings beside them)
     best = max(cover, key=lambda p: (cover[p] >= 0.9, once[p], cover[p]))
-    if cover[best] < 0.9 or any(v >= 0.5 and once[p] for p, v in cover.items() if p != best):
+    # another holding many of them once, of the same columns, is another version of the test set (or a part):
+    # the names decide; of other columns, it holds more inputs of some test rows (a side table)
+    if cover[best] < 0.9 or any(
+        v >= 0.5 and once[p] and columns[p] == columns[best] for p, v in cover.items() if p != best
+    ):
         return {}
     by_role["test"] = [best]
     others = ", ".join(f"{p.name} {v:.0%}" for p, v in cover.items() if p != best)
