@@ -260,10 +260,11 @@ def _scored_test(by_role: dict[str, list[Path]]) -> dict[str, str]:
         return {}
     # a table holding each id once outranks one holding them many times (the test samples' readings beside them)
     best = max(cover, key=lambda p: (cover[p] >= 0.9, once[p], cover[p]))
-    # another holding many of them once, of the same columns, is another version of the test set (or a part):
-    # the names decide; of other columns, it holds more inputs of some test rows (a side table)
+    # another holding many of them once, of the same columns, is another version of the test set (or a part), and
+    # another holding them all is one more candidate: the names decide; of other columns and holding some test
+    # rows, it holds more inputs of those (a side table)
     if cover[best] < 0.9 or any(
-        v >= 0.5 and once[p] and columns[p] == columns[best] for p, v in cover.items() if p != best
+        v >= 0.5 and once[p] and (columns[p] == columns[best] or v >= 0.9) for p, v in cover.items() if p != best
     ):
         return {}
     by_role["test"] = [best]
