@@ -14,6 +14,7 @@ def test_a_column_spelled_with_other_case_and_punctuation_is_train_s():
     train = pd.DataFrame({"TransactionID": range(20), "id_01": range(20), "DeviceType": ["a"] * 20, "isFraud": 0})
     test = pd.DataFrame({"TransactionID": range(20), "id-01": range(20), "devicetype": ["a"] * 20})
     assert spelling("id-01") == spelling("ID_01") == "id01"
+    assert spelling("G_RÖSSECOUNT") == spelling("GrößeCount")  # an upper-case ß is SS
     assert respelled(train, test, {"TransactionID", "isFraud"}) == {"id-01": "id_01", "devicetype": "DeviceType"}
 
 

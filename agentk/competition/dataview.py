@@ -284,8 +284,9 @@ def table_view(path: Path, rows: int = 5) -> str:
 
 
 def spelling(column) -> str:
-    """A column's name up to case and punctuation: id_01, id-01 and ID01 are one column spelled three ways."""
-    return re.sub(r"[^0-9a-z]", "", str(column).lower())
+    """A column's name up to case and punctuation: id_01, id-01 and ID01 are one column spelled three ways (and
+    Größe, GRÖSSE: letters compared case-folded)."""
+    return re.sub(r"[\W_]+", "", str(column).casefold())
 
 
 def role_of(path: Path) -> str | None:
