@@ -347,10 +347,10 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
         for c in train.columns
         if c in test.columns and c not in target_cols and c not in (id_col, train_id, test_id) and c not in file_cols
     ]
-    if not features and not sources and "train" in tables and "test" in tables:
-        raise CannotAnalyse(f"{tables['train'].name} shares no input column with {tables['test'].name}")
     if not any(is_datetime(train[c]) for c in features):  # a timestamp id is the rows' time: information, not a name
         features += [c for c in dict.fromkeys((test_id, id_col)) if _time_id(c, train, test)]
+    if not features and not sources and "train" in tables and "test" in tables:
+        raise CannotAnalyse(f"{tables['train'].name} shares no input column with {tables['test'].name}")
     both = pd.concat([train[features], test[features]], ignore_index=True)
     text_columns = [c for c in features if is_long_text(both[c])]
     features = [c for c in features if c not in text_columns]
