@@ -83,7 +83,11 @@ def table_rows(a, split: str, file_col: str | None = None) -> list[str]:
             *joined,
             f"ids = df[{a.id_col!r}].astype(str)",
         ]
-    lines = [f"df = {read_expr(source, id_col, file_col)}"]
+    renamed = a.test_renamed if split == "test" else {}
+    as_read = {v: k for k, v in renamed.items()}  # the file's own names of the columns read as text
+    lines = [f"df = {read_expr(source, as_read.get(id_col, id_col), as_read.get(file_col, file_col))}"]
+    if renamed:
+        lines.append(f"df = df.rename(columns={renamed!r})  # the test's columns as train spells them")
     joined = [line for j in a.joins if split in j.splits for line in join_lines(j)]
     lines += [*JOIN_KEYED, *joined] if joined else []
     if id_col:
@@ -119,6 +123,8 @@ def join_lines(j, into: str = "df", depth: int = 0) -> list[str]:
     other = f"other{depth or ''}"
     chunked = CHUNK_ROWS if j.many and not j.via else None  # summarised a chunk at a time, as joins.widened reads it
     lines = [f"# {j.describe()}", f"{other} = {read_expr(j.table, chunksize=chunked)}"]
+    if j.rename:  # spelled otherwise than the train side's table
+        lines.append(f"{other} = {other}.rename(columns={j.rename!r})")
     for v in j.via:
         lines += join_lines(v, other, depth + 1)
     args = f"{j.keys!r}, {j.other_keys!r}, {j.columns!r}, {j.aggregate!r}, {j.prefix!r}, many={j.many}"

@@ -94,4 +94,3 @@ STAGE = Stage(
     role=ROLE_TASK,
     prompt=prompt,
 )
-

@@ -148,6 +148,14 @@ TRANSFORMS = {
     # target, constant within a table) and a train-only column; ranked, the class names hold spaces, which the
     # sample spells with underscores (the Quick, Draw! layout)
     "target:class-tables-folder": 0.15,
+    # x2 and colour in a second table per split, keyed by the id, holding some of its split's rows (the others'
+    # values missing); each split's main table and that one named after the split (train_records.csv beside
+    # train_ext.csv: the smaller table's name the shorter)
+    "split:two-train-tables": 0.2,
+    "columns:test-spelling": 0.2,  # the test tables spell some input columns otherwise (case, punctuation)
+    # a larger table named as train, of other rows and a target-like column the sample does not score; the real
+    # train table's name the longer
+    "decoy:larger-table": 0.15,
 }
 # the metric a transformation's evaluation text leads the setup to (code_metric.py's METRIC)
 METRIC_TRUTH = {"metric:weighted-logloss": "balanced_log_loss", "metric:bias-unnamed": "roc_auc"}
@@ -155,6 +163,11 @@ METRIC_TRUTH = {"metric:weighted-logloss": "balanced_log_loss", "metric:bias-unn
 ARRAY_KEEPS = {"subfolder", "names:other", "names:role-inside", "ids:prefixed", "ids:padded", "ids:hex"}
 ARRAY_KEEPS |= {"ids:named", "columns:odd", "sample:renamed", "format:arrays"}
 SPACED = {"low": "low tide", "mid": "mid range", "high": "high ground"}  # class names holding spaces
+# the tables named as train that split:two-train-tables and decoy:larger-table write: their names decide nothing
+SPLIT_WORDS = ("records", "entries", "rows_main")  # the main table's name, after the split's
+SIDE_WORDS = ("ext", "info", "meta")  # the smaller table's
+DECOY_WORDS = ("all", "big", "old")
+X2_ELSEWHERE = {"side:1-1", "side:per-sample-files", "media:images", "media:audio"}  # x2 in another place
 # what a long signal keeps of the other transformations: the tables' names and place, the ids, the format
 SIGNAL_KEEPS = {
     "names:role-inside",
@@ -267,6 +280,14 @@ def draw(seed: int) -> tuple[str, list[str]]:
         else:  # the tables' names are the labels: no labels table, no train-only decoy, no events named as train
             drop = ("labels-file", "decoy:train-only", "decoy:described", "side:split-events")
             chosen = [t for t in chosen if t not in drop]
+    # the tables named as train and test hold the rows and the target: drawn only beside no other place for the
+    # target or for x2 and colour (and not where the names are not the splits'), which keeps the earlier draws
+    placed = {"names:other", "labels-file", "side:split-events", "sample:renamed", "format:partitioned"}
+    placed |= {"target:folders", "target:file-names", "target:class-tables", "archive:nested"}
+    if "split:two-train-tables" in chosen and (placed | X2_ELSEWHERE) & set(chosen):
+        chosen.remove("split:two-train-tables")
+    if "decoy:larger-table" in chosen and placed & set(chosen):
+        chosen.remove("decoy:larger-table")
     if "format:arrays" in chosen and not set(chosen) <= ARRAY_KEEPS:  # arrays of a plain layout only
         chosen.remove("format:arrays")
     if "target:class-tables-folder" in chosen:
@@ -306,6 +327,16 @@ def draw(seed: int) -> tuple[str, list[str]]:
     if refuse:  # the first kind drawn, with the names, ids and format drawn
         chosen = [t for t in chosen if t in REFUSE_KEEPS or t in FORMATS] + refuse[:1]
     return kind, chosen
+
+
+def test_spelling(rng: np.random.Generator, column: str) -> str:
+    """The column spelled otherwise, its letters and digits the same: its case turned, its separators another."""
+    turned = column.upper() if column != column.upper() else column.lower()
+    between = str(rng.choice(["-", ".", "_", " "]))
+    respelled = re.sub(r"[ _\-.]+", between, turned)
+    if re.search(r"[ _\-.]", turned) is None and len(turned) > 1:  # no separator to change: add one
+        respelled = f"{turned[0]}{between}{turned[1:]}"
+    return respelled
 
 
 def _problem(rng: np.random.Generator, kind: str, n: int) -> tuple[pd.DataFrame, list]:
@@ -633,11 +664,41 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
             wave = 0.5 * np.sin(2 * np.pi * pitch * t) + 0.01 * media.normal(size=len(t))
             soundfile.write(folder / f"{i}.wav", wave.astype(np.float32), AUDIO_RATE)
         files["clips"] = f"{here}{folder.name}/"
+    split_side = np.random.default_rng(120_000 + seed)  # split:two-train-tables' and the test spelling's draws
+    if "split:two-train-tables" in transforms:
+        side_cols = [cols["x2"], cols["colour"]]
+        word = str(split_side.choice(SPLIT_WORDS))
+        side_names = {s: f"{names[s]}_{split_side.choice(SIDE_WORDS)}" for s in ("train", "test")}
+        names["train"], names["test"] = f"{names['train']}_{word}", f"{names['test']}_{word}"
+        held = split_side.random(n) < split_side.uniform(0.4, 0.8)  # the rows the smaller tables hold
+        held[:n_train][split_side.integers(n_train)] = held[n_train:][split_side.integers(n_test)] = True
+        data["__held"] = held
     keep = [c for c in inputs if c not in side_cols]
     many = "rows:many-per-id" in transforms
     item = _column(np.random.default_rng(130_000 + seed), "item", odd) if many else None  # each row's own
     keep += [item] if many else []
     train, test = data.iloc[:n_train], data.iloc[n_train:]
+    test_named = {}  # columns:test-spelling: the test tables' names of some inputs
+    if "columns:test-spelling" in transforms:
+        respell = [*keep, *(side_cols if "split:two-train-tables" in transforms else [])]
+        chosen = split_side.choice(respell, size=min(len(respell), int(split_side.integers(1, 3))), replace=False)
+        test_named = {c: test_spelling(split_side, c) for c in chosen}
+    if "split:two-train-tables" in transforms:
+        for split, rows in (("train", train), ("test", test)):
+            side = rows.loc[rows["__held"], [id_col, *side_cols]].sample(frac=1, random_state=seed)
+            side = side.rename(columns=test_named) if split == "test" else side
+            files[f"{split}_side"] = here + _write(side, tables, side_names[split], fmt)
+    if "decoy:larger-table" in transforms:  # other rows, more of them, and a column the sample does not score
+        decoy_rng = np.random.default_rng(130_000 + seed)
+        other, _ = _problem(decoy_rng, kind, 2 * n_train)
+        other = other.rename(columns={**cols, "target": target})
+        other.insert(0, id_col, [f"{v}7" for v in _ids(decoy_rng, 2 * n_train, transforms)])
+        scored = _column(decoy_rng, str(decoy_rng.choice(["label", "rating", "flag", "score"])), odd)
+        other = other.rename(columns={target: scored if scored not in data.columns else f"{scored}_v0"})
+        other = other.assign(**{c: data[c].iloc[0] for c in keep if c not in other.columns})
+        decoy_stem = f"{names['train']}_{decoy_rng.choice(DECOY_WORDS)}"
+        names["train"] = f"{names['train']}_{decoy_rng.choice(SPLIT_WORDS)}_set"  # the longer name
+        files["decoy_train"] = here + _write(other[[id_col, *keep, other.columns[-1]]], tables, decoy_stem, fmt)
     extra = np.random.default_rng(20_000 + seed)  # the later transforms' draws leave the others' as they were
     if "decoy:train-only" in transforms:  # a third of the rows annotated, under a target's name
         decoy = _column(extra, str(extra.choice(["label", "target", "y", "class"])), odd)
@@ -695,16 +756,15 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
             part = rows[rows[target] == c]
             files[f"class:{c}"] = f"{here}{stem}/" + _write(part, tables / stem, str(c), fmt)
     else:
-        files["train"] = here + _write(train[[id_col, *keep, *keep_train, target]], tables, names["train"], fmt)
-    if "media:arrays" in transforms:  # an older test set's labels, of other ids, named as a test table
-        old = pd.DataFrame({id_col: [f"{v}9" for v in _ids(extra, 40, transforms)], target: train[target].iloc[:40]})
-        files["old"] = here + _write(old, tables, f"{names['test']}_labels_old", fmt)
-    else:
-        files["test"] = here + _write(test[[id_col, *keep]], tables, names["test"], fmt)
         rows = _many_rows(train, cols, item, seed) if many else train
         files["train"] = here + _write(rows[[id_col, *keep, *keep_train, target]], tables, names["train"], fmt)
-    rows = _many_rows(test, cols, item, seed + 1) if many else test
-    files["test"] = here + _write(rows[[id_col, *keep]], tables, names["test"], fmt)
+    if "media:arrays" in transforms:  # an older test set's labels, of other ids, named as a test table
+        # ids past every sample's ("99" after a number of the samples' range): none of them is the sample's
+        old = pd.DataFrame({id_col: [f"{v}99" for v in _ids(extra, 40, transforms)], target: train[target].iloc[:40]})
+        files["old"] = here + _write(old, tables, f"{names['test']}_labels_old", fmt)
+    else:
+        rows = _many_rows(test, cols, item, seed + 1) if many else test
+        files["test"] = here + _write(rows[[id_col, *keep]].rename(columns=test_named), tables, names["test"], fmt)
     shown = max(10, len(test) * 2 // 5)  # test:two-stages: the earlier stage's test rows, the scored one's first
     if early:
         files["early_test"] = here + _write(test.iloc[:shown][[id_col, *keep]], tables, early[0], fmt)
@@ -735,11 +795,10 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         if "sample:renamed" in transforms:
             submitted = _column(extra, str(extra.choice(["prediction", "predicted", "expected", *WORDS])), odd)
             submitted = submitted if submitted not in data.columns else f"{submitted}_pred"
-        first = " ".join(map(str, classes)) if "sample:ranked" in transforms else classes[0] if classes else 0.0
-        if "sample:placeholder" in transforms:  # 0 where labels go, or nothing at all
-            first = [0, np.nan][int(np.random.default_rng(120_000 + seed).integers(2))]
         spelt = (lambda v: str(v).replace(" ", "_")) if spaced else str  # noqa: E731
         first = " ".join(map(spelt, classes)) if "sample:ranked" in transforms else classes[0] if classes else 0.0
+        if "sample:placeholder" in transforms:  # 0 where labels go, or nothing at all
+            first = [0, np.nan][int(np.random.default_rng(120_000 + seed).integers(2))]
         sample = pd.DataFrame({id_col: test[id_col], submitted: first})
         answers = test[[id_col, target]].rename(columns={target: submitted})
         answers[submitted] = answers[submitted].map(spelt) if spaced else answers[submitted]
@@ -809,6 +868,9 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
         "test_arrays": f"the inputs of each test {id_col}: predict these",
         "early_test": "the test set of the first stage",
         "early_sample": "a sample submission for the first stage's test set",
+        "train_side": f"more inputs of some training {id_col}s",
+        "test_side": f"more inputs of some test {id_col}s",
+        "decoy_train": "an earlier dataset of other rows, for another task",
     }
     for r in files:
         if r.startswith("class:"):
@@ -824,6 +886,9 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
     features = {
         base: dict(zip(tr[id_col], tr[col].tolist())) for base, col in cols.items() if base != "count" or col in inputs
     }
+    if "split:two-train-tables" in transforms:  # the rows the smaller table lacks have no value (judged missing)
+        for base in ("x2", "colour"):
+            features[base] = {i: v if h else None for (i, v), h in zip(features[base].items(), tr["__held"])}
     if "side:1-n" in transforms:  # what the events table says of each id: how many rows it has
         features["count"] = dict(zip(tr[id_col], frame["count"].iloc[:n_train].tolist()))
     if "media:text" in transforms:
@@ -1238,7 +1303,12 @@ def judge(ws: Path, dest: Path, rc: int | None = 0, stderr: str = "") -> list[st
     for name, values in t["features"].items():
         want = pd.Series([values[i] for i in t["train_ids"]])
         same = {"image": same_picture, "views": same_views, "sound": same_pitch}.get(name)
-        if not any(same(frame[c], want, ws) if same else _same(frame[c], want) for c in frame.columns):
+        held = want.notna().to_numpy()  # a side table's missing rows: missing in the map too
+        found = (
+            (same(frame[c], want, ws) if same else _same(frame[c][held], want[held]) and frame[c][~held].isna().all())
+            for c in frame.columns
+        )
+        if not any(found):
             problems.append(f"input {name} reaches no input map column")
     for transform, name in METRIC_TRUTH.items():
         if transform in t["transforms"]:

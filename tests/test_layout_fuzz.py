@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from conftest import agentk
 
-from agentk.competition.dataview import read_table
+from agentk.competition.dataview import read_table, spelling
 from agentk.policies.analysis import analyse
 from stages.fetch import fetch_local
 from testing.layout_fuzz import SIGNAL_LENGTH, TRANSFORMS, _label_set, build, draw, judge, same_picture, same_views
@@ -329,6 +329,8 @@ def test_json_keyed_by_column_then_row_holds_other_row_numbers(tmp_path):
     read = eval(read_expr(str(public / truth.files["test"])), {"pd": pd, "nested_as_text": lambda df: df})
     assert read.index.tolist() == list(range(len(keys)))
     assert read.iloc[:, 0].astype(str).tolist() == [document[read.columns[0]][k] for k in keys]
+
+
 def test_whole_split_arrays_are_told_apart_by_their_shapes(tmp_path):
     """format:arrays: the inputs as .npy arrays, a train and a test feature matrix and a train label vector. Seed
     105 names them with no role word (features_<n>, outcomes_<n>, features_<n+1>): the test matrix is the one with a
@@ -399,6 +401,75 @@ def test_tables_in_text_files_are_refused_by_kind(tmp_path):
     done = agentk("setup", public, "--workspace", tmp_path / "ws")
     said = " ".join(done.stderr.split())
     assert done.returncode == 2 and "unsupported task: tables in text files (data/folds.txt, data/labels.txt" in said
+
+
+def test_two_train_tables_per_split_are_joined_each_to_its_own_rows(tmp_path):
+    """split:two-train-tables: x2 and colour sit in a second, shorter-named table per split (train_ext.jsonl beside
+    train_records.jsonl, test_info.jsonl beside test_records.jsonl), keyed by the id, holding some of the split's
+    rows. The train table is the one holding the target and the test's columns, not the shorter name; each smaller
+    table is joined to its own split's rows, and the rows it lacks keep their values missing."""
+    truth = build(63, tmp_path / "63")
+    assert "split:two-train-tables" in truth.transforms
+    public = tmp_path / "63" / "public"
+    train_side = pd.read_json(public / truth.files["train_side"], lines=True, dtype=False)
+    test_side = pd.read_json(public / truth.files["test_side"], lines=True, dtype=False)
+    assert set(train_side["id"].astype(str)) < set(truth.train_ids)  # some of the split's rows, not all
+    assert set(test_side["id"].astype(str)) < set(truth.test_ids)
+    assert len(truth.files["train_side"]) < len(truth.files["train"])  # the names would choose the side table
+    held = {i for i, v in truth.features["x2"].items() if v is not None}
+    assert held == set(train_side["id"].astype(str))
+    a = analysed(tmp_path, public, "ws63")
+    assert a.train == f"raw/{truth.files['train']}" and {"x1", "x2", "colour", "count"} <= set(a.features)
+    assert sorted((j.table, j.splits[0]) for j in a.joins) == [
+        (f"raw/{truth.files['test_side']}", "test"),
+        (f"raw/{truth.files['train_side']}", "train"),
+    ]
+    options = next(d for d in a.decisions.items if d.name == "train_table").options
+    assert [o.value for o in options] == [truth.files["train"], truth.files["train_side"]]
+
+
+def test_test_columns_spelled_otherwise_are_train_inputs(tmp_path):
+    """columns:test-spelling: the test table spells some inputs otherwise (case, separators): each is read under
+    train's name, an input of both. Seed 123 respells them in the test's side table of split:two-train-tables too,
+    whose columns are joined under train's names."""
+    truth = build(41, tmp_path / "41")
+    assert {"columns:test-spelling", "names:other"} <= set(truth.transforms)  # the values place train and test
+    public = tmp_path / "41" / "public"
+    test_cols = set(pd.read_json(public / truth.files["test"], lines=True, nrows=1).columns)
+    train_cols = set(pd.read_json(public / truth.files["train"], lines=True, nrows=1).columns)
+    respelled = test_cols - train_cols
+    assert respelled and all(any(spelling(c) == spelling(t) for t in train_cols) for c in respelled)
+    a = analysed(tmp_path, public, "ws41")
+    assert set(a.test_renamed) == respelled and all(spelling(k) == spelling(v) for k, v in a.test_renamed.items())
+    assert set(a.test_renamed.values()) <= set(a.features) | set(a.text_columns)
+
+    other = build(123, tmp_path / "123")
+    assert {"columns:test-spelling", "split:two-train-tables"} <= set(other.transforms)
+    a = analysed(tmp_path, tmp_path / "123" / "public", "ws123")
+    test_join = next(j for j in a.joins if j.splits == ["test"])
+    train_join = next(j for j in a.joins if j.splits == ["train"])
+    assert test_join.columns == train_join.columns and len(train_join.columns) == 2
+    assert set(train_join.columns) <= set(a.features)
+    assert test_join.rename or a.test_renamed  # something is respelled: in the side table, or in the main one
+
+
+def test_a_larger_decoy_table_named_as_train_is_not_the_train_table(tmp_path):
+    """decoy:larger-table: a table named as train, with a shorter name than the real one, more rows, other ids and a
+    target-like column the sample does not score: the train table is the one holding the sample's column, and the
+    decoy is the train table's second hypothesis."""
+    truth = build(33, tmp_path / "33")
+    assert "decoy:larger-table" in truth.transforms
+    public = tmp_path / "33" / "public"
+    assert len(truth.files["decoy_train"]) < len(truth.files["train"])
+    a = analysed(tmp_path, public, "ws33")
+    train, decoy = (truth.files[r].removesuffix(".zip") for r in ("train", "decoy_train"))  # fetch unzips them
+    assert a.train == f"raw/{train}" and a.n_train == len(truth.train_ids)
+    (target,) = a.targets
+    assert target.column == pd.read_csv(public / truth.files["sample"], nrows=1).columns[1]
+    options = next(d for d in a.decisions.items if d.name == "train_table").options
+    assert [o.value for o in options] == [train, decoy]
+    second = analyse(tmp_path / "ws33", {"train_table": 1})  # the search's next hypothesis reads the decoy
+    assert second.train == f"raw/{decoy}" and second.n_train == 2 * len(truth.train_ids)
 
 
 def analysed(tmp_path, public, name):

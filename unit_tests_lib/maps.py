@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentk.competition.dataview import find_tables
+from agentk.competition.spelling import respelled
 from agentk.workspace import Workspace
 from unit_tests_lib.common import fail, prediction_columns, raw_table, read_map, sample_submission
 
@@ -47,6 +48,7 @@ def check_no_train_only_columns(ws: Path, name: str) -> None:
     if "train" not in tables or "test" not in tables:
         return  # no tables to compare: inputs come from files and the sample's ids
     train, test = raw_table(ws, "train"), raw_table(ws, "test")
+    test = test.rename(columns=respelled(train, test, set(sample_submission(ws).columns)))  # train's names
     sub_cols = set(prediction_columns(ws))
     train_only = set(train.columns) - set(test.columns)
     bad = [c for c in df.columns[1:] if c in train_only or c in sub_cols]

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from agentk.competition.dataview import spelling
+
 SEPARATORS = re.compile(r"[_\-. ]+")
 MIN_COVER = 0.9  # share of the sample's ids a test table holds; of a group's ids a labels table holds
 
@@ -112,10 +114,12 @@ def find_group(
         return None
     for group in groups:
         frames = [tables[p] for p in group.tables]
-        test = next((t for t in tests if set(tables[t].columns) == set(frames[0].columns)), None)
+        spelled = {spelling(c): c for c in frames[0].columns}  # the test may spell a column otherwise (X 1, x1)
+        test = next((t for t in tests if {spelling(c) for c in tables[t].columns} == set(spelled)), None)
         if test is None or set(tests) & set(group.tables):
             continue  # no test table (of the sample's ids) has their columns
         key = max(tables[test].columns, key=lambda c: len(ids & set(tables[test][c].astype(str).str.strip())))
+        key = spelled[spelling(key)]
         rows = pd.concat(frames, ignore_index=True)
         own = set(rows[key].astype(str).str.strip())
         if rows[key].isna().any() or not rows[key].astype(str).is_unique or own & ids:

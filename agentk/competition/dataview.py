@@ -283,6 +283,12 @@ def table_view(path: Path, rows: int = 5) -> str:
     )
 
 
+def spelling(column) -> str:
+    """A column's name up to case and punctuation: id_01, id-01 and ID01 are one column spelled three ways (and
+    Größe, GRÖSSE: letters compared case-folded)."""
+    return re.sub(r"[\W_]+", "", str(column).casefold())
+
+
 def role_of(path: Path) -> str | None:
     """train / test / sample, read off a file or folder name (train.csv, en_train.csv.zip, training_set.csv,
     train_images/, test.zip, gender_submission.csv, sampleSubmission.csv...)."""

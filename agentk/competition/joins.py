@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.competition.dataview import CSV_SUFFIXES, read_chunks, read_table
+from agentk.competition.dataview import CSV_SUFFIXES, read_chunks, read_table, spelling
 from agentk.competition.graph import Edge, Node, build, key_text, link, measured
 from agentk.competition.tables import candidates, stand_ins
 
@@ -41,6 +41,7 @@ class Join:
     other_keys: list[str] = field(default_factory=list)  # the key's columns in the joined table (default: the same)
     many: bool = False  # many rows per key: summarised, else looked up
     via: list[Join] = field(default_factory=list)  # joined to this table first (the tables hanging from it)
+    rename: dict[str, str] = field(default_factory=dict)  # the table's columns as the train side spells them
 
     def __post_init__(self):
         self.other_keys = self.other_keys or list(self.keys)
@@ -131,6 +132,9 @@ def find_joins(ws: Path, raw: Path, tables: dict[str, Path], train: pd.DataFrame
             cols = [c for c in other.columns if c not in theirs and c not in train.columns]
             joins.append(Join(_rel(tables["labels"], ws), list(mine), ["train"], cols, other_keys=list(theirs)))
     nodes = _side_tables(ws, raw, tables, train, test)
+    for j in _per_split(nodes, train, test):
+        joins.append(j)
+        del nodes[j.table]
     if not nodes:
         return joins
     common = [c for c in train.columns if c in test.columns]
@@ -172,6 +176,55 @@ def _join(
     ]  # fmt: skip
     prefix = "".join(ch if ch.isalnum() else "_" for ch in Path(edge.dst).name.split(".")[0])
     return Join(edge.dst, keys, splits, aggregate=numeric, prefix=prefix, other_keys=theirs, many=True, via=via), other
+
+
+SPLIT_COVER = 0.9  # of a per-split side table's keys that its split's table must hold
+
+
+def _per_split(nodes: dict[str, Node], train: pd.DataFrame, test: pd.DataFrame) -> list[Join]:
+    """Side tables given one per split (train_identity.csv and test_identity.csv beside the transactions): two tables
+    of the same columns (up to case and punctuation: test's id-01 is train's id_01), one keyed by train's ids (its
+    key distinct, SPLIT_COVER of it train's) and the other by test's, each joined to its split's rows only. Each
+    may hold a row for only some of its split's rows (the graph's links, which need half of every split's keys,
+    miss it): the others keep their values missing. Returned as a train join and a test join, the test's columns
+    renamed as the train table spells them."""
+    joins = []
+    for a, b in [(a, b) for a in nodes for b in nodes if a != b]:
+        if a in {j.table for j in joins} or b in {j.table for j in joins}:
+            continue
+        mine, theirs = nodes[a].schema, nodes[b].schema
+        spelled = {spelling(c): c for c in theirs.columns}
+        pairs = {c: spelled[spelling(c)] for c in mine.columns if spelling(c) in spelled}
+        if len(pairs) < 2 or len(pairs) != len(mine.columns) or len(pairs) != len(theirs.columns):
+            continue
+        for key in mine.columns:
+            if key not in nodes[a].frame or pairs[key] not in nodes[b].frame:  # a large table keeps its keys alone
+                continue
+            mine_keys, their_keys = nodes[a].frame[key], nodes[b].frame[pairs[key]]
+            split_key = _split_key(mine_keys, train) if mine_keys.is_unique else None
+            if split_key is None or not their_keys.is_unique or _split_key(their_keys, test) != split_key:
+                continue
+            cols = [c for c in mine.columns if c != key and c not in train.columns and c not in test.columns]
+            if cols:
+                rename = {pairs[c]: c for c in mine.columns if pairs[c] != c}
+                joins.append(Join(a, [split_key], ["train"], cols, other_keys=[key]))
+                joins.append(Join(b, [split_key], ["test"], cols, other_keys=[key], rename=rename))
+            break
+    return joins
+
+
+def _split_key(values: pd.Series, split: pd.DataFrame) -> str | None:
+    """The split's column of distinct values holding SPLIT_COVER of `values` (as key text), or None."""
+    keys = set(key_text(values.dropna()))
+    if not keys:
+        return None
+    for c in split.columns:
+        column = split[c]
+        if measured(column) or not column.is_unique:
+            continue
+        if len(keys & set(key_text(column.dropna()))) >= SPLIT_COVER * len(keys):
+            return c
+    return None
 
 
 def _row_id(values: pd.Series) -> bool:
@@ -235,7 +288,7 @@ def widened(ws: Path, j: Join) -> pd.DataFrame | Iterator[pd.DataFrame]:
     in chunks of CHUNK_ROWS (join_keyed summarises them one at a time)."""
     if j.many and not j.via:
         return read_chunks(Path(ws) / j.table, CHUNK_ROWS)
-    other = read_table(Path(ws) / j.table)
+    other = read_table(Path(ws) / j.table).rename(columns=j.rename)
     for v in j.via:
         other = join_keyed(other, widened(ws, v), v.keys, v.other_keys, v.columns, v.aggregate, v.prefix, v.many)
     return other

@@ -193,6 +193,8 @@ def _mode(values: pd.Series):
     """The most frequent value (the first seen of equals); missing where all are."""
     counts = values.value_counts(sort=False)
     return counts.idxmax() if len(counts) else np.nan
+
+
 ARRAY_DEPTH = 3  # folders below the competition folder searched for whole-split arrays (timit/timit/train.npy)
 
 

@@ -28,6 +28,7 @@ from agentk.competition.dataview import (
     read_chunks,
     read_table,
     role_of,
+    spelling,
     split_folders,
     walk,
 )
@@ -72,6 +73,7 @@ class Tables:
     paths: dict[str, Path]  # role (train, test, sample, labels) -> table
     why: dict[str, str] = field(default_factory=dict)  # role -> why this file, where there was a choice
     parts: dict[str, list[Path]] = field(default_factory=dict)  # role -> the files that are parts of one table
+    ranked: dict[str, list[tuple[Path, str]]] = field(default_factory=dict)  # role -> its candidates and evidence
 
 
 def _stem(path: Path) -> str:
@@ -144,14 +146,20 @@ def _find(root: Path, signature: tuple) -> Tables:
         why.update(_scored_stage(by_role))
     if len(by_role.get("test", [])) > 1 and "sample" in by_role:
         why.update(_scored_test(by_role))
+    if len(by_role.get("train", [])) > 1 and "sample" in by_role and "test" in by_role:
+        why.update(_scored_train(root, by_role))
     if by_role.get("test") and "sample" in by_role:
         why.update(_test_files_over_tables(root, by_role))
     out = Tables({}, why)
+    ranked = by_role.pop("train_ranked", [])
     for role in ("train", "test"):
         if role in by_role:
             out.paths[role], parts = _pick_split(root, by_role[role])
             if parts:
                 out.parts[role] = parts
+    if ranked:  # the chosen train table first, then the other candidates by their evidence
+        ranked.sort(key=lambda r: r[0] != out.paths["train"])
+        out.ranked["train"] = ranked
     if "labels" in by_role:
         if "train" in out.paths:
             labels = _pick_labels(out.paths["train"], by_role["labels"], by_role.get("sample", []))
@@ -197,10 +205,10 @@ def _roles_from_values(root: Path, unnamed: list[Path], by_role: dict[str, list[
             why["test"] = f"{best.name}: {cover[best]:.0%} of the sample submission's ids are its values"
     test = by_role.get("test", [None])[0]
     if need_train and test is not None:
-        test_cols = set(read_table(test, nrows=5).columns)
+        test_cols = {spelling(c) for c in read_table(test, nrows=5).columns}  # test may spell a column otherwise
         scored = []
         for p, f in frames.items():
-            shared = len(test_cols & set(f.columns))
+            shared = len(test_cols & {spelling(c) for c in f.columns})
             if p != test and shared >= max(1, len(test_cols) / 2):
                 scored.append(((bool(targets & set(f.columns)), shared, len(f)), p))
         if scored:
@@ -249,16 +257,21 @@ def _scored_test(by_role: dict[str, list[Path]]) -> dict[str, str]:
     left to _pick_split."""
     try:
         ids = set(read_table(by_role["sample"][0], dtype=str).iloc[:, 0].astype(str).str.strip())
-        cover, once = {}, {}
+        cover, once, columns = {}, {}, {}
         for p in by_role["test"]:
             f = read_table(p, dtype=str)
             cover[p], top = _id_cover(f, ids)
-            once[p] = f[top].is_unique
+            once[p], columns[p] = f[top].is_unique, {spelling(c) for c in f.columns}
     except BadInput:
         return {}
     # a table holding each id once outranks one holding them many times (the test samples' readings beside them)
     best = max(cover, key=lambda p: (cover[p] >= 0.9, once[p], cover[p]))
-    if cover[best] < 0.9 or any(v >= 0.5 and once[p] for p, v in cover.items() if p != best):
+    # another holding many of them once, of the same columns, is another version of the test set (or a part), and
+    # another holding them all is one more candidate: the names decide; of other columns and holding some test
+    # rows, it holds more inputs of those (a side table)
+    if cover[best] < 0.9 or any(
+        v >= 0.5 and once[p] and (columns[p] == columns[best] or v >= 0.9) for p, v in cover.items() if p != best
+    ):
         return {}
     by_role["test"] = [best]
     others = ", ".join(f"{p.name} {v:.0%}" for p, v in cover.items() if p != best)
@@ -279,7 +292,11 @@ def _test_files_over_tables(root: Path, by_role: dict[str, list[Path]]) -> dict[
     if share < 0.9:
         return {}
     tables = ", ".join(p.name for p in by_role.pop("test"))
-    return {"test": f"the test folder's files: {share:.0%} of the sample submission's ids name them, none is in {tables}"}
+    return {
+        "test": f"the test folder's files: {share:.0%} of the sample submission's ids name them, none is in {tables}"
+    }
+
+
 def _scored_stage(by_role: dict[str, list[Path]]) -> dict[str, str]:
     """Two stages of a competition, each a test table with its own sample submission (test.csv and its sample
     beside test_stage2.csv and its own): pairs are read off the values, a sample whose ids are exactly the ids of
@@ -316,6 +333,44 @@ def _scored_stage(by_role: dict[str, list[Path]]) -> dict[str, str]:
         f"{len(ids)} ids exactly; earlier: {others})",
         "sample": f"{sample.name}: its ids are exactly those of {test.name}, the later test stage ({others})",
     }
+
+
+def _wholes(found: list[Path]) -> list[Path]:
+    """The tables of a split that are not numbered parts of another (train_1.csv beside train.csv)."""
+    stems = {_stem(p).lower() for p in found}
+    return [p for p in found if PART.sub("", _stem(p)).lower() not in stems - {_stem(p).lower()}]
+
+
+def _scored_train(root: Path, by_role: dict[str, list[Path]]) -> dict[str, str]:
+    """Of several whole tables named train (train_transaction.csv beside train_identity.csv; two train sets of other
+    columns), the one holding the sample's predicted columns, then sharing most of the test's columns (names
+    compared up to case and punctuation): its rows are the entities the test table holds, the others hold their
+    side inputs or another task's rows; alike in both, the names decide (_pick_split). `by_role` keeps it and its
+    numbered parts (in place), and every candidate, best first, with its evidence (by_role["train_ranked"])."""
+    depth = min(len(p.relative_to(root).parts) for p in by_role["train"])
+    wholes = [p for p in _wholes(by_role["train"]) if len(p.relative_to(root).parts) == depth]
+    if len(wholes) < 2 or any(p.is_dir() for p in wholes):
+        return {}
+    try:
+        targets = {spelling(c) for c in read_table(by_role["sample"][0], nrows=5).columns[1:]}
+        test_cols = {spelling(c) for c in read_table(by_role["test"][0], nrows=5).columns}
+        scored = []
+        for p in wholes:
+            cols = {spelling(c) for c in read_table(p, nrows=5).columns}
+            scored.append(((len(targets & cols), len(test_cols & cols)), p))
+    except BadInput:
+        return {}
+    scored.sort(key=lambda t: t[0], reverse=True)
+    by_role["train_ranked"] = [
+        (p, f"{held} of the sample's predicted columns, {shared} of the test's columns") for (held, shared), p in scored
+    ]
+    (held, shared), best = scored[0]
+    if scored[1][0] == (held, shared):
+        return {}
+    stem = PART.sub("", _stem(best)).lower()
+    by_role["train"] = [p for p in by_role["train"] if p == best or PART.sub("", _stem(p)).lower() == stem]
+    others = ", ".join(f"{p.name} {key[0]} and {key[1]}" for key, p in scored[1:])
+    return {"train": f"{best.name}: {held} of the sample's predicted columns and {shared} of the test's ({others})"}
 
 
 def _pick_split(root: Path, found: list[Path]) -> tuple[Path, list[Path]]:

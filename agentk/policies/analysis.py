@@ -26,8 +26,9 @@ from agentk.competition.file_inputs import (
 from agentk.competition.graph import key_text
 from agentk.competition.joins import Join, find_joins
 from agentk.competition.joins import apply as join_tables
+from agentk.competition.spelling import respelled
 from agentk.competition.support import class_columns, is_long_text
-from agentk.competition.tables import sample_columns_of
+from agentk.competition.tables import find, sample_columns_of
 from agentk.competition.values import numeric_text
 from agentk.modalities import MODALITIES, TABULAR, TEXT
 from agentk.parsing import to_numeric
@@ -108,6 +109,7 @@ class Analysis:
     # a metric the text names that agentk cannot score here (a sub-group bias AUC whose sub-group columns the text
     # does not name): `metric` is its score of the target alone, optimised in its place
     official_metric: str | None = None
+    test_renamed: dict[str, str] = field(default_factory=dict)  # test columns train spells otherwise -> train's name
 
     @property
     def submission_columns(self) -> list[str]:
@@ -247,6 +249,10 @@ def analyse(ws: Path, chosen: dict[str, int] | None = None, recall=None) -> Anal
 def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis:
     raw = Workspace(ws).raw
     tables = find_tables(raw)
+    train_table = _train_table_options(raw, tables)
+    if train_table:  # several tables named train: the one the tables' values chose, then the others
+        table = decisions.add(Decision("train_table", set(TEST_ID_ROLES) | set(TARGET_ROLES), train_table), chosen)
+        tables["train"] = raw / table.value
     if "sample" not in tables:
         raise CannotAnalyse(f"no sample submission found under {raw.name}/")
     sample = read_table(tables["sample"], dtype=str)
@@ -265,6 +271,8 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
         sources[source_key("train", listing.modality)] = listing
         train = listing_frame(ws, listing, sub_cols[0] if len(sub_cols) == 1 else "label")
     test = read_table(tables["test"]) if "test" in tables else sample[[id_col]]
+    renamed = respelled(train, test, set(sample.columns)) if "train" in tables and "test" in tables else {}
+    test = test.rename(columns=renamed)
     joins = find_joins(ws, raw, tables, train, test) if "train" in tables else []
     train, test = join_tables(ws, joins, train, "train"), join_tables(ws, joins, test, "test")
     test_ids = decisions.add(
@@ -346,6 +354,8 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
     ]
     if not any(is_datetime(train[c]) for c in features):  # a timestamp id is the rows' time: information, not a name
         features += [c for c in dict.fromkeys((test_id, id_col)) if _time_id(c, train, test)]
+    if not features and not sources and "train" in tables and "test" in tables:
+        raise CannotAnalyse(f"{tables['train'].name} shares no input column with {tables['test'].name}")
     both = pd.concat([train[features], test[features]], ignore_index=True)
     text_columns = [c for c in features if is_long_text(both[c])]
     features = [c for c in features if c not in text_columns]
@@ -366,6 +376,8 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
         others = train.drop(columns=[c for c in (*target_cols, id_col, train_id) if c in train.columns])
         if mask := shapes.scored_rows(evaluation_text(ws), others):
             metric_columns, scored_value = [mask[0]], mask[1]
+    if train_table:  # revised last at its stages: their other decisions are tried on the first table first
+        decisions.items.append(decisions.items.pop(0))
     return Analysis(
         rel("train"),
         rel("test"),
@@ -390,7 +402,20 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
         scored_value,
         test_id_respelled=test_ids.evidence == RESPELLED,
         official_metric=official,
+        test_renamed=renamed,
     )
+
+
+def _train_table_options(raw: Path, tables: dict[str, Path]) -> list[Hypothesis]:
+    """The train table and, where several tables are named train, the others (agentk.competition.tables ranks them
+    by the sample's predicted columns and the test's columns they hold)."""
+    ranked = find(raw).ranked.get("train", [])
+    if "train" not in tables or len(ranked) < 2:
+        return []
+    evidence = dict(ranked)
+    name = lambda p: p.relative_to(raw).as_posix()  # noqa: E731
+    first = Hypothesis(name(tables["train"]), evidence.get(tables["train"], "the table the names and values chose"))
+    return [first, *(Hypothesis(name(p), why) for p, why in ranked if p != tables["train"])]
 
 
 STRONG = 2  # the evidence score of a stand-in named as a target or by the description, or holding the sample's values
