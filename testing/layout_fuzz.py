@@ -157,6 +157,18 @@ TRANSFORMS = {
     # train table's name the longer
     "decoy:larger-table": 0.15,
 }
+# the transformations learnt from the corpus of real layouts (issue 62), by family. Each family draws from a stream of
+# its own, and a layout takes one family at most: a new family leaves every earlier draw as it was, and families
+# written apart never meet in one layout
+FAMILIES = {
+    "metric": ("metric:weighted-logloss", "metric:bias-unnamed"),
+    "refuse": tuple(t for t in TRANSFORMS if t.startswith("refuse:")),
+    "per-sample arrays": ("sample:placeholder", "media:arrays"),
+    "test rows": ("format:json-columns", "test:two-stages", "rows:many-per-id"),
+    "whole-split arrays": ("format:arrays", "target:class-tables-folder"),
+    "train tables": ("split:two-train-tables", "columns:test-spelling", "decoy:larger-table"),
+}
+FAMILY_OF = {t: family for family, names in FAMILIES.items() for t in names}
 # the metric a transformation's evaluation text leads the setup to (code_metric.py's METRIC)
 METRIC_TRUTH = {"metric:weighted-logloss": "balanced_log_loss", "metric:bias-unnamed": "roc_auc"}
 # what whole-split arrays keep of the other transformations: the sample's ids and names, the folder
@@ -217,7 +229,25 @@ def draw(seed: int) -> tuple[str, list[str]]:
     """The base problem's kind and the transformations of layout `seed`."""
     rng = np.random.default_rng(seed)
     kind = KINDS[int(rng.integers(len(KINDS)))]
-    chosen = [t for t, p in TRANSFORMS.items() if rng.random() < p]
+    base = [t for t in TRANSFORMS if t not in FAMILY_OF]
+    chosen = [t for t in base if rng.random() < TRANSFORMS[t]]
+    drawn = {}  # a family's stream: the numbers that follow the earlier transformations' draws, as when it came alone
+    for family, names in FAMILIES.items():
+        own = np.random.default_rng(seed)
+        own.integers(len(KINDS))
+        own.random(len(base))
+        if found := [t for t in names if own.random() < TRANSFORMS[t]]:
+            drawn[family] = found
+    # one family at most: of those whose transformations the rules below keep, one drawn from a stream of its own
+    kept = {f: _pruned(seed, kind, chosen + found) for f, found in drawn.items()}
+    kept = {f: c for f, c in kept.items() if any(FAMILY_OF.get(t) == f for t in c)}
+    if not kept:
+        return kind, _pruned(seed, kind, chosen)
+    return kind, list(kept.values())[int(np.random.default_rng([seed, 62]).integers(len(kept)))]
+
+
+def _pruned(seed: int, kind: str, chosen: list[str]) -> list[str]:
+    """The transformations drawn, less those the others rule out."""
     formats = [t for t in chosen if t in FORMATS]
     chosen = [t for t in chosen if t not in FORMATS] + formats[:1]  # one table format
     if "names:other" in chosen and "names:role-inside" in chosen:
@@ -326,7 +356,7 @@ def draw(seed: int) -> tuple[str, list[str]]:
     refuse = [t for t in chosen if t in REFUSALS]
     if refuse:  # the first kind drawn, with the names, ids and format drawn
         chosen = [t for t in chosen if t in REFUSE_KEEPS or t in FORMATS] + refuse[:1]
-    return kind, chosen
+    return chosen
 
 
 def test_spelling(rng: np.random.Generator, column: str) -> str:
