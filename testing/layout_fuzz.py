@@ -538,10 +538,15 @@ def _nest(public: Path, tables: Path, rng: np.random.Generator) -> str:
     return outer.name
 
 
-def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
-    """Write layout `seed` into dest/public (what agentk sees) and dest/private (answers.csv, truth.json)."""
+def build(
+    seed: int, dest: Path, n_train: int = 160, n_test: int = 60, drawn: tuple[str, list[str]] | None = None
+) -> Truth:
+    """Write layout `seed` into dest/public (what agentk sees) and dest/private (answers.csv, truth.json). `drawn`
+    pins the kind and the transformations (a test's layout, whatever later transformations do to the draws); the
+    seed then draws the rest (the data, the names)."""
     rng = np.random.default_rng(10_000 + seed)
-    kind, transforms = draw(seed)
+    kind, transforms = drawn or draw(seed)
+    transforms = list(transforms)
     if refuse := next((t for t in transforms if t in REFUSALS), None):
         return _refused(seed, dest, transforms, REFUSALS[refuse])
     if "signal:long" in transforms:

@@ -19,19 +19,78 @@ from conftest import agentk
 from agentk.competition.dataview import read_table, spelling
 from agentk.policies.analysis import analyse
 from stages.fetch import fetch_local
-from testing.layout_fuzz import SIGNAL_LENGTH, TRANSFORMS, _label_set, build, draw, judge, same_picture, same_views
+from testing.layout_fuzz import (
+    SIGNAL_LENGTH,
+    TRANSFORMS,
+    Truth,
+    _label_set,
+    build,
+    draw,
+    judge,
+    same_picture,
+    same_views,
+)
+
+# layouts pinned to the draw their test was written for (later transformations change what a seed draws): the seed
+# still draws the data and the names
+PINNED = {
+    21: ("binary", ["columns:odd", "ids:hex", "format:json-keyed", "refuse:simulation"]),
+    23: ("binary", ["names:other", "columns:odd", "sample:renamed", "metric:bias-unnamed", "format:tsv"]),
+    63: ("multiclass", ["ids:prefixed", "split:two-train-tables", "format:jsonl"]),
+    105: ("binary", ["names:other", "format:arrays"]),
+    135: ("multiclass", ["ids:prefixed", "refuse:span-extraction"]),
+    167: ("regression", ["columns:odd", "refuse:recommendation"]),
+    186: ("binary", []),
+    213: ("binary", ["columns:odd", "ids:hex", "ids:named", "labels-file"]),
+    303: (
+        "multiclass",
+        [
+            "columns:odd",
+            "ids:prefixed",
+            "ids:named",
+            "sample:renamed",
+            "side:chain",
+            "sample:placeholder",
+            "format:partitioned",
+        ],
+    ),
+    308: ("multiclass", ["ids:prefixed", "target:label-sets", "sample:placeholder"]),
+    494: ("multiclass", ["media:arrays", "format:json-keyed"]),
+    660: ("multiclass", ["refuse:retrieval"]),
+    2016: (
+        "binary",
+        [
+            "ids:named",
+            "side:1-n",
+            "decoy:old-test",
+            "sample:renamed",
+            "side:composite",
+            "target:class-tables",
+            "format:json",
+        ],
+    ),
+    2043: ("multiclass", ["ids:named", "sample:proba", "side:chain", "target:class-tables", "format:jsonl"]),
+    4037: (
+        "binary",
+        ["ids:prefixed", "decoy:old-test", "media:images", "media:split-folders", "target:file-names", "format:tsv"],
+    ),
+}
+
+
+def layout(seed: int, dest: Path) -> Truth:
+    return build(seed, dest, drawn=PINNED.get(seed))
 
 
 def test_the_draws_cover_every_transformation_and_are_seeded():
-    seen = Counter(t for seed in range(300) for t in draw(seed)[1])
+    seen = Counter(t for seed in range(3000) for t in draw(seed)[1])
     assert set(seen) == set(TRANSFORMS)
     assert draw(17) == draw(17)
 
 
 def test_a_layout_is_written_as_drawn_and_its_truth_matches_its_files(tmp_path):
     for seed in (0, 3, 9):
-        truth = build(seed, tmp_path / str(seed))
-        again = build(seed, tmp_path / f"{seed}-again")
+        truth = layout(seed, tmp_path / str(seed))
+        again = layout(seed, tmp_path / f"{seed}-again")
         assert truth == again  # seeded: the same layout twice
         public = tmp_path / str(seed) / "public"
         folders = [f for f in truth.files.values() if f.endswith("/")]  # a partitioned table: its parts inside
@@ -48,7 +107,7 @@ def test_a_layout_is_written_as_drawn_and_its_truth_matches_its_files(tmp_path):
 def test_per_sample_files_hold_readings_whose_mean_is_the_input(tmp_path):
     """side:per-sample-files (seed 606): x2 leaves the tables; each sample's file, named by its id, holds a few
     readings whose mean is its x2."""
-    truth = build(606, tmp_path)
+    truth = layout(606, tmp_path)
     assert "side:per-sample-files" in truth.transforms
     folder = tmp_path / "public" / truth.files["readings"]
     means = {p.stem: pd.read_csv(p).iloc[:, 0].mean() for p in folder.glob("*.csv")}
@@ -65,7 +124,7 @@ def test_media_layouts_hold_a_picture_per_sample_and_a_free_text_column(tmp_path
     mean grey level the truth records, the test pictures in a folder of their own; the judge opens the pictures a
     map column points to and fails a column that points to other samples'. media:text (seed 3): a column of notes,
     one per row, the colour among their words."""
-    truth = build(393, tmp_path / "7")
+    truth = layout(393, tmp_path / "7")
     assert {"media:images", "media:split-folders"} <= set(truth.transforms) and "x2" not in truth.features
     public = tmp_path / "7" / "public"
     train_pictures = {p.stem: p for p in (public / truth.files["images"]).glob("*.png")}
@@ -75,17 +134,17 @@ def test_media_layouts_hold_a_picture_per_sample_and_a_free_text_column(tmp_path
     paths = pd.Series([str(train_pictures[i]) for i in truth.train_ids])
     assert same_picture(paths, levels, tmp_path)
     assert not same_picture(paths[::-1].reset_index(drop=True), levels, tmp_path)
-    clips = build(36, tmp_path / "36")  # media:audio: x2 as the pitch of one clip per sample
+    clips = layout(36, tmp_path / "36")  # media:audio: x2 as the pitch of one clip per sample
     assert "media:audio" in clips.transforms and "x2" not in clips.features
     assert {p.stem for p in (tmp_path / "36" / "public" / clips.files["clips"]).glob("*.wav")} == set(
         clips.train_ids
     ) | set(clips.test_ids)
-    notes = build(5, tmp_path / "5")  # media:text-files: the notes in a text file per sample, in no table
+    notes = layout(5, tmp_path / "5")  # media:text-files: the notes in a text file per sample, in no table
     assert "media:text-files" in notes.transforms
     folder = tmp_path / "5" / "public" / notes.files["notes"]
     assert {p.stem for p in folder.glob("*.txt")} == set(notes.train_ids) | set(notes.test_ids)
     assert all((folder / f"{i}.txt").read_text() == text for i, text in notes.features["note"].items())
-    texts = build(3, tmp_path / "3")
+    texts = layout(3, tmp_path / "3")
     assert "media:text" in texts.transforms
     notes = list(texts.features["note"].values())
     assert len(set(notes)) == len(notes) and all(
@@ -96,14 +155,14 @@ def test_media_layouts_hold_a_picture_per_sample_and_a_free_text_column(tmp_path
 def test_tables_in_other_encodings_and_zips_in_an_archive(tmp_path):
     """format:encoding (seed 65): CSVs in a legacy encoding, the colours spelt with letters UTF-8 writes otherwise.
     archive:nested (seed 13): every table in a zip of its own, the zips in one archive, nothing else left loose."""
-    truth = build(65, tmp_path / "22")
+    truth = layout(65, tmp_path / "22")
     train = (tmp_path / "22" / "public" / truth.files["train"]).read_bytes()
     try:  # no plain UTF-8: another encoding, or UTF-8 after a byte-order mark
         assert train.decode("utf-8").startswith("\ufeff")
     except UnicodeDecodeError:
         pass
     assert set(truth.features["colour"].values()) == {"rojo-ñ", "grün", "blå", "ámbar"}
-    nested = build(13, tmp_path / "13")
+    nested = layout(13, tmp_path / "13")
     public = tmp_path / "13" / "public"
     assert {p.name for p in public.iterdir()} == {"description.md", nested.files["archive"]}
     with zipfile.ZipFile(public / nested.files["archive"]) as z:
@@ -117,7 +176,7 @@ def test_tables_in_other_encodings_and_zips_in_an_archive(tmp_path):
 def test_a_ranked_sample_lists_every_class_and_the_answers_one(tmp_path):
     """sample:ranked (seed 19): the sample's one column ranks the three classes, MAP@3 scores it, the answers hold
     each row's class."""
-    truth = build(19, tmp_path / "19")
+    truth = layout(19, tmp_path / "19")
     public, private = tmp_path / "19" / "public", tmp_path / "19" / "private"
     sample = pd.read_csv(public / truth.files["sample"])
     assert sample.iloc[:, 1].str.split().map(sorted).map(tuple).unique().tolist() == [tuple(sorted(truth.classes))]
@@ -128,7 +187,7 @@ def test_a_ranked_sample_lists_every_class_and_the_answers_one(tmp_path):
 def test_a_long_signal_holds_the_train_windows_in_order_and_each_test_segment_is_a_file(tmp_path):
     """signal:long (seed 18): train is one table of windows of SIGNAL_LENGTH rows one after another, the target on
     every row, each window's readings centred on its x1 and x2; each test sample is a segment file named by its id."""
-    truth = build(18, tmp_path / "18")
+    truth = layout(18, tmp_path / "18")
     public = tmp_path / "18" / "public"
     signal = pd.read_parquet(public / truth.files["train"])
     windows = [signal.iloc[k * SIGNAL_LENGTH : (k + 1) * SIGNAL_LENGTH] for k in range(len(truth.train_ids))]
@@ -145,7 +204,7 @@ def test_views_are_several_pictures_per_sample_whose_mean_level_is_the_input(tmp
     """media:views (seed 7): each sample has 4 pictures, <id>-<view>.png, each off the input's level by up to 50 and
     their mean exactly on it. The judge reads a cell of a sample's paths joined as agentk's image maps join them, as
     one mosaic, and passes it; any one view alone, or the views of other samples, fail."""
-    truth = build(7, tmp_path / "7")
+    truth = layout(7, tmp_path / "7")
     assert "media:views" in truth.transforms and "views" in truth.features and "x2" not in truth.features
     folder = tmp_path / "7" / "public" / truth.files["images"]
     views = sorted({p.name[len(truth.train_ids[0]) :] for p in folder.glob(f"{truth.train_ids[0]}*.png")})
@@ -163,7 +222,7 @@ def test_class_folders_hold_the_only_labels_and_setup_reads_them(tmp_path):
     Seed 133 submits a probability per class (and one for a class no train row has): the folders' labels become a
     label column whose classes the sample's columns name. Seed 43 names no table train or test, beside the picture
     folders for train and test: the test table is the one holding the sample's ids, its inputs kept."""
-    truth = build(133, tmp_path / "133")
+    truth = layout(133, tmp_path / "133")
     public = tmp_path / "133" / "public"
     assert "target:folders" in truth.transforms and "labels" not in truth.files
     by_folder = {p.stem: p.parent.name for p in (public / truth.files["images"]).glob("*/*.png")}
@@ -176,7 +235,7 @@ def test_class_folders_hold_the_only_labels_and_setup_reads_them(tmp_path):
     assert (target.column, target.submit) == ("label", "proba_columns")
     assert target.named == {c: f"outcome_{c}" for c in ("low", "mid", "high")}
 
-    other = build(43, tmp_path / "43")
+    other = layout(43, tmp_path / "43")
     assert "names:other" in other.transforms and "test_images" in other.files
     a = analysed(tmp_path, tmp_path / "43" / "public", "ws43")
     assert a.test == f"raw/{other.files['test']}" and {"colour", "count"} <= set(a.features)
@@ -188,7 +247,7 @@ def test_class_tables_hold_the_only_labels_and_setup_reads_them(tmp_path):
     become a label column, `outcome`, whose classes the sample's columns name. Seed 2016 keeps them in a folder of
     their own (train/0.json, train/1.json), beside an older test set, and the sample names the target otherwise:
     the label column takes the sample's name, the classes as numbers."""
-    truth = build(2043, tmp_path / "2043")
+    truth = layout(2043, tmp_path / "2043")
     public = tmp_path / "2043" / "public"
     classes = {r.split(":", 1)[1]: f for r, f in truth.files.items() if r.startswith("class:")}
     assert set(classes) == {"low", "mid", "high"} and "train" not in truth.files
@@ -200,7 +259,7 @@ def test_class_tables_hold_the_only_labels_and_setup_reads_them(tmp_path):
     assert (target.column, target.submit) == ("outcome", "proba_columns")
     assert target.named == {c: f"outcome_{c}" for c in ("low", "mid", "high")}
 
-    other = build(2016, tmp_path / "2016")
+    other = layout(2016, tmp_path / "2016")
     assert {"decoy:old-test", "sample:renamed"} <= set(other.transforms) and other.files["class:0"].startswith("train/")
     a = analysed(tmp_path, tmp_path / "2016" / "public", "ws2016")
     submitted = pd.read_csv(tmp_path / "2016" / "public" / other.files["sample"], nrows=1).columns[1]
@@ -213,13 +272,13 @@ def test_label_sets_are_submitted_in_one_column_or_one_0_1_column_per_label(tmp_
     the target's name before it, and keeps the sets in a labels table, beside a table linking every sample (test's
     too) to a code: the labels table is the one holding train's keys alone, and each label becomes a binary target.
     The judge compares sets, not their spelling, and fails a set that lost a label."""
-    truth = build(2013, tmp_path / "2013")
+    truth = layout(2013, tmp_path / "2013")
     assert truth.kind == "multilabel" and max(len(str(v).split()) for v in truth.target.values()) >= 2
     a = analysed(tmp_path, tmp_path / "2013" / "public", "ws2013")
     assert [(t.kind, t.submit) for t in a.targets] == [("multilabel", "label_set")] and a.metric == "f2_samples"
     assert _label_set("low vivid") == _label_set("vivid,low") != _label_set("low")
 
-    other = build(2103, tmp_path / "2103")
+    other = layout(2103, tmp_path / "2103")
     assert {"labels-file", "side:chain"} <= set(other.transforms)
     sample = pd.read_csv(tmp_path / "2103" / "public" / other.files["sample"])
     assert list(sample.columns[1:]) == [f"outcome_{c}" for c in other.classes]
@@ -233,7 +292,7 @@ def test_labels_in_the_train_pictures_names_beside_their_ids(tmp_path):
     prefixed ID_), the test's by their id alone, and no table has the target. The labels are read off the names
     beside the train table's ids (not the names' shape), and the pictures are linked by their id alone, so that the
     image maps find train's and test's alike."""
-    truth = build(4037, tmp_path / "4037")
+    truth = layout(4037, tmp_path / "4037")
     public = tmp_path / "4037" / "public"
     names = sorted(p.stem for p in (public / truth.files["images"]).glob("*.png"))
     assert all(n.split(".", 1)[1] in truth.target for n in names)
@@ -252,7 +311,7 @@ def test_two_test_stages_each_with_its_sample_and_the_later_one_is_scored(tmp_pa
     scored pair. Seed 6 names the earlier pair plainly (test.tsv, sample_submission.csv) and the scored one with a
     suffix: the pairs are read off the ids (each sample's ids exactly one test table's), the later stage is the one
     holding the other's ids. Seed 34 names the earlier pair test_old.csv and sample_submission_old.csv."""
-    truth = build(6, tmp_path / "6")
+    truth = layout(6, tmp_path / "6")
     public = tmp_path / "6" / "public"
     assert (truth.files["early_test"], truth.files["early_sample"]) == ("test.tsv", "sample_submission.csv")
     early = pd.read_csv(public / truth.files["early_sample"], dtype=str).iloc[:, 0].tolist()
@@ -262,7 +321,7 @@ def test_two_test_stages_each_with_its_sample_and_the_later_one_is_scored(tmp_pa
     a = analysed(tmp_path, public, "ws6")
     assert (a.test, a.sample) == (f"raw/{truth.files['test']}", f"raw/{truth.files['sample']}")
 
-    other = build(34, tmp_path / "34")
+    other = layout(34, tmp_path / "34")
     assert other.files["early_test"] == "test_old.csv" and other.files["test"] == "test.csv"
     a = analysed(tmp_path, tmp_path / "34" / "public", "ws34")
     assert (a.test, a.sample) == ("raw/test.csv", "raw/sample_submission.csv")
@@ -295,7 +354,7 @@ def test_many_rows_per_id_are_aggregated_to_one_row_per_id(tmp_path):
     """rows:many-per-id: seed 186 writes 2-5 train and test rows per id (shuffled), each with an item of its own,
     x1 spread around its value, x2 cut into parts, the target on every train row; the sample one row per id.
     Setup reads one row per id: x1 is the mean of its rows, x2 their sum, the target the id's."""
-    truth = build(186, tmp_path / "186")
+    truth = layout(186, tmp_path / "186")
     public = tmp_path / "186" / "public"
     train = pd.read_csv(public / truth.files["train"], dtype={"id": str})
     per_id = train.groupby("id")
@@ -321,7 +380,7 @@ def test_json_keyed_by_column_then_row_holds_other_row_numbers(tmp_path):
     ids and the inputs stay row by row (setup recovering such a layout: test_setup_recovers_the_truth_of_a_layout)."""
     from stages.codegen import read_expr
 
-    truth = build(213, tmp_path / "213")
+    truth = layout(213, tmp_path / "213")
     public = tmp_path / "213" / "public"
     document = json.loads((public / truth.files["test"]).read_text())
     keys = list(next(iter(document.values())))
@@ -339,7 +398,7 @@ def test_whole_split_arrays_are_told_apart_by_their_shapes(tmp_path):
     what was looked for and what was found."""
     import numpy as np
 
-    truth = build(105, tmp_path / "105")
+    truth = layout(105, tmp_path / "105")
     public = tmp_path / "105" / "public"
     assert "format:arrays" in truth.transforms and not any("train" in f or "test" in f for f in truth.files.values())
     x, y = np.load(public / truth.files["train"]), np.load(public / truth.files["labels"])
@@ -350,7 +409,7 @@ def test_whole_split_arrays_are_told_apart_by_their_shapes(tmp_path):
     train = pd.read_csv(tmp_path / "ws105" / a.train)
     assert train[a.targets[0].column].tolist() == [truth.target[i] for i in truth.train_ids]
 
-    other = build(4, tmp_path / "4")
+    other = layout(4, tmp_path / "4")
     (tmp_path / "4" / "public" / other.files["labels"]).unlink()  # features alone: nothing to learn from
     done = agentk("setup", tmp_path / "4" / "public", "--workspace", tmp_path / "ws4")
     said = " ".join(done.stderr.split())
@@ -365,7 +424,7 @@ def test_a_folder_of_class_tables_whose_rows_carry_the_class_is_one_train_table(
     one table is the train table, whose target would be constant), and the classes are written as the sample
     spells them. Seed 1037 writes the tables as JSON keyed by id, read through CSVs standing in for them in a
     folder named as theirs (`<folder>_as_csv/`), which keeps their role."""
-    truth = build(986, tmp_path / "986")
+    truth = layout(986, tmp_path / "986")
     public = tmp_path / "986" / "public"
     tables = {r.split(":", 1)[1]: f for r, f in truth.files.items() if r.startswith("class:")}
     assert set(tables) == {"low tide", "mid range", "high ground"} and "train" not in truth.files
@@ -381,7 +440,7 @@ def test_a_folder_of_class_tables_whose_rows_carry_the_class_is_one_train_table(
     train = pd.read_csv(tmp_path / "ws986" / a.train, dtype=str)
     assert len(train) == len(truth.train_ids) and set(train.iloc[:, 0]) == set(truth.train_ids)  # zeros kept
 
-    other = build(1037, tmp_path / "1037")  # the tables as JSON keyed by id: their CSVs keep their folder's role
+    other = layout(1037, tmp_path / "1037")  # the tables as JSON keyed by id: their CSVs keep their folder's role
     assert "format:json-keyed" in other.transforms
     a = analysed(tmp_path, tmp_path / "1037" / "public", "ws1037")
     folder = Path(other.files["class:low tide"]).parent.name
@@ -408,7 +467,7 @@ def test_two_train_tables_per_split_are_joined_each_to_its_own_rows(tmp_path):
     train_records.jsonl, test_info.jsonl beside test_records.jsonl), keyed by the id, holding some of the split's
     rows. The train table is the one holding the target and the test's columns, not the shorter name; each smaller
     table is joined to its own split's rows, and the rows it lacks keep their values missing."""
-    truth = build(63, tmp_path / "63")
+    truth = layout(63, tmp_path / "63")
     assert "split:two-train-tables" in truth.transforms
     public = tmp_path / "63" / "public"
     train_side = pd.read_json(public / truth.files["train_side"], lines=True, dtype=False)
@@ -432,7 +491,7 @@ def test_test_columns_spelled_otherwise_are_train_inputs(tmp_path):
     """columns:test-spelling: the test table spells some inputs otherwise (case, separators): each is read under
     train's name, an input of both. Seed 123 respells them in the test's side table of split:two-train-tables too,
     whose columns are joined under train's names."""
-    truth = build(41, tmp_path / "41")
+    truth = layout(41, tmp_path / "41")
     assert {"columns:test-spelling", "names:other"} <= set(truth.transforms)  # the values place train and test
     public = tmp_path / "41" / "public"
     test_cols = set(pd.read_json(public / truth.files["test"], lines=True, nrows=1).columns)
@@ -443,7 +502,7 @@ def test_test_columns_spelled_otherwise_are_train_inputs(tmp_path):
     assert set(a.test_renamed) == respelled and all(spelling(k) == spelling(v) for k, v in a.test_renamed.items())
     assert set(a.test_renamed.values()) <= set(a.features) | set(a.text_columns)
 
-    other = build(123, tmp_path / "123")
+    other = layout(123, tmp_path / "123")
     assert {"columns:test-spelling", "split:two-train-tables"} <= set(other.transforms)
     a = analysed(tmp_path, tmp_path / "123" / "public", "ws123")
     test_join = next(j for j in a.joins if j.splits == ["test"])
@@ -457,7 +516,7 @@ def test_a_larger_decoy_table_named_as_train_is_not_the_train_table(tmp_path):
     """decoy:larger-table: a table named as train, with a shorter name than the real one, more rows, other ids and a
     target-like column the sample does not score: the train table is the one holding the sample's column, and the
     decoy is the train table's second hypothesis."""
-    truth = build(33, tmp_path / "33")
+    truth = layout(33, tmp_path / "33")
     assert "decoy:larger-table" in truth.transforms
     public = tmp_path / "33" / "public"
     assert len(truth.files["decoy_train"]) < len(truth.files["train"])
@@ -486,7 +545,7 @@ def test_a_placeholder_sample_is_submitted_as_the_labels_are(tmp_path, seed, pla
     writes the labels (the sample's 0 or empty cells are no type to cast to), and a perfect prediction formats to
     the answers."""
     dest, ws = tmp_path / "layout", tmp_path / "ws"
-    truth = build(seed, dest)
+    truth = layout(seed, dest)
     assert "sample:placeholder" in truth.transforms and truth.kind == ("multilabel" if seed == 308 else "multiclass")
     sample = pd.read_csv(dest / "public" / truth.files["sample"], dtype=str, keep_default_na=False)
     assert set(sample.iloc[:, 1]) == {placeholder} and set(sample.iloc[:, 0]) == set(truth.test_ids)
@@ -504,7 +563,7 @@ def test_the_test_samples_are_array_files_beside_an_older_test_table(tmp_path):
     of other ids (seed 494). Setup takes the test samples from the files the sample's ids name, not from the table
     named test, and the arrays' values reach the input maps."""
     dest, ws = tmp_path / "layout", tmp_path / "ws"
-    truth = build(494, dest)
+    truth = layout(494, dest)
     public = dest / "public"
     assert "media:arrays" in truth.transforms and "test" not in truth.files
     files = {p.stem: p for p in (public / truth.files["test_arrays"]).glob("*/*.npy")}
@@ -528,7 +587,7 @@ def test_setup_recovers_the_truth_of_a_layout(tmp_path, seed):
     (the earlier named plainly), a side table and a composite key. Seed 16: many train and test rows per submitted
     id, aggregated, beside a side table of one row per id, no table named train or test."""
     dest, ws = tmp_path / "layout", tmp_path / "ws"
-    truth = build(seed, dest)
+    truth = layout(seed, dest)
     done = agentk("setup", dest / "public", "--workspace", ws, timeout=600)
     assert done.returncode == 0, (truth.transforms, done.stderr[-3000:])
     assert judge(ws, dest) == []
@@ -547,7 +606,7 @@ REFUSAL_SEEDS = {
     "span extraction": [135],
     "optimisation": [87],
     "simulation": [605, 21],
-    "retrieval": [660, 6],
+    "retrieval": [660, 9309],
 }
 
 
@@ -559,9 +618,9 @@ def test_tasks_agentk_does_not_do_are_written_as_drawn_and_setup_refuses_them(tm
     and the judge passes that refusal alone."""
     for seed in REFUSAL_SEEDS[kind]:
         dest, ws = tmp_path / str(seed), tmp_path / f"ws{seed}"
-        truth = build(seed, dest)
+        truth = layout(seed, dest)
         assert truth.refusal == kind and f"refuse:{kind.replace(' ', '-')}" in truth.transforms
-        assert set(truth.transforms) - {f"refuse:{kind.replace(' ', '-')}"} <= set(draw(seed)[1])
+        assert set(truth.transforms) - {f"refuse:{kind.replace(' ', '-')}"} <= set((PINNED.get(seed) or draw(seed))[1])
         public = dest / "public"
         for f in truth.files.values():
             assert (public / f).exists(), f
@@ -585,7 +644,7 @@ def test_a_class_weighted_log_loss_weighs_every_class_alike_and_an_unseen_class_
     """metric:weighted-logloss: the evaluation text's formula divides each class's log loss by the class's count
     and gives no weights. Seed 36 (beside sample:unseen-class) is read as the balanced log loss, and the column of
     the class no train row has is no class of the model's (it gets 1/classes in every submission)."""
-    truth = build(36, tmp_path / "36")
+    truth = layout(36, tmp_path / "36")
     public = tmp_path / "36" / "public"
     assert {"sample:unseen-class", "metric:weighted-logloss"} <= set(truth.transforms)
     assert "N_i is the number of" in (public / "description.md").read_text()
@@ -600,7 +659,7 @@ def test_a_bias_auc_whose_text_names_no_sub_group_is_optimised_as_the_targets_au
     """metric:bias-unnamed: the evaluation text states a sub-group bias AUC, train holds identity columns (mostly
     empty fractions) the text does not name. Seed 23 sets up on the target's AUC as a proxy, recorded as such; the
     identity columns are no inputs."""
-    truth = build(23, tmp_path / "23")
+    truth = layout(23, tmp_path / "23")
     public = tmp_path / "23" / "public"
     train = pd.read_csv(public / truth.files["train"], sep="\t")
     identities = [c for c in train.columns if "mentions" in c.lower()]
