@@ -91,6 +91,18 @@ def passed(rec: dict) -> bool:
     return rec.get("setup_rc") == 0 and bool((rec.get("setup_grade") or {}).get("valid"))
 
 
+def handled(rec: dict) -> bool:
+    """The issue's goal: set up with a valid submission that beats the constant (the solve's final one when it
+    ran), or refused by kind. An unsupported kind agentk takes on on purpose counts only above the constant."""
+    if not supported(rec) and rec.get("refused"):
+        return True
+    if rec.get("setup_rc") != 0:
+        return False
+    final = rec.get("solve") or {}
+    norm = final.get("normalised") if final.get("grade") else rec.get("setup_normalised")
+    return norm is not None and norm > 0
+
+
 def grade_line(stdout: str) -> dict:
     """The last JSON line grade.py printed: {"competition", "valid", "score", "error"}."""
     for line in reversed(stdout.splitlines()):
@@ -136,13 +148,13 @@ def _fmt(x, digits: int = 4) -> str:
     return str(x)
 
 
-SET_HEADER = ["set", "comps", "pass@1", "refused", "valid", "mean norm.", "below const."]
+SET_HEADER = ["set", "comps", "pass@1", "refused", "handled", "valid", "mean norm.", "below const."]
 SOLVE_SET_HEADER = ["solved", "solve valid", "solve mean norm.", "solve below const.", "worst snapshot", "snaps below"]
 
 
 def set_rows(records: list[dict], with_solve: bool) -> tuple[list[str], list[list[str]]]:
     """The per-set table (and an "all" row): pass@1 over the supported competitions, refusals over the
-    unsupported ones, valid setup submissions over all, the mean normalised score of the valid ones and how many
+    unsupported ones, handled (set up above the constant, or refused by kind) over all, valid setup submissions over all, the mean normalised score of the valid ones and how many
     of them scored below the constant; with_solve: the same for the solve's final submission, the worst
     normalised snapshot and how many competitions had a snapshot below the constant."""
     groups: dict[str, list[dict]] = {}
@@ -163,6 +175,7 @@ def set_rows(records: list[dict], with_solve: bool) -> tuple[list[str], list[lis
             str(len(rs)),
             f"{sum(passed(r) for r in sup)}/{len(sup)}",
             f"{sum(bool(r.get('refused')) for r in uns)}/{len(uns)}",
+            f"{sum(handled(r) for r in rs)}/{len(rs)}",
             f"{sum(bool((r.get('setup_grade') or {}).get('valid')) for r in rs)}/{len(rs)}",
             _fmt(_mean(norms), 3),
             str(sum(n < 0 for n in norms)),

@@ -13,7 +13,9 @@ import pytest
 from agentk.core.fileio import read_json
 from agentk.solve.budgets import PRESETS
 from agentk.solve.cross_validation import CV_ROWS, applies
-from agentk.solve.solver import Solution, Solver
+from agentk.solve.kinds.constant import group_column
+from agentk.solve.solution import Solution
+from agentk.solve.solver import Solver
 from agentk.workspace import Workspace
 from tools.fusion import refit_fusion
 from tools.fusion_config import FusionConfig
@@ -118,7 +120,7 @@ def test_a_recipe_that_fails_leaves_the_choice_to_the_validation_rows(example_co
     assert solver.cv
     task = solver.task
     val = task.split[1]
-    constant = solver.constant("constant")
+    constant = solver.build("constant", "constant")
     good = task.y[val] - 0.3 * (task.y[val] - constant.val_pred)
     made = Solution(
         "made", "network", "no configuration to rebuild", task.score(good, val), good, constant.test_pred, 0
@@ -139,7 +141,7 @@ def test_a_recipe_that_fails_leaves_the_choice_to_the_validation_rows(example_co
 def test_the_choice_says_what_judged_it(example_copy, cross_validate):
     ws = example_copy("diabetes")
     solver = Solver(ws, PRESETS["quick"], log=lambda m: None, features=False, cross_validate=cross_validate)
-    constant = solver.constant("constant")
+    constant = solver.build("constant", "constant")
     solver.save(constant)
     summary = solver.finish([constant], solver.cross_validate([constant]) if solver.cv else None)
     assert summary["selected_by"] == ("cross-validation" if cross_validate else "validation")
@@ -218,6 +220,6 @@ def test_the_constants_per_level_column_is_chosen_on_folds_of_whole_groups(examp
     task.train.inputs["tab"] = task.train.inputs["tab"].assign(batch=batch)
     every = np.arange(n)
     task.__dict__["groups"] = None
-    assert solver._group_column(every) == "batch"
+    assert group_column(solver, every) == "batch"
     task.__dict__["groups"] = ("batch", batch.astype(str))
-    assert solver._group_column(every) != "batch"
+    assert group_column(solver, every) != "batch"

@@ -299,7 +299,7 @@ def test_the_constant_is_the_per_level_statistic_when_a_few_level_column_sets_th
     targets.to_csv(layout.target_map, index=False)
 
     solver = Solver(ws, PRESETS["quick"], log=lambda m: None, features=False)
-    constant = solver.constant("constant")
+    constant = solver.build("constant", "constant")
     statistic, scores = constant.details["statistic"], constant.details["candidates"]
     assert statistic in ("mean per kind", "median per kind")
     assert constant.val_score < 0.2 * min(scores["mean"], scores["median"])

@@ -10,6 +10,7 @@ from benchmarks.kaggle_layouts import (
     comp_rows,
     failures,
     grade_line,
+    handled,
     normalised,
     passed,
     refused,
@@ -103,13 +104,18 @@ def test_add_normalised_and_pass():
     assert b["setup_normalised"] == pytest.approx(-0.25)
     assert c["setup_normalised"] is None
     assert [passed(r) for r in (a, b, c, d)] == [True, True, False, True]
+    assert [handled(r) for r in (a, b, c, d)] == [True, False, False, True]  # b is below the constant
+    taken_on = {**b, "supported": False, "setup_grade": grade(1.0)}  # a kind taken on, above the constant
+    assert handled(add_normalised(taken_on))
+    a_worse_solve = {**a, "solve": {**a["solve"], "grade": grade(0.4)}}  # the final submission is what counts
+    assert not handled(add_normalised(a_worse_solve))
 
 
 def test_set_table_counts():
     header, rows = set_rows(records(), with_solve=True)
     by = {r[0]: dict(zip(header, r)) for r in rows}
     assert set(by) == {"dev", "zoo2", "all"}
-    assert by["zoo2"]["pass@1"] == "2/2" and by["zoo2"]["below const."] == "1"
+    assert by["zoo2"]["pass@1"] == "2/2" and by["zoo2"]["below const."] == "1" and by["zoo2"]["handled"] == "1/2"
     assert by["zoo2"]["mean norm."] == "0.175"
     assert by["dev"]["pass@1"] == "0/1" and by["dev"]["refused"] == "1/1" and by["dev"]["valid"] == "0/2"
     assert by["all"]["snaps below"] == "1" and by["all"]["worst snapshot"] == "-0.2"

@@ -163,7 +163,7 @@ def test_solver_network_trials_run_as_ray_tasks(cluster, iris_setup):
     solver = Solver(
         iris_setup, budget, log=lambda m: None, parallel_trials=2, map_fn=partial(ray_backend.map_tasks, num_cpus=1)
     )
-    solution = solver.network("network-1", {})
+    solution = solver.build("network", "network-1")
     folder = iris_setup / "solutions" / "network-1"
     records = [json.loads(line) for line in (folder / "trials.jsonl").read_text().splitlines()]
     assert [r["trial"] for r in records] == [0, 1, 2]

@@ -19,7 +19,9 @@ from agentk.core.fileio import append_jsonl, read_json, read_jsonl, write_json
 from agentk.core.sandbox import MemoryGroup
 from agentk.solve.budgets import PRESETS
 from agentk.solve.cross_validation import FOLDS
-from agentk.solve.solver import Solution, Solver, trial_history
+from agentk.solve.kinds.network import trial_history
+from agentk.solve.solution import Solution
+from agentk.solve.solver import Solver
 from agentk.submit import submit_workspace
 from agentk.workspace import SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, Workspace, code_module
 from tools import classical_tab
@@ -280,14 +282,14 @@ def test_a_trials_epoch_bar_shows_its_epochs_speed_and_gpu_memory(setup_ws):
 
     bar = Progress(console=Console(file=io.StringIO()))
     solver = Solver(setup_ws, PRESETS["quick"], log=lambda m: None, bar=bar)
-    report = solver._epoch_bar("network-1", 0, solver._bar_task("network-1 trial 1: epochs", 0))
+    report = solver.epoch_bar("network-1", 0, solver.bar_task("network-1 trial 1: epochs", 0))
     report({"epoch": 3, "epochs": 30, "images_per_s": 1234.4, "gpu_mem_gb": 2.5})
     (task,) = bar.tasks
     assert (task.completed, task.total) == (3, 30)
     assert task.description == "network-1 trial 1: 1234 samples/s, 2.5 GB GPU"
     report({"epoch": 4, "epochs": 30, "images_per_s": 99.0, "gpu_mem_gb": None})  # on CPU: no memory figure
     assert bar.tasks[0].description == "network-1 trial 1: 99 samples/s"
-    assert Solver(setup_ws, PRESETS["quick"], log=lambda m: None)._epoch_bar("network-1", 0, None) is None
+    assert Solver(setup_ws, PRESETS["quick"], log=lambda m: None).epoch_bar("network-1", 0, None) is None
 
 
 @pytest.mark.parametrize("name", ["diabetes", "iris-species"])
@@ -299,7 +301,7 @@ def test_the_constant_is_a_solution_and_the_floor_of_the_choice(example_copy, na
     assert solver.plans()[0] == ("constant", "constant", {})
     task = solver.task
     fit, val = task.split
-    constant = solver.constant("constant")
+    constant = solver.build("constant", "constant")
     y = task.y[fit, 0]
     if task.outputs[0]["kind"] == "regression":
         scores = {
@@ -338,7 +340,7 @@ def test_a_solution_replaces_the_constant_only_when_it_wins_on_most_resamples(ex
     solver = Solver(ws, PRESETS["quick"], log=said.append, features=False, cross_validate=False)
     task = solver.task
     val = task.split[1]
-    constant = solver.constant("constant")
+    constant = solver.build("constant", "constant")
     error = task.y[val] - constant.val_pred
     # the constant's errors, halved on every other row by size (largest first) and grown by 30 % on the rest: a
     # few percent better overall, worse on half the rows
@@ -371,7 +373,7 @@ def test_the_constant_is_among_the_blends_inputs(example_copy):
     solver = Solver(ws, PRESETS["quick"], log=lambda m: None, features=False, cross_validate=False)
     task = solver.task
     val = task.split[1]
-    constant = solver.constant("constant")
+    constant = solver.build("constant", "constant")
     solver.save(constant)
     rng = np.random.default_rng(0)
     for k, (sid, kind, _) in enumerate(solver.plans()[1:]):  # independent errors: the first model the best
@@ -410,14 +412,14 @@ def test_the_solver_adds_generic_features_to_the_tab_inputs_and_records_them(exa
 def test_a_network_refits_on_every_row_for_its_best_epochs_unless_no_refit(example_copy):
     ws = example_copy("diabetes")
     budget = replace(PRESETS["quick"], n_trials=1, max_epochs=4, min_epochs=4)
-    kept = Solver(ws, budget, log=lambda m: None, features=False, refit=False).network("network-1", {})
+    kept = Solver(ws, budget, log=lambda m: None, features=False, refit=False).build("network", "network-1")
     files = Workspace(ws).solution("network-1")
     np.testing.assert_array_equal(kept.test_pred, np.load(files.trial(0))["test_pred"])  # the trial's own
     assert kept.details["refit"] is None and not files.refit.exists()
     assert (kept.details["work"]["trials"], kept.details["work"]["epochs"]) == (1, 4)
     assert kept.details["search"]["method"] == "no search"
     solver = Solver(ws, budget, log=lambda m: None, features=False)  # resumes the recorded trial, then refits
-    refitted = solver.network("network-1", {})
+    refitted = solver.build("network", "network-1")
     rows, epochs = len(solver.task.y), refitted.details["best_trial"]["best_epoch"]
     whole = rows - (rows % budget.batch_size == 1)  # a last batch of one row is dropped (batch norm)
     assert refitted.details["refit"]["rows"] == rows and refitted.details["refit"]["epochs"] == epochs
@@ -440,13 +442,13 @@ def test_a_networks_early_stopped_trials_pay_for_more_trials_within_its_planned_
 
     quick = replace(PRESETS["quick"], n_trials=4, max_epochs=40, min_epochs=40, patience=1, network_seconds=1e6)
     ws = example_copy("diabetes")
-    roomy = Solver(ws, quick, log=lambda m: None, features=False).network("network-1", {}).details["work"]
+    roomy = Solver(ws, quick, log=lambda m: None, features=False).build("network", "network-1").details["work"]
     assert roomy["trials"] == 4
     # room for one trial and a half at their most epochs: the plan runs one, early stopping leaves room for more
     tight = replace(quick, network_seconds=roomy["fixed_seconds"] + 1.5 * roomy["trial_seconds"])
     shutil.rmtree(Workspace(ws).solution("network-1").folder)
     said = []
-    solution = Solver(ws, tight, log=said.append, features=False).network("network-1", {})
+    solution = Solver(ws, tight, log=said.append, features=False).build("network", "network-1")
     work = NetworkPlan(**{k: v for k, v in solution.details["work"].items() if k in NetworkPlan.__dataclass_fields__})
     records = read_jsonl(Workspace(ws).solution("network-1").trials)
     ran = [r["epochs"] for r in records]

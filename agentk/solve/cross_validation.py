@@ -17,10 +17,7 @@ its own (TaskData.with_split)."""
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,8 +25,8 @@ import numpy as np
 
 from agentk.core.fileio import read_json
 from agentk.modalities import TABULAR
+from agentk.solve.kinds import KINDS
 from agentk.workspace import Workspace
-from tools.fusion_config import FusionConfig
 from tools.task_data import TaskData
 
 # tables up to this many train rows are compared by cross-validation; on 2 cores it adds 65-70 s to the solve on
@@ -60,15 +57,14 @@ def applies(task: TaskData) -> bool:
 
 
 class CrossValidation:
-    """Out-of-fold predictions over every train row of a solution's recipe, kept in its folder (a resumed solve
-    reads them). `constant(statistic, train, held)`: the solver's constant statistic of the train rows for the held
-    rows, so the constant's recipe is the solver's own."""
+    """Out-of-fold predictions over every train row of a solution's recipe (its kind's `fold`, agentk/solve/kinds),
+    kept in its folder (a resumed solve reads them)."""
 
-    def __init__(self, task: TaskData, budget, constant: Callable[[str, np.ndarray, np.ndarray], np.ndarray], log):
-        self.task, self.budget, self.constant, self.log = task, budget, constant, log
+    def __init__(self, task: TaskData, budget, log):
+        self.task, self.budget, self.log = task, budget, log
         self.workspace = Workspace(task.ws)
         self.folds = task.folds(FOLDS)
-        self._features: dict = {}
+        self.features: dict = {}  # a classical candidate's features, built once for every fold
 
     def predictions(self, sid: str, kind: str, done: dict[str, np.ndarray], advance=lambda: None) -> Folded | None:
         """The solution's out-of-fold predictions (model space, every train row), None for a solution without a
@@ -81,55 +77,12 @@ class CrossValidation:
         if kind == "blend":
             members = plan.get("members")
             return Folded(np.mean([done[m] for m in members], axis=0), 0.0) if members else None
-        recipe = {
-            "constant": self._constant,
-            "classical": self._classical,
-            "network": self._network,
-            "autogluon": self._autogluon,
-        }[kind]
+        recipe = KINDS[kind].fold
         t0 = time.monotonic()
         oof = np.zeros((len(self.task.y), sum(self.task.widths)))
         for k, (train, held) in enumerate(self.folds):
-            oof[held] = recipe(sid, plan, train, held, k)
+            oof[held] = recipe(self, sid, plan, train, held, k)
             advance()
         folded = Folded(oof, time.monotonic() - t0)
         keep(files.cross_validated, folded)
         return folded
-
-    def _constant(self, sid: str, plan: dict, train: np.ndarray, held: np.ndarray, k: int) -> np.ndarray:
-        return self.constant(plan["statistic"], train, held)
-
-    def _classical(self, sid: str, plan: dict, train: np.ndarray, held: np.ndarray, k: int) -> np.ndarray:
-        from tools.classical import candidate, predict_outputs
-
-        name = sid.removeprefix("classical-")
-        if name not in self._features:
-            self._features[name] = candidate(name).features(self.task, log=self.log)
-        feats = self._features[name]
-        model, learnt = feats.models[plan["chosen"]], plan.get("learnt")
-        return predict_outputs(self.task, model, feats.train, train, feats.train[held], learnt)
-
-    def _network(self, sid: str, plan: dict, train: np.ndarray, held: np.ndarray, k: int) -> np.ndarray:
-        from tools.fusion import refit_fusion
-
-        config = FusionConfig(**plan["config"])
-        epochs = int(plan["best_trial"]["best_epoch"])
-        return refit_fusion(self.task, config, epochs, log=self.log, rows=train, held=held).test_pred
-
-    def _autogluon(self, sid: str, plan: dict, train: np.ndarray, held: np.ndarray, k: int) -> np.ndarray:
-        from tools.autogluon_tool import fit_autogluon
-
-        folder = self.workspace.solution(sid).folder
-        models = Path(tempfile.mkdtemp(prefix=f"fold{k}-", dir=folder))
-        try:
-            out = fit_autogluon(
-                self.task.with_split(train, held),
-                seconds=self.budget.autogluon_time / FOLDS,
-                presets=self.budget.autogluon_presets,
-                out_dir=models,
-                refit=False,
-                only=[m.get("planned") for m in plan["models"]],  # None: an earlier solve's, planned anew
-            )
-        finally:
-            shutil.rmtree(models, ignore_errors=True)
-        return out["val_pred"]
