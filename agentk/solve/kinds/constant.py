@@ -16,6 +16,7 @@ NAME = "constant"
 MAX_LEVELS = 50  # a column with at most this many levels may carry a per-level constant
 MIN_LEVEL_ROWS = 5  # a level with fewer rows gets the overall statistic
 CONSTANT_FOLDS = 5
+WORDS = {"prior": "class priors", "uniform": "every class alike", "relative": "the relative error's best constant"}
 
 
 def plans(solver) -> list[tuple[str, dict]]:
@@ -24,7 +25,8 @@ def plans(solver) -> list[tuple[str, dict]]:
 
 def build(solver, sid: str) -> Solution:
     """The best prediction that ignores the inputs, or reads one categorical column: per output the class prior
-    or every class alike (a balanced log loss scores that best), or for a regression the mean or the median of the target, or that statistic per level of the tab column of
+    or every class alike (what a balanced log loss scores best), or for a regression the mean or the median of the
+    target (or a relative error's weighted one), or that statistic per level of the tab column of
     few levels that predicts best by cross-validation on the fit rows (e.g. a per-type median). The metric picks
     among them on the validation rows. Statistics come from the fit rows for the validation figure and from
     every row for the test prediction."""
@@ -51,11 +53,7 @@ def build(solver, sid: str) -> Solution:
         what = f"the target's {stat.split()[0]} per level of {column!r} (the overall one for a rare level)"
     else:
         test_pred = np.tile(solver.task.constant_row(every, stat), (len(solver.task.test), 1))
-        what = {
-            "prior": "class priors",
-            "uniform": "every class alike",
-            "relative": "the relative error's best constant",
-        }.get(stat, f"the target's {stat}")
+        what = WORDS.get(stat, f"the target's {stat}")
     return Solution(
         sid,
         "constant",
