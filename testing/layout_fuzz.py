@@ -564,7 +564,8 @@ def build(seed: int, dest: Path, n_train: int = 160, n_test: int = 60) -> Truth:
     else:
         files["train"] = here + _write(train[[id_col, *keep, *keep_train, target]], tables, names["train"], fmt)
     if "media:arrays" in transforms:  # an older test set's labels, of other ids, named as a test table
-        old = pd.DataFrame({id_col: [f"{v}9" for v in _ids(extra, 40, transforms)], target: train[target].iloc[:40]})
+        # ids past every sample's ("99" after a number of the samples' range): none of them is the sample's
+        old = pd.DataFrame({id_col: [f"{v}99" for v in _ids(extra, 40, transforms)], target: train[target].iloc[:40]})
         files["old"] = here + _write(old, tables, f"{names['test']}_labels_old", fmt)
     else:
         files["test"] = here + _write(test[[id_col, *keep]], tables, names["test"], fmt)
