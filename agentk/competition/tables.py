@@ -275,7 +275,9 @@ def _test_files_over_tables(root: Path, by_role: dict[str, list[Path]]) -> dict[
     if share < 0.9:
         return {}
     tables = ", ".join(p.name for p in by_role.pop("test"))
-    return {"test": f"the test folder's files: {share:.0%} of the sample submission's ids name them, none is in {tables}"}
+    return {
+        "test": f"the test folder's files: {share:.0%} of the sample submission's ids name them, none is in {tables}"
+    }
 
 
 def _pick_split(root: Path, found: list[Path]) -> tuple[Path, list[Path]]:
