@@ -361,7 +361,11 @@ def test_an_array_per_sample_is_summarised_slice_by_slice_and_fanned_out_folders
         folder = tmp_path / "test" / "abc"[k % 3]
         folder.mkdir(parents=True, exist_ok=True)
         np.save(folder / f"s{k}.npy", grid)
-    assert {d.relative_to(tmp_path).as_posix(): len(f) for d, f in per_sample_folders(tmp_path).items()} == {"test": 12}
+        split = tmp_path / "train" / ("a" if k < 10 else "b")  # ten in one sub-folder, two in another
+        split.mkdir(parents=True, exist_ok=True)
+        np.save(split / f"t{k}.npy", grid)
+    found = {d.relative_to(tmp_path).as_posix(): len(f) for d, f in per_sample_folders(tmp_path).items()}
+    assert found == {"test": 12, "train/a": 10, "train": 2}
     rows = [summary(tmp_path / "test" / "abc"[k % 3] / f"s{k}.npy") for k in range(12)]
     line = [r["slice2_line0_max"] for r in rows]
     assert min(line[1::2]) > max(line[::2])  # the samples with the line, apart from those without

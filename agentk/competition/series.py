@@ -30,9 +30,16 @@ def per_sample_folders(root: Path) -> dict[Path, list[Path]]:
     for p in walk(root, 3):
         if p.parent != root and (is_table(p) or p.suffix.lower() == ".npy"):
             by_folder.setdefault(p.parent, []).append(p)
-    for folder in [d for d, files in by_folder.items() if len(files) < MIN_FILES and d.parent != root]:
-        by_folder.setdefault(folder.parent, []).extend(by_folder.pop(folder))
-    return {d: files for d, files in by_folder.items() if len(files) >= MIN_FILES}
+    under: dict[Path, int] = {}  # such files in a folder and its sub-folders
+    for d, files in by_folder.items():
+        for folder in [d, *d.parents]:
+            if folder == root:
+                break
+            under[folder] = under.get(folder, 0) + len(files)
+    out: dict[Path, list[Path]] = {}
+    for d, files in by_folder.items():
+        out.setdefault(d if len(files) >= MIN_FILES or d.parent == root else d.parent, []).extend(files)
+    return {d: files for d, files in out.items() if under[d] >= MIN_FILES}
 
 
 def summarise_files(root: Path, keys: dict[str, pd.Series]) -> tuple[pd.DataFrame, str] | None:
