@@ -26,13 +26,7 @@ from agentk.competition.dataview import (
     walk,
 )
 from agentk.competition.file_inputs import listing_source, modality_files
-from agentk.competition.support import (
-    hopeless_reason,
-    pixels_sampled,
-    unsupported,
-    unsupported_reason,
-    unsupported_task,
-)
+from agentk.competition.support import hopeless_reason, pixels_sampled, unsupported, unsupported_reason
 from agentk.competition.tables import (
     arrays_as_tables,
     candidates,
@@ -45,6 +39,7 @@ from agentk.competition.tables import (
     positions_as_rows,
     rewrites_as_ranks,
 )
+from agentk.competition.task_kinds import unsupported_task
 from agentk.core.checks import Check
 from agentk.core.engine import Stage
 from agentk.core.errors import BadInput

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from agentk.competition import image_pairs
-from agentk.competition.support import unsupported_task
+from agentk.competition.task_kinds import unsupported_task
 from testing.competitions import build
 
 FEATURES = list(image_pairs.FEATURES)

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from agentk.competition.support import unsupported_task
+from agentk.competition.task_kinds import unsupported_task
 from stages.fetch import check_source
 
 

@@ -15,7 +15,6 @@ from agentk.competition.image_pairs import TARGET_DIR, strip_role
 from agentk.competition.positions import MAX_SYMBOLS, MIN_COVER, MIN_LENGTH, POSITION_ID
 from agentk.competition.rewrites import MIN_COPIED, rewrite_share, source_rows
 from agentk.competition.tables import related_ids, sample_columns
-from agentk.competition.task_kinds import simulation_reason, table_kind_reason
 from agentk.modalities import IMAGE, file_extensions
 
 MASK_NAME = re.compile(r"(mask|segment|annotation)", re.I)
@@ -78,52 +77,12 @@ def is_label_set(s: pd.Series) -> bool:
     return sum(c == 1 for c in counts.values()) <= 0.3 * len(counts)
 
 
-def unsupported_task(folder: Path) -> str | None:
-    """Why agentk cannot do the task of a competition folder, read off its files and the head of its tables
-    before anything is set up (an unreadable or missing table is left to the input checks); None if nothing
-    says so."""
-    from agentk.competition.archives import is_archive, members
-    from agentk.competition.dataview import find_tables, read_table
-    from agentk.core.errors import BadInput
-
-    folder = Path(folder)
-    names = [p.relative_to(folder).as_posix() for p in walk(folder, 4)]
-    for archive in (p for p in folder.iterdir() if is_archive(p)):
-        try:
-            names += [f"{archive.name}/{m}" for m in members(archive)]
-        except Exception:  # noqa: BLE001 - a broken archive is the input checks' to report
-            pass
-    reason = _file_reason(names, folder)
-    if reason:
-        return reason
-    if found := _per_position(folder):
-        path, lists, seq = found
-        if _positions_sampled(folder, lists):
-            return None  # fetch writes the records one row per position (agentk.competition.positions)
-        return unsupported(
-            "per-position sequence outputs",
-            f"{path.name}: {', '.join(lists[:3])} hold one value per position of {seq!r}",
-        )
-    tables = find_tables(folder)
-    if "sample" not in tables:
-        return simulation_reason(folder, names)
-    try:
-        sample = read_table(tables["sample"], nrows=PEEK_ROWS, dtype=str)
-        train = read_table(tables["train"], nrows=PEEK_ROWS) if "train" in tables else None
-        test = read_table(tables["test"], nrows=PEEK_ROWS) if "test" in tables else None
-    except BadInput:
-        return None
-    layout = sample_columns(sample, train, test)
-    # before the sample's own columns are judged: offsets would read as run-length masks there
-    return table_kind_reason(folder, names, tables["sample"], sample, layout) or _table_reason(train, test, sample)
-
-
 def unsupported_reason(
     raw: Path, train: pd.DataFrame | None, sample: pd.DataFrame, test: pd.DataFrame | None = None
 ) -> str | None:
     """Why agentk cannot do this task, or None: what its files and its (read) tables show."""
     names = [p.relative_to(raw).as_posix() for p in walk(raw, 4)]
-    return _file_reason(names, raw) or _table_reason(train, test, sample)
+    return file_reason(names, raw) or table_reason(train, test, sample)
 
 
 # per-sample files of kinds no modality reads (volumes, video), refused as audio is, rather than failing setup with
@@ -131,7 +90,7 @@ def unsupported_reason(
 UNREAD_KINDS = {"NIfTI volumes": (".nii",), "video": (".mp4", ".avi", ".mov", ".mkv")}
 
 
-def _file_reason(names: list[str], folder: Path) -> str | None:
+def file_reason(names: list[str], folder: Path) -> str | None:
     """Audio inputs, medical scans and video, paired input/output image folders (unless the sample lists pixels), mask
     images: from the file names (and the head of the sample)."""
     # a registered modality's files, and clips that fetch turns into spectrogram pictures (tools/audio_clips.py)
@@ -173,7 +132,7 @@ def pixels_sampled(folder: Path, names: list[str] | None = None) -> bool:
     return image_pairs.detect(folder, images, sample) is not None
 
 
-def _per_position(folder: Path) -> tuple[Path, list[str], str] | None:
+def per_position(folder: Path) -> tuple[Path, list[str], str] | None:
     """(file, list fields, sequence field) of JSON records whose fields hold number lists with one value per
     position of a sequence field (a train.json in JSON-lines form, as such competitions ship it); None if none."""
     for path in sorted(p for p in walk(folder, 2) if p.suffix.lower() in (".json", ".jsonl")):
@@ -194,7 +153,7 @@ def _per_position(folder: Path) -> tuple[Path, list[str], str] | None:
     return None
 
 
-def _positions_sampled(folder: Path, lists: list[str]) -> bool:
+def positions_sampled(folder: Path, lists: list[str]) -> bool:
     """The sample's rows are `<id>_<position>` and its predicted columns are among the per-position lists."""
     sample = _sample_head(folder)
     return (
@@ -246,7 +205,7 @@ def _json_records(path: Path, limit: int = 20) -> list[dict]:
     return out
 
 
-def _table_reason(train: pd.DataFrame | None, test: pd.DataFrame | None, sample: pd.DataFrame) -> str | None:
+def table_reason(train: pd.DataFrame | None, test: pd.DataFrame | None, sample: pd.DataFrame) -> str | None:
     """Segmentation (RLE targets), object detection (boxes), span extraction and text generation: from the
     sample submission's predicted columns (not those repeating test inputs) and the train table's matching ones."""
     layout = sample_columns(sample, train, test)

@@ -1,8 +1,8 @@
 """Kinds of task agentk does not do, read off the values and the structure of a competition's files (never their
 names): a program as the only deliverable (simulation), assignments of entities without any target (optimisation),
 character offsets into a text (span extraction), ranked ids of a gallery of items like the queries (retrieval) and
-sets of catalogue items drawn from a table of interactions (recommendation). support.unsupported_task asks these
-before any stage runs."""
+sets of catalogue items drawn from a table of interactions (recommendation). unsupported_task (below) asks these,
+after the file-level kinds of agentk.competition.support, before any stage runs."""
 
 from __future__ import annotations
 
@@ -13,9 +13,21 @@ from pathlib import Path
 
 import pandas as pd
 
+from agentk.competition.archives import is_archive, members
+from agentk.competition.dataview import AUDIO_EXT, CSV_SUFFIXES, find_tables, read_table, walk
+from agentk.competition.support import (
+    PEEK_ROWS,
+    file_reason,
+    is_long_text,
+    per_position,
+    positions_sampled,
+    table_reason,
+    unsupported,
+)
+from agentk.competition.tables import candidates, sample_columns
 from agentk.core.errors import BadInput
+from agentk.modalities import IMAGE
 
-PEEK_ROWS = 2000  # rows of each table read for evidence, as support's
 PROGRAM_EXT = (".py", ".ipynb")
 WHOLE_TABLE_BYTES = 64 << 20  # a table not in CSV is read whole for a column up to this size, else its head
 MIN_SHARE = 0.8  # share of the sample's distinct tokens that must be ids of one table (or one folder's files)
@@ -25,16 +37,10 @@ TABLE_FILES = (".csv", ".tsv", ".json", ".jsonl", ".parquet", ".feather", ".gz",
 DOCUMENTS = (".md", ".txt", ".html", ".htm", ".pdf")
 
 
-def unsupported(kind: str, evidence: str) -> str:
-    """The one line agentk says for a task it cannot do (as support.unsupported)."""
-    return f"unsupported task: {kind} ({evidence})"
-
-
 # ---- simulation: no data, a program to submit -----------------------------------------------------------------
 def simulation_reason(folder: Path, names: list[str]) -> str | None:
     """A folder without any table (no train, test or sample submission) whose program files (.py, a notebook) are
     what a submission is: an agent played against others in a simulated environment, not a model of data."""
-    from agentk.competition.tables import candidates
 
     if candidates(folder):
         return None
@@ -79,8 +85,6 @@ class _Tables:
     """The heads of a folder's tables (as text) and, on demand, a column's values read whole."""
 
     def __init__(self, folder: Path, sample: Path):
-        from agentk.competition.dataview import read_table
-        from agentk.competition.tables import candidates
 
         self.sample_path = sample
         self.heads: dict[Path, pd.DataFrame] = {}
@@ -98,7 +102,6 @@ class _Tables:
     def values(self, path: Path, column: str) -> set[str]:
         """A column's distinct values, read whole (a CSV's one column alone; another format up to a size), else
         those of its head."""
-        from agentk.competition.dataview import CSV_SUFFIXES, read_table
 
         key = (path, column)
         if key not in self._whole:
@@ -209,7 +212,6 @@ def _offset_ranges(values: pd.Series) -> list[tuple[int, int]] | None:
 
 
 def _is_text(s: pd.Series) -> bool:
-    from agentk.competition.support import is_long_text  # support imports this module
 
     return is_long_text(s)
 
@@ -307,8 +309,6 @@ def _assignment_reason(
     """Optimisation: the sample gives each entity of a table (all of them, no other) a value no table holds for
     any row, taken among several option columns of that table (a family's preferred days), and no other table has
     rows like that table's: nothing to learn from, only preferences to satisfy."""
-    from agentk.competition.dataview import AUDIO_EXT
-    from agentk.modalities import IMAGE
 
     media = (*IMAGE.extensions, *AUDIO_EXT, ".txt", ".npy")
     if layout.id is None or set(layout.predicted) & in_tables:
@@ -343,3 +343,39 @@ def _assignment_reason(
                         f"{', ...' * (len(options) > 3)}: an assignment to optimise, not a prediction",
                     )
     return None
+
+
+def unsupported_task(folder: Path) -> str | None:
+    """Why agentk cannot do the task of a competition folder, read off its files and the head of its tables
+    before anything is set up (an unreadable or missing table is left to the input checks); None if nothing
+    says so."""
+    folder = Path(folder)
+    names = [p.relative_to(folder).as_posix() for p in walk(folder, 4)]
+    for archive in (p for p in folder.iterdir() if is_archive(p)):
+        try:
+            names += [f"{archive.name}/{m}" for m in members(archive)]
+        except Exception:  # noqa: BLE001 - a broken archive is the input checks' to report
+            pass
+    reason = file_reason(names, folder)
+    if reason:
+        return reason
+    if found := per_position(folder):
+        path, lists, seq = found
+        if positions_sampled(folder, lists):
+            return None  # fetch writes the records one row per position (agentk.competition.positions)
+        return unsupported(
+            "per-position sequence outputs",
+            f"{path.name}: {', '.join(lists[:3])} hold one value per position of {seq!r}",
+        )
+    tables = find_tables(folder)
+    if "sample" not in tables:
+        return simulation_reason(folder, names)
+    try:
+        sample = read_table(tables["sample"], nrows=PEEK_ROWS, dtype=str)
+        train = read_table(tables["train"], nrows=PEEK_ROWS) if "train" in tables else None
+        test = read_table(tables["test"], nrows=PEEK_ROWS) if "test" in tables else None
+    except BadInput:
+        return None
+    layout = sample_columns(sample, train, test)
+    # before the sample's own columns are judged: offsets would read as run-length masks there
+    return table_kind_reason(folder, names, tables["sample"], sample, layout) or table_reason(train, test, sample)
