@@ -40,8 +40,6 @@ PINNED = {
     105: ("binary", ["names:other", "format:arrays"]),
     135: ("multiclass", ["ids:prefixed", "refuse:span-extraction"]),
     167: ("regression", ["columns:odd", "refuse:recommendation"]),
-    186: ("binary", []),
-    213: ("binary", ["columns:odd", "ids:hex", "ids:named", "labels-file"]),
     303: (
         "multiclass",
         [

@@ -12,7 +12,7 @@ import pytest
 
 from agentk.competition import positions
 from agentk.competition.dataview import read_table
-from agentk.competition.support import unsupported_task
+from agentk.competition.task_kinds import unsupported_task
 from agentk.policies.analysis import analyse
 from stages.fetch import fetch_local
 from testing.competitions import build

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from agentk.competition import rewrites
-from agentk.competition.support import unsupported_task
+from agentk.competition.task_kinds import unsupported_task
 from agentk.workspace import Workspace
 from stages.fetch import fetch_local
 from testing.competitions import build, registry
