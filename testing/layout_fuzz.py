@@ -575,8 +575,7 @@ def build(
     target = _column(rng, "outcome" if kind != "regression" else "amount", odd)
     names = _names(rng, transforms)
     fmt = next((t for t in transforms if t in FORMATS), None)
-    public, private = dest / "public", dest / "private"
-    tables = public / "data" if "subfolder" in transforms else public
+    public, private, tables, here = _places(dest, transforms)
     public.mkdir(parents=True)
     private.mkdir(parents=True)
     data = pd.DataFrame({id_col: ids}).join(frame.rename(columns={**cols, "target": target}))
@@ -584,7 +583,6 @@ def build(
         data[cols["colour"]] = data[cols["colour"]].map(ACCENTED)
     inputs = list(cols.values())
     files: dict[str, str] = {}
-    here = "data/" if "subfolder" in transforms else ""
 
     if "side:1-n" in transforms:  # `count` is the number of rows per id in an events table
         inputs.remove(cols["count"])
@@ -1032,9 +1030,7 @@ def _signal(seed: int, dest: Path, transforms: list[str], n_train: int, n_test: 
     target = _column(rng, "time_left", odd)
     names = _names(rng, transforms)
     fmt = next((t for t in transforms if t in FORMATS), None)
-    public, private = dest / "public", dest / "private"
-    tables = public / "data" if "subfolder" in transforms else public
-    here = "data/" if "subfolder" in transforms else ""
+    public, private, tables, here = _places(dest, transforms)
     private.mkdir(parents=True)
     readings = []
     for k in range(n):
@@ -1078,6 +1074,13 @@ def _signal(seed: int, dest: Path, transforms: list[str], n_train: int, n_test: 
     return truth
 
 
+def _places(dest: Path, transforms: list[str]) -> tuple[Path, Path, Path, str]:
+    """(public, private, the folder the tables go to, its prefix in the truth's file names): data/ with subfolder."""
+    public, private = dest / "public", dest / "private"
+    sub = "subfolder" in transforms
+    return public, private, public / "data" if sub else public, "data/" if sub else ""
+
+
 def _refused(seed: int, dest: Path, transforms: list[str], refusal: str) -> Truth:
     """A layout of a task agentk does not do (refuse:<kind>), written with the names, ids and table format drawn;
     its truth records the kind setup must name in its refusal."""
@@ -1085,9 +1088,7 @@ def _refused(seed: int, dest: Path, transforms: list[str], refusal: str) -> Trut
     odd = "columns:odd" in transforms
     names = _names(rng, transforms)
     fmt = next((t for t in transforms if t in FORMATS), None)
-    public, private = dest / "public", dest / "private"
-    tables = public / "data" if "subfolder" in transforms else public
-    here = "data/" if "subfolder" in transforms else ""
+    public, private, tables, here = _places(dest, transforms)
     public.mkdir(parents=True)
     private.mkdir(parents=True)
     id_col = _column(rng, "record_key" if "ids:named" in transforms else "id", odd)
