@@ -3,12 +3,12 @@ that imports nothing heavy (agentk/core/crash.py), and runs in a child; the rest
 
 import sys
 
+from agentk.cli import main as cli
 from agentk.core.crash import watch
 
 
 def main() -> None:
     watch(sys.argv[1:])
-    from agentk.cli import main as cli
 
     cli()
 

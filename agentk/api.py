@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from rich.markup import escape
+from rich.text import Text
 
 from agentk.core import crash
 from agentk.core.engine import Budget, Engine
@@ -26,7 +27,13 @@ from agentk.core.fileio import read_json, write_json
 from agentk.core.lock import FolderLock, check_free, hold
 from agentk.core.sandbox import died_of, require_sandbox, run_python_live
 from agentk.core.state import EpisodeState, load_state
+from agentk.policies.llm import LLMClient, LLMConfig, Unreachable
+from agentk.ray_backend import import_ray
+from agentk.solve.budgets import PRESETS
+from agentk.solve.memory import DEFAULT_SHARE, default_limit_gb, machine_gb
+from agentk.submit import submit_workspace
 from agentk.workspace import Workspace
+from tools.kaggle import KaggleTool, parse_competition_url
 
 POLICIES = ("expert", "llm", "hybrid")
 WORKSPACES = Path("workspaces")  # where a workspace goes by default, relative to the current folder
@@ -109,11 +116,9 @@ def run_setup(
     Bad input raises BadInput before anything is written, and so does a task agentk cannot do, unless
     try_unsupported with an LLM policy: the LLM then tries it (the expert never does)."""
     from agentk.competition.dataview import competition_name
-    from agentk.policies.llm import LLMConfig
     from agentk.setup_pipeline import setup_pipeline
     from rag.memory import fix_recorder, remember_hypotheses
     from stages.fetch import check_source
-    from tools.kaggle import parse_competition_url
 
     on_event = on_event or _quiet
     from agentk.parsing import guard_pandas
@@ -143,8 +148,6 @@ def run_setup(
             raise BadInput(f"nothing to resume in {ws.root}: run `agentk setup <competition>` first")
     slug = parse_competition_url(source)
     if slug:  # credentials, unknown competition, rules not accepted, network: stop before anything is written
-        from tools.kaggle import KaggleTool
-
         tool = KaggleTool()
         tool.metadata(slug)
         tool.files(slug)
@@ -194,7 +197,6 @@ def run_setup(
 
 def _logged(on_event: Progress, log: TextIO) -> Progress:
     """on_event, each event's line also written to the setup's log."""
-    from rich.text import Text
 
     def both(kind: str, info: dict) -> None:
         if kind == "stage":
@@ -251,7 +253,6 @@ def _usable_policy(policy: str, config, on_event: Progress) -> str:
     """The policy to run, its endpoint checked before anything is written (down, bad key, unknown model:
     BadInput). An unreachable endpoint leaves hybrid, which starts with the expert anyway, to the expert
     alone, after a warning."""
-    from agentk.policies.llm import LLMClient, Unreachable
 
     if policy == "expert":
         return policy
@@ -267,7 +268,6 @@ def _usable_policy(policy: str, config, on_event: Progress) -> str:
 
 def _policy(name: str, config, ws: Workspace, memory):
     from agentk.policies.expert import ExpertPolicy
-    from agentk.policies.llm import LLMClient
     from agentk.policies.llm_policy import HybridPolicy, LLMPolicy
 
     if name == "expert":
@@ -305,8 +305,6 @@ def run_solve(
     process tree may use (default: agentk/solve/memory.py's share of the machine); time_limit: the wall seconds the
     solve ends within (default: the budget's bound)."""
     from agentk.parsing import guard_pandas
-    from agentk.solve.budgets import PRESETS
-    from agentk.solve.memory import DEFAULT_SHARE, default_limit_gb, machine_gb
 
     guard_pandas()
     if budget not in PRESETS:
@@ -332,8 +330,6 @@ def run_solve(
                 f"`agentk setup --resume --workspace {ws.root}`"
             )
         if ray:
-            from agentk.ray_backend import import_ray
-
             import_ray()  # no ray installed: stop before any work
         args = (
             ["-m", "agentk.solve.solver", str(ws.root), "--budget", budget]
@@ -407,7 +403,6 @@ def run_submit(
     Kaggle competition, wait for the score and record it. The workspace's submission is sent only once a solve
     finished (BadInput otherwise); AgentFailed when Kaggle did not score it."""
     from agentk.parsing import guard_pandas
-    from agentk.submit import submit_workspace
 
     guard_pandas()
     if light and solution:

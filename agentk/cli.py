@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import sys
+import webbrowser
+from importlib.metadata import version
 from pathlib import Path
 
 import typer
@@ -21,6 +23,8 @@ from agentk.core.fileio import read_json
 from agentk.core.state import EpisodeState
 from agentk.solve.memory import DEFAULT_SHARE
 from agentk.workspace import Workspace
+from curriculum.cli import curriculum_command
+from rag.cli import memory_app
 
 app = typer.Typer(
     add_completion=False,
@@ -31,7 +35,6 @@ console = Console(stderr=True)
 
 
 def _mount_memory() -> None:
-    from rag.cli import memory_app
 
     app.add_typer(memory_app, name="memory", help="The long-term memory: stored code fixes and task experiences.")
 
@@ -41,8 +44,6 @@ _mount_memory()
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import version
-
         print(f"agentk {version('agentk')}")
         raise typer.Exit()
 
@@ -300,7 +301,6 @@ def curriculum(
     goes to <out>/logs/; writes <out>/report.html at the end. Exit codes: 0 the rounds ran (a failed task is an
     outcome, in the table and the report); 2 bad input (pool file, options, the out folder in use)."""
     options = dict(locals())  # the parsed options, first thing: Curriculum's keywords, checked by curriculum_command
-    from curriculum.cli import curriculum_command
 
     curriculum_command(options.pop("pool"), options.pop("out"), options.pop("memory"), **options)
 
@@ -350,8 +350,6 @@ def report(
         path = api.run_report(workspace)
     print(path)
     if open_it:
-        import webbrowser
-
         webbrowser.open(path.as_uri())
 
 

@@ -23,7 +23,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from pandas._libs import lib
 from pandas.api.extensions import no_default
+from pandas.io.parsers import readers
 
 # the crash needs an exponent of ten digits; five already overflows every float, so nothing real is lost. The
 # parser reads the exponent before it looks at what follows, so a string that merely starts so crashes it too
@@ -148,9 +150,6 @@ def guard_pandas() -> None:
     """Screen the crashing strings out inside pandas too (idempotent): its numeric conversion, which to_numeric,
     the python parser and other libraries' type inference call, and its CSV readers' float parsing."""
     global _original_convert, _original_read
-    from pandas._libs import lib
-    from pandas.io.parsers import readers
-
     if _original_convert is None:
         _original_convert = lib.maybe_convert_numeric
 

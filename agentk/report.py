@@ -18,6 +18,8 @@ from pathlib import Path
 
 from agentk.core.errors import BadInput
 from agentk.core.fileio import read_json, read_jsonl, write_text
+from agentk.parsing import read_csv
+from agentk.submit import solve_status
 from agentk.workspace import METRIC, Workspace
 from tools.task_data import held_out
 
@@ -288,7 +290,6 @@ def _solutions(ws: Workspace) -> str:
     metric, higher = metric_of(ws)
     summary = read_json(ws.solve_summary) or {}
     status = summary.get("status")
-    from agentk.submit import solve_status
 
     note = (
         f"<p>Solve: <b class=ok>done</b> with the {esc(summary.get('budget'))} budget. Log: "
@@ -506,8 +507,6 @@ def _blend(ws: Workspace) -> str:
 def _submission(ws: Workspace) -> str:
     from agentk.competition.dataview import find_tables
     from agentk.competition.long_format import long_sample, record
-    from agentk.parsing import read_csv
-    from agentk.submit import solve_status
     from tools.submission import SubmissionMismatch, compare_with_sample
 
     if not ws.submission.exists():

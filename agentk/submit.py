@@ -11,6 +11,7 @@ from pathlib import Path
 from agentk.core.errors import BadInput
 from agentk.core.fileio import read_json, write_json
 from agentk.workspace import METRIC, Workspace
+from tools.kaggle import KaggleTool, parse_competition_url
 
 
 def higher_is_better(ws: Path) -> bool:
@@ -45,7 +46,6 @@ def final_pick(records: list[dict], higher: bool) -> dict | None:
 
 
 def submit_workspace(ws: Path, message: str, solution: str | None, timeout: float) -> tuple[dict, dict | None]:
-    from tools.kaggle import KaggleTool, parse_competition_url
     from tools.submission import SubmissionMismatch, compare_with_sample
 
     paths = Workspace(ws)

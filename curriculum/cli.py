@@ -12,8 +12,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from agentk import ray_backend
 from agentk.api import POLICIES
 from agentk.core.errors import BadInput
+from agentk.core.sandbox import require_sandbox
+from agentk.policies.llm import LLMClient, LLMConfig
+from agentk.solve.budgets import PRESETS
 from agentk.workspace import Workspace
 
 console = Console(stderr=True)
@@ -42,7 +46,6 @@ def round_table(rec: dict) -> Table:
 
 def _llm_first_pick(policy: str | None, out: Path):
     """With an LLM configured (and a policy that uses it), the LLM names the first task (paper 3.3)."""
-    from agentk.policies.llm import LLMClient, LLMConfig
 
     config = LLMConfig.load()
     if policy == "expert" or not config.configured:
@@ -61,9 +64,6 @@ def curriculum_command(pool: Path, out: Path, memory: Path | None, **options) ->
     """Run (or resume, when <out>/curriculum.json exists) the rounds over the pool. `options` are Curriculum's
     (rounds, submit, alpha, beta, r, budget, policy, setup_only, selection, seed, ray, unsafe_sandbox), each
     given: `agentk curriculum` passes its parsed options, checked here before any round."""
-    from agentk.core.sandbox import require_sandbox
-    from agentk.policies.llm import LLMConfig
-    from agentk.solve.budgets import PRESETS
     from curriculum.runner import SELECTIONS, Curriculum
     from rag.memory import Memory
 
@@ -81,8 +81,6 @@ def curriculum_command(pool: Path, out: Path, memory: Path | None, **options) ->
     if o.policy != "expert" and (o.policy is not None or LLMConfig.load().configured):
         require_sandbox(o.unsafe_sandbox)  # before any round, not once per round
     if o.ray:
-        from agentk import ray_backend
-
         ray_backend.connect(o.ray)  # no Ray installed, or no cluster at that address: exit 2 before any round
     cur = Curriculum(
         pool,

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
+
 from agentk.core.errors import BadInput
 from agentk.core.fileio import read_json, write_text
 from agentk.report import Raw, esc, figure, link, number, page, pyplot, table
@@ -174,7 +176,6 @@ def _selection(rounds: list[dict]) -> str:
     if not scored:
         return "<p>No selection scores recorded.</p>"
     names = list(dict.fromkeys(n for r in scored for n in r["scores"]))
-    import numpy as np
 
     grid = np.full((len(names), len(scored)), np.nan)
     for j, rec in enumerate(scored):

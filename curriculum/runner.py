@@ -23,7 +23,7 @@ from typing import TextIO
 import numpy as np
 from rich.text import Text
 
-from agentk import api
+from agentk import api, ray_backend
 from agentk.core.errors import AgentFailed, BadInput
 from agentk.core.fileio import read_json, write_json
 from agentk.core.lock import hold
@@ -230,7 +230,6 @@ class Curriculum:
             # a Ray task runs the step in a child process of its own: the driver's settings (LLM endpoint, the
             # curriculum's memory) go with it in its environment, all its output goes to the log, and the
             # long-lived Ray worker keeps nothing of it (generated modules, torch state)
-            from agentk import ray_backend
 
             ray_backend.connect(self.ray)
             env = dict(os.environ)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from inspect import getsource
 from pathlib import PurePath
 
+from agentk.competition.file_inputs import NAME_LABEL, SUFFIX_LABEL
 from agentk.competition.graph import key_text
 from agentk.competition.joins import CHUNK_ROWS, join_keyed
 from agentk.core.checks import Check
@@ -133,7 +134,6 @@ def join_lines(j, into: str = "df", depth: int = 0) -> list[str]:
 
 def listing_rows(src, labels: bool = False) -> list[str]:
     """Lines that list a folder's files into `paths` and `ids` (path under the folder), and `labels`."""
-    from agentk.competition.file_inputs import NAME_LABEL, SUFFIX_LABEL
 
     lines = [
         f"folder = Path({src.folder!r})",

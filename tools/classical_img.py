@@ -23,6 +23,7 @@ from sklearn.preprocessing import StandardScaler
 
 from agentk.modalities import IMAGE
 from tools.classical import Features, svm_classifier, svm_fits
+from tools.image_files import cell_size
 from tools.resampling import at_most
 from tools.task_data import TaskData
 
@@ -152,7 +153,6 @@ def describe(batch: np.ndarray) -> np.ndarray:
 def file_sizes(paths: list, task: TaskData) -> np.ndarray:
     """(rows, 3): each image's width, height and log aspect ratio, read from its header (decoding squares the
     images, and a shape or a camera often tells classes apart)."""
-    from tools.image_files import cell_size
 
     def one(cell) -> tuple[float, float, float]:
         try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 
 import pandas as pd
+from pandas.tseries.api import guess_datetime_format
 
 DATE_SHARE = 0.95  # of a sample of a column's values that must parse as dates
 DATE_SAMPLE = 500
@@ -36,8 +37,6 @@ def as_datetime(s: pd.Series) -> pd.Series:
     """Dates and times as naive UTC timestamps, NaT where a value does not parse. The first value's format parses
     the column at once; only the values it misses are parsed one by one ("mixed"): on a million timestamps, 13 s
     instead of 64."""
-    from pandas.tseries.api import guess_datetime_format
-
     if pd.api.types.is_datetime64_any_dtype(s):
         return s.dt.tz_localize(None) if getattr(s.dt, "tz", None) is not None else s
     text = s.astype("string")

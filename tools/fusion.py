@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import psutil
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset, Sampler
@@ -134,7 +135,6 @@ def _total_memory_gb(device: torch.device) -> float | None:
 def _free_memory(device: torch.device) -> float:
     if device.type == "cuda":
         return float(torch.cuda.mem_get_info(device)[0])
-    import psutil
 
     return float(psutil.virtual_memory().available)
 

@@ -9,6 +9,7 @@ import os
 import socket
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +24,8 @@ from agentk.core.fileio import written_array
 from agentk.modalities import IMAGE, TABULAR
 from agentk.workspace import Workspace
 from tools.fusion_config import Branch, FusionConfig
-from tools.image_files import cell_paths, cell_size, grid, mosaic
+from tools.image_files import cell_paths, cell_size, grid, mosaic, open_image
+from tools.machine import images_in_memory
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -105,7 +107,6 @@ class ImageTransform:
         return Image.new("RGB", (self.size, self.size))
 
     def _read(self, path: Path):
-        from tools.image_files import open_image
 
         with open_image(path) as img:
             img.seek(0)  # the first frame of gifs and multi-page tiffs
@@ -190,7 +191,6 @@ def decoded(paths: list, ws: Path, size: int, map_name: str) -> tuple[torch.Tens
     """Every image decoded once, RGB at size x size: uint8 (rows, size, size, 3), in memory when it fits (kept for
     the next call on the same files), else a memory-mapped file in the workspace (kept there, and reused while
     the files are unchanged). Returns the images and a note saying where they are."""
-    from tools.machine import images_in_memory
 
     tf = ImageTransform(ws, size, map_name=map_name)
     key = _images_key(tf, paths)
@@ -229,7 +229,6 @@ def _images_key(tf: ImageTransform, paths: list) -> str:
 def _decode_into(out: np.ndarray, tf: ImageTransform, paths: list) -> None:
     """Decodes paths[i] into out[i] in threads (as many as the cores, and a few): Pillow releases the GIL while it
     decodes and resizes."""
-    from concurrent.futures import ThreadPoolExecutor
 
     def one(i: int) -> None:
         out[i] = tf.pixels(paths[i])

@@ -21,6 +21,7 @@ from tools.columns import as_datetime, is_datetime
 from tools.heads import width
 from tools.map_dataset import MapDataset
 from tools.metrics import RELATIVE_ERROR, relative_weights
+from tools.resampling import wins_on_resamples
 
 VAL_FRACTION, SPLIT_SEED = 0.2, 0
 STOP_FRACTION = 0.2  # of the fit rows: the stop rows a network early-stops and is tuned on (TaskData.holdout)
@@ -195,7 +196,6 @@ class TaskData:
         on most bootstrap resamples of them (tools/resampling.py), else the default. The rows are the validation
         rows, which also choose among solutions: a threshold that wins by a few of them is noise, and the
         submission would carry it. Returns the values set."""
-        from tools.resampling import wins_on_resamples
 
         rows, chosen = np.asarray(rows), {}
         every = np.arange(len(rows))

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from agentk.modalities import IMAGE, PATHS_SEP, TABULAR
+from tools.image_files import open_image
 from unit_tests_lib.common import fail, read_map
 
 
@@ -37,7 +38,6 @@ def check_image_map(ws: Path, name: str, n_open: int = 8) -> None:
             f"{name}: {len(missing)} of {len(paths)} image paths do not exist (e.g. {missing[0]!r}); paths are "
             "relative to the workspace, e.g. raw/train/<file>"
         )
-    from tools.image_files import open_image
 
     broken = []
     sampled = random.Random(0).sample(full, min(n_open, len(full)))

@@ -20,6 +20,7 @@ import pandas as pd
 from agentk.competition.dataview import CSV_SUFFIXES, read_chunks, read_table, spelling
 from agentk.competition.graph import Edge, Node, build, key_text, link, measured
 from agentk.competition.tables import candidates, stand_ins
+from agentk.workspace import Workspace
 
 AGGREGATES = ("mean", "min", "max", "std")  # of each numeric column of a table with many rows per key
 CHUNK_ROWS = 1_000_000  # a summarised table's rows read at a time (in setup and in the generated maps)
@@ -303,7 +304,6 @@ def apply(ws: Path, joins: list[Join], df: pd.DataFrame, split: str) -> pd.DataF
 
 def recorded(ws: Path) -> list[dict]:
     """The joins the train map's expert recorded in joins.json (Join.record); [] when there is none."""
-    from agentk.workspace import Workspace
 
     try:
         return json.loads(Workspace(ws).joins.read_text())

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from agentk.competition.dataview import is_table, read_table, walk
+from agentk.parsing import to_numeric
 
 SUMMARY = "file_summaries.csv"  # written by fetch: no split or sample word in the name, it is joined to both
 MIN_FILES = 10
@@ -151,7 +152,6 @@ def aggregate_per_key(train: pd.DataFrame, test: pd.DataFrame, key: str) -> tupl
     frequent values; a column holding one value per key in both tables as that value. Train's columns that test
     lacks (its targets) are taken per key: their value, the most frequent where it varies (a number's mean). Both
     tables come as text (dtype=str) and go out with the key as text."""
-    from agentk.parsing import to_numeric
 
     shared = [c for c in test.columns if c != key and c in train.columns]
     own = [c for c in train.columns if c != key and c not in test.columns]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections import Counter
@@ -15,6 +16,7 @@ from agentk.competition.image_pairs import TARGET_DIR, strip_role
 from agentk.competition.positions import MAX_SYMBOLS, MIN_COVER, MIN_LENGTH, POSITION_ID
 from agentk.competition.rewrites import MIN_COPIED, rewrite_share, source_rows
 from agentk.competition.tables import related_ids, sample_columns
+from agentk.core.errors import BadInput
 from agentk.modalities import IMAGE, file_extensions
 
 MASK_NAME = re.compile(r"(mask|segment|annotation)", re.I)
@@ -168,7 +170,6 @@ def _sample_head(folder: Path) -> pd.DataFrame | None:
     """The first PEEK_ROWS rows of the folder's sample submission, as text; None without a readable one (the input
     checks report that)."""
     from agentk.competition.dataview import find_tables, read_table
-    from agentk.core.errors import BadInput
 
     tables = find_tables(folder)
     if "sample" not in tables:
@@ -181,7 +182,6 @@ def _sample_head(folder: Path) -> pd.DataFrame | None:
 
 def _json_records(path: Path, limit: int = 20) -> list[dict]:
     """The first records of a JSON-lines file (or of a JSON list), [] if it is neither."""
-    import json
 
     try:
         with open(path, encoding="utf-8", errors="replace") as f:

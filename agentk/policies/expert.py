@@ -13,6 +13,8 @@ from agentk.core.engine import Action, Context, Stage
 from agentk.policies.analysis import Analysis, CannotAnalyse, analyse
 from agentk.policies.hypotheses import Decision, chosen_from, dropped_record
 from agentk.workspace import ROLE_TASK
+from rag.memory import HELD, Memory, default_path
+from rag.tips import apply_fix
 
 
 class ExpertPolicy:
@@ -35,7 +37,6 @@ class ExpertPolicy:
     def _recall(self, decision: Decision) -> tuple[str, str] | None:
         """The option that passed before on a decision of this shape (long-term memory), asked once per shape so
         that the ranking holds for the whole setup; the store is opened only when it holds hypotheses."""
-        from rag.memory import HELD, Memory, default_path
 
         key = (decision.name, decision.shape)
         if key not in self._recalled:
@@ -141,8 +142,6 @@ class ExpertPolicy:
 
     def _tip(self, stage: Stage, ctx: Context, action: Action) -> Action:
         """The expert's code edited by the nearest stored fix that applies to it and gives code not tried yet."""
-        from rag.memory import Memory
-        from rag.tips import apply_fix
 
         try:
             self._memory = self._memory or Memory()

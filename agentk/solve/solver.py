@@ -30,17 +30,23 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from agentk.competition.joins import recorded
 from agentk.core.deadline import LEAST_S, Deadline
 from agentk.core.fileio import copy_file, read_json, write_json
 from agentk.modalities import TABULAR, TEXT
 from agentk.parsing import guard_pandas
+from agentk.ray_backend import cluster_gpus, cluster_share, connect, map_tasks, requested_address, shutdown
 from agentk.solve import cross_validation
 from agentk.solve.budgets import PRESETS, SolveBudget, plan_network
 from agentk.solve.kinds import KINDS
 from agentk.solve.kinds.network import machine
+from agentk.solve.memory import default_limit_gb, plan_memory
 from agentk.solve.solution import LeftOut, Solution, jsonable
 from agentk.workspace import Workspace
+from tools.features import apply_features
 from tools.resampling import WIN_SHARE, wins_on_resamples
 from tools.submission import format_with_fallback
 from tools.task_data import TaskData
@@ -97,7 +103,6 @@ class Solver:
 
     def memory_plan(self):
         """The solve's peak memory, estimated from its inputs (agentk/solve/memory.py), against its limit."""
-        from agentk.solve.memory import default_limit_gb, plan_memory
 
         frames = {m: [self.task.train.inputs[m], self.task.test.inputs[m]] for m in self.task.modalities}
         return plan_memory(
@@ -525,7 +530,6 @@ class Solver:
 
 def _add_features(task: TaskData, workspace: Workspace) -> dict:
     """Applies tools/features.py to the task's tab inputs and records what it added in the workspace."""
-    from tools.features import apply_features
 
     record = apply_features(task)
     # the columns the setup's maps joined in (the data graph), each with where it came from
@@ -538,7 +542,6 @@ def _add_features(task: TaskData, workspace: Workspace) -> dict:
 
 def _joins_of(workspace: Workspace) -> list[dict]:
     """joins.json's joins (agentk.competition.joins.Join.record), a nested join's after its own; [] when none."""
-    from agentk.competition.joins import recorded
 
     flat, todo = [], recorded(workspace.root)
     while todo:
@@ -609,7 +612,6 @@ def main(argv: list[str] | None = None) -> int:
         from tools.modality_img import WEIGHTS_ENV
 
         os.environ[WEIGHTS_ENV] = str(args.weights.resolve())
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     ws = Workspace(args.workspace)
     guard_pandas()  # AutoGluon's type inference reads text columns as numbers: not on a crashing string
@@ -620,8 +622,6 @@ def main(argv: list[str] | None = None) -> int:
         log(f"---- agentk solve --budget {args.budget}, {datetime.now(UTC).isoformat(timespec='seconds')}")
         address = None
         try:
-            from agentk.ray_backend import requested_address
-
             address = requested_address(args.ray)
             parallel = _ray_trials(address, args.parallel_trials, say) if address else {}
             bars = console is not None and console.is_terminal  # a file or a pipe gets the lines alone
@@ -660,8 +660,6 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         finally:
             if address:
-                from agentk.ray_backend import shutdown
-
                 shutdown()
     return 0
 
@@ -672,7 +670,6 @@ def _output(path: Path, verbose: bool):
     tracebacks) to the log file `path`, through a pipe copied by a thread; yields (console, log, say): the console
     (a rich Console on the original stderr, as the CLI's; None when verbose), log(line) for the file alone and say(line) for the
     file and the console. With verbose, the console gets everything the file gets, as it comes."""
-    from rich.console import Console
 
     path.parent.mkdir(parents=True, exist_ok=True)
     sys.stdout.flush()
@@ -719,7 +716,6 @@ def _output(path: Path, verbose: bool):
 def _ray_trials(address: str, parallel: int | None, log) -> dict:
     """Solver options that run HEBO trials `parallel` at a time as Ray tasks, each with an equal share of the
     cluster (one trial per GPU by default: a trial trains a whole network)."""
-    from agentk.ray_backend import cluster_gpus, cluster_share, connect, map_tasks
 
     connect(address)
     parallel = max(1, parallel or cluster_gpus() or 2)

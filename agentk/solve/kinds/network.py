@@ -21,7 +21,9 @@ from agentk.solve.budgets import FIELD_INPUT, Machine, plan_network
 from agentk.solve.solution import LeftOut, Solution, features_note, jsonable
 from agentk.workspace import Solution as SolutionFiles
 from agentk.workspace import Workspace
+from tools.features import apply_features
 from tools.fusion_config import STOP_ROWS, FusionConfig
+from tools.machine import idle_cores
 from tools.task_data import TaskData
 
 NAME = "network"
@@ -348,8 +350,6 @@ def _trial_in_worker(ws: str, sid: str, base: dict, features: bool, params: dict
     with contextlib.chdir(ws):
         task = TaskData(Path(ws))
         if features:
-            from tools.features import apply_features
-
             apply_features(task)
         return train_trial(
             task,
@@ -367,7 +367,6 @@ def machine(device: str) -> Machine:
     free (measured once: a busy machine trains slower, and the plan says so), and whether it trains on CUDA (device
     as FusionConfig names it)."""
     from tools.fusion import resolve_device
-    from tools.machine import idle_cores
 
     return Machine(cores=idle_cores(), cuda=resolve_device(device).type == "cuda")
 
