@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from agentk.competition.support import class_columns  # noqa: E402
+from agentk.competition.class_names import class_columns  # noqa: E402
 from agentk.workspace import METRIC, Workspace  # noqa: E402
 from benchmarks.isolated import setup_isolated  # noqa: E402
 from tools.metrics import METRICS  # noqa: E402

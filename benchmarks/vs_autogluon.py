@@ -32,8 +32,9 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agentk.competition.dataview import find_tables, read_table  # noqa: E402
-from agentk.competition.support import class_columns  # noqa: E402
+from agentk.competition.class_names import class_columns  # noqa: E402
+from agentk.competition.dataview import find_tables  # noqa: E402
+from agentk.competition.readers import read_table  # noqa: E402
 from agentk.modalities import TABULAR  # noqa: E402
 from agentk.workspace import Workspace  # noqa: E402
 from benchmarks.solve import check_fixtures, competitions, fmt, run  # noqa: E402

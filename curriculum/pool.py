@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentk.competition.dataview import TEXT_DOC_EXT, competition_name, file_tree, find_description, is_table, walk
+from agentk.competition.dataview import competition_name, file_tree, find_description
+from agentk.competition.files import TEXT_DOC_EXT, is_table, walk
 from agentk.core.errors import BadInput
 from agentk.workspace import Workspace
 from tools.kaggle import parse_competition_url

@@ -12,20 +12,10 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from agentk.competition.archives import is_archive, members, unpack_beside
-from agentk.competition.dataview import (
-    AUDIO_DECODED,
-    competition_name,
-    csv_dialect,
-    find_description,
-    find_tables,
-    is_table,
-    read_table,
-    role_of,
-    split_folders,
-    text_encoding,
-    walk,
-)
+from agentk.competition.dataview import competition_name, find_description, find_tables
 from agentk.competition.file_inputs import listing_source, modality_files
+from agentk.competition.files import AUDIO_DECODED, is_table, role_of, split_folders, walk
+from agentk.competition.readers import csv_dialect, read_table, text_encoding
 from agentk.competition.support import hopeless_reason, pixels_sampled, unsupported, unsupported_reason
 from agentk.competition.tables import (
     arrays_as_tables,

@@ -287,7 +287,7 @@ def write_encoded(frame: pd.DataFrame, path: Path, encoding: str) -> None:
 
 @pytest.mark.parametrize("encoding", list(ENCODINGS))
 def test_tables_in_other_encodings_are_read(comp, tmp_path, encoding):
-    from agentk.competition.dataview import read_table
+    from agentk.competition.readers import read_table
     from stages.fetch import fetch_local
 
     train = pd.read_csv(comp / "train.csv")

@@ -19,7 +19,7 @@ from conftest import agentk
 from PIL import Image
 from sklearn.metrics import roc_auc_score
 
-from agentk.competition.dataview import read_table
+from agentk.competition.readers import read_table
 from agentk.competition.series import per_sample_folders, pixel_columns, summary
 from agentk.competition.tables import SampleColumns, find, sample_columns
 from agentk.core.errors import BadInput

@@ -132,7 +132,8 @@ def test_json_nested_too_deep_is_no_records(tmp_path):
 def test_symlink_loops_in_the_folder_are_listed_not_followed(tmp_path):
     """seed 15 (symlink_loops): `a -> .` made the file tree recurse until stat failed with "Too many levels of
     symbolic links" (a traceback); a dangling link or a loop of two links has no size to show."""
-    from agentk.competition.dataview import file_tree, walk
+    from agentk.competition.dataview import file_tree
+    from agentk.competition.files import walk
 
     (tmp_path / "train.csv").write_text("id,y\n1,2\n")
     (tmp_path / "a").symlink_to(".")

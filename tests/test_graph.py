@@ -12,9 +12,9 @@ import pytest
 
 from agentk.competition import joins as joins_module
 from agentk.competition import tables as tables_module
-from agentk.competition.dataview import read_chunks
 from agentk.competition.graph import Node, link
 from agentk.competition.joins import CHUNK_ROWS, apply, find_joins, join_keyed
+from agentk.competition.readers import read_chunks
 from stages.codegen import join_lines
 
 

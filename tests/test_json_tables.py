@@ -8,8 +8,8 @@ import json
 import pandas as pd
 import pytest
 
-from agentk.competition.dataview import read_table
 from agentk.competition.json_tables import read_json_table
+from agentk.competition.readers import read_table
 from agentk.competition.tables import json_as_csv, stand_ins
 
 FRAME = pd.DataFrame({"uid": ["a1", "b2", "c3", "d4"], "x": [1.5, 2.5, 3.5, 4.5], "cat": ["u", "v", "u", "w"]})
@@ -84,7 +84,7 @@ def test_json_records_keep_each_value_as_its_json_type(tmp_path):
     generated code's; JSON numbers stay numbers."""
     import json
 
-    from agentk.competition.dataview import read_table
+    from agentk.competition.readers import read_table
     from stages.codegen import read_expr
 
     rows = [{"id": f"{i:05d}", "x": i * 1.5, "n": i} for i in range(1, 6)]

@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 from conftest import agentk
 
-from agentk.competition.dataview import read_table, spelling
+from agentk.competition.files import spelling
+from agentk.competition.readers import read_table
 from agentk.policies.analysis import analyse
 from stages.fetch import fetch_local
 from testing.layout_fuzz import (

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from agentk.competition import positions
-from agentk.competition.dataview import read_table
+from agentk.competition.readers import read_table
 from agentk.competition.task_kinds import unsupported_task
 from agentk.policies.analysis import analyse
 from stages.fetch import fetch_local

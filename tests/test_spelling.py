@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from agentk.competition.dataview import spelling
+from agentk.competition.files import spelling
 from agentk.competition.spelling import respelled
 
 TEXTS = [f"comment number {i} says something long enough to be free text, {i} times over" for i in range(20)]

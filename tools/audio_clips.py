@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agentk.competition.dataview import AUDIO_DECODED, walk
 from agentk.competition.file_inputs import MIN_FILES
+from agentk.competition.files import AUDIO_DECODED, walk
 
 SUFFIX = "_spectrograms"  # <top>_spectrograms/: written by fetch
 MIN_CLIPS = MIN_FILES  # a folder with fewer clips holds no samples

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agentk.competition.dataview import read_table, split_folders
+from agentk.competition.files import split_folders
+from agentk.competition.readers import read_table
 from agentk.competition.tables import find
 from agentk.modalities import IMAGE
 from tools.image_files import open_image

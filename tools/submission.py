@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from agentk.competition import long_format, rewrites
-from agentk.competition.dataview import find_tables, read_table
+from agentk.competition.dataview import find_tables
+from agentk.competition.readers import read_table
 from agentk.competition.tables import sample_columns_of
 from agentk.parsing import read_csv
 from agentk.workspace import SUBMISSION_FORMAT, SUBMISSION_FORMAT_ALT, Workspace, code_module

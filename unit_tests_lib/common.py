@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from agentk import workspace
-from agentk.competition.dataview import find_tables, read_table
+from agentk.competition.dataview import find_tables
+from agentk.competition.readers import read_table
 from agentk.competition.tables import sample_columns_of
 from agentk.workspace import Workspace
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentk.competition.dataview import find_tables, split_folders
+from agentk.competition.dataview import find_tables
+from agentk.competition.files import split_folders
 from agentk.modalities import MODALITIES
 from agentk.workspace import Workspace
 from unit_tests_lib.common import fail, prediction_columns, sample_submission

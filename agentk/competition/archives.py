@@ -13,6 +13,7 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+from agentk.competition.files import TABLE_EXT
 from agentk.core.errors import BadInput
 
 ARCHIVE_EXT = (".zip", ".tar", ".tar.gz", ".tgz", ".gz", ".7z")
@@ -103,7 +104,6 @@ def extract_all(root: Path, depth: int = 5) -> None:
 
 def holds_tables(archive: Path) -> bool:
     """Whether an archive holds tables or further archives (not only per-sample files such as images)."""
-    from agentk.competition.dataview import TABLE_EXT
 
     return any(m.lower().endswith(TABLE_EXT + ARCHIVE_EXT) for m in members(archive))
 

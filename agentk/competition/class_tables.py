@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.competition.dataview import spelling
+from agentk.competition.class_names import class_columns
+from agentk.competition.files import spelling
 
 SEPARATORS = re.compile(r"[_\-. ]+")
 MIN_COVER = 0.9  # share of the sample's ids a test table holds; of a group's ids a labels table holds
@@ -57,8 +58,6 @@ def classes_fit(words: list[str], sample: pd.DataFrame, predicted: list[str]) ->
     """The tables' words are the sample's classes: each ends one of its columns (one per class), or, for one
     column to predict, the sample's values (or the classes it ranks in a cell) are among them."""
     if len(predicted) > 1:
-        from agentk.competition.support import class_columns  # support imports tables, which imports this module
-
         return set(words) <= set(predicted) or class_columns(set(words), predicted) is not None
     if not predicted:
         return False

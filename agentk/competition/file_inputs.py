@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 
 import pandas as pd
 
-from agentk.competition.dataview import AUDIO_DECODED, role_of, walk
+from agentk.competition.files import AUDIO_DECODED, role_of, walk
 from agentk.modalities import MODALITIES, file_extensions
 
 NAME_LABEL = re.compile(

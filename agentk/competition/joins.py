@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.competition.dataview import CSV_SUFFIXES, read_chunks, read_table, spelling
+from agentk.competition.files import spelling
 from agentk.competition.graph import Edge, Node, build, key_text, link, measured
+from agentk.competition.readers import CSV_SUFFIXES, read_chunks, read_table
 from agentk.competition.tables import candidates, stand_ins
 from agentk.workspace import Workspace
 

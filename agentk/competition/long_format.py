@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.competition.dataview import read_table
+from agentk.competition.readers import read_table
 
 RECORD = "long_format.json"  # written by tables.long_as_wide at the top of raw/: how the sample's ids split
 WIDE = "_wide"  # <stem>_wide.csv stands in for the long table <stem>

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.competition.dataview import TABLE_EXT, is_table, walk
+from agentk.competition.files import TABLE_EXT, is_table, walk
 
 HIVE = re.compile(r"^[^=]+=[^=]*$")  # a folder named key=value
 DEPTH = 3  # folders below the competition folder searched for a partitioned dataset

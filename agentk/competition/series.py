@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agentk.competition.dataview import is_table, read_table, walk
+from agentk.competition.files import is_table, role_of, walk
+from agentk.competition.readers import read_table
 from agentk.parsing import to_numeric
 
 SUMMARY = "file_summaries.csv"  # written by fetch: no split or sample word in the name, it is joined to both
@@ -226,7 +227,6 @@ def arrays_to_tables(root: Path, sample: pd.DataFrame) -> dict[str, pd.DataFrame
     rows given the sample's ids in order. Told apart by their shapes, not their names: the test features are the
     feature matrix with a row per sample row; the train features one as wide whose rows a label vector (one value
     per row) matches; names (train, test) and sharing a folder only break ties. {} when no arrays fit."""
-    from agentk.competition.dataview import role_of
 
     if sample.shape[1] != 2:
         return {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from agentk.competition.dataview import spelling
+from agentk.competition.files import spelling
 from agentk.competition.support import is_long_text
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -11,11 +10,12 @@ from pathlib import Path
 import pandas as pd
 
 from agentk.competition import image_pairs
-from agentk.competition.dataview import AUDIO_DECODED, AUDIO_EXT, walk
+from agentk.competition.files import AUDIO_DECODED, AUDIO_EXT, walk
 from agentk.competition.image_pairs import TARGET_DIR, strip_role
 from agentk.competition.positions import MAX_SYMBOLS, MIN_COVER, MIN_LENGTH, POSITION_ID
+from agentk.competition.readers import read_table
 from agentk.competition.rewrites import MIN_COPIED, rewrite_share, source_rows
-from agentk.competition.tables import related_ids, sample_columns
+from agentk.competition.tables import find, related_ids, sample_columns
 from agentk.core.errors import BadInput
 from agentk.modalities import IMAGE, file_extensions
 
@@ -43,21 +43,6 @@ def is_long_text(s: pd.Series) -> bool:
     if len(vals) == 0:
         return False
     return vals.str.len().mean() > 40 and vals.str.split().str.len().mean() > 6 and vals.nunique() > 0.5 * len(vals)
-
-
-def class_columns(values: set[str], columns: list[str]) -> dict[str, str] | None:
-    """The probability column of each class when the sample's columns name the label's values with a common prefix
-    or suffix ("class_0", "class_1" for a label of 0 and 1; "Pclass_A"): value -> column, or None. The affixes
-    are what every column shares; the values must each match one column's rest, letter case aside."""
-    if len(columns) < 2 or not values:
-        return None
-    prefix = len(os.path.commonprefix(columns))
-    suffix = len(os.path.commonprefix([c[::-1] for c in columns]))
-    rests = {c[prefix : len(c) - suffix].lower(): c for c in columns if len(c) > prefix + suffix}
-    if len(rests) != len(columns):
-        return None
-    named = {v: rests.get(v.lower()) for v in values}
-    return named if all(named.values()) else None
 
 
 def is_label_set(s: pd.Series) -> bool:
@@ -169,9 +154,7 @@ def positions_sampled(folder: Path, lists: list[str]) -> bool:
 def _sample_head(folder: Path) -> pd.DataFrame | None:
     """The first PEEK_ROWS rows of the folder's sample submission, as text; None without a readable one (the input
     checks report that)."""
-    from agentk.competition.dataview import find_tables, read_table
-
-    tables = find_tables(folder)
+    tables = dict(find(folder).paths)
     if "sample" not in tables:
         return None
     try:

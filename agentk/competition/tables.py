@@ -21,20 +21,12 @@ import numpy as np
 import pandas as pd
 
 from agentk.competition import class_tables, image_pairs, partitions, positions, rewrites
-from agentk.competition.dataview import (
-    TABLE_EXT,
-    is_table,
-    nested_as_text,
-    read_chunks,
-    read_table,
-    role_of,
-    spelling,
-    split_folders,
-    walk,
-)
+from agentk.competition.class_names import class_columns
 from agentk.competition.file_inputs import labels_beside_ids, listing_source, modality_files
+from agentk.competition.files import TABLE_EXT, is_table, role_of, spelling, split_folders, walk
 from agentk.competition.json_tables import AS_PANDAS_READS, read_json_table
 from agentk.competition.long_format import RECORD, WIDE, detect, to_wide
+from agentk.competition.readers import nested_as_text, read_chunks, read_table
 from agentk.competition.series import (
     SUMMARY,
     aggregate_per_key,
@@ -923,7 +915,6 @@ def label_sets_as_columns(root: Path) -> list[str]:
     labels table beside it, whose labels are the sample submission's columns (one probability each, scored per
     label), by name or with a prefix or suffix all of them share ("tags_haze"): that table written with one 0/1
     column per sample column in its place, standing in for it. What was written."""
-    from agentk.competition.support import class_columns  # support imports this module
 
     root = Path(root)
     paths = find(root).paths

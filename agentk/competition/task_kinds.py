@@ -14,7 +14,9 @@ from pathlib import Path
 import pandas as pd
 
 from agentk.competition.archives import is_archive, members
-from agentk.competition.dataview import AUDIO_EXT, CSV_SUFFIXES, find_tables, read_table, walk
+from agentk.competition.dataview import find_tables
+from agentk.competition.files import AUDIO_EXT, walk
+from agentk.competition.readers import CSV_SUFFIXES, read_table
 from agentk.competition.support import (
     PEEK_ROWS,
     file_reason,
