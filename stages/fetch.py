@@ -15,20 +15,17 @@ from agentk.competition.archives import is_archive, members, unpack_beside
 from agentk.competition.dataview import competition_name, find_description, find_tables
 from agentk.competition.file_inputs import listing_source, modality_files
 from agentk.competition.files import AUDIO_DECODED, is_table, role_of, split_folders, walk
+from agentk.competition.normalise import normalise
+from agentk.competition.normalise.arrays_as_tables import arrays_as_tables
+from agentk.competition.normalise.class_tables_as_one import class_tables_as_one
+from agentk.competition.normalise.label_sets_as_columns import label_sets_as_columns
+from agentk.competition.normalise.long_as_wide import long_as_wide
+from agentk.competition.normalise.parts_as_one import parts_as_one
+from agentk.competition.normalise.positions_as_rows import positions_as_rows
+from agentk.competition.normalise.rewrites_as_ranks import rewrites_as_ranks
 from agentk.competition.readers import csv_dialect, read_table, text_encoding
 from agentk.competition.support import hopeless_reason, pixels_sampled, unsupported, unsupported_reason
-from agentk.competition.tables import (
-    arrays_as_tables,
-    candidates,
-    class_tables_as_one,
-    find,
-    label_sets_as_columns,
-    long_as_wide,
-    normalise,
-    parts_as_one,
-    positions_as_rows,
-    rewrites_as_ranks,
-)
+from agentk.competition.tables import candidates, find
 from agentk.competition.task_kinds import unsupported_task
 from agentk.core.checks import Check
 from agentk.core.engine import Stage

@@ -164,7 +164,8 @@ def test_a_clip_that_crashes_its_decoder_is_left_out_and_the_others_are_written(
 def test_label_sets_become_the_samples_label_columns(tmp_path):
     """train's "Church bell,Bark" beside a sample of one probability column per label: one 0/1 column per label,
     split at commas before spaces (a label may hold one); nothing when a label is not a sample column."""
-    from agentk.competition.tables import find, label_sets_as_columns
+    from agentk.competition.normalise.label_sets_as_columns import label_sets_as_columns
+    from agentk.competition.tables import find
 
     raw = tmp_path / "raw"
     raw.mkdir()

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from agentk.competition.tables import find, normalise
+from agentk.competition.normalise import normalise
+from agentk.competition.tables import find
 
 
 def _layout(tmp_path, classes=("cat", "dog"), stems=None, labels_table=False, sample_value=None, columns=None):

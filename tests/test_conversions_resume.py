@@ -1,27 +1,28 @@
-"""A fetch killed while a conversion writes its stand-in tables (agentk/competition/tables.py: long formats, rewrites,
+"""A fetch killed while a conversion writes its stand-in tables (agentk/competition/normalise/: long formats, rewrites,
 positions, series, pixels, label sets, arrays) resumes to the same tables as an uninterrupted one: the conversion
 starts over under the same names instead of taking its own half-written tables for the originals, and a stand-in
 recorded but never written replaces nothing (before, each lost a train or test table, or the record)."""
 
 from __future__ import annotations
 
+import importlib
 import shutil
 from pathlib import Path
 
 import pytest
 
-from agentk.competition import tables
+from agentk.competition import written
 from testing.competitions import build
 
 CASES = [
-    ("components-per-sample", "long_as_wide"),
-    ("rewrite-tokens", "rewrites_as_ranks"),
-    ("positions-per-sequence", "positions_as_rows"),
-    ("sensor-rows-per-series", "series_as_rows"),
-    ("items-per-trip", "rows_per_id_as_one"),
-    ("pixel-csv", "_pixels"),
-    ("multilabel-clips", "label_sets_as_columns"),
-    ("npy-arrays", "arrays_as_tables"),
+    ("components-per-sample", "long_as_wide.long_as_wide"),
+    ("rewrite-tokens", "rewrites_as_ranks.rewrites_as_ranks"),
+    ("positions-per-sequence", "positions_as_rows.positions_as_rows"),
+    ("sensor-rows-per-series", "series_as_rows.series_as_rows"),
+    ("items-per-trip", "rows_per_id_as_one.rows_per_id_as_one"),
+    ("pixel-csv", "images_in_tables.pixel_columns_as_images"),
+    ("multilabel-clips", "label_sets_as_columns.label_sets_as_columns"),
+    ("npy-arrays", "arrays_as_tables.arrays_as_tables"),
     ("pixel-parts-components", "normalise"),  # pixel parts as images, then the long sample as wide
     ("sensor-rows-per-series", "normalise"),  # the conversions before a killed one never read its half-written tables
     ("positions-per-sequence", "normalise"),
@@ -38,11 +39,12 @@ def test_a_conversion_killed_after_any_write_resumes_to_the_tables_of_an_uninter
 ):
     build(name, tmp_path / "fixtures")
     public = tmp_path / "fixtures" / name / "public"
-    convert = getattr(tables, conversion)
+    module, _, name_ = conversion.rpartition(".")
+    convert = getattr(importlib.import_module(f"agentk.competition.normalise{'.' + module if module else ''}"), name_)
     whole = shutil.copytree(public, tmp_path / "whole")
     writes = []
-    real = tables._write_csv
-    monkeypatch.setattr(tables, "_write_csv", lambda df, dest: (writes.append(dest.name), real(df, dest)))
+    real = written.write_csv
+    monkeypatch.setattr(written, "write_csv", lambda df, dest: (writes.append(dest.name), real(df, dest)))
     assert convert(whole) and writes
     expected = _files(whole)
     for kill in range(len(writes)):
@@ -55,10 +57,10 @@ def test_a_conversion_killed_after_any_write_resumes_to_the_tables_of_an_uninter
             done.append(dest.name)
             real(df, dest)
 
-        monkeypatch.setattr(tables, "_write_csv", dying)
+        monkeypatch.setattr(written, "write_csv", dying)
         with pytest.raises(KeyboardInterrupt):
             convert(root)
-        monkeypatch.setattr(tables, "_write_csv", real)
+        monkeypatch.setattr(written, "write_csv", real)
         assert convert(root), f"killed after {kill} writes: the resumed conversion did nothing"
         assert _files(root) == expected, f"killed after {kill} writes"
         assert convert(root) == []  # and once done, it is done

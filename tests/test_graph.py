@@ -11,10 +11,12 @@ import pandas as pd
 import pytest
 
 from agentk.competition import joins as joins_module
-from agentk.competition import tables as tables_module
 from agentk.competition.graph import Node, link
 from agentk.competition.joins import CHUNK_ROWS, apply, find_joins, join_keyed
+from agentk.competition.normalise import normalise
+from agentk.competition.normalise.split_rows_as_one import split_rows_as_one
 from agentk.competition.readers import read_chunks
+from agentk.competition.tables import find
 from stages.codegen import join_lines
 
 
@@ -274,20 +276,20 @@ def test_readings_cut_by_split_become_one_table_and_the_samples_tables_are_train
     _split_readings(tmp_path)
     older = pd.read_csv(tmp_path / "test_set_metadata.csv").assign(object=lambda f: f["object"] + "_2019")
     older.to_csv(tmp_path / "test_set_2019.csv", index=False)  # an older test set: other ids
-    assert tables_module.find(tmp_path).paths["test"].name == "test_set_metadata.csv"  # each sample id once
-    assert tables_module.normalise(tmp_path) == [
+    assert find(tmp_path).paths["test"].name == "test_set_metadata.csv"  # each sample id once
+    assert normalise(tmp_path) == [
         "set_rows.csv: training_set.csv and test_set.csv (many rows per sample, of the train and of the test "
         "samples) as one table"
     ]
     rows = pd.read_csv(tmp_path / "set_rows.csv")
     whole = pd.concat([pd.read_csv(tmp_path / f) for f in ("training_set.csv", "test_set.csv")], ignore_index=True)
     pd.testing.assert_frame_equal(rows, whole)
-    paths = tables_module.find(tmp_path).paths
+    paths = find(tmp_path).paths
     assert (paths["train"].name, paths["test"].name) == ("training_set_metadata.csv", "test_set_metadata.csv")
     train, test = pd.read_csv(paths["train"]), pd.read_csv(paths["test"])
     (j,) = find_joins(tmp_path.parent, tmp_path, paths, train, test)
     assert (j.table, j.splits, j.many) == (f"{tmp_path.name}/set_rows.csv", ["train", "test"], True)
-    assert tables_module.normalise(tmp_path) == []  # once
+    assert normalise(tmp_path) == []  # once
 
 
 def test_readings_without_a_table_of_the_test_samples_stay_the_train_and_test_tables(tmp_path):
@@ -295,7 +297,7 @@ def test_readings_without_a_table_of_the_test_samples_stay_the_train_and_test_ta
     train and test tables of one row per sample whose targets are in a labels table: nothing is merged."""
     _split_readings(tmp_path)
     (tmp_path / "test_set_metadata.csv").unlink()
-    assert tables_module.split_rows_as_one(tmp_path) == []
+    assert split_rows_as_one(tmp_path) == []
     other = tmp_path / "labels"
     other.mkdir()
     ids = [f"s{k}" for k in range(40)]
@@ -305,4 +307,4 @@ def test_readings_without_a_table_of_the_test_samples_stay_the_train_and_test_ta
     pd.DataFrame({"sid": ids[:30], "y": 1}).to_csv(other / "train_labels.csv", index=False)
     pd.DataFrame({"sid": ids[:30], "note": "a"}).to_csv(other / "extra.csv", index=False)
     pd.DataFrame({"sid": ids[30:], "y": 0}).to_csv(other / "sample_submission.csv", index=False)
-    assert tables_module.split_rows_as_one(other) == []
+    assert split_rows_as_one(other) == []

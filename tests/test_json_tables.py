@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from agentk.competition.json_tables import read_json_table
+from agentk.competition.normalise.json_as_csv import json_as_csv
 from agentk.competition.readers import read_table
-from agentk.competition.tables import json_as_csv, stand_ins
+from agentk.competition.written import stand_ins
 
 FRAME = pd.DataFrame({"uid": ["a1", "b2", "c3", "d4"], "x": [1.5, 2.5, 3.5, 4.5], "cat": ["u", "v", "u", "w"]})
 
@@ -66,7 +67,8 @@ def test_normalising_writes_a_csv_where_pandas_would_misread(tmp_path):
 def test_a_table_of_thousands_of_empty_columns_gets_a_stand_in_without_them(tmp_path):
     """A trailing run of separators (1,200 empty columns): fetch's normalising writes the table without them, and
     table discovery reads that one from then on."""
-    from agentk.competition.tables import empty_columns_dropped, find
+    from agentk.competition.normalise.empty_columns_dropped import empty_columns_dropped
+    from agentk.competition.tables import find
 
     header = ",".join(["uid", "x", *[""] * 1200])
     rows = [",".join([f"r{i}", str(i), *[""] * 1200]) for i in range(5)]

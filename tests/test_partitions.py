@@ -8,8 +8,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from agentk.competition.normalise import normalise
 from agentk.competition.partitions import datasets
-from agentk.competition.tables import find, normalise
+from agentk.competition.tables import find
 
 
 def _frame(n: int, seed: int) -> pd.DataFrame:

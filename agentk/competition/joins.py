@@ -20,7 +20,8 @@ import pandas as pd
 from agentk.competition.files import spelling
 from agentk.competition.graph import Edge, Node, build, key_text, link, measured
 from agentk.competition.readers import CSV_SUFFIXES, read_chunks, read_table
-from agentk.competition.tables import candidates, stand_ins
+from agentk.competition.tables import candidates
+from agentk.competition.written import stand_ins
 from agentk.workspace import Workspace
 
 AGGREGATES = ("mean", "min", "max", "std")  # of each numeric column of a table with many rows per key

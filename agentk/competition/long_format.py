@@ -21,7 +21,7 @@ import pandas as pd
 
 from agentk.competition.readers import read_table
 
-RECORD = "long_format.json"  # written by tables.long_as_wide at the top of raw/: how the sample's ids split
+RECORD = "long_format.json"  # written by normalise.long_as_wide at the top of raw/: how the sample's ids split
 WIDE = "_wide"  # <stem>_wide.csv stands in for the long table <stem>
 SEPARATORS = ("_", "-", ":", "|", ".")
 MAX_TARGETS = 200  # more endings than this are one id's own parts (dates, positions), not targets

@@ -30,7 +30,7 @@ import pandas as pd
 
 from agentk.parsing import to_numeric
 
-RECORD = "rewrites.json"  # written by tables.rewrites_as_ranks at the top of raw/: the target, its source
+RECORD = "rewrites.json"  # written by normalise.rewrites_as_ranks at the top of raw/: the target, its source
 RANKED = "_ranked"  # <stem>_ranked.csv stands in for the train, test and sample tables
 CANDIDATES = "rewrite_candidates.csv"  # the sample's ids, then candidate_0..: the text each rank stands for
 MAX_CANDIDATES = 3  # train's most frequent rewrites of a value kept as candidates (and the value itself)
