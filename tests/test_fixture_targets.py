@@ -15,7 +15,8 @@ import pytest
 from sklearn import metrics as skm
 
 from agentk.competition.class_names import class_columns
-from agentk.competition.support import is_label_set, unsupported_reason
+from agentk.competition.column_kinds import is_label_set
+from agentk.competition.support import unsupported_reason
 from agentk.competition.task_kinds import unsupported_task
 from agentk.core.engine import Context
 from agentk.core.memory import WorkingMemory

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from agentk.competition.column_kinds import is_long_text
 from agentk.competition.files import spelling
-from agentk.competition.support import is_long_text
 
 
 def respelled(train: pd.DataFrame, test: pd.DataFrame, sample_columns: set) -> dict[str, str]:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from agentk.competition import image_pairs
+from agentk.competition.column_kinds import PEEK_ROWS, is_label_set, is_long_text
 from agentk.competition.files import AUDIO_DECODED, AUDIO_EXT, walk
 from agentk.competition.image_pairs import TARGET_DIR, strip_role
 from agentk.competition.positions import MAX_SYMBOLS, MIN_COVER, MIN_LENGTH, POSITION_ID
@@ -26,42 +27,11 @@ BOX_CORNERS = ({"xmin", "ymin", "xmax", "ymax"}, {"x1", "y1", "x2", "y2"})
 # a corner and a size: boxes too, where a submitted column is none of train's (x, y and a width are plain features
 # elsewhere; a detection layout submits a prediction string instead)
 BOX_SIZES = ({"x", "y", "width", "height"}, {"x", "y", "w", "h"})
-LABEL_TOKEN = re.compile(r"^[\w\-./:]+$")
-PEEK_ROWS = 2000  # rows read to look for evidence: enough to tell, quick on any file
 
 
 def unsupported(kind: str, evidence: str) -> str:
     """The one line agentk says for a task it cannot do."""
     return f"unsupported task: {kind} ({evidence})"
-
-
-def is_long_text(s: pd.Series) -> bool:
-    """Free text (comments, essays), not a short category or name."""
-    if pd.api.types.is_numeric_dtype(s) or s.dtype == bool:
-        return False
-    vals = s.dropna().head(500).astype(str)
-    if len(vals) == 0:
-        return False
-    return vals.str.len().mean() > 40 and vals.str.split().str.len().mean() > 6 and vals.nunique() > 0.5 * len(vals)
-
-
-def is_label_set(s: pd.Series) -> bool:
-    """Several labels per row as one space-separated string ("3 17 42", "cat dog"): label-like tokens, none
-    repeated within a row, (unlike free text) nearly every label seen in more than one row, and (unlike class
-    names with spaces, "golden retriever") no fewer distinct combinations than labels: sets combine their labels."""
-    if pd.api.types.is_numeric_dtype(s) or s.dtype == bool:
-        return False
-    rows = [str(v).split() for v in s.dropna().head(PEEK_ROWS)]
-    if not rows or max(len(r) for r in rows) < 2:
-        return False
-    if any(len(set(r)) != len(r) or not all(LABEL_TOKEN.match(t) for t in r) for r in rows):
-        return False
-    counts = Counter(t for r in rows for t in r)
-    if len({frozenset(r) for r in rows}) < len(counts):
-        return False
-    if all(t.isdigit() for t in counts):  # label ids: a vocabulary reused across rows, however long its tail
-        return len(counts) <= 0.5 * sum(counts.values())
-    return sum(c == 1 for c in counts.values()) <= 0.3 * len(counts)
 
 
 def unsupported_reason(

@@ -14,18 +14,11 @@ from pathlib import Path
 import pandas as pd
 
 from agentk.competition.archives import is_archive, members
+from agentk.competition.column_kinds import PEEK_ROWS, is_long_text
 from agentk.competition.dataview import find_tables
 from agentk.competition.files import AUDIO_EXT, walk
 from agentk.competition.readers import CSV_SUFFIXES, read_table
-from agentk.competition.support import (
-    PEEK_ROWS,
-    file_reason,
-    is_long_text,
-    per_position,
-    positions_sampled,
-    table_reason,
-    unsupported,
-)
+from agentk.competition.support import file_reason, per_position, positions_sampled, table_reason, unsupported
 from agentk.competition.tables import candidates, sample_columns
 from agentk.core.errors import BadInput
 from agentk.modalities import IMAGE

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from agentk.competition.class_names import class_columns
+from agentk.competition.column_kinds import is_long_text
 from agentk.competition.dataview import find_tables
 from agentk.competition.file_inputs import (
     FileSource,
@@ -29,7 +30,6 @@ from agentk.competition.joins import Join, find_joins
 from agentk.competition.joins import apply as join_tables
 from agentk.competition.readers import read_table
 from agentk.competition.spelling import respelled
-from agentk.competition.support import is_long_text
 from agentk.competition.tables import find, sample_columns_of
 from agentk.competition.values import numeric_text
 from agentk.modalities import MODALITIES, TABULAR, TEXT

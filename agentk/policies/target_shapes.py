@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from agentk.competition.support import is_label_set
+from agentk.competition.column_kinds import is_label_set
 from agentk.parsing import to_numeric
 from tools.metrics import Metric
 from tools.submission import SPACE_JOINERS
