@@ -4,7 +4,7 @@ target's name joined by a separator (`ID_0a1b2c_epidural,Label`; `10003_age,Pred
 Models learn one row per sample with a column per target, so fetch writes the wide form beside the originals:
 `<sample>_wide.csv` (key, then one column per target) and, where the train or test table is itself long, its wide
 form; a competition with no test table, whose test keys are only in the sample, gets `test.csv` of those keys.
-A wide table stands in for its original (agentk.competition.tables). Every submission agentk writes goes back to
+A wide table stands in for its original (agentk.competition.written). Every submission agentk writes goes back to
 the sample's own long rows (`as_submitted`), and a long submission is read back wide to be checked (`as_modelled`).
 
 The targets are what the composite ids end with: columns of a wide train table (the longest name that ends an id),
