@@ -4,6 +4,7 @@ the values: the layouts run under a building-energy competition's names and unde
 
 from __future__ import annotations
 
+import html
 import json
 
 import numpy as np
@@ -11,6 +12,7 @@ import pandas as pd
 import pytest
 from test_fixture_layouts import run_map
 
+from agentk import report
 from agentk.competition.joins import find_joins
 from agentk.policies.analysis import analyse
 from agentk.workspace import Workspace
@@ -58,10 +60,11 @@ def test_the_weather_of_each_rows_hour_at_its_buildings_site_reaches_both_input_
         np.testing.assert_array_equal(out[names["temperature"]].to_numpy(), np.array(expected))
         assert out[names["temperature"]].notna().mean() > 0.95
     [record] = [r for r in json.loads(Workspace(ws).joins.read_text()) if names["temperature"] in r["columns"]]
-    assert record["path"] == (
+    path = (
         f"train.{names['building']} -> {names['buildings']} -> ({names['site']}, {names['time']}) -> "
         f"{names['weather_train']} + {names['weather_test']}"
     )
+    assert record["path"] == path and html.escape(path) in report._joins(Workspace(ws))
 
 
 def _joins(tmp_path, train: pd.DataFrame, test: pd.DataFrame, **others: pd.DataFrame):
