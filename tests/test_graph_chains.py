@@ -13,7 +13,8 @@ import pytest
 from test_fixture_layouts import run_map
 
 from agentk import report
-from agentk.competition.joins import find_joins
+from agentk.competition import joins as joins_module
+from agentk.competition.joins import apply, find_joins
 from agentk.policies.analysis import analyse
 from agentk.workspace import Workspace
 from stages.fetch import fetch_local
@@ -92,9 +93,14 @@ def test_older_and_newer_transactions_of_the_same_cards_stay_two_tables(tmp_path
     assert sorted((j.name(), j.many, j.parts) for j in joins) == [("newer.csv", True, {}), ("older.csv", True, {})]
 
 
-def test_a_table_split_by_period_and_keyed_by_the_rows_own_columns_is_looked_up_as_one(tmp_path):
+@pytest.mark.parametrize("lean", [False, True], ids=["read whole", "read lean"])
+def test_a_table_split_by_period_and_keyed_by_the_rows_own_columns_is_looked_up_as_one(tmp_path, monkeypatch, lean):
     """Daily prices per store, one table for the train days and one for the test's (the second spelling its
-    columns otherwise): one table, looked up on (store, day) by train's rows and test's alike."""
+    columns otherwise): one table, looked up on (store, day) by train's rows and test's alike, each its own day's
+    row; read lean (past LEAN_BYTES: the key columns alone, in chunks), the same."""
+    if lean:
+        monkeypatch.setattr(joins_module, "LEAN_BYTES", 0)
+        monkeypatch.setattr(joins_module, "CHUNK_ROWS", 97)
     rng = np.random.default_rng(2)
     days = pd.date_range("2020-01-01", periods=120, freq="D").strftime("%Y-%m-%d")
     prices = pd.DataFrame([(s, d) for s in range(8) for d in days], columns=["store", "day"])
@@ -110,3 +116,7 @@ def test_a_table_split_by_period_and_keyed_by_the_rows_own_columns_is_looked_up_
         ["store", "day"], ["price", "cost", "stock"], ["train", "test"], {"raw/prices_b.csv": {"Store": "store", "Price": "price"}}
     )  # fmt: skip
     assert j.record()["path"] == "train.(store, day) -> prices_a.csv + prices_b.csv"
+    truth = prices.set_index(["store", "day"])["price"]
+    for split, rows in (("train", train), ("test", test)):
+        joined = apply(tmp_path, [j], rows.reset_index(drop=True), split)
+        assert joined["price"].tolist() == truth.loc[list(zip(rows["store"], rows["day"]))].tolist()

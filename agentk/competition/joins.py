@@ -160,14 +160,14 @@ def find_joins(ws: Path, raw: Path, tables: dict[str, Path], train: pd.DataFrame
     for j in _per_split(nodes, train, test):
         joins.append(j)
         del nodes[j.table]
-    periods = _periods(nodes, train, test)
+    common = [c for c in train.columns if c in test.columns]
+    train_node, test_node = Node("train", train[common]), Node("test", test[common])  # their key texts made once
+    periods = _periods(nodes, train_node, test_node)
     if not nodes:
         return joins
-    common = [c for c in train.columns if c in test.columns]
     entities = Node("train", pd.concat([train[common], test[common]], ignore_index=True))
     graph = build(entities, list(nodes.values()))
     tree = graph.tree()
-    train_node, test_node = Node("train", train[common]), Node("test", test[common])  # their key texts made once
     chains = _chains(nodes, tree, entities, train_node, test_node)
     if chains:  # a table looked up through a chain hangs from no other table (its rows are no one's summary)
         looked_up = {chain.dst for _, chain in chains}
@@ -307,30 +307,30 @@ def _same_columns(a: Node, b: Node) -> dict[str, str] | None:
 PERIOD_OVERLAP = 0.1  # of the smaller period's values of the column they are split by that the other may hold too
 
 
-def _periods(nodes: dict[str, Node], train: pd.DataFrame, test: pd.DataFrame) -> dict[str, dict[str, dict]]:
+def _periods(nodes: dict[str, Node], train: Node, test: Node) -> dict[str, dict[str, dict]]:
     """Side tables split by period (weather_train.csv and weather_test.csv, or the 2016 and the 2017 readings),
     made one table in `nodes`: two tables of the same columns (up to spelling) and a column (an hour, a date) whose
     values the two hardly share (PERIOD_OVERLAP), where most (MIN_COVER) of train's values of one of train and
     test's common columns are in the first table and most of test's in the second. Two tables of a customer's
     older and newer transactions both hold train's and test's customers: they stay two. The union takes the train
-    side's name and spelling; returned as {its name: {the other table: its renaming}} (Join.parts)."""
-    common = [c for c in train.columns if c in test.columns]
-    rows = {"train": Node("train", train[common]), "test": Node("test", test[common])}
+    side's name and spelling (a large table's key columns those both kept); returned as {its name: {the other
+    table: its renaming}} (Join.parts). `train` and `test`: their common columns."""
     periods = {}
     for a, b in [(a, b) for a in list(nodes) for b in list(nodes) if a != b]:
         if a not in nodes or b not in nodes or a in periods or b in periods:
             continue
         pairs = _same_columns(nodes[a], nodes[b])
-        if pairs is not None and _split_by_period(nodes[a], nodes[b], pairs, rows):
+        if pairs is not None and _split_by_period(nodes[a], nodes[b], pairs, train, test):
             rename = {pairs[c]: c for c in pairs if pairs[c] != c}
             first, second = nodes[a], nodes.pop(b)
-            frame = {c: _stacked([first.frame[c], second.frame[pairs[c]].rename(c)]) for c in first.frame.columns}
+            both = [c for c in first.frame.columns if pairs[c] in second.frame]
+            frame = {c: _stacked([first.frame[c], second.frame[pairs[c]].rename(c)]) for c in both}
             nodes[a] = Node(a, pd.DataFrame(frame), head=first.head)
             periods[a] = {b: rename}
     return periods
 
 
-def _split_by_period(a: Node, b: Node, pairs: dict[str, str], rows: dict[str, Node]) -> bool:
+def _split_by_period(a: Node, b: Node, pairs: dict[str, str], train: Node, test: Node) -> bool:
     """a holds train's values of some column and b test's, by a column whose values the two hardly share."""
     for col in a.key_columns():
         other = pairs[col]
@@ -339,8 +339,8 @@ def _split_by_period(a: Node, b: Node, pairs: dict[str, str], rows: dict[str, No
         mine, theirs = a.values(col), b.values(other)
         if len(mine & theirs) > PERIOD_OVERLAP * min(len(mine), len(theirs)):
             continue
-        for c in rows["train"].key_columns():
-            if rows["train"].found(c, a, col) >= MIN_COVER and rows["test"].found(c, b, other) >= MIN_COVER:
+        for c in train.key_columns():
+            if c in test.frame and train.found(c, a, col) >= MIN_COVER and test.found(c, b, other) >= MIN_COVER:
                 return True
     return False
 
