@@ -123,7 +123,8 @@ def join_lines(j, into: str = "df", depth: int = 0) -> list[str]:
     other = f"other{depth or ''}"
     chunked = CHUNK_ROWS if j.many and not j.via else None  # summarised a chunk at a time, as joins.widened reads it
     lines = [f"# {j.describe()}"]
-    if j.parts:  # the table's periods, stacked (chunk after chunk where summarised), as the train side spells them
+    # the table's periods stacked, chunk after chunk where summarised, each as the train side spells it
+    if j.parts or (chunked and j.rename):
         tables = ", ".join(
             f"({read_expr(t, chunksize=chunked)}, {r!r})" for t, r in {j.table: j.rename, **j.parts}.items()
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,7 @@ from agentk.competition import joins as joins_module
 from agentk.competition.joins import apply, find_joins
 from agentk.policies.analysis import analyse
 from agentk.workspace import Workspace
+from stages.codegen import JOIN_KEYED, join_lines
 from stages.fetch import fetch_local
 from testing.competitions.layouts import ENERGY_NAMES, energy_layout
 
@@ -120,3 +122,25 @@ def test_a_table_split_by_period_and_keyed_by_the_rows_own_columns_is_looked_up_
     for split, rows in (("train", train), ("test", test)):
         joined = apply(tmp_path, [j], rows.reset_index(drop=True), split)
         assert joined["price"].tolist() == truth.loc[list(zip(rows["store"], rows["day"]))].tolist()
+
+
+def test_a_summarised_table_split_by_period_is_summarised_for_each_split_from_its_own_period(tmp_path, monkeypatch):
+    """Readings of the train users in one table and of the test users in another (the second spelling its columns
+    otherwise): each split's rows are summarised from their own table, under the same column names, by setup and
+    by the generated map's code alike."""
+    rng = np.random.default_rng(3)
+    users = pd.DataFrame({"user": range(260), "age": rng.integers(18, 80, 260)})
+    events = pd.DataFrame({"who": rng.integers(0, 260, 3000), "amount": rng.random(3000).round(3)})
+    train, test = users.iloc[:200].assign(y=rng.random(200)), users.iloc[200:].reset_index(drop=True)
+    early = events[events["who"] < 200]
+    late = events[events["who"] >= 200].rename(columns={"who": "WHO", "amount": "Amount"})
+    joins = _joins(tmp_path, train, test, events_a=early, events_b=late)
+    assert [(Path(j.table).name, j.splits, j.many, j.prefix) for j in joins] == [
+        ("events_a.csv", ["train"], True, "events_a"), ("events_b.csv", ["test"], True, "events_a")
+    ]  # fmt: skip
+    joined = apply(tmp_path, joins, test, "test")
+    assert joined["events_a_count"].tolist() == [(late["WHO"] == u).sum() for u in test["user"]]
+    monkeypatch.chdir(tmp_path)
+    namespace = {"pd": pd, "df": test}
+    exec("\n".join([*JOIN_KEYED, *join_lines(joins[1])]), namespace)  # noqa: S102 - the map's own code
+    pd.testing.assert_frame_equal(namespace["df"], joined)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -181,7 +181,13 @@ def find_joins(ws: Path, raw: Path, tables: dict[str, Path], train: pd.DataFrame
             continue
         j, _ = _join(edge, nodes, tree, ["train", "test"] if in_test is not None else ["train"], set(train.columns))
         j.parts = periods.get(edge.dst, {})
-        if in_test is not None and (j.columns or j.many):
+        if in_test is not None and j.many and j.parts:  # each split's rows summarise their own period's rows
+            [(later, rename)] = j.parts.items()
+            joins += [
+                replace(j, splits=["train"], parts={}),
+                replace(j, table=later, splits=["test"], parts={}, rename=rename),
+            ]
+        elif in_test is not None and (j.columns or j.many):
             joins.append(j)
             direct[edge.dst] = j
         elif not j.many and j.columns and "labels" not in tables:
