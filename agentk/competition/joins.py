@@ -6,7 +6,8 @@ million rows at a time. A joined
 table may itself first be joined with the tables that hang from it (a loan's payments, summarised per loan, before
 the loans are summarised per customer). A key may be assembled along the way: the weather of a site and an hour
 is looked up on the row's hour and its building's site, after the building table (`_chains`). Side tables split by
-period (weather_train.csv and weather_test.csv) are one table, stacked before any join (`_periods`). Finding the
+period (weather_train.csv and weather_test.csv) are one table, stacked before any join (`_periods`); one
+summarised per key is summarised for each split from its own period. Finding the
 links needs only the columns that may hold keys: a large side
 table is read in chunks keeping those (texts as categories), and its first rows say what else it holds. The expert's analysis joins its frames with `apply`; the input maps'
 generated code calls the same `join_keyed` (stages/codegen.py writes its source into the map)."""
