@@ -229,7 +229,8 @@ def _setup(ws: Workspace, state: dict) -> str:
 
 
 def _joins(ws: Workspace) -> str:
-    """The tables the data graph joins to train and test (agentk.competition.joins), and the input columns each
+    """The tables the data graph joins to train and test (agentk.competition.joins), each lookup's path from the
+    rows (train.building_id -> building_metadata.csv -> (site_id, timestamp) -> weather), and the input columns each
     brings: where the features beyond the train table come from (joins.json, written with the expert's maps);
     empty when there are none."""
     from agentk.competition.joins import recorded
@@ -239,18 +240,19 @@ def _joins(ws: Workspace) -> str:
     def rows(js, depth: int = 0) -> list[list]:
         out = []
         for j in js:
-            out.append([("&nbsp;" * 4 * depth) + esc(j["table"]), esc(j["how"]), esc(", ".join(j["columns"]))])
+            cells = [j["table"], j.get("path", ""), j["how"], ", ".join(j["columns"])]
+            out.append([("&nbsp;" * 4 * depth) + esc(cells[0]), *map(esc, cells[1:])])
             out += rows(j["via"], depth + 1)
         return out
 
     if not joins:
         return ""
     body = "".join(
-        f"<tr><td>{a}</td><td>{b}</td><td>{c}</td></tr>" for a, b, c in rows(joins)
+        "<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows(joins)
     )  # cells escaped above: the indent is markup
     return (
-        "<h3>Tables joined to train and test (the data graph)</h3><table><thead><tr><th>table</th><th>how</th>"
-        f"<th>columns it brings</th></tr></thead><tbody>{body}</tbody></table>"
+        "<h3>Tables joined to train and test (the data graph)</h3><table><thead><tr><th>table</th><th>path</th>"
+        f"<th>how</th><th>columns it brings</th></tr></thead><tbody>{body}</tbody></table>"
     )
 
 

@@ -7,6 +7,11 @@ HistGradientBoosting) fitted on the inputs each variant gives it:
   alone; with the orders summarised per customer (one level); the whole graph (items summarised per order first).
 - weather: flights and the weather by airport and hour (a key over two columns); the target rests on the
   temperature at departure. Variants: the flights alone; with the weather joined on the composite key.
+- energy: hourly meter readings of buildings and the weather by (site, hour), the site the building's (a key
+  assembled along a chain: issue 63), the weather one table per period (the test's hours after the train's); the
+  reading rests on the hour's temperature at the building's site. Variants: the rows alone; what agentk did before
+  (the building table, first joined with each period's weather summarised per site); the chained lookup the graph
+  finds now (the periods stacked, looked up on the building's site and the row's hour).
 - ratings: users rate items, ids as whole numbers, each pair once; the rating is a user bias plus an item bias
   plus the product of rank-3 latent tastes, plus noise. Variants: the ids as numbers; with their out-of-fold level
   statistics (tools.features.engineer); the factorisation candidate alone (tools/classical_factors.py); the mean
@@ -32,13 +37,21 @@ from sklearn.metrics import mean_squared_error, roc_auc_score
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agentk.competition.joins import apply, find_joins  # noqa: E402
+from agentk.competition.joins import Join, apply, find_joins  # noqa: E402
+from testing.competitions.layouts import ENERGY_NAMES, energy_tables  # noqa: E402
 from tools.classical_factors import RANKS, Factorisation  # noqa: E402
 from tools.features import Labels, engineer  # noqa: E402
 
 
-def _joined(tables: dict[str, pd.DataFrame], train: pd.DataFrame, test: pd.DataFrame, keep: set[str] | None):
-    """train and test with the joins the graph finds among `tables` (only those named in `keep`, if given)."""
+def _joined(
+    tables: dict[str, pd.DataFrame],
+    train: pd.DataFrame,
+    test: pd.DataFrame,
+    keep: set[str] | None,
+    joins: list[Join] | None = None,
+):
+    """train and test with the joins the graph finds among `tables` (only those named in `keep`, if given), or with
+    `joins` where given."""
     with tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / "raw"
         raw.mkdir()
@@ -49,7 +62,7 @@ def _joined(tables: dict[str, pd.DataFrame], train: pd.DataFrame, test: pd.DataF
             if keep is None or name in keep:
                 frame.to_csv(raw / f"{name}.csv", index=False)
         tr, te = pd.read_csv(paths["train"]), pd.read_csv(paths["test"])
-        joins = find_joins(Path(tmp), raw, paths, tr, te)
+        joins = find_joins(Path(tmp), raw, paths, tr, te) if joins is None else joins
         return apply(Path(tmp), joins, tr, "train"), apply(Path(tmp), joins, te, "test")
 
 
@@ -104,6 +117,44 @@ def weather(seed: int) -> dict[str, float]:
     return out
 
 
+def energy(seed: int) -> dict[str, float]:
+    n = ENERGY_NAMES
+    tables = energy_tables(np.random.default_rng(seed), buildings=60, hours=480)
+    y_train, y_test = tables["train"][n["reading"]], tables["answers"][n["reading"]].to_numpy()
+    train, test = tables["train"].drop(columns=n["reading"]), tables["test"].drop(columns=n["row"])
+    side = {k: tables[k] for k in ("buildings", "weather_train", "weather_test")}
+    weather = [c for c in tables["weather_train"] if c not in (n["weather_site"], n["weather_time"])]
+    per_site = [  # each period's weather summarised per site, into the building table (the joins agentk made before)
+        Join(
+            f"raw/{name}.csv",
+            [n["site"]],
+            [],
+            aggregate=weather,
+            prefix=name,
+            other_keys=[n["weather_site"]],
+            many=True,
+        )
+        for name in ("weather_test", "weather_train")
+    ]
+    cols = [n["site"], "primary_use", "square_feet"]
+    before = [Join("raw/buildings.csv", [n["building"]], ["train", "test"], cols, via=per_site)]
+    out = {}
+    for name, joins in (("rows alone", []), ("+ weather per site (before)", before), ("+ chained lookup", None)):
+        tr, te = _joined(side, train, test, None, joins)
+        out[name] = _rmse(_numbers(tr), y_train, _numbers(te), y_test)
+    return out
+
+
+def _numbers(frame: pd.DataFrame) -> pd.DataFrame:
+    """The inputs as numbers: a time stamp as its hour of the day (the test hours follow the train's), a text as its
+    category code."""
+    out = frame.copy()
+    for c in out.select_dtypes(include="object").columns:
+        stamp = pd.to_datetime(out[c], errors="coerce", format="ISO8601")
+        out[c] = stamp.dt.hour if stamp.notna().all() else out[c].astype("category").cat.codes
+    return out
+
+
 def ratings(seed: int) -> dict[str, float]:
     rng = np.random.default_rng(seed)
     n, n_test, n_users, n_items, rank = 60_000, 15_000, 1000, 1500, 3
@@ -141,17 +192,26 @@ def _error(truth, pred) -> float:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--only", nargs="*", help="these problems alone (written to graph_features_<names>.md)")
     args = p.parse_args(argv)
     if args.seeds < 1:
         p.error("--seeds must be at least 1")
     lines = ["| problem | metric | variant | score (mean ± sd over seeds) |", "|---|---|---|---|"]
-    for problem, metric, fn in (("chain", "RMSE", chain), ("weather", "AUC", weather), ("ratings", "RMSE", ratings)):
+    problems = {
+        "chain": ("RMSE", chain),
+        "weather": ("AUC", weather),
+        "energy": ("RMSE", energy),
+        "ratings": ("RMSE", ratings),
+    }
+    for problem, (metric, fn) in problems.items():
+        if args.only and problem not in args.only:
+            continue
         runs = [fn(s) for s in range(args.seeds)]
         for variant in runs[0]:
             scores = np.array([r[variant] for r in runs])
             lines.append(f"| {problem} | {metric} | {variant} | {scores.mean():.4f} ± {scores.std():.4f} |")
     text = "\n".join(lines)
-    out = ROOT / "benchmarks" / "results" / "graph_features.md"
+    out = ROOT / "benchmarks" / "results" / f"graph_features{''.join('_' + name for name in args.only or [])}.md"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text + "\n")
     print(text)

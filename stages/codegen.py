@@ -123,9 +123,22 @@ def join_lines(j, into: str = "df", depth: int = 0) -> list[str]:
     `join_keyed` must be defined above them (JOIN_KEYED)."""
     other = f"other{depth or ''}"
     chunked = CHUNK_ROWS if j.many and not j.via else None  # summarised a chunk at a time, as joins.widened reads it
-    lines = [f"# {j.describe()}", f"{other} = {read_expr(j.table, chunksize=chunked)}"]
-    if j.rename:  # spelled otherwise than the train side's table
-        lines.append(f"{other} = {other}.rename(columns={j.rename!r})")
+    lines = [f"# {j.describe()}"]
+    # the table's periods stacked, chunk after chunk where summarised, each as the train side spells it
+    if j.parts or (chunked and j.rename):
+        tables = ", ".join(
+            f"({read_expr(t, chunksize=chunked)}, {r!r})" for t, r in {j.table: j.rename, **j.parts}.items()
+        )
+        stacked = (
+            "(c.rename(columns=r) for t, r in [{}] for c in t)"
+            if chunked
+            else "pd.concat([t.rename(columns=r) for t, r in [{}]], ignore_index=True)"
+        )
+        lines.append(f"{other} = {stacked.format(tables)}")
+    else:
+        lines.append(f"{other} = {read_expr(j.table, chunksize=chunked)}")
+        if j.rename:  # spelled otherwise than the train side's table
+            lines.append(f"{other} = {other}.rename(columns={j.rename!r})")
     for v in j.via:
         lines += join_lines(v, other, depth + 1)
     args = f"{j.keys!r}, {j.other_keys!r}, {j.columns!r}, {j.aggregate!r}, {j.prefix!r}, many={j.many}"

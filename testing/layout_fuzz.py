@@ -11,7 +11,8 @@ labels table, folder names, file names beside the ids, one table per class or la
   folder, each row carrying its class too, of several words where ranked); a set
   of labels per row, submitted in one column or as one 0/1 column per label; inputs split over a 1:1 side table keyed by the
   id (under another column name), summarised from a 1:N table of many rows per id, or from one file per sample
-  named by its id;
+  named by its id, or looked up by a key assembled along a chain (the row's hour and its id's group, in a table
+  given one per period);
 - formats: CSV (in UTF-8, Latin-1, cp1252, UTF-16 or with a BOM), TSV, gzip, zip, parquet (one file or
   partitioned), JSON records, keyed, split or nested, JSON lines; whole-split .npy arrays (train and test features,
   train labels) told apart by their shapes alone; every table zipped alone and the zips in one
@@ -156,6 +157,9 @@ TRANSFORMS = {
     # a larger table named as train, of other rows and a target-like column the sample does not score; the real
     # train table's name the longer
     "decoy:larger-table": 0.15,
+    # x1 in a table keyed by (a group, an hour): the hour the row's own, the group in a table keyed by the id; that
+    # table given one per period, train's hours in one and test's (after them) in the other (issue 63)
+    "side:chained-key": 0.3,
 }
 # the transformations learnt from the corpus of real layouts (issue 62), by family. Each family draws from a stream of
 # its own, and a layout takes one family at most: a new family leaves every earlier draw as it was, and families
@@ -167,6 +171,7 @@ FAMILIES = {
     "test rows": ("format:json-columns", "test:two-stages", "rows:many-per-id"),
     "whole-split arrays": ("format:arrays", "target:class-tables-folder"),
     "train tables": ("split:two-train-tables", "columns:test-spelling", "decoy:larger-table"),
+    "chained keys": ("side:chained-key",),
 }
 FAMILY_OF = {t: family for family, names in FAMILIES.items() for t in names}
 # the metric a transformation's evaluation text leads the setup to (code_metric.py's METRIC)
@@ -192,6 +197,8 @@ SIGNAL_KEEPS = {
     "sample:renamed",
 }
 SIGNAL_FORMATS = {"format:tsv", "format:gz", "format:zip", "format:parquet", "format:encoding"}
+# what side:chained-key keeps of the other transformations: the names, the ids, a flat table format, other side tables
+CHAIN_KEEPS = SIGNAL_KEEPS | SIGNAL_FORMATS | {"ids:named", "labels-file", "side:1-1", "side:1-n", "side:chained-key"}
 REFUSE_KEEPS = SIGNAL_KEEPS - {"sample:renamed"}  # and the one table format drawn
 # each refuse:<kind> transformation and the kind of task setup must name
 REFUSALS = {
@@ -326,6 +333,8 @@ def _pruned(seed: int, kind: str, chosen: list[str]) -> list[str]:
         clash |= {"decoy:train-only", "side:split-events", "target:label-sets", "archive:nested"}
         if kind == "regression" or clash & set(chosen):
             chosen.remove("target:class-tables-folder")
+    if "side:chained-key" in chosen and not set(chosen) <= CHAIN_KEEPS:  # drawn beside a plain layout only
+        chosen.remove("side:chained-key")
     # the two classes below are drawn only beside what they keep: the earlier transformations stay as drawn
     many = ("names:", "columns:", "subfolder", "ids:", "format:", "sample:", "side:1-1", "media:text", "rows:")
     if "rows:many-per-id" in chosen and any(
@@ -623,6 +632,26 @@ def build(
         grid = data[[site, visit, cols["x1"]]].rename(columns=respelled).sample(frac=1, random_state=seed)
         files["grid"] = here + _write(grid, tables, f"{_word(more)}_by_{_word(more)}", fmt)
         inputs = [site, visit, *inputs]
+    if "side:chained-key" in transforms:  # x1 by (group, hour): the hour the row's, the group the id's, per period
+        inputs.remove(cols["x1"])
+        chain = np.random.default_rng(140_000 + seed)
+        group, hour, member = (_column(chain, base, odd) for base in ("group", "hour", "member"))
+        member = member if member != id_col else f"{member}_2"
+        groups = chain.choice([f"G{v:02d}" for v in range(8)], size=n)
+        in_train = np.arange(n) < n_train
+        order = pd.Series(range(n)).groupby([groups, in_train]).cumcount().to_numpy()
+        data[hour] = np.where(in_train, order, order + 1000)  # the test's hours after the train's
+        parent = pd.DataFrame({member: data[id_col], group: groups}).sample(frac=1, random_state=seed)
+        files["members"] = here + _write(parent, tables, f"{_word(chain)}_members", fmt)
+        respelled = {hour: _column(chain, "when", odd)}
+        grid = pd.DataFrame({group: groups, hour: data[hour], cols["x1"]: data[cols["x1"]]}).rename(columns=respelled)
+        stem = f"{_word(chain)}_by_hour"
+        for period, rows in (("early", grid[in_train]), ("late", grid[~in_train])):
+            rows = rows if period == "early" else rows.rename(columns=str.upper)  # spelt otherwise: the same columns
+            files[f"hours_{period}"] = here + _write(
+                rows.sample(frac=1, random_state=seed), tables, f"{stem}_{period}", fmt
+            )
+        inputs = [hour, *inputs]
     if "side:per-sample-files" in transforms:  # x2 is the mean of each sample's readings, one file per sample
         side_cols = [cols["x2"]]
         folder = tables / _word(more)
@@ -888,6 +917,9 @@ def build(
         "links": f"a code for each {id_col}",
         "lookup": "what each code stands for",
         "grid": "readings by site and visit",
+        "members": f"the group of each {id_col}",
+        "hours_early": "readings by group and hour, the training period's",
+        "hours_late": "readings by group and hour, the test period's",
         "readings": f"a few readings of each {id_col}, one file per {id_col} named by it",
         "images": f"a picture of each {id_col}, named by it"
         + (" (the training set's)" if "test_images" in files else "")

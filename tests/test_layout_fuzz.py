@@ -35,12 +35,17 @@ from testing.layout_fuzz import (
 # layouts pinned to the draw their test was written for (later transformations change what a seed draws): the seed
 # still draws the data and the names
 PINNED = {
+    4: ("regression", ["columns:odd", "ids:hex", "format:arrays"]),
     21: ("binary", ["columns:odd", "ids:hex", "format:json-keyed", "refuse:simulation"]),
     23: ("binary", ["names:other", "columns:odd", "sample:renamed", "metric:bias-unnamed", "format:tsv"]),
     63: ("multiclass", ["ids:prefixed", "split:two-train-tables", "format:jsonl"]),
     105: ("binary", ["names:other", "format:arrays"]),
     135: ("multiclass", ["ids:prefixed", "refuse:span-extraction"]),
     167: ("regression", ["columns:odd", "refuse:recommendation"]),
+    17: (
+        "regression",
+        ["names:role-inside", "columns:odd", "labels-file", "sample:renamed", "side:chained-key", "format:tsv"],
+    ),
     303: (
         "multiclass",
         [
@@ -53,6 +58,7 @@ PINNED = {
             "format:partitioned",
         ],
     ),
+    213: ("binary", ["columns:odd", "ids:hex", "ids:named", "labels-file", "format:json-columns"]),
     308: ("multiclass", ["ids:prefixed", "target:label-sets", "sample:placeholder"]),
     494: ("multiclass", ["media:arrays", "format:json-keyed"]),
     660: ("multiclass", ["refuse:retrieval"]),
@@ -535,6 +541,28 @@ def analysed(tmp_path, public, name):
     ws.mkdir()
     fetch_local(public, ws)
     return analyse(ws)
+
+
+def test_x1_looked_up_by_the_rows_hour_and_its_ids_group_reaches_both_maps(tmp_path):
+    """side:chained-key: x1 sits in a table keyed by (group, hour), one per period (the test's hours after the
+    train's, the later table's columns spelt otherwise); the rows hold the hour, a table keyed by the id the group.
+    The periods are one table, looked up on the group found through the id and the row's own hour."""
+    from test_fixture_layouts import run_map
+
+    truth = layout(17, tmp_path / "17")
+    assert "side:chained-key" in truth.transforms
+    a = analysed(tmp_path, tmp_path / "17" / "public", "ws17")
+    [j] = [j for j in a.joins if j.through is not None]
+    assert (Path(j.table).name, [Path(t).name for t in j.parts]) == (
+        Path(truth.files["hours_early"]).name, [Path(truth.files["hours_late"]).name]
+    )  # fmt: skip
+    assert Path(j.through.table).name == Path(truth.files["members"]).name
+    train = run_map(tmp_path / "ws17", "train", a).set_index("id")
+    x1 = truth.features["x1"]  # per train id: each row's own hour's value
+    [column] = [c for c in j.columns if np.allclose(train[c], [x1[i] for i in train.index])]
+    test = run_map(tmp_path / "ws17", "test", a)
+    late = read_table(tmp_path / "17" / "public" / truth.files["hours_late"])[column.upper()]
+    assert len(test) == len(truth.test_ids) and sorted(test[column]) == pytest.approx(sorted(late))
 
 
 @pytest.mark.parametrize("seed, placeholder", [(308, "0"), (303, "")])

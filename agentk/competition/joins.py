@@ -4,7 +4,11 @@ two columns), and per-entity tables with many rows per key (transactions per cus
 are summarised per key (row count; mean, min, max and spread of each numeric column) before the join, read a
 million rows at a time. A joined
 table may itself first be joined with the tables that hang from it (a loan's payments, summarised per loan, before
-the loans are summarised per customer). Finding the links needs only the columns that may hold keys: a large side
+the loans are summarised per customer). A key may be assembled along the way: the weather of a site and an hour
+is looked up on the row's hour and its building's site, after the building table (`_chains`). Side tables split by
+period (weather_train.csv and weather_test.csv) are one table, stacked before any join (`_periods`); one
+summarised per key is summarised for each split from its own period. Finding the
+links needs only the columns that may hold keys: a large side
 table is read in chunks keeping those (texts as categories), and its first rows say what else it holds. The expert's analysis joins its frames with `apply`; the input maps'
 generated code calls the same `join_keyed` (stages/codegen.py writes its source into the map)."""
 
@@ -12,13 +16,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
 
 from agentk.competition.files import spelling
-from agentk.competition.graph import Edge, Node, build, key_text, link, measured
+from agentk.competition.graph import FULL, MIN_COVER, Edge, Graph, Node, build, key_text, link, measured
 from agentk.competition.readers import CSV_SUFFIXES, read_chunks, read_table
 from agentk.competition.tables import candidates
 from agentk.competition.written import stand_ins
@@ -45,29 +49,51 @@ class Join:
     many: bool = False  # many rows per key: summarised, else looked up
     via: list[Join] = field(default_factory=list)  # joined to this table first (the tables hanging from it)
     rename: dict[str, str] = field(default_factory=dict)  # the table's columns as the train side spells them
+    # the table's other periods (weather_test.csv beside weather_train.csv), stacked under it before any join: each
+    # table's path and its columns as `table` spells them
+    parts: dict[str, dict[str, str]] = field(default_factory=dict)
+    # the join before this one whose looked-up columns are part of the key (a building's site, beside the row's hour)
+    through: Join | None = None
 
     def __post_init__(self):
         self.other_keys = self.other_keys or list(self.keys)
+
+    def name(self) -> str:
+        """The table's file name, its other periods' after a "+"."""
+        return " + ".join(Path(t).name for t in [self.table, *self.parts])
 
     def describe(self) -> str:
         on = " and ".join(k if k == o else f"{k!r} = its {o!r}" for k, o in zip(self.keys, self.other_keys))
         to = " and ".join(self.splits) or "the table it hangs from"
         first = f" (first joined with {', '.join(Path(v.table).name for v in self.via)})" if self.via else ""
+        if self.through is not None:
+            on += (
+                f" ({', '.join(c for c in self.keys if c in self.through.columns)} looked up in {self.through.name()})"
+            )
         if self.many:
             return (
-                f"{Path(self.table).name}{first}: many rows per {on}, summarised per key as a row count and the "
+                f"{self.name()}{first}: many rows per {on}, summarised per key as a row count and the "
                 f"{'/'.join(AGGREGATES)} of {self.aggregate} and joined to {to}"
             )
-        return f"{Path(self.table).name}{first}: joined to {to} on {on}, bringing {self.columns}"
+        return f"{self.name()}{first}: joined to {to} on {on}, bringing {self.columns}"
 
-    def record(self) -> dict:
+    def path(self, src: str = "train") -> str:
+        """The lookup's path from the rows (`src`) to the table: train.building_id -> building_metadata.csv ->
+        (site_id, timestamp) -> weather_train.csv + weather_test.csv."""
+        keys = self.keys[0] if len(self.keys) == 1 else f"({', '.join(self.keys)})"
+        if self.through is None:
+            return f"{src}.{keys} -> {self.name()}"
+        return f"{self.through.path(src)} -> {keys} -> {self.name()}"
+
+    def record(self, src: str = "train") -> dict:
         """What joins.json keeps of the join (the report and features.json read it): the table, how it is joined,
-        the columns it brings, and the same for the tables joined into it first."""
+        its path from the rows, the columns it brings, and the same for the tables joined into it first."""
         return {
-            "table": Path(self.table).name,
+            "table": self.name(),
             "how": self.describe(),
+            "path": self.path(src),
             "columns": self.brought(),
-            "via": [v.record() for v in self.via],
+            "via": [v.record(self.name()) for v in self.via],
         }
 
     def brought(self) -> list[str]:
@@ -138,12 +164,19 @@ def find_joins(ws: Path, raw: Path, tables: dict[str, Path], train: pd.DataFrame
     for j in _per_split(nodes, train, test):
         joins.append(j)
         del nodes[j.table]
+    common = [c for c in train.columns if c in test.columns]
+    train_node, test_node = Node("train", train[common]), Node("test", test[common])  # their key texts made once
+    periods = _periods(nodes, train_node, test_node)
     if not nodes:
         return joins
-    common = [c for c in train.columns if c in test.columns]
     entities = Node("train", pd.concat([train[common], test[common]], ignore_index=True))
-    tree = build(entities, list(nodes.values())).tree()
-    train_node, test_node = Node("train", train[common]), Node("test", test[common])  # their key texts made once
+    graph = build(entities, list(nodes.values()))
+    tree = graph.tree()
+    chains = _chains(nodes, tree, entities, train_node, test_node)
+    if chains:  # a table looked up through a chain hangs from no other table (its rows are no one's summary)
+        looked_up = {chain.dst for _, chain in chains}
+        tree = Graph(graph.nodes, [e for e in graph.edges if looked_up.isdisjoint({e.src, e.dst})]).tree()
+    direct = {}
     for edge in (e for e in tree if e.src == "train"):
         other = nodes[edge.dst]
         in_train = link(train_node, other, only=edge)
@@ -151,10 +184,26 @@ def find_joins(ws: Path, raw: Path, tables: dict[str, Path], train: pd.DataFrame
         if in_train is None:
             continue
         j, _ = _join(edge, nodes, tree, ["train", "test"] if in_test is not None else ["train"], set(train.columns))
-        if in_test is not None and (j.columns or j.many):
+        j.parts = periods.get(edge.dst, {})
+        if in_test is not None and j.many and j.parts:  # each split's rows summarise their own period's rows
+            [(later, rename)] = j.parts.items()
+            joins += [
+                replace(j, splits=["train"], parts={}),
+                replace(j, table=later, splits=["test"], parts={}, rename=rename),
+            ]
+        elif in_test is not None and (j.columns or j.many):
             joins.append(j)
+            direct[edge.dst] = j
         elif not j.many and j.columns and "labels" not in tables:
             # keyed by train's entities alone: what it adds only train has (targets, or leaks no map may use)
+            joins.append(j)
+    for parent, chain in chains:
+        through = direct.get(parent.dst)
+        if through is None or not set(chain.cols) & set(through.columns):
+            continue
+        j, _ = _join(chain, nodes, tree, ["train", "test"], set(train.columns) | set(through.columns))
+        j.parts, j.through = periods.get(chain.dst, {}), through
+        if j.columns:
             joins.append(j)
     return joins
 
@@ -181,6 +230,46 @@ def _join(
     return Join(edge.dst, keys, splits, aggregate=numeric, prefix=prefix, other_keys=theirs, many=True, via=via), other
 
 
+def _chains(
+    nodes: dict[str, Node], tree: list[Edge], entities: Node, train: Node, test: Node
+) -> list[tuple[Edge, Edge]]:
+    """Tables looked up on a key assembled along the way: part of it the rows' own columns, part a table's looked
+    up by the rows first (the weather of a site and an hour: the hour is the row's, the site its building's). For
+    each table the rows look up (the parent: one row per key), the rows with its columns find, by their values, a
+    key over several columns naming the rows of a table they would otherwise only summarise, not reach, or look up
+    on a key matching less truly (its score): that key mixes the rows' and the parent's columns, and both train's
+    and test's rows find their values there.
+    Returned as (the parent's edge, the edge from the rows with the parent's columns to the table)."""
+    lookups = {e.dst: e.score for e in tree if not e.many}  # tables looked up already, and how truly
+    found, taken = [], set()
+    for parent in (e for e in tree if e.src == "train" and not e.many):
+        cols = [c for c in nodes[parent.dst].key_columns() if c not in parent.dst_cols and c not in entities.frame]
+        if not cols:
+            continue
+        rows, in_train, in_test = _with_lookup(entities, nodes[parent.dst], parent, cols), None, None
+        for name in (n for n in nodes if n != parent.dst and n not in taken):
+            edge = link(rows, nodes[name])
+            if edge is None or edge.many or set(edge.cols).isdisjoint(cols) or set(edge.cols) <= set(cols):
+                continue
+            if edge.score <= lookups.get(name, 0):  # a meter number 0-3 matches a site number only seemingly
+                continue
+            in_train = in_train or _with_lookup(train, nodes[parent.dst], parent, cols)
+            in_test = in_test or _with_lookup(test, nodes[parent.dst], parent, cols)
+            if link(in_train, nodes[name], only=edge) is not None and link(in_test, nodes[name], only=edge) is not None:
+                found.append((parent, edge))
+                taken.add(name)
+    return found
+
+
+def _with_lookup(rows: Node, parent: Node, edge: Edge, cols: list[str]) -> Node:
+    """The rows' key columns (FULL rows at most: the links are judged on distinct values) with the parent's `cols`
+    looked up along `edge`."""
+    frame = rows.frame[rows.key_columns()]
+    frame = frame.sample(FULL, random_state=0) if len(frame) > FULL else frame
+    frame = join_keyed(frame, parent.frame, list(edge.cols), list(edge.dst_cols), cols, [], "", False)
+    return Node(rows.name, frame)
+
+
 SPLIT_COVER = 0.9  # of a per-split side table's keys that its split's table must hold
 
 
@@ -195,10 +284,8 @@ def _per_split(nodes: dict[str, Node], train: pd.DataFrame, test: pd.DataFrame) 
     for a, b in [(a, b) for a in nodes for b in nodes if a != b]:
         if a in {j.table for j in joins} or b in {j.table for j in joins}:
             continue
-        mine, theirs = nodes[a].schema, nodes[b].schema
-        spelled = {spelling(c): c for c in theirs.columns}
-        pairs = {c: spelled[spelling(c)] for c in mine.columns if spelling(c) in spelled}
-        if len(pairs) < 2 or len(pairs) != len(mine.columns) or len(pairs) != len(theirs.columns):
+        mine, pairs = nodes[a].schema, _same_columns(nodes[a], nodes[b])
+        if pairs is None:
             continue
         for key in mine.columns:
             if key not in nodes[a].frame or pairs[key] not in nodes[b].frame:  # a large table keeps its keys alone
@@ -214,6 +301,58 @@ def _per_split(nodes: dict[str, Node], train: pd.DataFrame, test: pd.DataFrame) 
                 joins.append(Join(b, [split_key], ["test"], cols, other_keys=[key], rename=rename))
             break
     return joins
+
+
+def _same_columns(a: Node, b: Node) -> dict[str, str] | None:
+    """Each of a's columns and b's of its name, where the two tables have the same columns (up to case and
+    punctuation, at least two), else None."""
+    mine, theirs = a.schema, b.schema
+    spelled = {spelling(c): c for c in theirs.columns}
+    pairs = {c: spelled[spelling(c)] for c in mine.columns if spelling(c) in spelled}
+    if len(pairs) < 2 or len(pairs) != len(mine.columns) or len(pairs) != len(theirs.columns):
+        return None
+    return pairs
+
+
+PERIOD_OVERLAP = 0.1  # of the smaller period's values of the column they are split by that the other may hold too
+
+
+def _periods(nodes: dict[str, Node], train: Node, test: Node) -> dict[str, dict[str, dict]]:
+    """Side tables split by period (weather_train.csv and weather_test.csv, or the 2016 and the 2017 readings),
+    made one table in `nodes`: two tables of the same columns (up to spelling) and a column (an hour, a date) whose
+    values the two hardly share (PERIOD_OVERLAP), where most (MIN_COVER) of train's values of one of train and
+    test's common columns are in the first table and most of test's in the second. Two tables of a customer's
+    older and newer transactions both hold train's and test's customers: they stay two. The union takes the train
+    side's name and spelling (a large table's key columns those both kept); returned as {its name: {the other
+    table: its renaming}} (Join.parts). `train` and `test`: their common columns."""
+    periods = {}
+    for a, b in [(a, b) for a in list(nodes) for b in list(nodes) if a != b]:
+        if a not in nodes or b not in nodes or a in periods or b in periods:
+            continue
+        pairs = _same_columns(nodes[a], nodes[b])
+        if pairs is not None and _split_by_period(nodes[a], nodes[b], pairs, train, test):
+            rename = {pairs[c]: c for c in pairs if pairs[c] != c}
+            first, second = nodes[a], nodes.pop(b)
+            both = [c for c in first.frame.columns if pairs[c] in second.frame]
+            frame = {c: _stacked([first.frame[c], second.frame[pairs[c]].rename(c)]) for c in both}
+            nodes[a] = Node(a, pd.DataFrame(frame), head=first.head)
+            periods[a] = {b: rename}
+    return periods
+
+
+def _split_by_period(a: Node, b: Node, pairs: dict[str, str], train: Node, test: Node) -> bool:
+    """a holds train's values of some column and b test's, by a column whose values the two hardly share."""
+    for col in a.key_columns():
+        other = pairs[col]
+        if other not in b.frame or other not in b.key_columns():
+            continue
+        mine, theirs = a.values(col), b.values(other)
+        if len(mine & theirs) > PERIOD_OVERLAP * min(len(mine), len(theirs)):
+            continue
+        for c in train.key_columns():
+            if c in test.frame and train.found(c, a, col) >= MIN_COVER and test.found(c, b, other) >= MIN_COVER:
+                return True
+    return False
 
 
 def _split_key(values: pd.Series, split: pd.DataFrame) -> str | None:
@@ -287,11 +426,12 @@ def _rel(path: Path, ws: Path) -> str:
 
 
 def widened(ws: Path, j: Join) -> pd.DataFrame | Iterator[pd.DataFrame]:
-    """The joined table, first joined with the tables hanging from it; a summarised table with none hanging from it
-    in chunks of CHUNK_ROWS (join_keyed summarises them one at a time)."""
+    """The joined table (its periods stacked), first joined with the tables hanging from it; a summarised table with
+    none hanging from it in chunks of CHUNK_ROWS (join_keyed summarises them one at a time)."""
+    tables = {j.table: j.rename, **j.parts}
     if j.many and not j.via:
-        return read_chunks(Path(ws) / j.table, CHUNK_ROWS)
-    other = read_table(Path(ws) / j.table).rename(columns=j.rename)
+        return (c.rename(columns=r) for t, r in tables.items() for c in read_chunks(Path(ws) / t, CHUNK_ROWS))
+    other = pd.concat([read_table(Path(ws) / t).rename(columns=r) for t, r in tables.items()], ignore_index=True)
     for v in j.via:
         other = join_keyed(other, widened(ws, v), v.keys, v.other_keys, v.columns, v.aggregate, v.prefix, v.many)
     return other

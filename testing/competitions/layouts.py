@@ -1089,3 +1089,92 @@ def hdf5_only(folder, rng):
         description("Predict `target` for each row.", ACCURACY, ["train.h5", "test.h5", "sample_submission.csv"])
     )
     return {**finish(folder, answers, "sample_submission.csv"), "supported": False, "refusal": "layout"}
+
+
+# ---- a lookup through a chain: weather by (site, hour), the site the building's ------------------------------------
+ENERGY_NAMES = {  # role -> file name, and each table's column names (the defaults of a building-energy layout)
+    "train": "train.csv",
+    "test": "test.csv",
+    "buildings": "building_metadata.csv",
+    "weather_train": "weather_train.csv",
+    "weather_test": "weather_test.csv",
+    "sample": "sample_submission.csv",
+    "building": "building_id",
+    "meter": "meter",
+    "time": "timestamp",
+    "reading": "meter_reading",
+    "row": "row_id",
+    "site": "site_id",
+    "weather_site": "site_id",
+    "weather_time": "timestamp",
+    "temperature": "air_temperature",
+}
+
+
+def energy_tables(rng, names=None, buildings: int = 40, hours: int = 360) -> dict[str, pd.DataFrame]:
+    """A building-energy layout (table role -> frame, named by `names`, ENERGY_NAMES's keys): hourly meter readings
+    of buildings, the test period the hours after the train's; a building table (building -> site, use, area); the
+    weather one row per (site, hour), one table for the train period and one for the test's. The reading rests on
+    the hour's temperature at the building's site (which wanders from hour to hour, so a site's mean says little),
+    and on the area. `answers` holds the test readings."""
+    n = {**ENERGY_NAMES, **(names or {})}
+    sites = 5
+    meta = pd.DataFrame(
+        {
+            n["site"]: rng.integers(0, sites, buildings),
+            n["building"]: np.arange(buildings),
+            "primary_use": rng.choice(["office", "school", "lodging"], buildings),
+            "square_feet": rng.integers(2_000, 80_000, buildings),
+        }
+    )
+    stamps = pd.date_range("2016-01-01", periods=2 * hours, freq="h").strftime("%Y-%m-%d %H:%M:%S")
+    weather = pd.DataFrame(
+        [(s, t) for s in range(sites) for t in stamps], columns=[n["weather_site"], n["weather_time"]]
+    )
+    walk = np.cumsum(rng.normal(scale=1.5, size=(sites, 2 * hours)), axis=1) + rng.normal(10, 5, (sites, 1))
+    weather[n["temperature"]] = walk.ravel().round(1)
+    weather["dew_temperature"] = (weather[n["temperature"]] - rng.gamma(2, 2, len(weather))).round(1)
+    weather["wind_speed"] = rng.gamma(2, 1.5, len(weather)).round(1)
+    weather = weather.sample(frac=0.98, random_state=int(rng.integers(1 << 30))).sort_index()  # a few hours missing
+    rows = pd.DataFrame(
+        [(b, m, t) for b in range(buildings) for m in (0, 1) for t in stamps],
+        columns=[n["building"], n["meter"], n["time"]],
+    )
+    rows = rows.sample(frac=0.35, random_state=int(rng.integers(1 << 30))).sort_index().reset_index(drop=True)
+    temp = dict(zip(zip(weather[n["weather_site"]], weather[n["weather_time"]]), weather[n["temperature"]]))
+    site = meta.set_index(n["building"])[n["site"]]
+    hot = np.array([temp.get((s, t), np.nan) for s, t in zip(site[rows[n["building"]]], rows[n["time"]])])
+    area = meta.set_index(n["building"])["square_feet"][rows[n["building"]]].to_numpy()
+    reading = (
+        np.abs(np.nan_to_num(hot, nan=10) - 12) * 6
+        + area / 2_000 * (1 + rows[n["meter"]])
+        + rng.normal(0, 2, len(rows))
+    )
+    rows[n["reading"]] = reading.round(3)
+    late = rows[n["time"]] >= stamps[hours]
+    train, test = rows[~late].reset_index(drop=True), rows[late].reset_index(drop=True)
+    test.insert(0, n["row"], np.arange(len(test)))
+    in_train = weather[n["weather_time"]] < stamps[hours]
+    return {
+        "train": train,
+        "test": test.drop(columns=n["reading"]),
+        "buildings": meta,
+        "weather_train": weather[in_train].reset_index(drop=True),
+        "weather_test": weather[~in_train].reset_index(drop=True),
+        "sample": pd.DataFrame({n["row"]: test[n["row"]], n["reading"]: 0.0}),
+        "answers": test[[n["row"], n["reading"]]],
+    }
+
+
+def energy_layout(folder: Path, rng, names=None, **sizes) -> dict[str, pd.DataFrame]:
+    """energy_tables written under folder/public (names[role] its file name) with a description; returns them."""
+    n = {**ENERGY_NAMES, **(names or {})}
+    tables = energy_tables(rng, names, **sizes)
+    pub = folder / "public"
+    pub.mkdir(parents=True, exist_ok=True)
+    for role, frame in tables.items():
+        if role != "answers":
+            frame.to_csv(pub / n[role], index=False)
+    files = [n[r] for r in tables if r != "answers"]
+    (pub / "description.md").write_text(description(f"Predict `{n['reading']}` for each test row.", RMSE, files))
+    return tables
