@@ -70,6 +70,7 @@ MIRRORLESS = ("zoo2",)  # the sets build.py and grade.py make without an mle-ben
 DEFAULT_CORPUS = ROOT.parent / "shared" / "kaggle-layouts"
 DEFAULT_MIRROR = ROOT.parent / ".mirror" / "openai+mle-bench" / "repo"
 GRADE_TIMEOUT = 900.0
+QUICK_TIMEOUT = 3600.0  # zoo2_quick.py takes ~20 s on idle cores, more than 15 min on loaded ones
 
 
 # ----------------------------------------------------------------------------- pure helpers
@@ -392,9 +393,9 @@ def run_quick(corpus: Path, dest: Path, out: Path, rerun: bool) -> dict[str, flo
         cmd += ["--write-submission", str(out / "quick")]
         print("running the zoo2 quick models (zoo2_quick.py)", flush=True)
         try:
-            run = subprocess.run(cmd, cwd=corpus, env=_env(), capture_output=True, text=True, timeout=GRADE_TIMEOUT)
+            run = subprocess.run(cmd, cwd=corpus, env=_env(), capture_output=True, text=True, timeout=QUICK_TIMEOUT)
         except subprocess.TimeoutExpired:
-            print(f"no quick models: zoo2_quick.py timed out ({GRADE_TIMEOUT} s)", flush=True)
+            print(f"no quick models: zoo2_quick.py timed out ({QUICK_TIMEOUT:.0f} s)", flush=True)
             return {}
         if not quick_scores(run.stdout):
             print(f"no quick models: {(run.stderr or run.stdout).strip()[-300:]}", flush=True)
