@@ -401,11 +401,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = [earlier[s.name] for s in SPECS if s.name in earlier]
     text = table(rows)
     print(text)
-    results.mkdir(parents=True, exist_ok=True)
-    (results / "real_data.md").write_text(text + "\n")
     for folder in (out, results):
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "real_data.json").write_text(json.dumps(rows, indent=1, default=str) + "\n")
+    (results / "real_data.md").write_text(text + "\n")
     return 0 if all("error" not in r for r in rows) else 1
 
 
