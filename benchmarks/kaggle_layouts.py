@@ -33,6 +33,12 @@ constant) and a per-competition table; writes them to <out>/kaggle_layouts.md an
 record has no solve yet only runs the solve) unless --force. A set whose corpus is built is not rebuilt unless
 --rebuild.
 
+With zoo2 among the sets, a third table sets agentk beside the corpus' hand-written quick scikit-learn models
+(zoo2_quick.py, the "competent user with scikit-learn" bar, ~20 s; run once, its JSON lines kept in
+<out>/zoo2_quick.jsonl until --rebuild): per competition agentk's setup, final (the solve's when it ran) and
+worst-snapshot normalised scores, the quick model's, and whether agentk's final is at or above it; per set how
+many are, and the means.
+
 Exit status 0 when every supported competition set up with a valid submission and every unsupported one was
 refused; 1 otherwise; 2 on bad arguments.
 """
@@ -64,6 +70,7 @@ MIRRORLESS = ("zoo2",)  # the sets build.py and grade.py make without an mle-ben
 DEFAULT_CORPUS = ROOT.parent / "shared" / "kaggle-layouts"
 DEFAULT_MIRROR = ROOT.parent / ".mirror" / "openai+mle-bench" / "repo"
 GRADE_TIMEOUT = 900.0
+QUICK_TIMEOUT = 3600.0  # zoo2_quick.py takes ~20 s on idle cores, more than 15 min on loaded ones
 
 
 # ----------------------------------------------------------------------------- pure helpers
@@ -91,15 +98,20 @@ def passed(rec: dict) -> bool:
     return rec.get("setup_rc") == 0 and bool((rec.get("setup_grade") or {}).get("valid"))
 
 
+def final_normalised(rec: dict) -> float | None:
+    """agentk's last word: the solve's final submission normalised when the solve graded one, else the setup's."""
+    if rec.get("setup_rc") != 0:
+        return None
+    final = rec.get("solve") or {}
+    return final.get("normalised") if final.get("grade") else rec.get("setup_normalised")
+
+
 def handled(rec: dict) -> bool:
     """The issue's goal: set up with a valid submission that beats the constant (the solve's final one when it
     ran), or refused by kind. An unsupported kind agentk takes on on purpose counts only above the constant."""
     if not supported(rec) and rec.get("refused"):
         return True
-    if rec.get("setup_rc") != 0:
-        return False
-    final = rec.get("solve") or {}
-    norm = final.get("normalised") if final.get("grade") else rec.get("setup_normalised")
+    norm = final_normalised(rec)
     return norm is not None and norm > 0
 
 
@@ -236,6 +248,47 @@ def comp_rows(records: list[dict], with_solve: bool) -> tuple[list[str], list[li
     return COMP_HEADER + (SOLVE_COMP_HEADER if with_solve else []), rows
 
 
+def quick_scores(lines: str) -> dict[str, float | None]:
+    """zoo2_quick.py's output: competition -> the quick model's normalised score (None when its submission was
+    invalid)."""
+    scores = {}
+    for line in lines.splitlines():
+        if line.strip().startswith("{"):
+            res = json.loads(line)
+            scores[res["competition"]] = res.get("normalised") if res.get("valid") else None
+    return scores
+
+
+QUICK_HEADER = ["competition", "set", "setup norm.", "final norm.", "worst snapshot", "quick model", "at or above"]
+
+
+def quick_rows(records: list[dict], quick: dict[str, float | None]) -> tuple[list[str], list[list[str]], list[str]]:
+    """agentk beside the quick model, on the competitions that have one: per competition the setup's, the final
+    (final_normalised) and the worst snapshot's normalised score, the quick model's, and whether the final is at
+    or above it (no when agentk has no score; yes when the quick model has none); per set one line, how many are
+    at or above and the mean of each column over the competitions with that figure."""
+    rows, lines, groups = [], [], {}
+    for r in records:
+        if r["competition"] not in quick:
+            continue
+        final, bar = final_normalised(r), quick[r["competition"]]
+        at = final is not None and (bar is None or final >= bar)
+        worst = (r.get("solve") or {}).get("worst_snapshot_normalised")
+        figures = {"setup": r.get("setup_normalised"), "final": final, "worst snapshot": worst, "quick model": bar}
+        groups.setdefault(r.get("set", "-"), []).append((at, figures))
+        rows.append([r["competition"], r.get("set", "-"), *(_fmt(x, 3) for x in figures.values()), _fmt(at)])
+    for name, group in groups.items():
+        means = []
+        for key in group[0][1]:
+            xs = [f[key] for _, f in group if f[key] is not None]
+            means.append(f"{key} {_fmt(_mean(xs), 3)}" + (f" ({len(xs)})" if len(xs) < len(group) else ""))
+        lines.append(
+            f"{name}: at or above the quick model: {sum(at for at, _ in group)} of {len(group)}; "
+            f"mean normalised: {', '.join(means)}"
+        )
+    return QUICK_HEADER, rows, lines
+
+
 def failures(records: list[dict]) -> list[str]:
     """One line per competition that did not do what it should, or whose submission scored below the constant."""
     out = []
@@ -260,24 +313,22 @@ def failures(records: list[dict]) -> list[str]:
     return out
 
 
-def report(records: list[dict], with_solve: bool) -> tuple[str, str]:
-    """(plain text, markdown) of the per-set table, the per-competition table and the failures."""
+def report(records: list[dict], with_solve: bool, quick: dict[str, float | None] | None = None) -> tuple[str, str]:
+    """(plain text, markdown) of the per-set table, the per-competition table, agentk beside the quick models
+    (where `quick` has any of these competitions) and the failures."""
     sh, sr = set_rows(records, with_solve)
     ch, cr = comp_rows(records, with_solve)
+    qh, qr, ql = quick_rows(records, quick or {})
     fails = failures(records)
-    plain = "\n\n".join([plain_table(sh, sr), plain_table(ch, cr), "\n".join(fails) or "no failures"])
-    md = "\n\n".join(
-        [
-            "# agentk on kaggle-layouts",
-            "## Per set",
-            markdown_table(sh, sr),
-            "## Per competition",
-            markdown_table(ch, cr),
-            "## Failures and scores below the constant",
-            "\n".join(f"- {f}" for f in fails) or "none",
-        ]
-    )
-    return plain, md + "\n"
+    plain = [plain_table(sh, sr), plain_table(ch, cr)]
+    md = ["# agentk on kaggle-layouts", "## Per set", markdown_table(sh, sr), "## Per competition"]
+    md.append(markdown_table(ch, cr))
+    if qr:
+        plain.append(plain_table(qh, qr) + "\n" + "\n".join(ql))
+        md += ["## Beside the quick scikit-learn models", markdown_table(qh, qr), "\n".join(f"- {x}" for x in ql)]
+    plain.append("\n".join(fails) or "no failures")
+    md += ["## Failures and scores below the constant", "\n".join(f"- {f}" for f in fails) or "none"]
+    return "\n\n".join(plain), "\n\n".join(md) + "\n"
 
 
 # ----------------------------------------------------------------------------- corpus
@@ -327,6 +378,30 @@ def grade(corpus: Path, dest: Path, comp: str, mirror: Path | None, what: str | 
     if res.get("error") is None and not res.get("valid") and run.stderr.strip():
         res["error"] = run.stderr.strip().splitlines()[-1][:300]
     return res
+
+
+def run_quick(corpus: Path, dest: Path, out: Path, rerun: bool) -> dict[str, float | None]:
+    """The zoo2 quick models' normalised scores: zoo2_quick.py on the built corpus with this Python, once (its
+    lines kept in <out>/zoo2_quick.jsonl, its submissions in <out>/quick); {} with a line when it cannot run."""
+    cache = out / "zoo2_quick.jsonl"
+    if rerun or not cache.is_file():
+        script = corpus / "zoo2_quick.py"
+        if not script.is_file():
+            print(f"no quick models: {script} is missing", flush=True)
+            return {}
+        cmd = [sys.executable, str(script), "--arena", str(dest), "--comp", "all"]
+        cmd += ["--write-submission", str(out / "quick")]
+        print("running the zoo2 quick models (zoo2_quick.py)", flush=True)
+        try:
+            run = subprocess.run(cmd, cwd=corpus, env=_env(), capture_output=True, text=True, timeout=QUICK_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            print(f"no quick models: zoo2_quick.py timed out ({QUICK_TIMEOUT:.0f} s)", flush=True)
+            return {}
+        if not quick_scores(run.stdout):
+            print(f"no quick models: {(run.stderr or run.stdout).strip()[-300:]}", flush=True)
+            return {}
+        cache.write_text(run.stdout)
+    return quick_scores(cache.read_text())
 
 
 # ----------------------------------------------------------------------------- runs
@@ -560,7 +635,8 @@ def main(argv: list[str] | None = None) -> int:
 
     chosen = [records[n] for n, _ in comps if n in records]
     with_solve = args.solve or any("solve" in r for r in chosen)
-    plain, md = report(chosen, with_solve)
+    quick = run_quick(args.corpus, dest, out, args.rebuild) if "zoo2" in sets else {}
+    plain, md = report(chosen, with_solve, quick)
     print()
     print(plain)
     (out / "kaggle_layouts.md").write_text(md)

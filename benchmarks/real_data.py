@@ -6,13 +6,17 @@ among examples/ or the other benchmarks. Beside agentk (setup, then `solve --bud
   HistGradientBoosting on the train table with its categories as categories, ids dropped, and where the data asks
   for it what such a user does by hand (the weather joined to the flights on airport and hour, the planes on the
   tail number; damped per-student and per-lecturer biases for the ratings; a log target for prices);
-- plain AutoGluon (TabularPredictor with its defaults and the competition's metric) given agentk's own wall time,
-  setup and solve together (benchmarks/vs_autogluon.py).
+- plain AutoGluon (TabularPredictor with its defaults but the problem type and the competition's metric) given
+  agentk's own wall time, setup and solve together (benchmarks/vs_autogluon.py); where AutoGluon refused the metric
+  and fitted with its default one, the table's 'AutoGluon fallback' column says so.
 
     uv sync --group bench && uv run python benchmarks/real_data.py [--only NAME ...] [--out DIR] [--fresh]
+                                                                   [--autogluon-only]
 
 A finished setup in --out is reused (delete its runs/<name> folder to set it up again); --only reruns some
-competitions and keeps the earlier rows of the others in the table.
+competitions and keeps the earlier rows of the others in the table (out/real_data.json, else the committed
+benchmarks/results/real_data.json). --autogluon-only reruns only plain AutoGluon's cells of the earlier rows, on
+agentk's recorded time, without solving (the setup, run if missing, gives the constant).
 
 Scores are normalised, (score - constant) / (perfect - constant), with 90 % intervals over bootstrap resamples of
 the test rows (benchmarks/solve.py). Prints one table and writes it to benchmarks/results/real_data.md.
@@ -51,7 +55,16 @@ from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostin
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.solve import competitions, fmt, interval, normalised_resamples, run  # noqa: E402
+from benchmarks.solve import (  # noqa: E402
+    competitions,
+    constant_submission,
+    fmt,
+    interval,
+    normalised_resamples,
+    perfect,
+    run,
+    set_up,
+)
 from benchmarks.vs_autogluon import plain_autogluon  # noqa: E402
 from tools.metrics import METRICS  # noqa: E402
 
@@ -312,6 +325,25 @@ def baseline_submission(spec: Spec, folder: Path, out: Path) -> Path:
     return path
 
 
+def scored(who: str, c, path: Path, constant_path: Path, constant: float, top: float) -> dict:
+    """`who`'s cells of a row: the score of the submission at `path`, normalised, with its 90 % interval."""
+    score = c.grade(path)
+    draws = normalised_resamples(c.rows(path), c.rows(constant_path), top)
+    return {who: score, f"{who} norm.": (score - constant) / (top - constant), f"{who} 90%": interval(draws)}
+
+
+def autogluon_again(c, row: dict, out: Path) -> dict:
+    """The earlier row with plain AutoGluon's cells run again on agentk's recorded time (no solve; the setup gives
+    the constant)."""
+    ws = set_up(c, out / "runs")
+    constant_path = constant_submission(ws.root, ws.root / "constant_submission.csv")
+    constant, top = c.grade(constant_path), perfect(c.metric)
+    with tempfile.TemporaryDirectory() as tmp:
+        path, fallback = plain_autogluon(c.source, c.metric, row["agentk s"], Path(tmp))
+        cells = scored("AutoGluon", c, path, constant_path, constant, top)
+    return row | cells | {"AutoGluon fallback": fallback, "constant": constant, "perfect": top}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     names = [s.name for s in SPECS]
@@ -319,10 +351,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "real_data")
     p.add_argument("--budget", default="quick")
     p.add_argument("--fresh", action="store_true", help="rebuild agentk's solutions (keeps the setups)")
+    p.add_argument(
+        "--autogluon-only", action="store_true", help="rerun only plain AutoGluon on the earlier rows (no solve)"
+    )
     args = p.parse_args(argv)
     out = args.out.resolve()
     arena = out / "arena"
+    results = ROOT / "benchmarks" / "results"
+    path = out / "real_data.json" if (out / "real_data.json").exists() else results / "real_data.json"
+    earlier = {r["competition"]: r for r in json.loads(path.read_text())} if path.exists() else {}
     specs = [s for s in SPECS if not args.only or s.name in args.only]
+    if args.autogluon_only and (missing := [s.name for s in specs if "agentk s" not in earlier.get(s.name, {})]):
+        p.error(f"--autogluon-only: no earlier row with agentk's time for {', '.join(missing)}")
     for spec in specs:
         build(spec, arena)
     comps = {c.name: c for c in competitions(arena, False)}
@@ -330,49 +370,47 @@ def main(argv: list[str] | None = None) -> int:
     for spec in specs:
         c = comps[spec.name]
         print(f"… {spec.name}", file=sys.stderr, flush=True)
+        if args.autogluon_only:
+            row = autogluon_again(c, earlier[spec.name], out)
+            rows.append(row)
+            print(f"  AutoGluon {fmt(row['AutoGluon'])} (norm. {row['AutoGluon norm.']:.3f})", file=sys.stderr)
+            continue
         r = run(c, out / "runs", args.budget, args.fresh)
         if "error" in r:
             rows.append({"competition": spec.name, "structure": spec.structure, "error": r["error"]})
             print(f"  {r['error']}", file=sys.stderr, flush=True)
             continue
         ws = out / "runs" / spec.name
-        constant = c.rows(ws / "constant_submission.csv")
-        row = {"competition": spec.name, "structure": spec.structure, "metric": spec.metric, "agentk s": 0.0}
-        row["agentk s"] = r["setup s"] + r["solve s"]
+        constant_path, constant, top = ws / "constant_submission.csv", r["constant"], r["perfect"]
+        row = {"competition": spec.name, "structure": spec.structure, "metric": spec.metric}
+        row |= {"agentk s": r["setup s"] + r["solve s"], "constant": constant, "perfect": top}
         row["agentk"], row["agentk norm."], row["agentk 90%"] = r["test score"], r["normalised"], r["normalised 90%"]
         with tempfile.TemporaryDirectory() as tmp:
-            paths = {
-                "baseline": baseline_submission(spec, arena / spec.name, Path(tmp)),
-                "AutoGluon": plain_autogluon(c.source, c.metric, row["agentk s"], Path(tmp)),
-            }
-            for name, path in paths.items():
-                score = c.grade(path)
-                draws = normalised_resamples(c.rows(path), constant, r["perfect"])
-                row[name] = score
-                row[f"{name} norm."] = (score - r["constant"]) / (r["perfect"] - r["constant"])
-                row[f"{name} 90%"] = interval(draws)
+            baseline = baseline_submission(spec, arena / spec.name, Path(tmp))
+            row |= scored("baseline", c, baseline, constant_path, constant, top)
+            ag, row["AutoGluon fallback"] = plain_autogluon(c.source, c.metric, row["agentk s"], Path(tmp))
+            row |= scored("AutoGluon", c, ag, constant_path, constant, top)
         rows.append(row)
         print(
             f"  agentk {fmt(row['agentk'])}  baseline {fmt(row['baseline'])}  AutoGluon {fmt(row['AutoGluon'])}",
             file=sys.stderr,
             flush=True,
         )
-    # an earlier run's rows of the competitions not run now stay in the table (--only reruns some)
-    path = out / "real_data.json"
-    earlier = {r["competition"]: r for r in json.loads(path.read_text())} if path.exists() else {}
+    # the earlier rows of the competitions not run now stay in the table (--only reruns some)
     earlier.update({r["competition"]: r for r in rows})
     rows = [earlier[s.name] for s in SPECS if s.name in earlier]
     text = table(rows)
     print(text)
-    (ROOT / "benchmarks" / "results").mkdir(parents=True, exist_ok=True)
-    (ROOT / "benchmarks" / "results" / "real_data.md").write_text(text + "\n")
-    path.write_text(json.dumps(rows, indent=1, default=str))
+    for folder in (out, results):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "real_data.json").write_text(json.dumps(rows, indent=1, default=str) + "\n")
+    (results / "real_data.md").write_text(text + "\n")
     return 0 if all("error" not in r for r in rows) else 1
 
 
 def table(rows: list[dict]) -> str:
     head = ["competition", "structure", "metric", "agentk", "baseline", "AutoGluon", "agentk norm. (90 %)"]
-    head += ["baseline norm. (90 %)", "AutoGluon norm. (90 %)", "agentk s"]
+    head += ["baseline norm. (90 %)", "AutoGluon norm. (90 %)", "agentk s", "AutoGluon fallback"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         if "error" in r:
@@ -384,19 +422,20 @@ def table(rows: list[dict]) -> str:
 
         cells = [r["competition"], r["structure"], r["metric"], fmt(r["agentk"]), fmt(r["baseline"])]
         cells += [fmt(r["AutoGluon"]), norm("agentk"), norm("baseline"), norm("AutoGluon"), f"{r['agentk s']:.0f}"]
+        cells.append(r.get("AutoGluon fallback") or "-")
         lines.append("| " + " | ".join(cells) + " |")
-    scored = [r for r in rows if "error" not in r]
-    if scored:
-        ratio = [r["agentk norm."] / r["AutoGluon norm."] for r in scored if r["AutoGluon norm."] > 0]
-        above = sum(r["agentk norm."] > r["baseline norm."] for r in scored)
+    done = [r for r in rows if "error" not in r]
+    if done:
+        ratio = [r["agentk norm."] / r["AutoGluon norm."] for r in done if r["AutoGluon norm."] > 0]
+        above = sum(r["agentk norm."] > r["baseline norm."] for r in done)
         lines.append(
-            f"\nagentk above the baseline on {above} of {len(scored)}; mean normalised: agentk "
-            f"{np.mean([r['agentk norm.'] for r in scored]):.3f}, baseline "
-            f"{np.mean([r['baseline norm.'] for r in scored]):.3f}, AutoGluon "
-            f"{np.mean([r['AutoGluon norm.'] for r in scored]):.3f}; geometric mean of agentk / AutoGluon "
+            f"\nagentk above the baseline on {above} of {len(done)}; mean normalised: agentk "
+            f"{np.mean([r['agentk norm.'] for r in done]):.3f}, baseline "
+            f"{np.mean([r['baseline norm.'] for r in done]):.3f}, AutoGluon "
+            f"{np.mean([r['AutoGluon norm.'] for r in done]):.3f}; geometric mean of agentk / AutoGluon "
             f"(normalised, {len(ratio)} competitions): {float(np.exp(np.mean(np.log(ratio)))):.3f}"
             if ratio and all(x > 0 for x in ratio)
-            else f"\nagentk above the baseline on {above} of {len(scored)}"
+            else f"\nagentk above the baseline on {above} of {len(done)}"
         )
     return "\n".join(lines)
 

@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         lgb_auc, lgb_s = lightgbm(train, test, answers)
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.monotonic()
-            ag = graded(plain_autogluon(folder, "roc_auc", ours_s, Path(tmp)), test, answers)
+            ag = graded(plain_autogluon(folder, "roc_auc", ours_s, Path(tmp))[0], test, answers)
             ag_s = time.monotonic() - t0
         setup_s = float(load_state(Workspace(args.out.resolve() / f"ws-{rows}").setup_state).seconds)
         record = {"rows": rows, "agentk": ours, "agentk s": ours_s, "setup s": setup_s, "lightgbm": lgb_auc}

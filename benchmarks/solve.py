@@ -202,13 +202,20 @@ def mean_interval(per_competition: list) -> tuple[float, float] | None:
     return interval(np.mean([np.resize(d, BOOTSTRAP) for d in finite], axis=0))
 
 
-def run(c: Competition, out: Path, budget: str, fresh: bool, ablate: tuple[str, ...] = ()) -> dict:
+def set_up(c: Competition, out: Path) -> Workspace:
+    """The competition's finished setup in out/<name>, set up now unless it is there (BadInput or AgentFailed when
+    it fails)."""
     ws = Workspace(out / c.name)
     state = load_state(ws.setup_state)
+    if not (state and state.status == "done"):
+        # a long-term memory of its own, never the user's
+        api.run_setup(c.source, ws.root, force=True, memory=Memory(out / "memory" / c.name))
+    return ws
+
+
+def run(c: Competition, out: Path, budget: str, fresh: bool, ablate: tuple[str, ...] = ()) -> dict:
     try:
-        if not (state and state.status == "done"):
-            # a long-term memory of its own, never the user's
-            api.run_setup(c.source, ws.root, force=True, memory=Memory(out / "memory" / c.name))
+        ws = set_up(c, out)
     except (BadInput, AgentFailed) as exc:
         return {"competition": c.name, "error": f"setup exit {exc.exit_code}: {api.one_line(exc)}"}
     if fresh:

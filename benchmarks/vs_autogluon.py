@@ -7,9 +7,11 @@ Plain AutoGluon is what a user would run instead, on fair terms:
 - the same rows: every row of train.csv (agentk's final AutoGluon model is refitted on every row too), ids
   dropped;
 - the labels the sample submission asks for where train has them, else every train column test lacks;
+- the problem type a user states, from the metric's kind of prediction (problem_type: a value metric is
+  regression even for integer ratings or counts, which AutoGluon alone would take for classes);
 - the competition's metric where AutoGluon has it (AG_METRICS) and accepts it for the label (not AUC for a
   fraction); a log-error metric is AutoGluon's RMSE on a log1p target, as a user would do; AutoGluon's default
-  metric otherwise;
+  metric otherwise, said on stderr and in the table's 'fallback' column;
 - the same total wall time as agentk's setup + solve (from the setup state and the measured solve; with a
   reused solve, the solutions' recorded seconds);
 then predict (probabilities where the metric scores probabilities) into the sample submission's format.
@@ -50,6 +52,7 @@ COLUMNS = (
     "agentk norm.",
     "AutoGluon norm.",
     "time limit s",
+    "fallback",
 )
 # tools.metrics name -> AutoGluon's eval_metric (per label for the column-wise ones)
 AG_METRICS = {
@@ -80,9 +83,29 @@ AG_METRICS = {
 LOG_TARGET = ("rmsle", "mean_columnwise_rmsle")
 
 
-def plain_autogluon(source: Path, metric: str, time_limit: float, out: Path) -> Path:
-    """TabularPredictor on the raw tables with its defaults but the competition's metric; the submission in the
-    sample's format."""
+def problem_type(metric: str, label: pd.Series) -> str | None:
+    """The problem type a user states for the label, from the metric's kind of prediction: a value metric is
+    regression (ratings 1-5 or counts scored by RMSE too); a label or probability metric is binary on two values
+    and multiclass on more, but a probability metric on fractions (AUC of a share) is regression; None, AutoGluon's
+    own inference, for a ranking metric."""
+    kind = METRICS[metric].prediction
+    if kind == "value":
+        return "regression"
+    if kind not in ("label", "proba"):
+        return None
+    values = label.dropna()
+    if values.nunique() <= 2:
+        return "binary"
+    numeric = pd.api.types.is_numeric_dtype(values)
+    if kind == "proba" and numeric and not np.array_equal(values, np.round(values)):
+        return "regression"
+    return "multiclass"
+
+
+def plain_autogluon(source: Path, metric: str, time_limit: float, out: Path) -> tuple[Path, str]:
+    """TabularPredictor on the raw tables with its defaults but the problem type and the competition's metric: the
+    submission in the sample's format, and the fallbacks taken ('' when none: the labels AutoGluon fitted with its
+    default metric because it refused the competition's)."""
     from autogluon.tabular import TabularPredictor
 
     tables = find_tables(source)
@@ -95,25 +118,28 @@ def plain_autogluon(source: Path, metric: str, time_limit: float, out: Path) -> 
     proba = METRICS[metric].prediction == "proba"
     sub = pd.DataFrame({id_col: test[id_col].astype(str) if id_col in test.columns else sample[id_col]})
     log = metric in LOG_TARGET
+    fallbacks = []
     for label in labels:
         data = train[features + [label]].dropna(subset=[label])
+        kind = problem_type(metric, data[label])
         if log:
             data[label] = np.log1p(data[label].astype(float))
+        fit = {"label": label, "problem_type": kind, "verbosity": 0}
         try:
-            predictor = TabularPredictor(
-                label=label, eval_metric=AG_METRICS.get(metric), path=str(out / f"ag_{label}"), verbosity=0
-            ).fit(data, time_limit=time_limit / len(labels))
-        except ValueError as exc:  # the metric does not fit the label AutoGluon sees (AUC of a fraction): its default
+            predictor = TabularPredictor(eval_metric=AG_METRICS.get(metric), path=str(out / f"ag_{label}"), **fit)
+            predictor.fit(data, time_limit=time_limit / len(labels))
+        except ValueError as exc:  # the metric does not fit the label (AUC of a fraction): the type's default
             if "is not a valid metric for problem_type" not in str(exc):
                 raise
-            predictor = TabularPredictor(label=label, path=str(out / f"ag_{label}_default"), verbosity=0).fit(
-                data, time_limit=time_limit / len(labels)
-            )
+            fallbacks.append(f"{label}: {kind} with AutoGluon's default metric, not {AG_METRICS.get(metric)}")
+            print(f"  plain AutoGluon fallback: {fallbacks[-1]}", file=sys.stderr, flush=True)
+            predictor = TabularPredictor(path=str(out / f"ag_{label}_default"), **fit)
+            predictor.fit(data, time_limit=time_limit / len(labels))
         x = test[features]
         classes = {str(c) for c in train[label].dropna().unique()}
         # one probability column per class, named as the class or with an affix ("class_0" for a class 0)
         named = {c: c for c in sub_cols} if set(sub_cols) <= classes else class_columns(classes, sub_cols)
-        if named:
+        if named and predictor.problem_type != "regression":
             p = predictor.predict_proba(x)
             for value, column in named.items():
                 sub[column] = p[[k for k in p.columns if str(k) == value][0]].to_numpy()
@@ -126,7 +152,7 @@ def plain_autogluon(source: Path, metric: str, time_limit: float, out: Path) -> 
             sub[label if label in sub_cols else sub_cols[0]] = np.expm1(pred) if log else pred
     path = out / "autogluon_submission.csv"
     sub[[id_col] + sub_cols].to_csv(path, index=False)
-    return path
+    return path, "; ".join(fallbacks)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -159,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         recorded = sum(s["seconds"] + s.get("cv_seconds", 0.0) for s in solved)  # a small table's cross-validation
         limit = r["setup s"] + max(r["solve s"], recorded)  # a resumed solve measures only its reloading
         with tempfile.TemporaryDirectory() as tmp:
-            ag = c.grade(plain_autogluon(c.source, c.metric, limit, Path(tmp)))
+            path, fallback = plain_autogluon(c.source, c.metric, limit, Path(tmp))
+            ag = c.grade(path)
         higher = METRICS[c.metric].higher_is_better
         ours, const, top = r["test score"], r["constant"], r["perfect"]
         rows.append(
@@ -173,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
                 "agentk norm.": (ours - const) / (top - const),
                 "AutoGluon norm.": (ag - const) / (top - const),
                 "time limit s": limit,
+                "fallback": fallback or "-",
             }
         )
         print(f"  agentk {fmt(ours)}  AutoGluon {fmt(ag)}  constant {fmt(const)}", file=sys.stderr, flush=True)

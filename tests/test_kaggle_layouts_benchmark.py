@@ -1,5 +1,5 @@
 """benchmarks/kaggle_layouts.py's pure helpers: the normalised score either way a metric goes, the refusal of an
-unsupported task, grade.py's output line, and the tables built from small made-up records."""
+unsupported task, grade.py's output line, and the tables built from small made-up records, agentk beside the zoo2 quick models among them."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from benchmarks.kaggle_layouts import (
     handled,
     normalised,
     passed,
+    quick_rows,
+    quick_scores,
     refused,
     report,
     set_rows,
@@ -132,3 +134,35 @@ def test_comp_table_and_failures():
     assert any(f.startswith("a: a solve snapshot below the constant") for f in fails)
     plain, md = report(records(), with_solve=True)
     assert "pass@1" in plain and md.startswith("# agentk on kaggle-layouts")
+
+
+QUICK_OUTPUT = """running
+{"competition": "a", "valid": true, "score": 0.85, "normalised": 0.7}
+{"competition": "b", "valid": true, "score": 2.0, "normalised": 0.5}
+{"competition": "x", "valid": false, "score": null, "normalised": null}
+"""
+
+
+def test_quick_scores_reads_the_json_lines():
+    assert quick_scores(QUICK_OUTPUT) == {"a": 0.7, "b": 0.5, "x": None}
+
+
+def test_agentk_beside_the_quick_models():
+    header, rows, lines = quick_rows(records(), quick_scores(QUICK_OUTPUT))
+    by = {r[0]: dict(zip(header, r)) for r in rows}
+    assert set(by) == {"a", "b"}  # c and d have no quick model
+    # a: the solve's final 0.8 is what counts (the setup's 0.6 alone would be below 0.7); its worst snapshot -0.2
+    assert by["a"]["final norm."] == "0.8" and by["a"]["setup norm."] == "0.6" and by["a"]["at or above"] == "yes"
+    assert by["a"]["worst snapshot"] == "-0.2" and by["a"]["quick model"] == "0.7"
+    assert by["b"]["final norm."] == "-0.25" and by["b"]["worst snapshot"] == "-" and by["b"]["at or above"] == "no"
+    assert lines == [
+        "zoo2: at or above the quick model: 1 of 2; mean normalised: setup 0.175, final 0.275, "
+        "worst snapshot -0.2 (1), quick model 0.6"
+    ]
+    tie = {**records()[1], "setup_grade": grade(2.0)}  # normalised 0.5: the quick model's own score
+    assert quick_rows([add_normalised(tie)], {"b": 0.5})[1][0][-1] == "yes"
+    failed = {**records()[2], "set": "zoo2"}  # a setup that failed is below any quick model
+    assert quick_rows([failed], {"c": -0.5})[1][0][-1] == "no"
+    _, md = report(records(), with_solve=True, quick=quick_scores(QUICK_OUTPUT))
+    assert "## Beside the quick scikit-learn models" in md and "at or above the quick model: 1 of 2" in md
+    assert "quick" not in report(records(), with_solve=True)[1]
