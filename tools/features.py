@@ -13,8 +13,8 @@ column is called beyond generic patterns:
 - entity keys: a whole-number column of many levels, most seen in several rows and the test's mostly among the
   train's (user, item, store ids), gets the same counts and encodings (a damped per-entity bias), and keeps
   the number too.
-- entity context (keys: the columns above that got counts): the count of each of a few pairs of keys that repeat
-  and are not nested (ip x app, user x item) and, given the labels, its out-of-fold target encoding; where the rows
+- entity context (keys: the columns above that got counts, where most rows share their value with another row):
+  the count of each of a few pairs of keys that repeat and are not nested (ip x app, user x item) and, given the labels, its out-of-fold target encoding; where the rows
   have a time (the datetime column of the most distinct times), per key and pair, its rows in the same day and hour
   and the seconds since its previous row and until its next (the next click, a card's payment gap). Over the train
   and test rows together, sorted by time; no targets involved beyond the encodings.
@@ -91,7 +91,7 @@ MIN_PAIR_WORDS = 1.2  # mean words per value of one column of a pair of texts: b
 PAIR_SHARE = 0.05  # of the train rows whose two values share a word: below it the columns are not a pair of texts
 MAX_KEYS = 6  # keys (those of the most levels) whose pairs may be counted
 MAX_KEY_PAIRS = 4  # pairs of keys counted, the most specific first
-REPEATED_PAIRS = 0.5  # share of the rows whose pair of keys another row shares, below which the pair names rows
+REPEATED_KEYS = 0.5  # share of the rows whose key (pair of keys) another row shares, below which it names rows
 NESTED = 1.1  # times the finer key's levels a pair must have distinct values, else it says what that key says
 WINDOWS = {"day": 86400.0, "hour": 3600.0}  # seconds; a key's rows within the same window are counted
 
@@ -697,9 +697,14 @@ def _gaps(codes: np.ndarray, seconds: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return since, until
 
 
+def _repeated(codes: np.ndarray) -> bool:
+    """Whether REPEATED_KEYS of the rows share their code with another row: an entity's, not a row's name."""
+    return bool((_row_counts(codes) > 1).mean() >= REPEATED_KEYS)
+
+
 def _key_pairs(both: pd.DataFrame, keys: list[str]) -> dict[tuple[str, str], np.ndarray]:
     """{(a, b): codes} of at most MAX_KEY_PAIRS pairs among the MAX_KEYS keys of the most levels: the pairs that
-    repeat (REPEATED_PAIRS of the rows share their pair with another row: else the pair names rows) and are not
+    repeat (_repeated: else the pair names rows) and are not
     nested (NESTED times the finer key's levels at least: else the pair says what that key says), those of the
     most distinct pairs first (the most specific)."""
     levels = {c: both[c].nunique() for c in keys}
@@ -708,8 +713,7 @@ def _key_pairs(both: pd.DataFrame, keys: list[str]) -> dict[tuple[str, str], np.
     for i, a in enumerate(keys):
         for b in keys[i + 1 :]:
             codes = _combined(_codes(both[a].to_numpy()), _codes(both[b].to_numpy()))
-            repeated = (_row_counts(codes) > 1).mean()
-            if repeated >= REPEATED_PAIRS and codes.max() + 1 >= NESTED * max(levels[a], levels[b]):
+            if _repeated(codes) and codes.max() + 1 >= NESTED * max(levels[a], levels[b]):
                 found[(a, b)] = codes
     return dict(sorted(found.items(), key=lambda item: -item[1].max())[:MAX_KEY_PAIRS])
 
@@ -719,16 +723,18 @@ def _add_entity_context(train, test, keys: list[str], when, labels: Labels | Non
     pair of keys (_key_pairs) and, given the labels, its out-of-fold target encoding (where _encodable); and where
     the rows have a time (`when`: column, seconds), per key and pair, its rows in the same WINDOWS (day, hour) and
     the time since its previous row and until its next (the gap between clicks, between a card's payments)."""
-    if not keys:
-        return
     n = len(train)
     both = pd.concat([train[keys], test[keys]], ignore_index=True)
+    groups = {(c,): _codes(both[c].to_numpy()) for c in keys}
+    groups = {key: codes for key, codes in groups.items() if _repeated(codes)}  # mostly unique: rows' names
+    keys = [key for (key,) in groups]
+    if not keys:
+        return
 
     def put(name: str, values: np.ndarray, how: str) -> None:
         train[name], test[name] = values[:n], values[n:]
         added[name] = how
 
-    groups = {(c,): _codes(both[c].to_numpy()) for c in keys}
     for (a, b), codes in _key_pairs(both, keys).items():
         what = f"key pair {a!r} x {b!r} ({codes.max() + 1} pairs)"
         put(f"{a}_{b}__count", _row_counts(codes), f"{what}: count over train and test rows")
