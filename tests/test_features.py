@@ -448,10 +448,12 @@ def test_rows_of_a_key_in_the_same_day_and_hour_are_counted():
     new_train, new_test, _ = engineer(train, test)
     both = pd.concat([train, test], ignore_index=True).assign(t=lambda f: pd.to_datetime(f["when"]))
     for window, freq in ("day", "D"), ("hour", "h"):
-        for key, column in (["item"], "item"), (["user", "item"], "user_item"):
+        for key, column in (["user"], "user"), (["user", "item"], "user_item"):
             expected = both.groupby([*key, both["t"].dt.floor(freq)])["x"].transform("size").to_numpy(float)
             assert np.array_equal(_both(new_train, new_test, f"{column}__{window}_count"), expected)
     train, test, _ = _events(days=30)
+    coarse = [c for c in new_train if c.startswith(("item__", "brand__")) and c.endswith(("_count", "_next"))]
+    assert coarse == ["brand__count", "item__count"]  # the coarser keys: counts, no windows or gaps
     dates = train.assign(when=train["when"].str[:10]), test.assign(when=test["when"].str[:10])
     _, _, by_day = engineer(*dates)  # dates alone: the hour says what the day says
     assert "user__day_count" in by_day["added"] and "user__hour_count" not in by_day["added"]

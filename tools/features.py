@@ -14,10 +14,11 @@ column is called beyond generic patterns:
   train's (user, item, store ids), gets the same counts and encodings (a damped per-entity bias), and keeps
   the number too.
 - entity context (keys: the columns above that got counts, where most rows share their value with another row):
-  the count of each of a few pairs of keys that repeat and are not nested (ip x app, user x item) and, given the labels, its out-of-fold target encoding; where the rows
-  have a time (the datetime column of the most distinct times), per key and pair, its rows in the same day and hour
-  and the seconds since its previous row and until its next (the next click, a card's payment gap). Over the train
-  and test rows together, sorted by time; no targets involved beyond the encodings.
+  the count of each of a few pairs of keys that repeat, are not nested and go together (an ip returns to the same
+  apps, a user to the same items) and, given the labels, its out-of-fold target encoding; where the rows have a time
+  (the datetime column of the most distinct times), for the finest key (ip, user, card) and each pair, its rows in
+  the same day and hour and the seconds since its previous row and until its next (the next click, a card's
+  payment gap). Over the train and test rows together, sorted by time; no targets beyond the encodings.
 - composite codes: a text column of many levels whose values split on one separator (/ - _ : | or a space) into
   the same number of parts (a cabin "E/285/S", a full name) gets each part as a column, numeric where every part
   is a number, and the count of each text part's value over train and test rows (how many share a deck, a
@@ -93,6 +94,7 @@ MAX_KEYS = 6  # keys (those of the most levels) whose pairs may be counted
 MAX_KEY_PAIRS = 4  # pairs of keys counted, the most specific first
 REPEATED_KEYS = 0.5  # share of the rows whose key (pair of keys) another row shares, below which it names rows
 NESTED = 1.1  # times the finer key's levels a pair must have distinct values, else it says what that key says
+PAIRED = 0.8  # times the distinct pairs of its keys shuffled a pair may have, else its keys are unrelated
 WINDOWS = {"day": 86400.0, "hour": 3600.0}  # seconds; a key's rows within the same window are counted
 
 
@@ -703,31 +705,37 @@ def _repeated(codes: np.ndarray) -> bool:
 
 
 def _key_pairs(both: pd.DataFrame, keys: list[str]) -> dict[tuple[str, str], np.ndarray]:
-    """{(a, b): codes} of at most MAX_KEY_PAIRS pairs among the MAX_KEYS keys of the most levels: the pairs that
-    repeat (_repeated: else the pair names rows) and are not
-    nested (NESTED times the finer key's levels at least: else the pair says what that key says), those of the
-    most distinct pairs first (the most specific)."""
+    """{(a, b): codes} of at most MAX_KEY_PAIRS pairs among the MAX_KEYS keys of the most levels: pairs that repeat
+    (_repeated: else the pair names rows), are not nested (NESTED times the finer key's levels at least: else the
+    pair says what that key says) and go together (at most PAIRED times the distinct pairs of the same keys
+    shuffled: a user returns to the same items, an ip to the same apps; a pair of unrelated keys counts what their
+    own counts tell), those that go together the most first."""
     levels = {c: both[c].nunique() for c in keys}
     keys = sorted(keys, key=levels.get, reverse=True)[:MAX_KEYS]
+    codes = {c: _codes(both[c].to_numpy()) for c in keys}
+    shuffle = np.random.default_rng(0).permutation(len(both))
     found = {}
     for i, a in enumerate(keys):
         for b in keys[i + 1 :]:
-            codes = _combined(_codes(both[a].to_numpy()), _codes(both[b].to_numpy()))
-            if _repeated(codes) and codes.max() + 1 >= NESTED * max(levels[a], levels[b]):
-                found[(a, b)] = codes
-    return dict(sorted(found.items(), key=lambda item: -item[1].max())[:MAX_KEY_PAIRS])
+            pair = _combined(codes[a], codes[b])
+            together = (pair.max() + 1) / (_combined(codes[a], codes[b][shuffle]).max() + 1)
+            if _repeated(pair) and pair.max() + 1 >= NESTED * max(levels[a], levels[b]) and together <= PAIRED:
+                found[(a, b)] = pair, together
+    best = sorted(found, key=lambda pair: found[pair][1])[:MAX_KEY_PAIRS]
+    return {pair: found[pair][0] for pair in best}
 
 
 def _add_entity_context(train, test, keys: list[str], when, labels: Labels | None, added: dict) -> None:
     """What a row's entities did around it, over the train and test rows together (no targets): the count of each
     pair of keys (_key_pairs) and, given the labels, its out-of-fold target encoding (where _encodable); and where
-    the rows have a time (`when`: column, seconds), per key and pair, its rows in the same WINDOWS (day, hour) and
-    the time since its previous row and until its next (the gap between clicks, between a card's payments)."""
+    the rows have a time (`when`: column, seconds), for the finest key (the most levels: the users, ips or cards
+    that act; a coarse key's rows, an app's, come every second and their gaps say what its count says) and each
+    pair, its rows in the same WINDOWS (day, hour) and the time since its previous row and until its next (the gap
+    between an ip's clicks, between a card's payments)."""
     n = len(train)
     both = pd.concat([train[keys], test[keys]], ignore_index=True)
-    groups = {(c,): _codes(both[c].to_numpy()) for c in keys}
-    groups = {key: codes for key, codes in groups.items() if _repeated(codes)}  # mostly unique: rows' names
-    keys = [key for (key,) in groups]
+    codes = {c: _codes(both[c].to_numpy()) for c in keys}
+    keys = [c for c in keys if _repeated(codes[c])]  # mostly unique values name rows, not entities
     if not keys:
         return
 
@@ -735,14 +743,16 @@ def _add_entity_context(train, test, keys: list[str], when, labels: Labels | Non
         train[name], test[name] = values[:n], values[n:]
         added[name] = how
 
-    for (a, b), codes in _key_pairs(both, keys).items():
-        what = f"key pair {a!r} x {b!r} ({codes.max() + 1} pairs)"
-        put(f"{a}_{b}__count", _row_counts(codes), f"{what}: count over train and test rows")
-        pair = pd.Series(codes[:n], name=f"{a}_{b}"), pd.Series(codes[n:], name=f"{a}_{b}")
-        if labels is not None and _encodable(*pair):
-            columns, train_values, test_values, how, _ = _target_encoding(*pair, labels)
+    finest = max(keys, key=lambda c: codes[c].max())
+    timed = {(finest,): codes[finest]}
+    for (a, b), pair in _key_pairs(both, keys).items():
+        what = f"key pair {a!r} x {b!r} ({pair.max() + 1} pairs)"
+        put(f"{a}_{b}__count", _row_counts(pair), f"{what}: count over train and test rows")
+        levels = pd.Series(pair[:n], name=f"{a}_{b}"), pd.Series(pair[n:], name=f"{a}_{b}")
+        if labels is not None and _encodable(*levels):
+            columns, train_values, test_values, how, _ = _target_encoding(*levels, labels)
             _add(train, test, added, columns, train_values, test_values, how, what)
-        groups[(a, b)] = codes
+        timed[(a, b)] = pair
     if when is None:
         return
     column, seconds = when
@@ -751,11 +761,11 @@ def _add_entity_context(train, test, keys: list[str], when, labels: Labels | Non
         slot = _codes(np.floor(seconds / width))
         if slot.max() + 1 > distinct:
             slots[window], distinct = slot, slot.max() + 1
-    for key, codes in groups.items():
+    for key, group in timed.items():
         name, what = "_".join(key), (f"key pair {key[0]!r} x {key[1]!r}" if len(key) == 2 else f"key {key[0]!r}")
         for window, slot in slots.items():
-            counts = _row_counts(_combined(codes, slot))
+            counts = _row_counts(_combined(group, slot))
             put(f"{name}__{window}_count", counts, f"{what}: rows in the same {window} of {column!r}")
-        since, until = _gaps(codes, seconds)
+        since, until = _gaps(group, seconds)
         put(f"{name}__since_previous", since, f"{what}: seconds since its previous row by {column!r}")
         put(f"{name}__until_next", until, f"{what}: seconds until its next row by {column!r}")
