@@ -718,8 +718,10 @@ def _key_pairs(both: pd.DataFrame, keys: list[str]) -> dict[tuple[str, str], np.
     for i, a in enumerate(keys):
         for b in keys[i + 1 :]:
             pair = _combined(codes[a], codes[b])
+            if pair.max() + 1 < NESTED * max(levels[a], levels[b]) or not _repeated(pair):
+                continue
             together = (pair.max() + 1) / (_combined(codes[a], codes[b][shuffle]).max() + 1)
-            if _repeated(pair) and pair.max() + 1 >= NESTED * max(levels[a], levels[b]) and together <= PAIRED:
+            if together <= PAIRED:
                 found[(a, b)] = pair, together
     best = sorted(found, key=lambda pair: found[pair][1])[:MAX_KEY_PAIRS]
     return {pair: found[pair][0] for pair in best}
