@@ -381,3 +381,100 @@ def test_whole_numbers_naming_users_and_items_get_their_levels_statistics_and_qu
     both = new_test["user__te_rating"] + new_test["item__te_rating"]
     assert np.corrcoef(both, y[n:])[0, 1] > 0.8  # the two biases, learned from the train rows
     assert np.corrcoef(new_test["user"], y[n:])[0, 1] ** 2 < 0.01  # the number alone says nothing
+
+
+# -- entity context: key pairs, windows, recency -----------------------------------------------------------------
+def _events(n: int = 3000, n_test: int = 1000, pool: int = 300, days: int = 4, seed: int = 11):
+    """Clicks of 200 users on 150 items (whole numbers) from a pool of user x item pairs, so pairs repeat; a text
+    brand per item (item x brand says what item says); times over some days in no particular row order, the test rows
+    interleaved with the train's; a binary target (none of the features below may read it)."""
+    rng = np.random.default_rng(seed)
+    pairs = np.stack([rng.integers(1, 201, pool), rng.integers(1, 151, pool)], axis=1)
+    user, item = pairs[rng.integers(0, pool, n + n_test)].T
+    when = pd.Timestamp("2021-03-01") + pd.to_timedelta(rng.integers(0, days * 86400, n + n_test), unit="s")
+    frame = pd.DataFrame(
+        {
+            "user": user,
+            "item": item,
+            "brand": [f"b{i // 5}" for i in item],
+            "when": when.strftime("%Y-%m-%d %H:%M:%S"),
+            "x": rng.normal(size=n + n_test),
+        }
+    )
+    y = (rng.random(n + n_test) < 0.2).astype(float)
+    labels = Labels(y[:n, None].copy(), [{"kind": "binary", "name": "y"}], [1], np.arange(2400), np.arange(2400, n))
+    return frame.iloc[:n], frame.iloc[n:], labels
+
+
+def _both(new_train: pd.DataFrame, new_test: pd.DataFrame, column: str) -> np.ndarray:
+    return np.concatenate([new_train[column].to_numpy(float), new_test[column].to_numpy(float)])
+
+
+def test_key_pairs_are_counted_over_train_and_test_and_encoded_when_they_repeat_enough():
+    train, test, labels = _events()
+    new_train, new_test, record = engineer(train, test, labels)
+    both = pd.concat([train, test])
+    expected = both.groupby(["user", "item"])["x"].transform("size").to_numpy(float)
+    assert np.array_equal(_both(new_train, new_test, "user_item__count"), expected)
+    pairs = both.groupby(["user", "item"]).ngroups
+    assert record["added"]["user_item__count"].startswith(f"key pair 'user' x 'item' ({pairs} pairs)")
+    assert "user_item__te_y" in record["added"]  # 10 train rows per pair: an encoding
+    assert not any(c.startswith(("item_brand__", "brand_item__")) for c in record["added"])  # nested in item
+    _, _, sparse = engineer(*_events(pool=900)[:2], _events(pool=900)[2])
+    assert "user_item__count" in sparse["added"] and "user_item__te_y" not in sparse["added"]  # 3.5 rows a pair
+    _, _, unique = engineer(*_events(pool=100_000)[:2])  # nearly every pair once: pairs that name rows
+    assert not any(c.startswith("user_item__") for c in unique["added"])
+
+
+def test_time_since_the_previous_row_of_a_key_and_until_its_next_follow_the_times_across_train_and_test():
+    train, test, _ = _events()
+    new_train, new_test, record = engineer(train, test)
+    both = pd.concat([train, test], ignore_index=True).assign(t=lambda f: pd.to_datetime(f["when"]))
+    ordered = both.sort_values("t", kind="stable")
+    seconds = ordered["t"].astype("int64") / 1e9
+    for key, column in (["user"], "user"), (["user", "item"], "user_item"):
+        since = seconds.groupby([ordered[k] for k in key]).diff().sort_index().to_numpy()
+        until = -seconds.groupby([ordered[k] for k in key]).diff(-1).sort_index().to_numpy()
+        assert np.allclose(_both(new_train, new_test, f"{column}__since_previous"), since, equal_nan=True)
+        assert np.allclose(_both(new_train, new_test, f"{column}__until_next"), until, equal_nan=True)
+    first = ordered.groupby("user").head(1).index  # each user's earliest row: nothing before it
+    assert np.isnan(_both(new_train, new_test, "user__since_previous")[first]).all()
+    assert np.isfinite(np.delete(_both(new_train, new_test, "user__since_previous"), first)).all()
+    assert "seconds since its previous row by 'when'" in record["added"]["user__since_previous"]
+
+
+def test_rows_of_a_key_in_the_same_day_and_hour_are_counted():
+    train, test, _ = _events()
+    new_train, new_test, _ = engineer(train, test)
+    both = pd.concat([train, test], ignore_index=True).assign(t=lambda f: pd.to_datetime(f["when"]))
+    for window, freq in ("day", "D"), ("hour", "h"):
+        for key, column in (["user"], "user"), (["user", "item"], "user_item"):
+            expected = both.groupby([*key, both["t"].dt.floor(freq)])["x"].transform("size").to_numpy(float)
+            assert np.array_equal(_both(new_train, new_test, f"{column}__{window}_count"), expected)
+    train, test, _ = _events(days=30)
+    coarse = [c for c in new_train if c.startswith(("item__", "brand__")) and c.endswith(("_count", "_next"))]
+    assert coarse == ["brand__count", "item__count"]  # the coarser keys: counts, no windows or gaps
+    dates = train.assign(when=train["when"].str[:10]), test.assign(when=test["when"].str[:10])
+    _, _, by_day = engineer(*dates)  # dates alone: the hour says what the day says
+    assert "user__day_count" in by_day["added"] and "user__hour_count" not in by_day["added"]
+
+
+def test_entity_context_is_the_same_with_or_without_targets():
+    train, test, labels = _events()
+    blind_train, blind_test, blind = engineer(train, test)
+    new_train, new_test, record = engineer(train, test, labels)
+    assert set(blind["added"]) == {c for c in record["added"] if "__te_" not in c}
+    assert any(c.endswith(("__until_next", "__hour_count")) for c in blind["added"])
+    pd.testing.assert_frame_equal(new_train[blind_train.columns], blind_train)
+    pd.testing.assert_frame_equal(new_test[blind_test.columns], blind_test)
+
+
+def test_a_frame_without_keys_gets_no_entity_context_and_one_without_a_time_no_recency():
+    train, test, _ = _events()
+    plain = [c for c in train.columns if c not in ("user", "item", "brand")]
+    _, _, record = engineer(train[plain], test[plain])
+    context = ("_count", "__since_previous", "__until_next")
+    assert not any(c.endswith(context) for c in record["added"])
+    _, _, timeless = engineer(train.drop(columns="when"), test.drop(columns="when"))
+    assert "user_item__count" in timeless["added"]
+    assert not any(c.endswith(("__since_previous", "__until_next", "__day_count")) for c in timeless["added"])

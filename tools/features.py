@@ -13,6 +13,12 @@ column is called beyond generic patterns:
 - entity keys: a whole-number column of many levels, most seen in several rows and the test's mostly among the
   train's (user, item, store ids), gets the same counts and encodings (a damped per-entity bias), and keeps
   the number too.
+- entity context (keys: the columns above that got counts, where most rows share their value with another row):
+  the count of each of a few pairs of keys that repeat, are not nested and go together (an ip returns to the same
+  apps, a user to the same items) and, given the labels, its out-of-fold target encoding; where the rows have a time
+  (the datetime column of the most distinct times), for the finest key (ip, user, card) and each pair, its rows in
+  the same day and hour and the seconds since its previous row and until its next (the next click, a card's
+  payment gap). Over the train and test rows together, sorted by time; no targets beyond the encodings.
 - composite codes: a text column of many levels whose values split on one separator (/ - _ : | or a space) into
   the same number of parts (a cabin "E/285/S", a full name) gets each part as a column, numeric where every part
   is a number, and the count of each text part's value over train and test rows (how many share a deck, a
@@ -52,7 +58,7 @@ import pandas as pd
 from agentk.modalities import TABULAR
 from agentk.parsing import to_numeric
 from tools.columns import DATE_SAMPLE, as_datetime, is_datetime, text_sample
-from tools.task_data import group_column
+from tools.task_data import MIN_TIMES, group_column
 
 HIGH_CARDINALITY = 20  # text columns with more levels than this get a count encoding
 ENTITY_LEVELS = 100  # whole-number columns with more levels than this may name entities (users, items)
@@ -84,6 +90,12 @@ MAX_GROUP_COLUMNS = 20  # numeric columns aggregated per group
 MAX_PAIR_COLUMNS = 6  # string columns compared pairwise
 MIN_PAIR_WORDS = 1.2  # mean words per value of one column of a pair of texts: below it both hold single tokens
 PAIR_SHARE = 0.05  # of the train rows whose two values share a word: below it the columns are not a pair of texts
+MAX_KEYS = 6  # keys (those of the most levels) whose pairs may be counted
+MAX_KEY_PAIRS = 4  # pairs of keys counted, the most specific first
+REPEATED_KEYS = 0.5  # share of the rows whose key (pair of keys) another row shares, below which it names rows
+NESTED = 1.1  # times the finer key's levels a pair must have distinct values, else it says what that key says
+PAIRED = 0.8  # times the distinct pairs of its keys shuffled a pair may have, else its keys are unrelated
+WINDOWS = {"day": 86400.0, "hour": 3600.0}  # seconds; a key's rows within the same window are counted
 
 
 @dataclass
@@ -107,11 +119,14 @@ def engineer(
     train, test = train.copy(), test.copy()
     added: dict[str, str] = {}
     dropped: list[str] = []
+    times: dict[str, tuple[pd.Series, pd.Series]] = {}  # the datetime columns, parsed (for the entity context)
+    keys: list[str] = []  # the columns whose levels got counts (for the entity context)
     shared = [c for c in train.columns if c in test.columns]
     numeric = [c for c in shared if pd.api.types.is_numeric_dtype(train[c]) and train[c].dtype != bool]
     for c in shared:
         if is_datetime(train[c]):
             t_train, t_test = as_datetime(train[c]), as_datetime(test[c])
+            times[c] = (t_train, t_test)
             origin = t_train.min()
             for frame, t in ((train, t_train), (test, t_test)):
                 for name, values in _date_parts(t, origin, t_train).items():
@@ -148,10 +163,13 @@ def engineer(
                 _add(train, test, added, *_text_model(train[c], test[c], labels))
             continue
         if train[c].nunique() > HIGH_CARDINALITY and c != group:  # a group's count is its size, below
-            _add_level_statistics(train, test, c, labels, added, "categorical")
+            if _add_level_statistics(train, test, c, labels, added, "categorical"):
+                keys.append(c)
     for c in numeric:  # whole numbers naming entities (users, items, stores): their levels, besides the number
         if c != group and _entity_numbers(train[c], test[c]):
-            _add_level_statistics(train, test, c, labels, added, "entity key")
+            if _add_level_statistics(train, test, c, labels, added, "entity key"):
+                keys.append(c)
+    _add_entity_context(train, test, keys, _event_time(times), labels, added)
     strings = [
         c
         for c in shared
@@ -173,20 +191,27 @@ def engineer(
     return train, test, {"added": added, "dropped": dropped}
 
 
-def _add_level_statistics(train, test, c: str, labels: Labels | None, added: dict, kind: str) -> None:
+def _add_level_statistics(train, test, c: str, labels: Labels | None, added: dict, kind: str) -> bool:
     """A column of many levels gets each level's count over the train and test rows and, given the labels and
     levels with rows enough that the test rows share, an out-of-fold target encoding per output. Not for an
-    identifier (every level once: nothing to count)."""
+    identifier (every level once: nothing to count). Whether it counted the column (a key)."""
     counts = pd.concat([train[c], test[c]]).astype(str).value_counts()
     if counts.max() == 1:
-        return
+        return False
     for frame in (train, test):
         frame[f"{c}__count"] = frame[c].astype(str).map(counts).where(frame[c].notna()).astype(float)
     added[f"{c}__count"] = f"{kind} {c!r} ({train[c].nunique()} levels): count over train and test rows"
-    shared_levels = test[c].astype(str).isin(set(train[c].astype(str))).mean()
-    rows_per_level = len(train) / train[c].nunique()
-    if labels is not None and shared_levels >= MIN_SHARED and rows_per_level >= MIN_LEVEL_ROWS:
-        _add(train, test, added, *_target_encoding(train[c], test[c], labels))
+    if labels is not None and _encodable(train[c], test[c]):
+        columns, train_values, test_values, how, _ = _target_encoding(train[c], test[c], labels)
+        _add(train, test, added, columns, train_values, test_values, how, f"{kind} {c!r} ({train[c].nunique()} levels)")
+    return True
+
+
+def _encodable(train: pd.Series, test: pd.Series) -> bool:
+    """Whether a target encoding of these levels says something: MIN_LEVEL_ROWS train rows per level on average,
+    and MIN_SHARED of the test rows at levels the train rows hold."""
+    shared_levels = test.astype(str).isin(set(train.astype(str))).mean()
+    return shared_levels >= MIN_SHARED and len(train) / train.nunique() >= MIN_LEVEL_ROWS
 
 
 def _entity_numbers(train: pd.Series, test: pd.Series) -> bool:
@@ -628,3 +653,121 @@ def _group_aggregates(frame: pd.DataFrame, group: str, numeric: list[str]) -> di
         values = grouped.transform(stat)
         out.update({f"{c}__{group}_{stat}": values[c].to_numpy(float) for c in numeric})
     return out
+
+
+# -- entity context ----------------------------------------------------------------------------------------------
+def _event_time(times: dict[str, tuple[pd.Series, pd.Series]]) -> tuple[str, np.ndarray] | None:
+    """(column, seconds since the epoch of the train then the test rows, NaN where unknown) of the datetime column
+    with the most distinct train times, MIN_TIMES at least: when each row's event happened. None without one."""
+    if not times:
+        return None
+    c = max(times, key=lambda c: times[c][0].nunique())
+    if times[c][0].nunique() < MIN_TIMES:
+        return None
+    both = pd.concat(times[c], ignore_index=True)
+    return c, (both - pd.Timestamp(0)).dt.total_seconds().to_numpy(float)
+
+
+def _codes(values: np.ndarray) -> np.ndarray:
+    """One integer code per distinct value (0, 1, ...), -1 where it is missing."""
+    return pd.factorize(values)[0].astype(np.int64)
+
+
+def _combined(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """One code per distinct pair of codes of a and b, -1 where either is missing."""
+    both = (a >= 0) & (b >= 0)
+    codes = np.full(len(a), -1, dtype=np.int64)
+    codes[both] = _codes(a[both] * (int(b.max()) + 1) + b[both])  # codes below the row count: no overflow
+    return codes
+
+
+def _row_counts(codes: np.ndarray) -> np.ndarray:
+    """Each row's number of rows sharing its code (NaN where the code is missing)."""
+    counts = np.bincount(codes[codes >= 0], minlength=1).astype(float)
+    return np.where(codes >= 0, counts[np.maximum(codes, 0)], np.nan)
+
+
+def _gaps(codes: np.ndarray, seconds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(seconds since the previous row of the same code, seconds until its next row), rows ordered by time (ties in
+    row order); NaN for a code's first (last) row and where the code or the time is missing."""
+    known = np.flatnonzero((codes >= 0) & np.isfinite(seconds))
+    order = known[np.lexsort((seconds[known], codes[known]))]  # by code, then time; stable
+    same = codes[order][1:] == codes[order][:-1]
+    step = np.where(same, np.diff(seconds[order]), np.nan)
+    since, until = np.full(len(codes), np.nan), np.full(len(codes), np.nan)
+    since[order[1:]], until[order[:-1]] = step, step
+    return since, until
+
+
+def _repeated(codes: np.ndarray) -> bool:
+    """Whether REPEATED_KEYS of the rows share their code with another row: an entity's, not a row's name."""
+    return bool((_row_counts(codes) > 1).mean() >= REPEATED_KEYS)
+
+
+def _key_pairs(both: pd.DataFrame, keys: list[str]) -> dict[tuple[str, str], np.ndarray]:
+    """{(a, b): codes} of at most MAX_KEY_PAIRS pairs among the MAX_KEYS keys of the most levels: pairs that repeat
+    (_repeated: else the pair names rows), are not nested (NESTED times the finer key's levels at least: else the
+    pair says what that key says) and go together (at most PAIRED times the distinct pairs of the same keys
+    shuffled: a user returns to the same items, an ip to the same apps; a pair of unrelated keys counts what their
+    own counts tell), those that go together the most first."""
+    levels = {c: both[c].nunique() for c in keys}
+    keys = sorted(keys, key=levels.get, reverse=True)[:MAX_KEYS]
+    codes = {c: _codes(both[c].to_numpy()) for c in keys}
+    shuffle = np.random.default_rng(0).permutation(len(both))
+    found = {}
+    for i, a in enumerate(keys):
+        for b in keys[i + 1 :]:
+            pair = _combined(codes[a], codes[b])
+            if pair.max() + 1 < NESTED * max(levels[a], levels[b]) or not _repeated(pair):
+                continue
+            together = (pair.max() + 1) / (_combined(codes[a], codes[b][shuffle]).max() + 1)
+            if together <= PAIRED:
+                found[(a, b)] = pair, together
+    best = sorted(found, key=lambda pair: found[pair][1])[:MAX_KEY_PAIRS]
+    return {pair: found[pair][0] for pair in best}
+
+
+def _add_entity_context(train, test, keys: list[str], when, labels: Labels | None, added: dict) -> None:
+    """What a row's entities did around it, over the train and test rows together (no targets): the count of each
+    pair of keys (_key_pairs) and, given the labels, its out-of-fold target encoding (where _encodable); and where
+    the rows have a time (`when`: column, seconds), for the finest key (the most levels: the users, ips or cards
+    that act; a coarse key's rows, an app's, come every second and their gaps say what its count says) and each
+    pair, its rows in the same WINDOWS (day, hour) and the time since its previous row and until its next (the gap
+    between an ip's clicks, between a card's payments)."""
+    n = len(train)
+    both = pd.concat([train[keys], test[keys]], ignore_index=True)
+    codes = {c: _codes(both[c].to_numpy()) for c in keys}
+    keys = [c for c in keys if _repeated(codes[c])]  # mostly unique values name rows, not entities
+    if not keys:
+        return
+
+    def put(name: str, values: np.ndarray, how: str) -> None:
+        train[name], test[name] = values[:n], values[n:]
+        added[name] = how
+
+    finest = max(keys, key=lambda c: codes[c].max())
+    timed = {(finest,): codes[finest]}
+    for (a, b), pair in _key_pairs(both, keys).items():
+        what = f"key pair {a!r} x {b!r} ({pair.max() + 1} pairs)"
+        put(f"{a}_{b}__count", _row_counts(pair), f"{what}: count over train and test rows")
+        levels = pd.Series(pair[:n], name=f"{a}_{b}"), pd.Series(pair[n:], name=f"{a}_{b}")
+        if labels is not None and _encodable(*levels):
+            columns, train_values, test_values, how, _ = _target_encoding(*levels, labels)
+            _add(train, test, added, columns, train_values, test_values, how, what)
+        timed[(a, b)] = pair
+    if when is None:
+        return
+    column, seconds = when
+    slots, distinct = {}, 1
+    for window, width in WINDOWS.items():  # coarse to fine: a window that splits the times no finer adds nothing
+        slot = _codes(np.floor(seconds / width))
+        if slot.max() + 1 > distinct:
+            slots[window], distinct = slot, slot.max() + 1
+    for key, group in timed.items():
+        name, what = "_".join(key), (f"key pair {key[0]!r} x {key[1]!r}" if len(key) == 2 else f"key {key[0]!r}")
+        for window, slot in slots.items():
+            counts = _row_counts(_combined(group, slot))
+            put(f"{name}__{window}_count", counts, f"{what}: rows in the same {window} of {column!r}")
+        since, until = _gaps(group, seconds)
+        put(f"{name}__since_previous", since, f"{what}: seconds since its previous row by {column!r}")
+        put(f"{name}__until_next", until, f"{what}: seconds until its next row by {column!r}")
