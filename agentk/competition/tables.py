@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 import pandas as pd
 
-from agentk.competition import class_tables, image_pairs, partitions, positions, rewrites
+from agentk.competition import class_tables, image_pairs, partitions, positions, rewrites, wide_series
 from agentk.competition.dataview import (
     TABLE_EXT,
     is_table,
@@ -540,7 +540,7 @@ def normalise(root: Path) -> list[str]:
     done += class_tables_as_one(root)  # before parts are joined: train_0.csv and train_1.csv may be two classes
     done += parts_as_one(root)
     done += arrays_as_tables(root) + _bands(root) + _pixels(root) + series_as_rows(root) + rows_per_id_as_one(root)
-    done += positions_as_rows(root)
+    done += positions_as_rows(root) + wide_series_as_long(root)
     done += long_as_wide(root) + pixel_tables_as_images(root)  # after the wide test table: its keys are unique
     done += label_sets_as_columns(root) + rewrites_as_ranks(root) + image_pairs_as_pixels(root)
     done += signal_as_windows(root)
@@ -1111,6 +1111,41 @@ def positions_as_rows(root: Path) -> list[str]:
     return done
 
 
+def wide_series_as_long(root: Path) -> list[str]:
+    """A train table of one row per entity and one column per day, whose test names (entity, day) pairs as composite
+    values (agentk.competition.wide_series), written one row per entity and day, the test one row per pair. What
+    was written."""
+    root = Path(root)
+    paths = find(root).paths
+    if "train" in paths and paths["train"].name.endswith(f"{wide_series.SERIES}.csv"):
+        return []  # done: train's table is written last
+    if _start_over(root, wide_series.SERIES):
+        paths = find(root).paths
+    if not {"sample", "train", "test"} <= set(paths):
+        return []
+    header = read_table(paths["train"], dtype=str, nrows=5)
+    if not wide_series.date_columns(header):
+        return []
+    train, test, sample = (read_table(paths[r], dtype=str) for r in ("train", "test", "sample"))
+    rec = wide_series.detect(train, test, sample)
+    if rec is None:
+        return []
+    done = []
+    rows = {"test": wide_series.test_rows(test, train, rec), "train": wide_series.train_rows(train, rec)}
+    for role, frame in rows.items():  # train last: its table marks the work done
+        dest = root / f"{_stem(paths[role])}{wide_series.SERIES}.csv"
+        _stand_in(root, [paths[role]], frame, dest)
+        done.append(
+            f"{dest.name}: {paths[role].name} as one row per {rec['key']!r} and day ({len(frame)} rows; "
+            + (
+                f"{len(rec['dates'])} day columns melted into {wide_series.DATE!r} and {rec['target']!r})"
+                if role == "train"
+                else f"{rec['composite']!r} split on {rec['sep']!r} into {rec['key']!r} and {wide_series.DATE!r})"
+            )
+        )
+    return done
+
+
 def stand_ins(root: Path) -> dict[str, str]:
     """The tables normalise replaced: {path in the folder: the table standing in for it}. A stand-in not written
     (its conversion was killed after recording it) replaces nothing: the original stands, to be converted again."""
@@ -1141,8 +1176,9 @@ def _unfinished_started_over(root: Path) -> None:
         _start_over(root, WIDE)
     if not (root / rewrites.RECORD).exists():
         _start_over(root, rewrites.RANKED)
-    if len({s for s in written if s.endswith(f"{POSITIONS}.csv")}) == 1:  # test's written, train's (last) not
-        _start_over(root, POSITIONS)
+    for suffix in (POSITIONS, wide_series.SERIES):
+        if len({s for s in written if s.endswith(f"{suffix}.csv")}) == 1:  # test's written, train's (last) not
+            _start_over(root, suffix)
     series = {
         tuple(s.removesuffix(".csv").split("_per_", 1)) for s in written if s.startswith(("train_per_", "test_per_"))
     }
