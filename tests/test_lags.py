@@ -13,12 +13,15 @@ from tools.lags import add_lags, forecast_layout
 TRAIN_DAYS, TEST_DAYS = 120, 20
 
 
-def _panel(rng: np.random.Generator, stores: int = 6, items: int = 1) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray]:
-    """(train, test, train targets): daily sales per store (and item), a weekly pattern and a level per entity; the
-    test the TEST_DAYS after the train's, its rows shuffled."""
+def _panel(
+    rng: np.random.Generator, stores: int = 6, items: int = 1, drift: float = 0.0
+) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray]:
+    """(train, test, train targets): daily sales per store (and item), a weekly pattern and a level per entity that
+    wanders by `drift` a day (a random walk in log); the test the TEST_DAYS after the train's, its rows shuffled."""
     days = pd.date_range("2020-01-01", periods=TRAIN_DAYS + TEST_DAYS, freq="D")
     d, s, i = (a.ravel() for a in np.meshgrid(np.arange(len(days)), np.arange(stores), np.arange(items), indexing="ij"))
-    level = rng.uniform(50, 150, (stores, items))[s, i]
+    walk = np.exp(np.cumsum(rng.normal(0, drift, (stores, items, len(days))), axis=2))
+    level = rng.uniform(50, 150, (stores, items))[s, i] * walk[s, i, d]
     y = level * (1 + 0.3 * np.sin(2 * np.pi * days.dayofweek.to_numpy()[d] / 7)) + rng.normal(0, 5, len(d))
     frame = pd.DataFrame(
         {"store": s + 1, "promo": rng.integers(0, 2, len(d)), "date": days[d].strftime("%Y-%m-%d")}
@@ -30,10 +33,19 @@ def _panel(rng: np.random.Generator, stores: int = 6, items: int = 1) -> tuple[p
     return train, test, pd.Series(y, index=frame.index).loc[train.index].to_numpy()
 
 
-def _lagged(train, test, y):
+def _lagged(train, test, y, fit=None, val=None):
+    """add_lags on copies; without fit and validation rows, nothing to judge the lags by: they are kept."""
     train, test = train.copy(), test.copy()
-    added = add_lags(train, test, {"sales": y})
+    fit = np.arange(len(train)) if fit is None else fit
+    added = add_lags(train, test, {"sales": y}, fit, np.arange(0) if val is None else val)
     return train, test, added
+
+
+def _latest(train: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(fit rows, validation rows): the validation rows the latest fifth of the days, as the solve holds out."""
+    when = pd.to_datetime(train["date"]).to_numpy()
+    late = when >= np.sort(when)[int(0.8 * len(when))]
+    return np.flatnonzero(~late), np.flatnonzero(late)
 
 
 def _value_at(train: pd.DataFrame, y: np.ndarray, key: list[str], when: pd.Series, rows: pd.DataFrame) -> np.ndarray:
@@ -108,12 +120,18 @@ def test_no_lags_without_a_forecast_of_entities_series():
     assert _lagged(*undated, y)[2] == {}
 
 
+def test_lags_are_kept_where_they_validate_better_wandering_levels_not_steady_ones():
+    rng = np.random.default_rng(6)
+    train, test, y = _panel(rng, stores=20, drift=0.05)
+    assert _lagged(train, test, y, *_latest(train))[2]  # where each store is now: only its recent days tell
+    train, test, y = _panel(rng, stores=20)
+    assert _lagged(train, test, y, *_latest(train))[2] == {}  # the store's number tells its level, without noise
+    assert _lagged(train, test, y)[2]  # no validation rows to judge by: kept
+
+
 def test_engineer_adds_the_lags_given_labels_and_the_calendar_always():
-    train, test, y = _panel(np.random.default_rng(5))
-    n = len(train)
-    labels = Labels(
-        y[:, None], [{"name": "sales", "kind": "regression"}], [1], np.arange(n - 100), np.arange(n - 100, n)
-    )
+    train, test, y = _panel(np.random.default_rng(5), drift=0.05)
+    labels = Labels(y[:, None], [{"name": "sales", "kind": "regression"}], [1], *_latest(train))
     new_train, new_test, record = engineer(train, test, labels)
     assert "date__sales_last" in record["added"] and "date__sales_last" in new_test
     assert {"date__weekofyear", "date__dayofweek", "date__day", "date__month"} <= set(new_train.columns)

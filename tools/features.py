@@ -114,7 +114,8 @@ def engineer(
     shared = [c for c in train.columns if c in test.columns]
     numeric = [c for c in shared if pd.api.types.is_numeric_dtype(train[c]) and train[c].dtype != bool]
     if labels is not None:  # a forecast's past targets per entity, before its time column becomes parts
-        added.update(add_lags(train, test, {name: t[:, 0] for name, _, t, width in _targets(labels) if width == 1}))
+        series = {name: t[:, 0] for name, _, t, width in _targets(labels) if width == 1}
+        added.update(add_lags(train, test, series, labels.fit, labels.val))
     for c in shared:
         if is_datetime(train[c]):
             t_train, t_test = as_datetime(train[c]), as_datetime(test[c])

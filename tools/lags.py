@@ -7,13 +7,14 @@ Horizon-aware (direct) lags. A test row h steps after the last train time (its o
 origin only, so each of its features is read at or before it: the target at the origin, the means of the last
 P, 4P and 13P steps up to it (P the season: a week of daily steps, a day of hourly ones, else one step), the target
 at the latest step of the row's own phase of the season (a lag that is a multiple of P, at least h), the mean of the
-four latest such targets, and h itself. Fixed lags of at least the test's longest horizon H would be leak-free too,
+four latest such targets, and h itself. They are added when a quick model validates better with them than without (the latest rows judge, as
+the solve's split holds them out). Fixed lags of at least the test's longest horizon H would be leak-free too,
 but would give every row the history of H steps back, where the test's first days have yesterday's. Train rows get
 origins the same way: the train span cut into blocks of H steps back from the last train time, each block forecast
 from the step before it, so that the train rows' horizons run 1..H as the test's do. No feature reads a target at or
 after its own row's time, nor after its origin; rows of the first block, and entities without history, get NaN.
 
-add_lags(train, test, targets) adds the columns to both frames (tools.features.engineer calls it)."""
+add_lags(train, test, targets, fit, val) adds the columns to both frames (tools.features.engineer calls it)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ MAX_CELLS = 20_000_000  # entities x steps held as one array
 SEASONS = (pd.Timedelta(days=1), pd.Timedelta(days=7))  # the shortest of at least two steps is the season
 WINDOWS = (1, 4, 13)  # rolling means over this many seasons
 SEASON_LAGS = 4  # same-phase targets averaged
+GATE_ROWS = 200_000  # fit rows the check that the lags validate learns from
 
 
 @dataclass(frozen=True)
@@ -162,9 +164,12 @@ def lag_features(
     return out
 
 
-def add_lags(train: pd.DataFrame, test: pd.DataFrame, targets: dict[str, np.ndarray]) -> dict[str, str]:
+def add_lags(
+    train: pd.DataFrame, test: pd.DataFrame, targets: dict[str, np.ndarray], fit: np.ndarray, val: np.ndarray
+) -> dict[str, str]:
     """Adds each target's lag features (targets: name -> the train rows' values, NaN where unknown) to both frames
-    when they lie as a forecast of entities' series; returns the record's entries ({} when they do not)."""
+    when they lie as a forecast of entities' series and the lags validate (_validates: fit rows learn, validation
+    rows judge); returns the record's entries ({} when none is added)."""
     flat_train, flat_test = train.reset_index(), test.reset_index()  # the time may be the id
     layout = forecast_layout(flat_train, flat_test) if targets else None
     if layout is None:
@@ -182,13 +187,53 @@ def add_lags(train: pd.DataFrame, test: pd.DataFrame, targets: dict[str, np.ndar
     keyed = f"{', '.join(layout.key)} " if layout.key else ""
     what = f"{keyed}series over {layout.time!r} (step {layout.step}, horizon {layout.horizon}, season {layout.season})"
     added = {}
+    base = _plain(flat_train, layout.time)
     for name, y in targets.items():
         grid = np.full((len(levels), last + 1), np.nan)
         timed = s_train >= 0
         grid[e_train[timed], s_train[timed]] = y[timed]
-        for frame, e, s, o in ((train, e_train, s_train, o_train), (test, e_test, s_test, o_test)):
-            for part, values in lag_features(e, s, o, grid, layout.season).items():
+        lags = {
+            frame_name: lag_features(e, s, o, grid, layout.season)
+            for frame_name, e, s, o in (("train", e_train, s_train, o_train), ("test", e_test, s_test, o_test))
+        }
+        if not _validates(base, pd.DataFrame(lags["train"]), y, fit, val):
+            continue
+        for frame, frame_name in ((train, "train"), (test, "test")):
+            for part, values in lags[frame_name].items():
                 column = f"{layout.time}__horizon" if part == "horizon" else f"{layout.time}__{name}_{part}"
                 frame[column] = values
                 added[column] = f"{what}: {part}" + ("" if part == "horizon" else f" of {name!r}, read by the origin")
     return added
+
+
+def _plain(frame: pd.DataFrame, time: str) -> pd.DataFrame:
+    """The frame as numbers a tree reads without the lags: numbers as they are, texts as their levels' codes, the
+    time as elapsed days and day of week."""
+    out = pd.DataFrame(index=frame.index)
+    for c in frame.columns:
+        if c == time:
+            t = as_datetime(frame[c])
+            out[f"{c}__elapsed"], out[f"{c}__dayofweek"] = (t - t.min()).dt.total_seconds() / 86400, t.dt.dayofweek
+        elif pd.api.types.is_numeric_dtype(frame[c]):
+            out[c] = frame[c].astype(float)
+        else:
+            out[c] = pd.factorize(frame[c].astype(str))[0]
+    return out
+
+
+def _validates(base: pd.DataFrame, lags: pd.DataFrame, y: np.ndarray, fit: np.ndarray, val: np.ndarray) -> bool:
+    """Whether a default gradient boosting learnt on the fit rows (at most GATE_ROWS of them) predicts the validation
+    rows' targets with a lower squared error with the lags than without: where the key alone tells each entity's
+    level (stores of steady sales), the lags add noise a model fits; where levels wander (page views), they tell
+    where each series is now. True without validation rows to judge by."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    fit, val = fit[np.isfinite(y[fit])], val[np.isfinite(y[val])]
+    if not len(val) or not len(fit):
+        return True
+    fit = np.random.default_rng(0).permutation(fit)[:GATE_ROWS]
+    errors = []
+    for x in (base.to_numpy(float), np.hstack([base.to_numpy(float), lags.to_numpy(float)])):
+        model = HistGradientBoostingRegressor(random_state=0).fit(x[fit], y[fit])
+        errors.append(float(np.mean((model.predict(x[val]) - y[val]) ** 2)))
+    return errors[1] < errors[0]
