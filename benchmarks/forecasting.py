@@ -85,9 +85,13 @@ def variant_frames(train, test, y, variant: str) -> tuple[pd.DataFrame, pd.DataF
     time_col = forecast_layout(train, test).time
     when = pd.to_datetime(train[time_col]).to_numpy()
     late = when >= np.sort(when)[int(0.8 * len(when))]
-    fit, val = (np.flatnonzero(~late), np.flatnonzero(late)) if variant == "as the solve" else (np.arange(len(y)), [])
+    fit, val = (
+        (np.flatnonzero(~late), np.flatnonzero(late))
+        if variant == "as the solve"
+        else (np.arange(len(y)), np.arange(0))
+    )
     head = [{"name": "y", "kind": "regression"}]
-    new_train, new_test, record = engineer(train, test, Labels(np.log1p(y)[:, None], head, [1], fit, np.asarray(val)))
+    new_train, new_test, record = engineer(train, test, Labels(np.log1p(y)[:, None], head, [1], fit, val))
     lags = [c for c, how in record["added"].items() if " series over " in how]
     parts = [c for c in record["added"] if c.startswith(f"{time_col}__") and c not in lags and "elapsed" not in c]
     drop = {"no lags": lags + parts, "calendar only": lags}.get(variant, [])

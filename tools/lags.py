@@ -228,6 +228,7 @@ def _validates(base: pd.DataFrame, lags: pd.DataFrame, y: np.ndarray, fit: np.nd
     where each series is now. True without validation rows to judge by."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
+    fit, val = np.asarray(fit, dtype=int), np.asarray(val, dtype=int)
     fit, val = fit[np.isfinite(y[fit])], val[np.isfinite(y[val])]
     if not len(val) or not len(fit):
         return True
