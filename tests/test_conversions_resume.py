@@ -1,6 +1,6 @@
 """A fetch killed while a conversion writes its stand-in tables (agentk/competition/tables.py: long formats, rewrites,
-positions, series, pixels, label sets, arrays) resumes to the same tables as an uninterrupted one: the conversion
-starts over under the same names instead of taking its own half-written tables for the originals, and a stand-in
+positions, wide series, series, pixels, label sets, arrays) resumes to the same tables as an uninterrupted one: the
+conversion starts over under the same names instead of taking its own half-written tables for the originals, and a stand-in
 recorded but never written replaces nothing (before, each lost a train or test table, or the record)."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ CASES = [
     ("components-per-sample", "long_as_wide"),
     ("rewrite-tokens", "rewrites_as_ranks"),
     ("positions-per-sequence", "positions_as_rows"),
+    ("page-views-wide", "wide_series_as_long"),
     ("sensor-rows-per-series", "series_as_rows"),
     ("items-per-trip", "rows_per_id_as_one"),
     ("pixel-csv", "_pixels"),
@@ -25,6 +26,7 @@ CASES = [
     ("pixel-parts-components", "normalise"),  # pixel parts as images, then the long sample as wide
     ("sensor-rows-per-series", "normalise"),  # the conversions before a killed one never read its half-written tables
     ("positions-per-sequence", "normalise"),
+    ("page-views-wide", "normalise"),
 ]
 
 
