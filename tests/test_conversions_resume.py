@@ -1,7 +1,7 @@
 """A fetch killed while a conversion writes its stand-in tables (agentk/competition/tables.py: long formats, rewrites,
 positions, wide series, series, pixels, label sets, arrays) resumes to the same tables as an uninterrupted one: the
-conversion starts over under the same names instead of taking its own half-written tables for the originals, and a stand-in
-recorded but never written replaces nothing (before, each lost a train or test table, or the record)."""
+conversion starts over under the same names instead of taking its own half-written tables for the originals, and a
+stand-in recorded but never written replaces nothing (before, each lost a train or test table, or the record)."""
 
 from __future__ import annotations
 
