@@ -187,7 +187,8 @@ def add_lags(
     keyed = f"{', '.join(layout.key)} " if layout.key else ""
     what = f"{keyed}series over {layout.time!r} (step {layout.step}, horizon {layout.horizon}, season {layout.season})"
     added = {}
-    base = _plain(flat_train, layout.time)
+    ids = [c for c in flat_train.columns[: train.index.nlevels] if c != layout.time]  # the rows' names: no input
+    base = _plain(flat_train.drop(columns=ids), layout.time)
     for name, y in targets.items():
         grid = np.full((len(levels), last + 1), np.nan)
         timed = s_train >= 0
