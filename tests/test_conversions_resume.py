@@ -1,5 +1,5 @@
 """A fetch killed while a conversion writes its stand-in tables (agentk/competition/normalise/: long formats, rewrites,
-positions, series, pixels, label sets, arrays) resumes to the same tables as an uninterrupted one: the conversion
+positions, wide series, series, pixels, label sets, arrays) resumes to the same tables as an uninterrupted one: the conversion
 starts over under the same names instead of taking its own half-written tables for the originals, and a stand-in
 recorded but never written replaces nothing (before, each lost a train or test table, or the record)."""
 
@@ -18,6 +18,7 @@ CASES = [
     ("components-per-sample", "long_as_wide.long_as_wide"),
     ("rewrite-tokens", "rewrites_as_ranks.rewrites_as_ranks"),
     ("positions-per-sequence", "positions_as_rows.positions_as_rows"),
+    ("page-views-wide", "wide_series_as_long.wide_series_as_long"),
     ("sensor-rows-per-series", "series_as_rows.series_as_rows"),
     ("items-per-trip", "rows_per_id_as_one.rows_per_id_as_one"),
     ("pixel-csv", "images_in_tables.pixel_columns_as_images"),
@@ -26,6 +27,7 @@ CASES = [
     ("pixel-parts-components", "normalise"),  # pixel parts as images, then the long sample as wide
     ("sensor-rows-per-series", "normalise"),  # the conversions before a killed one never read its half-written tables
     ("positions-per-sequence", "normalise"),
+    ("page-views-wide", "normalise"),
 ]
 
 

@@ -1,7 +1,7 @@
 """Generic feature engineering for a tab input map, from what its columns hold, never from what a competition or a
 column is called beyond generic patterns:
-- datetimes: a text column whose values parse as dates becomes its parts (year, month, day, day of week, day of
-  year, hour, minute where they vary), cyclic encodings (sin/cos of month, day of week, hour) and the elapsed days
+- datetimes: a text column whose values parse as dates becomes its parts (year, month, week of year, day, day of
+  week, day of year, hour, minute where they vary), cyclic encodings (sin/cos of month, day of week, hour) and the elapsed days
   since the earliest train time; the text column itself goes (a network cannot read it, AutoGluon gets the parts).
 - coordinates: numeric columns named like a latitude/longitude (a lat/latitude and a lon/lng/long/longitude token)
   whose values lie in [-90, 90] / [-180, 180], paired by the rest of their names into points; between two points
@@ -36,6 +36,9 @@ column is called beyond generic patterns:
   phrase and the phrase it is compared with, a question and its answer) get how alike they are, row by row
   (tools.text_pairs: sentence-embedding cosine, TF-IDF cosines, token overlap, character similarity, length
   differences): no model reads that off either column alone. No targets involved.
+- a forecast's series (tools.lags): when the test rows are later times of the train rows' entities, given the
+  labels, each row's entity's earlier targets (at the origin, rolling and same-weekday means), read no later than
+  the last time a test row as far ahead could know.
 - grouped rows (tools.task_data.group_column: groups the test rows do not share): each row's group size and the
   group's mean and standard deviation of the numeric columns, over the rows of its own table.
 
@@ -58,6 +61,7 @@ import pandas as pd
 from agentk.modalities import TABULAR
 from agentk.parsing import to_numeric
 from tools.columns import DATE_SAMPLE, as_datetime, is_datetime, text_sample
+from tools.lags import add_lags
 from tools.task_data import MIN_TIMES, group_column
 
 HIGH_CARDINALITY = 20  # text columns with more levels than this get a count encoding
@@ -123,6 +127,9 @@ def engineer(
     keys: list[str] = []  # the columns whose levels got counts (for the entity context)
     shared = [c for c in train.columns if c in test.columns]
     numeric = [c for c in shared if pd.api.types.is_numeric_dtype(train[c]) and train[c].dtype != bool]
+    if labels is not None:  # a forecast's past targets per entity, before its time column becomes parts
+        series = {name: t[:, 0] for name, _, t, width in _targets(labels) if width == 1}
+        added.update(add_lags(train, test, series, labels.fit, labels.val))
     for c in shared:
         if is_datetime(train[c]):
             t_train, t_test = as_datetime(train[c]), as_datetime(test[c])
@@ -360,14 +367,18 @@ def _add_pair(train: pd.DataFrame, test: pd.DataFrame, a: str, b: str) -> list[s
 def _date_parts(t: pd.Series, origin, reference: pd.Series) -> dict[str, pd.Series]:
     """The parts that vary over the train times (`reference`), each cyclic part's sin/cos, and the elapsed days."""
     parts = {}
-    for name in ("year", "month", "day", "dayofweek", "dayofyear", "hour", "minute"):
-        if getattr(reference.dt, name).nunique() > 1:
-            parts[name] = getattr(t.dt, name).astype(float)
+    for name in ("year", "month", "weekofyear", "day", "dayofweek", "dayofyear", "hour", "minute"):
+        if _date_part(reference, name).nunique() > 1:
+            parts[name] = _date_part(t, name).astype(float)
             if name in CYCLES:
                 angle = 2 * np.pi * parts[name] / CYCLES[name]
                 parts[f"{name}_sin"], parts[f"{name}_cos"] = np.sin(angle), np.cos(angle)
     parts["elapsed_days"] = (t - origin).dt.total_seconds() / 86400.0
     return parts
+
+
+def _date_part(t: pd.Series, name: str) -> pd.Series:
+    return t.dt.isocalendar().week.astype(float) if name == "weekofyear" else getattr(t.dt, name)
 
 
 # -- coordinates -------------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentk.competition import rewrites
+from agentk.competition import rewrites, wide_series
 from agentk.competition.long_format import RECORD, WIDE
 
 POSITIONS = "_positions"  # <records>_positions.csv: one row per position, written by normalise
@@ -51,8 +51,9 @@ def unfinished_started_over(root: Path) -> None:
         start_over(root, WIDE)
     if not (root / rewrites.RECORD).exists():
         start_over(root, rewrites.RANKED)
-    if len({s for s in written if s.endswith(f"{POSITIONS}.csv")}) == 1:  # test's written, train's (last) not
-        start_over(root, POSITIONS)
+    for suffix in (POSITIONS, wide_series.SERIES):
+        if len({s for s in written if s.endswith(f"{suffix}.csv")}) == 1:  # test's written, train's (last) not
+            start_over(root, suffix)
     series = {
         tuple(s.removesuffix(".csv").split("_per_", 1)) for s in written if s.startswith(("train_per_", "test_per_"))
     }

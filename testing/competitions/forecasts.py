@@ -192,3 +192,60 @@ def datetime_id_counts(folder: Path, rng: np.random.Generator) -> dict:
         future[["datetime", "count"]],
         "rmsle",
     )
+
+
+@fixture(
+    FAMILY,
+    "daily views of pages, one row per page and one column per day; the test days keyed by page_day in a key file; SMAPE",
+)
+def page_views_wide(folder: Path, rng: np.random.Generator) -> dict:
+    n_pages, n_train_days, n_test_days = 300, 200, 40
+    days = _days("2016-01-01", n_train_days + n_test_days)
+    projects = ["en.wiki.org", "de.wiki.org", "fr.wiki.org", "ja.wiki.org"]
+    pages = [
+        f"Topic_{k}_{rng.choice(projects)}_{rng.choice(['all-access', 'mobile-web'])}_all-agents"
+        for k in range(n_pages)
+    ]
+    level = rng.lognormal(5, 1.5, n_pages)  # some pages seen by a few, others by thousands
+    weekly = 1 + rng.uniform(0, 0.4, n_pages)[:, None] * np.sin(2 * np.pi * (days.dayofweek.to_numpy() + 1) / 7)
+    drift = np.exp(np.cumsum(rng.normal(0, 0.03, (n_pages, len(days))), axis=1))  # each page's slow wander
+    views = rng.poisson(level[:, None] * weekly * drift).astype(float)
+    views[:, :n_train_days][rng.random((n_pages, n_train_days)) < 0.02] = np.nan  # days not recorded
+    stamps = days.strftime("%Y-%m-%d")
+    train = pd.DataFrame(views[:, :n_train_days], columns=stamps[:n_train_days]).round()
+    train.insert(0, "Page", pages)
+    future = [
+        (f"{p}_{d}", views[k, n_train_days + j])
+        for k, p in enumerate(pages)
+        for j, d in enumerate(stamps[n_train_days:])
+    ]
+    ids = [f"{v:012x}" for v in rng.choice(16**12, len(future), replace=False)]
+    key = pd.DataFrame({"Page": [p for p, _ in future], "Id": ids})
+    answers = pd.DataFrame({"Id": ids, "Visits": [v for _, v in future]})
+    pub = folder / "public"
+    listing = "\n".join(f"- {name}" for name in ("train_1.csv", "key_1.csv", "sample_submission_1.csv"))
+    (pub / "description.md").write_text(
+        _description(
+            "Page views forecasting",
+            "Forecast the daily views of each page for the days after the training data. key_1.csv maps each page "
+            "and day (the page's name, an underscore and the date) to the Id of the submission's row.",
+            "Submissions are evaluated on SMAPE between forecasts and actual values. We define SMAPE = 0 when the "
+            "actual and predicted values are both 0.",
+            listing,
+        )
+    )
+    train.to_csv(pub / "train_1.csv", index=False)
+    key.sample(frac=1, random_state=0).to_csv(pub / "key_1.csv", index=False)
+    pd.DataFrame({"Id": key["Id"], "Visits": 0}).to_csv(pub / "sample_submission_1.csv", index=False)
+    answers.to_csv(folder / "private" / "answers.csv", index=False)
+    return {
+        "modalities": {"inputs": ["tabular"], "targets": ["tabular"]},
+        "task_type": "Reg",
+        "metric": "smape",
+        "lower_is_better": True,
+        "supported": True,
+        "n_train": n_pages,
+        "n_test": len(key),
+        "answers": "private/answers.csv",
+        "sample_submission": "public/sample_submission_1.csv",
+    }

@@ -28,6 +28,7 @@ from agentk.competition.normalise.series_as_rows import series_as_rows
 from agentk.competition.normalise.series_summarised import summarised_series
 from agentk.competition.normalise.signal_as_windows import signal_as_windows
 from agentk.competition.normalise.split_rows_as_one import split_rows_as_one
+from agentk.competition.normalise.wide_series_as_long import wide_series_as_long
 
 # in this order: a conversion may read what an earlier one wrote
 CONVERSIONS = (
@@ -43,6 +44,7 @@ CONVERSIONS = (
     series_as_rows,
     rows_per_id_as_one,
     positions_as_rows,
+    wide_series_as_long,
     long_as_wide,
     pixel_tables_as_images,  # after the wide test table: its keys are unique
     label_sets_as_columns,
