@@ -295,6 +295,13 @@ def _learning(task: TaskData, cfg: FusionConfig) -> tuple[np.ndarray, np.ndarray
     return kept, stop, np.setdiff1d(learn, kept)
 
 
+def taught(task: TaskData, rows: np.ndarray) -> np.ndarray:
+    """Those of these rows that teach some output what the metric scores (TaskData.learn_rows): a row without a
+    known target, or that the metric skips (RMSPE's zero sales, a masked metric's unscored rows), is not trained on
+    (it is still embedded and predicted)."""
+    return np.unique(np.concatenate([task.learn_rows(j, rows) for j in range(len(task.outputs))]))
+
+
 @torch.no_grad()
 def _fingerprint(encoder: nn.Module) -> tuple[int, float]:
     """The encoder's weights and buffers, summarised: equal for the same seed and pretrained weights."""
@@ -516,6 +523,7 @@ def train_fusion(
     deadline = start + cfg.max_time
     _, val = task.split
     learn, stop, skip = _learning(task, cfg)
+    learn = taught(task, learn)
     stop = watched_rows(stop, cfg.stop_rows)
     run = _prepare(task, cfg, learn, log, skip)
     device, model, feed, batch = run.device, run.model, run.feed, run.batch
@@ -626,6 +634,7 @@ def refit_fusion(
     skip = _learning(task, cfg)[2] if rows is None else None
     rows = np.setdiff1d(np.arange(len(task.train)), skip) if rows is None else np.asarray(rows)
     run = _prepare(task, cfg, rows, log, skip)
+    rows = taught(task, rows)
     order = torch.Generator().manual_seed(cfg.seed)
     done, samples, capped = 0, 0, False
     with _threads_for(run):
