@@ -444,9 +444,9 @@ def test_try_unsupported_hands_a_refused_task_to_the_llm_never_to_the_expert(bui
 
 
 def test_a_hard_label_metric_tunes_its_threshold_on_the_validation_rows_and_submits_at_it(fetched, monkeypatch):
-    """F2 of a binary label: the transform offers its threshold for tuning (THRESHOLDS, down to 0.03 for a rare
-    class); a solution's save tunes it on the validation rows it never learnt from and decodes its submission at
-    the tuned value, recorded in its score file; the transform is back at 0.5 after."""
+    """F2 of a binary label: the transform offers its threshold for tuning (THRESHOLDS); a solution's save tunes it
+    on the validation rows it never learnt from and decodes its submission at the tuned value, recorded in its
+    score file; the transform is back at 0.5 after."""
     from types import SimpleNamespace
 
     from agentk.solve.solution import Solution
@@ -458,7 +458,6 @@ def test_a_hard_label_metric_tunes_its_threshold_on_the_validation_rows_and_subm
     g = _generated(ws)
     tf = g["transform"]
     assert tf.TUNABLE == {"THRESHOLD": target_transform.THRESHOLDS} and tf.THRESHOLD == 0.5
-    assert min(target_transform.THRESHOLDS) < 0.1
     task = TaskData.__new__(TaskData)
     task.transform, task.metric_module, task.metric_name = tf, g["metric"], "f2"
     task.higher_is_better, task.decoding_defaults = True, {"THRESHOLD": 0.5}

@@ -325,6 +325,20 @@ def test_an_epoch_trains_on_a_fresh_sample_of_epoch_rows(mixed_task):
     assert full.history[0]["samples"] == len(mixed_task.holdout(mixed_task.split[0])[0])  # the rows it learns from
 
 
+def test_a_network_learns_only_the_rows_the_metric_scores(tmp_path):
+    """RMSPE skips the rows whose true value is 0: neither a trial nor the refit trains on them."""
+    base = regression_task(tmp_path / "base")
+    tab = pd.concat([base.train.inputs["tab"], base.test.inputs["tab"]], ignore_index=True)
+    y = base.y[:, 0] + 20.0  # positive values, a fifth of them 0
+    y[::5] = 0.0
+    task = workspace(tmp_path / "rmspe", base.outputs, ["rmspe"], pd.DataFrame({"y": y}), len(base.test), tab=tab)
+    learn = task.holdout(task.split[0])[0]
+    trial = train_fusion(task, FusionConfig(max_epochs=1, batch_size=16), log=lambda line: None)
+    assert trial.history[0]["samples"] == np.count_nonzero(task.y[learn, 0]) < len(learn)
+    refit = refit_fusion(task, FusionConfig(batch_size=16), epochs=1, log=lambda line: None)
+    assert refit.samples == np.count_nonzero(y) < len(y)
+
+
 def test_refit_learns_from_every_row_for_the_given_epochs(tmp_path):
     task = regression_task(tmp_path, n=250)
     cfg = FusionConfig(lr=3e-3, seed=1)

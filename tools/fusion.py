@@ -2,7 +2,8 @@
 builds its branch: an MLP over preprocessed tabular features, a timm image backbone, a transformers text encoder
 with mean pooling), concatenated, a fusion MLP and one head per output, with a loss matched to the metric. Early
 stopping watches the competition's metric on a holdout of the fit rows (the stop rows) and keeps the best epoch's
-weights; the task's validation rows, which select among solutions, are only predicted and scored.
+weights; the task's validation rows, which select among solutions, are only predicted and scored. Rows the metric
+skips (TaskData.learn_rows: RMSPE's zeros, a masked metric's unscored rows) are predicted, never trained on.
 
 Frozen encoders embed every row once (no grad), in float16 into the workspace's cache, and only the rest trains,
 on those features: that is what makes CPU presets fast. Trained encoders see augmented images and learn at a reduced rate.
