@@ -12,9 +12,10 @@ generated problem where it matters, one default scikit-learn HistGradientBoostin
   (stages/target_transform.THRESHOLDS) that scores best on 5-fold out-of-fold predictions of the train rows (the rule).
 
 Each variant is scored on as many fresh rows of the same problem. With --autogluon SECONDS, (a) also runs through
-the solve's own AutoGluon path (tools/autogluon_tool.fit_autogluon, sklearn forests and LightGBM, no refit) on a
-setup of the store-table-rmspe fixture, with the metric's row weights and without them (TaskData.fit_weights
-returning None: what the tool did before). Prints the table and writes benchmarks/results/metric_fit.md.
+the solve's own AutoGluon path (tools/autogluon_tool.fit_autogluon, sklearn forests and LightGBM, no refit) and
+late-fusion network (tools/fusion.train_fusion, its default configuration) on a setup of the store-table-rmspe
+fixture, with the metric's row weights and without them (TaskData.fit_weights returning None: what they did
+before). Prints the table and writes benchmarks/results/metric_fit.md.
 """
 
 from __future__ import annotations
@@ -110,10 +111,13 @@ def f1_variants(seed: int, n: int) -> dict[str, float]:
     }
 
 
-def autogluon_variants(seconds: float) -> dict[str, float]:
-    """fit_autogluon on a setup of the store-table-rmspe fixture, with and without the metric's row weights."""
+def solve_variants(seconds: float) -> dict[str, float]:
+    """fit_autogluon and the late-fusion network (default configuration) on a setup of the store-table-rmspe
+    fixture, with and without the metric's row weights."""
     from testing.competitions import build
     from tools.autogluon_tool import fit_autogluon
+    from tools.fusion import train_fusion
+    from tools.fusion_config import FusionConfig
     from tools.task_data import TaskData
 
     root = Path(tempfile.mkdtemp(prefix="metric-fit-"))
@@ -130,6 +134,7 @@ def autogluon_variants(seconds: float) -> dict[str, float]:
         fitted = fit_autogluon(task, seconds, out_dir=root / name[:8], hyperparameters=models, refit=False)
         out[f"AutoGluon {seconds:g} s, {name}"] = fitted["val_score"]
         out[f"  rows fitted ({name.split(',')[0]})"] = fitted["models"][0]["tuned_on_rows"]
+        out[f"network, {name}"] = train_fusion(task, FusionConfig(), log=lambda line: None).val_score
     return out
 
 
@@ -164,9 +169,7 @@ def main() -> None:
                 results[problem].setdefault(name, []).append(value)
             print(f"{problem}, seed {seed}: done", flush=True)
     if args.autogluon:
-        results["(a) RMSPE, store-table-rmspe fixture"] = {
-            k: [v] for k, v in autogluon_variants(args.autogluon).items()
-        }
+        results["(a) RMSPE, store-table-rmspe fixture"] = {k: [v] for k, v in solve_variants(args.autogluon).items()}
     text = table(results, args.seeds)
     print(text)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
@@ -174,7 +177,7 @@ def main() -> None:
         "# Fitting what the metric scores\n\n`uv run python benchmarks/metric_fit.py"
         + (f" --autogluon {args.autogluon:g}" if args.autogluon else "")
         + f"` (seeds {' '.join(map(str, args.seeds))}, {args.rows} train rows and as many test rows; "
-        "RMSPE and RMSLE lower is better, F1 higher). The AutoGluon rows: one run, the fixture's validation rows.\n\n"
+        "RMSPE and RMSLE lower is better, F1 higher). The fixture's rows: one run, scored on its validation rows.\n\n"
         + text
         + "\n"
     )

@@ -253,6 +253,29 @@ def test_mae_trains_towards_the_median_and_rmse_towards_the_mean(tmp_path, metri
     assert to_median < to_mean if metric == "mae" else to_mean < to_median
 
 
+def test_rmspe_trains_towards_its_own_best_constant_the_weighted_mean(tmp_path):
+    """Targets without signal spread over two orders of magnitude (mean 2.0): weighted by 1/y^2 as RMSPE weighs
+    them, squared error pulls predictions towards RMSPE's best constant sum(1/y) / sum(1/y^2) (0.11), not the
+    mean (unweighted: 1.39); and the batch loss is the weighted mean of the rows' losses."""
+    from tools.heads import head_loss
+
+    rng = np.random.default_rng(0)
+    n = 300
+    y = np.exp(rng.normal(0, 1.2, n))
+    tab = pd.DataFrame({"noise": rng.normal(size=n + 20)})
+    task = workspace(tmp_path, [{"name": "y", "kind": "regression"}], ["rmspe"], pd.DataFrame({"y": y}), 20, tab=tab)
+    typical = np.median(train_fusion(task, FusionConfig(max_epochs=20, lr=1e-2), log=lambda line: None).val_pred)
+    best = np.sum(1 / y) / np.sum(1 / y**2)
+    assert abs(typical - best) < abs(typical - y.mean()) / 4
+    z, t, w = (
+        torch.tensor([[1.0], [2.0], [4.0]]),
+        torch.tensor([[0.0], [0.0], [0.0]]),
+        torch.tensor([[3.0], [1.0], [0.0]]),
+    )
+    assert head_loss([z], t, ["mse"], w).item() == pytest.approx((3 * 1 + 1 * 4) / 4)
+    assert head_loss([z], t, ["mse"], torch.ones(3, 1)).item() == pytest.approx(head_loss([z], t, ["mse"]).item())
+
+
 def test_early_stopping_keeps_the_best_epoch_on_the_stop_rows(mixed_task):
     cfg = FusionConfig(lr=1e-2, max_epochs=60, patience=3, seed=3)
     result = train_fusion(mixed_task, cfg, log=lambda line: None)

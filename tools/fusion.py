@@ -3,7 +3,8 @@ builds its branch: an MLP over preprocessed tabular features, a timm image backb
 with mean pooling), concatenated, a fusion MLP and one head per output, with a loss matched to the metric. Early
 stopping watches the competition's metric on a holdout of the fit rows (the stop rows) and keeps the best epoch's
 weights; the task's validation rows, which select among solutions, are only predicted and scored. Rows the metric
-skips (TaskData.learn_rows: RMSPE's zeros, a masked metric's unscored rows) are predicted, never trained on.
+skips (TaskData.learn_rows: RMSPE's zeros, a masked metric's unscored rows) are predicted, never trained on, and
+the loss weighs the others as the metric does (TaskData.fit_weights: RMSPE 1/y^2), its weighted mean over a batch.
 
 Frozen encoders embed every row once (no grad), in float16 into the workspace's cache, and only the rest trains,
 on those features: that is what makes CPU presets fast. Trained encoders see augmented images and learn at a reduced rate.
@@ -440,9 +441,12 @@ def _prepare(
     y = task.y
     check_targets(y[rows], task.outputs)
     mean, scale = target_scaling(y[rows], task.outputs)
-    targets = torch.tensor(
-        np.vstack([(y - mean) / scale, np.full((len(test), y.shape[1]), np.nan)]), dtype=torch.float32
-    )
+    targets = np.vstack([(y - mean) / scale, np.full((len(test), y.shape[1]), np.nan)])
+    weights = [task.fit_weights(j, np.arange(len(y))) for j in range(len(task.outputs))]
+    if any(w is not None for w in weights):  # the metric's row weights, a column per output after the targets
+        weights = np.column_stack([np.ones(len(y)) if w is None else w for w in weights])
+        targets = np.hstack([targets, np.vstack([weights, np.ones((len(test), len(task.outputs)))])])
+    targets = torch.tensor(targets, dtype=torch.float32)
     batch = device_batch(cfg, device, len(rows))
     branches, notes = _build(task, cfg, rows, device, targets, batch, np.asarray([] if skip is None else skip, int))
     trained = [b for b in branches.values() if not b.frozen and b.backbone]  # encoders trained on every batch
@@ -549,7 +553,7 @@ def train_fusion(
             if capped and best is not None:
                 break  # a cut epoch is not evaluated: the best one so far stands
             logits, t = _logits(model, feed, stop, run.eval_size, device)
-            stop_loss = head_loss(logits, t, run.kinds)
+            stop_loss = _loss(logits, t, run.kinds)
             score = task.score(to_model_space(logits, task.outputs, run.mean, run.scale), stop)
             history.append(
                 {
@@ -693,7 +697,7 @@ def _epoch(
     for x, t in batches:
         x |= {m: fn(x[m]) for m, fn in augments.items()}
         with _autocast(t.device):
-            loss = head_loss(model(x), t, kinds)
+            loss = _loss(model(x), t, kinds)
         if loss is not None:
             opt.zero_grad(set_to_none=True)
             scaler.scale(loss).backward()
@@ -705,6 +709,13 @@ def _epoch(
         if time.monotonic() > deadline:
             return _mean(total, steps), seen, True
     return _mean(total, steps), seen, False
+
+
+def _loss(logits: list[torch.Tensor], t: torch.Tensor, kinds: list[str]) -> torch.Tensor | None:
+    """The heads' loss of a batch whose targets (one column per output) may be followed by the rows' weights, one
+    column per output (_prepare: where the metric weighs rows unequally)."""
+    k = len(kinds)
+    return head_loss(logits, t[:, :k], kinds, t[:, k:] if t.shape[1] > k else None)
 
 
 def _mean(total: torch.Tensor | None, steps: int) -> float:
