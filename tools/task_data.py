@@ -1,6 +1,7 @@
 """What every solver needs from a finished setup: the map datasets, the heads (transform.OUTPUTS), one fixed
 train/validation split shared by all solutions (so the blender can learn from their validation predictions),
-and the competition's metric on predictions in model space.
+the competition's metric on predictions in model space, and what a model should fit for it: the rows it scores
+and their weights (learn_rows, fit_weights).
 
 Model space: an array (rows, sum of widths) with, per output, P(class 1) for binary, n_classes probabilities
 for multiclass, the transformed value for regression. `transform.inverse_transform` turns it into the
