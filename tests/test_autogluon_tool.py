@@ -31,6 +31,7 @@ NAMES = ("breast-cancer", "wine", "iris-species", "diabetes", "digits-multilabel
 # fixtures whose metric reads columns beside the target -> the metric of the target alone AutoGluon optimises
 BESIDE = {"bias-auc-identities": roc_auc_score, "grouped-masked": mean_absolute_error}
 FAST = {"RF": {}, "XT": {}}  # only sklearn forests: quick on 2 cores and always installed
+WEIGHED = "store-table-rmspe"  # RMSPE: the zero sales skipped, each other row weighed by 1/y^2
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +49,7 @@ def tasks(tmp_path_factory, example_ws) -> dict[str, TaskData]:
             stderr=subprocess.STDOUT,
             text=True,
         )
-        for name in BESIDE
+        for name in (*BESIDE, WEIGHED)
     }
     found = {}
     for name in NAMES:
@@ -174,6 +175,26 @@ def test_fit_autogluon_trains_where_the_metric_reads_other_columns(tasks, tmp_pa
     assert result["val_score"] == pytest.approx(task.score(result["val_pred"], val))
     constant = _constant(task, val)
     assert task.better(result["val_score"], constant) and abs(result["val_score"] - constant) > 0.05 * abs(constant)
+
+
+def test_autogluon_fits_the_rows_rmspe_scores_weighted_as_it_weighs_them(tasks, tmp_path):
+    """RMSPE skips the days of 0 sales and weighs each other row by 1/y^2: the predictor learns the other fit rows,
+    with those weights as its sample_weight column (not a feature; not weighing its scorer, which is RMSPE already),
+    and refits on them alone (AutoGluon takes no extra rows beside weights)."""
+    task = tasks[WEIGHED]
+    fit, val = task.split
+    nonzero = int((task.y[fit, 0] > 0).sum())
+    assert nonzero < len(fit)  # the closed days
+    out = fit_autogluon(task, seconds=5, out_dir=tmp_path / "ag", hyperparameters=FAST)
+    (m,) = out["models"]
+    assert m["weighted"] and m["tuned_on_rows"] == m["refit_on_rows"] == nonzero
+    predictor = TabularPredictor.load(m["path"])
+    assert predictor.sample_weight == ag_tool.WEIGHT and not predictor.weight_evaluation
+    assert ag_tool.WEIGHT not in predictor.features()
+    _, y = predictor.load_data_internal("train")
+    assert len(y) and (y > 0).all()
+    assert out["val_score"] == pytest.approx(task.score(out["val_pred"], val))
+    assert out["test_pred"].shape == (len(task.test.ids), 1)
 
 
 def _constant(task: TaskData, rows: np.ndarray) -> float:

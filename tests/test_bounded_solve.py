@@ -275,3 +275,39 @@ def test_a_relative_error_is_what_the_light_model_fits_and_its_best_constant_is_
     assert rmspe(y[3000:], weighted[:, 0]) < 0.9 * rmspe(y[3000:], plain[:, 0])
     (weighted,) = _fit_predict("regression", 0, x[:3000], y[:3000], [x[3000:]], "mape")
     assert mape(y[3000:], weighted[:, 0]) < mape(y[3000:], plain[:, 0])
+
+
+def _weighing_task(metric: str, y: np.ndarray, metric_module=None):
+    """A TaskData over one value output scored by `metric` (its target map: y, and a mask column u): its real
+    fit_weights and learn_rows, without a workspace."""
+    from types import SimpleNamespace
+
+    from tools.task_data import TaskData
+
+    task = TaskData.__new__(TaskData)
+    task.metric_name, task.outputs = metric, [{"name": "y", "kind": "regression"}]
+    task.transform = SimpleNamespace(inverse_transform=lambda a: pd.DataFrame({"y": np.asarray(a)[:, 0]}))
+    task.metric_module = metric_module or SimpleNamespace()
+    task.__dict__["y"] = y[:, None]
+    task.__dict__["targets"] = pd.DataFrame({"y": y, "u": np.arange(len(y)) % 2})
+    return task
+
+
+def test_the_rows_a_metric_skips_are_left_out_of_fitting_and_the_rest_weighted_as_it_weighs_them():
+    """RMSPE skips a true 0 and weighs each other row by 1/y^2, MAPE by 1/|y|; a masked metric scores only the rows
+    its column marks; a row without a target teaches nothing; RMSE weighs every row alike."""
+    from types import SimpleNamespace
+
+    y = np.array([0.0, 1.0, 2.0, np.nan, 4.0, 0.0])
+    rows = np.arange(6)
+    rmspe = _weighing_task("rmspe", y)
+    np.testing.assert_array_equal(rmspe.learn_rows(0, rows), [1, 2, 4])
+    w = rmspe.fit_weights(0, np.array([1, 2, 4]))
+    assert w == pytest.approx(np.array([1, 1 / 4, 1 / 16]) / np.mean([1, 1 / 4, 1 / 16]))
+    assert _weighing_task("mape", y).fit_weights(0, np.array([1, 2, 4])) == pytest.approx([12 / 7, 6 / 7, 3 / 7])
+    rmse = _weighing_task("rmse", y)
+    assert rmse.fit_weights(0, rows) is None
+    np.testing.assert_array_equal(rmse.learn_rows(0, rows), [0, 1, 2, 4, 5])
+    masked = _weighing_task("masked_mae", y, SimpleNamespace(METRIC_COLUMNS=["u"], SCORED_VALUE=0))
+    np.testing.assert_array_equal(masked.fit_weights(0, rows), [1, 0, 1, 0, 1, 0])
+    np.testing.assert_array_equal(masked.learn_rows(0, rows), [0, 2, 4])

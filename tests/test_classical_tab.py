@@ -24,6 +24,8 @@ class FrameTask:
 
     times = groups = None  # rows neither in time order nor in groups
     folds = TaskData.folds  # the real folds over such rows
+    learn_rows, fit_weights = TaskData.learn_rows, TaskData.fit_weights  # the real rows and weights the metric asks
+    _scored = None  # every row scored (no mask)
 
     def __init__(self, table: pd.DataFrame, y: np.ndarray, outputs: list[dict], n_test: int, metric, higher: bool):
         n = len(table) - n_test
@@ -36,6 +38,10 @@ class FrameTask:
         rows = np.random.default_rng(0).permutation(n)
         self.split = (np.sort(rows[n // 5 :]), np.sort(rows[: n // 5]))
         self.metric, self.metric_name, self.higher = metric, metric.__name__, higher
+
+    @property
+    def _values(self) -> np.ndarray:  # the targets as the metric reads them (no transform)
+        return self.y
 
     def score(self, pred: np.ndarray, rows) -> float:
         return float(self.metric(self.y[rows, 0], pred[:, 0]))
@@ -257,3 +263,32 @@ def test_a_value_on_more_rows_than_a_process_takes_is_learnt_from_a_random_sampl
     assert result.val_score < 0.1  # as well as from every row: the noise is 0.05
     classes = FrameTask(table, y > 0, [{"kind": "binary"}], 300, roc_auc, higher=True)
     assert "cost the cube of the rows" in classical_tab.applies(classes)  # classes: MAX_ROWS at most
+
+
+def test_a_relative_error_fits_the_rows_it_scores_weighted_as_it_weighs_them():
+    """Under RMSPE a classical model learns neither the zero targets RMSPE skips nor the rows alike: a model that
+    takes row weights (boosting; a pipeline's last step) is fitted as by hand on the non-zero rows at 1/y^2, and
+    predicts the relative error better than when it learns every row unweighted."""
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from tools.metrics import relative_weights, rmspe
+
+    rng = np.random.default_rng(0)
+    n = 1500
+    x = rng.normal(size=(n, 3))
+    y = np.exp(1.5 * x[:, 0] + rng.normal(0, 0.5, n)) * (rng.random(n) > 0.15)  # spread out, a sixth 0
+    task = FrameTask(pd.DataFrame(x), y, [{"kind": "regression"}], 500, rmspe, higher=False)
+    rows, test = np.arange(1000), x[1000:]
+    kept = rows[y[rows] > 0]
+    weight = relative_weights("rmspe", y[kept])
+    boosting = lambda kind: HistGradientBoostingRegressor(random_state=0)  # noqa: E731
+    fitted = predict_outputs(task, boosting, x[:1000], rows, test)[:, 0]
+    by_hand = HistGradientBoostingRegressor(random_state=0).fit(x[kept], y[kept], sample_weight=weight)
+    np.testing.assert_allclose(fitted, by_hand.predict(test))
+    linear = lambda kind: make_pipeline(StandardScaler(), Ridge())  # noqa: E731
+    by_hand = make_pipeline(StandardScaler(), Ridge()).fit(x[kept], y[kept], ridge__sample_weight=weight)
+    np.testing.assert_allclose(predict_outputs(task, linear, x[:1000], rows, test)[:, 0], by_hand.predict(test))
+    plain = HistGradientBoostingRegressor(random_state=0).fit(x[:1000], y[:1000]).predict(test)
+    assert rmspe(y[1000:], fitted) < 0.8 * rmspe(y[1000:], plain)

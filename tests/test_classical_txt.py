@@ -27,6 +27,8 @@ class FrameTask:
 
     times = groups = None  # rows neither in time order nor in groups
     folds = TaskData.folds  # the real folds over such rows
+    learn_rows, fit_weights = TaskData.learn_rows, TaskData.fit_weights  # the real rows and weights the metric asks
+    _scored = None  # every row scored (no mask)
 
     def __init__(self, texts: pd.DataFrame, y: np.ndarray, kind: str, n_test: int, metric):
         n = len(texts) - n_test

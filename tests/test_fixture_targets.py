@@ -443,3 +443,38 @@ def test_try_unsupported_hands_a_refused_task_to_the_llm_never_to_the_expert(bui
     state = json.loads((ws / "setup.json").read_text())
     assert state["stages"]["fetch"]["status"] == "passed" and state["try_unsupported"] is True  # resume keeps it
     assert server.requests, "the LLM was never asked"
+
+
+def test_a_hard_label_metric_tunes_its_threshold_on_the_validation_rows_and_submits_at_it(fetched, monkeypatch):
+    """F2 of a binary label: the transform offers its threshold for tuning (THRESHOLDS); a solution's save tunes it
+    on the validation rows it never learnt from and decodes its submission at the tuned value, recorded in its
+    score file; the transform is back at 0.5 after."""
+    from types import SimpleNamespace
+
+    from agentk.solve.solution import Solution
+    from agentk.solve.solver import Solver
+    from tools.task_data import TaskData
+
+    ws = fetched["binary-f2"]
+    monkeypatch.chdir(ws)  # the generated formatters read workspace-relative paths, as in a solve
+    g = _generated(ws)
+    tf = g["transform"]
+    assert tf.TUNABLE == {"THRESHOLD": target_transform.THRESHOLDS} and tf.THRESHOLD == 0.5
+    task = TaskData.__new__(TaskData)
+    task.transform, task.metric_module, task.metric_name = tf, g["metric"], "f2"
+    task.higher_is_better, task.decoding_defaults = True, {"THRESHOLD": 0.5}
+    targets = pd.read_csv(Workspace(ws).target_map).drop(columns="id")
+    truth = tf.transform(targets)[:, 0]
+    rows = np.arange(len(truth))
+    sample = pd.read_csv(Workspace(ws).raw / "sample_submission.csv")
+    task.__dict__.update(targets=targets, groups=None, split=(rows[:0], rows), test=SimpleNamespace(ids=sample["id"]))
+    rng = np.random.default_rng(0)
+    val_pred = np.where(truth == 1, rng.uniform(0.2, 0.6, len(truth)), rng.uniform(0.0, 0.25, len(truth)))[:, None]
+    test_pred = np.full((len(sample), 1), 0.3)  # below 0.5, above a threshold F2 tunes on those rows
+    solver = Solver.__new__(Solver)
+    solver.task, solver.ws, solver.workspace = task, ws, Workspace(ws)
+    solver.save(Solution("model", "classical", "a plan", 0.0, val_pred, test_pred, 1.0))
+    files = solver.workspace.solution("model")
+    tuned = json.loads(files.score.read_text())["decoding"]["THRESHOLD"]
+    assert tuned <= 0.3 and tf.THRESHOLD == 0.5
+    assert (pd.read_csv(files.submission)["defect"] == 1).all()  # every test row at 0.3: positive at the tuned value

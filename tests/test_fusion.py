@@ -253,6 +253,29 @@ def test_mae_trains_towards_the_median_and_rmse_towards_the_mean(tmp_path, metri
     assert to_median < to_mean if metric == "mae" else to_mean < to_median
 
 
+def test_rmspe_trains_towards_its_own_best_constant_the_weighted_mean(tmp_path):
+    """Targets without signal spread over two orders of magnitude (mean 2.0): weighted by 1/y^2 as RMSPE weighs
+    them, squared error pulls predictions towards RMSPE's best constant sum(1/y) / sum(1/y^2) (0.11), not the
+    mean (unweighted: 1.39); and the batch loss is the weighted mean of the rows' losses."""
+    from tools.heads import head_loss
+
+    rng = np.random.default_rng(0)
+    n = 300
+    y = np.exp(rng.normal(0, 1.2, n))
+    tab = pd.DataFrame({"noise": rng.normal(size=n + 20)})
+    task = workspace(tmp_path, [{"name": "y", "kind": "regression"}], ["rmspe"], pd.DataFrame({"y": y}), 20, tab=tab)
+    typical = np.median(train_fusion(task, FusionConfig(max_epochs=20, lr=1e-2), log=lambda line: None).val_pred)
+    best = np.sum(1 / y) / np.sum(1 / y**2)
+    assert abs(typical - best) < abs(typical - y.mean()) / 4
+    z, t, w = (
+        torch.tensor([[1.0], [2.0], [4.0]]),
+        torch.tensor([[0.0], [0.0], [0.0]]),
+        torch.tensor([[3.0], [1.0], [0.0]]),
+    )
+    assert head_loss([z], t, ["mse"], w).item() == pytest.approx((3 * 1 + 1 * 4) / 4)
+    assert head_loss([z], t, ["mse"], torch.ones(3, 1)).item() == pytest.approx(head_loss([z], t, ["mse"]).item())
+
+
 def test_early_stopping_keeps_the_best_epoch_on_the_stop_rows(mixed_task):
     cfg = FusionConfig(lr=1e-2, max_epochs=60, patience=3, seed=3)
     result = train_fusion(mixed_task, cfg, log=lambda line: None)
@@ -323,6 +346,20 @@ def test_an_epoch_trains_on_a_fresh_sample_of_epoch_rows(mixed_task):
     assert [h["samples"] for h in result.history] == [48] * 3  # whole batches: 3 of 16
     full = train_fusion(mixed_task, FusionConfig(max_epochs=1, batch_size=16), log=lambda line: None)
     assert full.history[0]["samples"] == len(mixed_task.holdout(mixed_task.split[0])[0])  # the rows it learns from
+
+
+def test_a_network_learns_only_the_rows_the_metric_scores(tmp_path):
+    """RMSPE skips the rows whose true value is 0: neither a trial nor the refit trains on them."""
+    base = regression_task(tmp_path / "base")
+    tab = pd.concat([base.train.inputs["tab"], base.test.inputs["tab"]], ignore_index=True)
+    y = base.y[:, 0] + 20.0  # positive values, a fifth of them 0
+    y[::5] = 0.0
+    task = workspace(tmp_path / "rmspe", base.outputs, ["rmspe"], pd.DataFrame({"y": y}), len(base.test), tab=tab)
+    learn = task.holdout(task.split[0])[0]
+    trial = train_fusion(task, FusionConfig(max_epochs=1, batch_size=16), log=lambda line: None)
+    assert trial.history[0]["samples"] == np.count_nonzero(task.y[learn, 0]) < len(learn)
+    refit = refit_fusion(task, FusionConfig(batch_size=16), epochs=1, log=lambda line: None)
+    assert refit.samples == np.count_nonzero(y) < len(y)
 
 
 def test_refit_learns_from_every_row_for_the_given_epochs(tmp_path):

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from sklearn import metrics as skm
 
-from tools.metrics import METRICS, PRIORITY, find_metric, map_at_k, metric_source
+from tools.metrics import LOG_ERROR, METRICS, PRIORITY, find_metric, map_at_k, metric_source
 
 SEEDS = (0, 1, 2)
 close = np.testing.assert_allclose
@@ -567,3 +567,22 @@ def test_metric_source_runs_in_fresh_interpreter():
     got = json.loads(proc.stdout)
     for name in METRICS:
         close(got[name], METRICS[name].fn(*sample(name)), rtol=1e-12, err_msg=name)
+
+
+def test_the_log_error_metrics_are_the_ones_scoring_log1p_values():
+    """LOG_ERROR (whose targets are learnt as log1p) holds exactly the value metrics of METRICS that score the RMSE
+    of log1p values, alone or averaged over columns."""
+    rng = np.random.default_rng(0)
+    y, p = rng.lognormal(2, 1, (50, 2)), rng.lognormal(2, 1, (50, 2))
+    on_logs = np.mean(np.sqrt(np.mean((np.log1p(y) - np.log1p(p)) ** 2, axis=0)))
+    found = set()
+    for name, m in METRICS.items():
+        if m.prediction != "value":
+            continue
+        try:
+            score = m.fn(y, p) if m.multi_target else np.mean([m.fn(y[:, j], p[:, j]) for j in range(2)])
+        except (TypeError, ValueError):  # a metric that needs other columns (a mask, groups)
+            continue
+        if np.isclose(score, on_logs):
+            found.add(name)
+    assert found == LOG_ERROR

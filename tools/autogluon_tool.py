@@ -15,8 +15,13 @@ Choices:
   0.115; the chosen blend's SMAPE 14.72 -> 15.37); tuned on whole groups of the fit rows (a fifth, as
   TaskData.holdout), it validated worse on the three grouped fixtures (MAE 0.492 -> 0.503, RMSE 0.434 -> 0.491,
   MAE 3.925 -> 3.931): a few groups are a noisier holdout than the same share of rows.
+- What the metric scores: each output fits the rows that teach it what the metric scores (TaskData.learn_rows: a
+  known target, not a row the metric skips, such as RMSPE's zero sales or the rows a masked metric leaves out),
+  weighted as the metric weighs them (TaskData.fit_weights: RMSPE 1/y^2, MAPE 1/|y|) through AutoGluon's
+  sample_weight column (WEIGHT); weight_evaluation stays off, the scorer being the weighted metric already.
 - Refit (refit=True): once the validation predictions are made, the best model (an ensemble: its members) is
-  refitted on every row, fit and validation, with the iterations it chose (refit_full), and that refit model
+  refitted on every row, fit and validation (with row weights, on the fit rows alone: AutoGluon takes no extra
+  rows beside them), with the iterations it chose (refit_full), and that refit model
   predicts the test rows, unless it predicts the validation rows, which it learnt from, clearly worse than the
   original, which never saw them (a broken refit: see _check_refit). The validation figure is the one of the model
   before refitting, on rows it never saw.
@@ -65,6 +70,7 @@ from tools.resampling import at_most
 from tools.task_data import TaskData
 
 LABEL = "__agentk_target__"
+WEIGHT = "__agentk_weight__"  # the column of the metric's row weights (AutoGluon's sample_weight)
 BAGGING_PRESETS = ("good", "high", "best", "extreme", "experimental")
 REFIT_SLACK = 0.1  # a refit scoring this much (relative) worse than its original on the checked rows is rejected
 FIT_SHARE = 0.7  # of the time limit for the first fit when a refit follows (a refit costs about one more fit)
@@ -113,8 +119,8 @@ def fit_autogluon(
     for j, output in enumerate(task.outputs):
         output_start = time.monotonic()
         label = _labels(task.y[:, j], output["kind"])
-        known = np.isfinite(task.y[:, j])  # rows without this output's target teach it nothing
-        fit_j, val_j = fit_rows[known[fit_rows]], val_rows[known[val_rows]]
+        # rows without this output's target, or that the metric skips (RMSPE's zeros), teach it nothing
+        fit_j, val_j = task.learn_rows(j, fit_rows), task.learn_rows(j, val_rows)
         # each output an equal share of the work, the refit's part set aside: a plan, not what a clock left; and at
         # least what AutoGluon's first boosted models cost on every fit row (a large table's budget grows with it),
         # up to the budget's ceiling, past which they fit on a sample of the rows
@@ -153,7 +159,7 @@ def fit_autogluon(
         predictor = _fit_output(
             task,
             j,
-            X.iloc[fit_j].assign(**{LABEL: label[fit_j]}),
+            _weighted(X.iloc[fit_j].assign(**{LABEL: label[fit_j]}), task.fit_weights(j, fit_j)),
             out_dir / f"output_{j}",
             time_limit=min(plan.time_limit, fit_wall),
             presets=presets,
@@ -175,8 +181,10 @@ def fit_autogluon(
         elif refit:  # the validation rows join the fit rows; the refitted best model becomes the predictor's best
             # the selected model's test predictions first, for the blender
             validated_parts.append(_predict(predictor, X_test, output["kind"], task.widths[j]))
+            # AutoGluon refuses extra rows beside row weights: a weighted refit learns the fit rows alone
+            extra = val_j if predictor.sample_weight is None else val_j[:0]
             refitted = predictor.refit_full(
-                model="best", train_data_extra=X.iloc[val_j].assign(**{LABEL: label[val_j]})
+                model="best", train_data_extra=X.iloc[extra].assign(**{LABEL: label[extra]}) if len(extra) else None
             )
             checked = np.sort(np.random.default_rng(seed).permutation(val_j)[:CHECK_ROWS])
             if len(checked):  # no validation rows: the refit learnt nothing new, and nothing can check it
@@ -196,7 +204,8 @@ def fit_autogluon(
                 "tuned_on_rows": len(fit_j),
                 "fit_rows": n_fit,
                 "threads": options["ag_args_fit"]["num_cpus"],
-                "refit_on_rows": len(fit_j) + len(val_j) if refit and not skipped else None,
+                "refit_on_rows": len(fit_j) + len(extra) if refit and not skipped else None,
+                "weighted": predictor.sample_weight is not None,
             }
         )
     val_pred, test_pred = np.hstack(val_parts), np.hstack(test_parts)
@@ -257,6 +266,9 @@ def _fit_output(
         path=str(path),
         verbosity=verbosity,
         positive_class=1 if kind == "binary" else None,
+        # the metric's row weights (TaskData.fit_weights); not weight_evaluation: the scorer is the metric itself,
+        # which weighs the rows already
+        sample_weight=WEIGHT if WEIGHT in train.columns else None,
         learner_kwargs={"random_state": seed, "label_count_threshold": 1},
     )
     predictor.fit(
@@ -308,11 +320,17 @@ def _check_refit(predictor, refitted: dict[str, str], selected: str, checked: pd
 
 def _features(tab: pd.DataFrame) -> pd.DataFrame:
     frame = tab.reset_index(drop=True)  # the index holds the ids
-    if LABEL in frame.columns:
+    if clash := {LABEL, WEIGHT} & set(frame.columns):
         raise ValueError(
-            f"the {TABULAR.name} input map has a column named {LABEL!r}, which the AutoGluon tool uses for labels"
+            f"the {TABULAR.name} input map has a column named {clash.pop()!r}, which the AutoGluon tool uses for "
+            "labels or row weights"
         )
     return frame
+
+
+def _weighted(train: pd.DataFrame, weight: np.ndarray | None) -> pd.DataFrame:
+    """The fit rows with the metric's row weights as the WEIGHT column, where it weighs rows unequally."""
+    return train if weight is None else train.assign(**{WEIGHT: weight})
 
 
 def _labels(y: np.ndarray, kind: str) -> np.ndarray:

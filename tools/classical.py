@@ -175,10 +175,10 @@ def _fit_outputs(task: TaskData, factory, X, rows, learnt: list | None = None) -
     views = X if isinstance(X, list) else [X]
     fitted = []
     for j, o in enumerate(task.outputs):
-        y = task.y[rows, j]
-        known = np.isfinite(y)
-        Xj = _stacked([x[rows][known] for x in views])
-        yj = np.tile(y[known], len(views))
+        kept = task.learn_rows(j, rows)  # a target, and not a row the metric skips
+        Xj = _stacked([x[kept] for x in views])
+        yj = np.tile(task.y[kept, j], len(views))
+        weight = task.fit_weights(j, kept)
         kind = "regression" if o["kind"] == "regression" else "classification"
         if kind == "classification":
             yj = yj.astype(int)
@@ -188,8 +188,22 @@ def _fit_outputs(task: TaskData, factory, X, rows, learnt: list | None = None) -
         model = factory(kind)
         if learnt is not None and learnt[j] is not None:
             model = model.fix(learnt[j])
-        fitted.append(model.fit(Xj, yj))
+        fitted.append(model.fit(Xj, yj, **_weighing(model, None if weight is None else np.tile(weight, len(views)))))
     return fitted
+
+
+def _weighing(model, weight: np.ndarray | None) -> dict:
+    """fit's keyword for the metric's row weights, where the model takes them (a pipeline: its last step); none
+    where it does not (a Gaussian process): it fits the rows that count, unweighted."""
+    from sklearn.pipeline import Pipeline
+    from sklearn.utils.validation import has_fit_parameter
+
+    if weight is None:
+        return {}
+    if isinstance(model, Pipeline):
+        name, last = model.steps[-1]
+        return {f"{name}__sample_weight": weight} if has_fit_parameter(last, "sample_weight") else {}
+    return {"sample_weight": weight} if has_fit_parameter(model, "sample_weight") else {}
 
 
 def _predict(task: TaskData, fitted: list, X_out) -> np.ndarray:

@@ -2,7 +2,9 @@
 builds its branch: an MLP over preprocessed tabular features, a timm image backbone, a transformers text encoder
 with mean pooling), concatenated, a fusion MLP and one head per output, with a loss matched to the metric. Early
 stopping watches the competition's metric on a holdout of the fit rows (the stop rows) and keeps the best epoch's
-weights; the task's validation rows, which select among solutions, are only predicted and scored.
+weights; the task's validation rows, which select among solutions, are only predicted and scored. Rows the metric
+skips (TaskData.learn_rows: RMSPE's zeros, a masked metric's unscored rows) are predicted, never trained on, and
+the loss weighs the others as the metric does (TaskData.fit_weights: RMSPE 1/y^2), its weighted mean over a batch.
 
 Frozen encoders embed every row once (no grad), in float16 into the workspace's cache, and only the rest trains,
 on those features: that is what makes CPU presets fast. Trained encoders see augmented images and learn at a reduced rate.
@@ -295,6 +297,13 @@ def _learning(task: TaskData, cfg: FusionConfig) -> tuple[np.ndarray, np.ndarray
     return kept, stop, np.setdiff1d(learn, kept)
 
 
+def taught(task: TaskData, rows: np.ndarray) -> np.ndarray:
+    """Those of these rows that teach some output what the metric scores (TaskData.learn_rows): a row without a
+    known target, or that the metric skips (RMSPE's zero sales, a masked metric's unscored rows), is not trained on
+    (it is still embedded and predicted)."""
+    return np.unique(np.concatenate([task.learn_rows(j, rows) for j in range(len(task.outputs))]))
+
+
 @torch.no_grad()
 def _fingerprint(encoder: nn.Module) -> tuple[int, float]:
     """The encoder's weights and buffers, summarised: equal for the same seed and pretrained weights."""
@@ -432,9 +441,12 @@ def _prepare(
     y = task.y
     check_targets(y[rows], task.outputs)
     mean, scale = target_scaling(y[rows], task.outputs)
-    targets = torch.tensor(
-        np.vstack([(y - mean) / scale, np.full((len(test), y.shape[1]), np.nan)]), dtype=torch.float32
-    )
+    targets = np.vstack([(y - mean) / scale, np.full((len(test), y.shape[1]), np.nan)])
+    weights = [task.fit_weights(j, np.arange(len(y))) for j in range(len(task.outputs))]
+    if any(w is not None for w in weights):  # the metric's row weights, a column per output after the targets
+        weights = np.column_stack([np.ones(len(y)) if w is None else w for w in weights])
+        targets = np.hstack([targets, np.vstack([weights, np.ones((len(test), len(task.outputs)))])])
+    targets = torch.tensor(targets, dtype=torch.float32)
     batch = device_batch(cfg, device, len(rows))
     branches, notes = _build(task, cfg, rows, device, targets, batch, np.asarray([] if skip is None else skip, int))
     trained = [b for b in branches.values() if not b.frozen and b.backbone]  # encoders trained on every batch
@@ -516,6 +528,7 @@ def train_fusion(
     deadline = start + cfg.max_time
     _, val = task.split
     learn, stop, skip = _learning(task, cfg)
+    learn = taught(task, learn)
     stop = watched_rows(stop, cfg.stop_rows)
     run = _prepare(task, cfg, learn, log, skip)
     device, model, feed, batch = run.device, run.model, run.feed, run.batch
@@ -540,7 +553,7 @@ def train_fusion(
             if capped and best is not None:
                 break  # a cut epoch is not evaluated: the best one so far stands
             logits, t = _logits(model, feed, stop, run.eval_size, device)
-            stop_loss = head_loss(logits, t, run.kinds)
+            stop_loss = _loss(logits, t, run.kinds)
             score = task.score(to_model_space(logits, task.outputs, run.mean, run.scale), stop)
             history.append(
                 {
@@ -626,6 +639,7 @@ def refit_fusion(
     skip = _learning(task, cfg)[2] if rows is None else None
     rows = np.setdiff1d(np.arange(len(task.train)), skip) if rows is None else np.asarray(rows)
     run = _prepare(task, cfg, rows, log, skip)
+    rows = taught(task, rows)
     order = torch.Generator().manual_seed(cfg.seed)
     done, samples, capped = 0, 0, False
     with _threads_for(run):
@@ -683,7 +697,7 @@ def _epoch(
     for x, t in batches:
         x |= {m: fn(x[m]) for m, fn in augments.items()}
         with _autocast(t.device):
-            loss = head_loss(model(x), t, kinds)
+            loss = _loss(model(x), t, kinds)
         if loss is not None:
             opt.zero_grad(set_to_none=True)
             scaler.scale(loss).backward()
@@ -695,6 +709,13 @@ def _epoch(
         if time.monotonic() > deadline:
             return _mean(total, steps), seen, True
     return _mean(total, steps), seen, False
+
+
+def _loss(logits: list[torch.Tensor], t: torch.Tensor, kinds: list[str]) -> torch.Tensor | None:
+    """The heads' loss of a batch whose targets (one column per output) may be followed by the rows' weights, one
+    column per output (_prepare: where the metric weighs rows unequally)."""
+    k = len(kinds)
+    return head_loss(logits, t[:, :k], kinds, t[:, k:] if t.shape[1] > k else None)
 
 
 def _mean(total: torch.Tensor | None, steps: int) -> float:

@@ -63,9 +63,12 @@ def target_scaling(y: np.ndarray, outputs: list[dict]) -> tuple[np.ndarray, np.n
     return mean, scale
 
 
-def head_loss(logits: list[torch.Tensor], y: torch.Tensor, losses: list[str]) -> torch.Tensor | None:
-    """The summed loss of all heads (losses from output_losses), each over the rows where its target is known;
-    None when no target is known."""
+def head_loss(
+    logits: list[torch.Tensor], y: torch.Tensor, losses: list[str], weights: torch.Tensor | None = None
+) -> torch.Tensor | None:
+    """The summed loss of all heads (losses from output_losses), each over the rows where its target is known, the
+    rows' mean or, with weights (rows, outputs: TaskData.fit_weights), their weighted mean; None when no target is
+    known."""
     import torch
     from torch.nn import functional as F
 
@@ -76,11 +79,13 @@ def head_loss(logits: list[torch.Tensor], y: torch.Tensor, losses: list[str]) ->
             continue
         z, t = z[known].float(), y[known, j]
         if loss == "bce":
-            terms.append(F.binary_cross_entropy_with_logits(z[:, 0], t))
+            each = F.binary_cross_entropy_with_logits(z[:, 0], t, reduction="none")
         elif loss == "ce":
-            terms.append(F.cross_entropy(z, t.long()))
+            each = F.cross_entropy(z, t.long(), reduction="none")
         else:
-            terms.append((F.l1_loss if loss == "l1" else F.mse_loss)(z[:, 0], t))
+            each = (F.l1_loss if loss == "l1" else F.mse_loss)(z[:, 0], t, reduction="none")
+        w = None if weights is None else weights[known, j]
+        terms.append(each.mean() if w is None else (each * w).sum() / w.sum().clamp_min(1e-12))
     return torch.stack(terms).sum() if terms else None
 
 

@@ -941,6 +941,12 @@ COLUMNWISE = {
 }
 assert set(COLUMNWISE.values()) <= set(METRICS), "metric catalogue lacks a column-wise metric"
 
+# metrics of the error between log1p values: their targets are learnt as log1p(y) (the target transform's SPEC "log",
+# for every kind of solution), where a squared error is theirs (a skewed value: RMSLE 1.46 learnt raw, 0.92 as log1p;
+# benchmarks/metric_fit.py)
+LOG_ERROR = {"rmsle", "mean_columnwise_rmsle"}
+assert LOG_ERROR <= set(METRICS)
+
 # metric of an error relative to the true value -> the power of 1/|y| that weighs each row's error: the row weights
 # under which a squared (RMSPE) or absolute (MAPE) error is the metric's, and its best constant the weighted mean or
 # median (RMSPE's sum(1/y) / sum(1/y^2), far below the mean where values spread: the light solve's mean or median

@@ -1,6 +1,7 @@
 """What every solver needs from a finished setup: the map datasets, the heads (transform.OUTPUTS), one fixed
 train/validation split shared by all solutions (so the blender can learn from their validation predictions),
-and the competition's metric on predictions in model space.
+the competition's metric on predictions in model space, and what a model should fit for it: the rows it scores
+and their weights (learn_rows, fit_weights).
 
 Model space: an array (rows, sum of widths) with, per output, P(class 1) for binary, n_classes probabilities
 for multiclass, the transformed value for regression. `transform.inverse_transform` turns it into the
@@ -185,6 +186,45 @@ class TaskData:
         """The competition's metric (the metric stage's code) of model-space predictions for train rows."""
         truth = self.targets.iloc[np.asarray(rows)].reset_index(drop=True)
         return float(self.metric_module.metric(truth, self.transform.inverse_transform(np.asarray(pred))))
+
+    def fit_weights(self, j: int, rows: np.ndarray) -> np.ndarray | None:
+        """Each of these train rows' weight in fitting output j, as the metric weighs its error: 1/|y|^power under a
+        relative error (RMSPE, MAPE: RELATIVE_ERROR; 0 where y is 0, a row RMSPE skips), and 0 off the rows a masked
+        metric scores (masked MAE); None where the metric weighs every row alike."""
+        rows = np.asarray(rows, dtype=int)
+        weight = None
+        if self.metric_name in RELATIVE_ERROR and self._values is not None:
+            weight = relative_weights(self.metric_name, self._values[rows, j])
+        if self._scored is not None:
+            weight = self._scored[rows] * (1.0 if weight is None else weight)
+        return weight
+
+    def learn_rows(self, j: int, rows: np.ndarray) -> np.ndarray:
+        """Those of these train rows that teach output j what the metric scores: its target known and a weight
+        (fit_weights) above 0. A row the metric skips only pulls a model toward values it is never scored on
+        (RMSPE's zero sales)."""
+        rows = np.asarray(rows, dtype=int)
+        rows = rows[np.isfinite(self.y[rows, j])]
+        weight = self.fit_weights(j, rows)
+        return rows if weight is None else rows[weight > 0]
+
+    @cached_property
+    def _values(self) -> np.ndarray | None:
+        """The train targets in the metric's own scale, one column per output, where every output is a value (a log
+        target's expm1): what a relative error divides by. None where an output holds classes."""
+        if any(o["kind"] != "regression" for o in self.outputs):
+            return None
+        values = self.transform.inverse_transform(self.y)
+        return values.to_numpy(dtype=float) if values.shape[1] == len(self.outputs) else None
+
+    @cached_property
+    def _scored(self) -> np.ndarray | None:
+        """1 for the train rows a masked metric scores (its METRIC_COLUMNS[0] at SCORED_VALUE), 0 for the others;
+        None for a metric that scores every row."""
+        value, columns = (getattr(self.metric_module, a, None) for a in ("SCORED_VALUE", "METRIC_COLUMNS"))
+        if value is None or not columns:
+            return None
+        return (self.targets[columns[0]].astype(float).to_numpy() == value).astype(float)
 
     @property
     def _tunable(self) -> dict:

@@ -45,7 +45,7 @@ from agentk.workspace import (
     Workspace,
 )
 from tools.columns import is_datetime
-from tools.metrics import COLUMNWISE, METRICS, TARGET_ALONE, Metric, find_metric
+from tools.metrics import COLUMNWISE, LOG_ERROR, METRICS, TARGET_ALONE, Metric, find_metric
 
 BOOL_VALUES = {"true", "false"}
 
@@ -365,7 +365,7 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
     numbers_as_text = [c for c in features if c not in bool_features and numeric_text(both[c])]
     metric_name = _adjust_metric(metric, targets)
     for t in targets:
-        t.log = t.kind == "regression" and "rmsle" in metric_name
+        t.log = t.kind == "regression" and metric_name in LOG_ERROR
     rel = lambda role: str(tables[role].relative_to(ws)) if role in tables else None  # noqa: E731
     metric_columns, official = [], None
     if metric_name == "bias_auc":  # the identity sub-groups the evaluation text names, as train-only columns

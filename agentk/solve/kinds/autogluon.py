@@ -54,6 +54,9 @@ def build(solver, sid: str) -> Solution:
     if sampled:
         solver.log(f"  tuned on {tuned_on}")
     every = f"{sampled['refit_on_rows']} rows (the same share of every row)" if sampled else "all rows"
+    weighted = any(m.get("weighted") for m in out["models"])  # the metric's row weights (TaskData.fit_weights)
+    if weighted:  # AutoGluon takes no rows beside its fit rows' weights
+        every = f"{sampled['refit_on_rows'] if sampled else 'the'} fit rows"
     refitted = (
         f"; then its best model ({', '.join(m['selected'] for m in out['models'])}) refitted on {every} "
         "for the test predictions"
@@ -65,7 +68,8 @@ def build(solver, sid: str) -> Solution:
         sid,
         "autogluon",
         f"AutoGluon TabularPredictor ({solver.budget.autogluon_presets}) on the {TABULAR.name} inputs"
-        f"{features_note(solver)}, one predictor per output, optimising the competition's metric; tuned on its "
+        f"{features_note(solver)}, one predictor per output, optimising the competition's metric"
+        f"{' (its rows weighted as the metric weighs them)' if weighted else ''}; tuned on its "
         f"own holdout of {tuned_on}, scored on the {len(val)} validation rows it never saw"
         f"{refitted}",
         out["val_score"],
