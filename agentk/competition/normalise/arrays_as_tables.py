@@ -10,8 +10,7 @@ from agentk.competition.tables import find
 
 
 def arrays_as_tables(root: Path) -> list[str]:
-    """Whole-split arrays (X_train.npy, y_train.npy, X_test.npy) written as train.csv and test.csv
-    (agentk.competition.series), when the folder has no train table; what was written, one line each."""
+    """The conversion on the folder `root`; what was written, one line each."""
     paths, done = find(root).paths, []
     if "sample" not in paths or "train" in paths:
         return done

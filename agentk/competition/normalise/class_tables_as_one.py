@@ -11,9 +11,7 @@ from agentk.core.errors import BadInput
 
 
 def class_tables_as_one(root: Path) -> list[str]:
-    """Train rows in one table per class, named by it (agentk.competition.class_tables: train_low.csv beside
-    train_high.csv, or train/low.csv): one train table with the class as its target column stands in for them,
-    <their shared name>.csv (or <name>_by_class.csv where that is taken)."""
+    """The conversion on the folder `root`; what was written, one line each."""
     replaced = {root / original for original in written.stand_ins(root)}
     found = [p for p in candidates(root) if p not in replaced]
     samples = [p for p in found if file_role(p, root) == "sample"]

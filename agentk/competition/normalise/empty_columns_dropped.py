@@ -12,9 +12,7 @@ MANY_COLUMNS = 1000  # columns from which a table's empty columns are dropped
 
 
 def empty_columns_dropped(root: Path) -> list[str]:
-    """A train, test or labels table of thousands of columns, most of them empty in every row (a trailing run of
-    separators), gets a CSV without them standing in: they carry nothing, and each reading of such a table took
-    seconds, in every stage and check."""
+    """The conversion on the folder `root`; what was written, one line each."""
     done = []
     for role, path in find(root).paths.items():
         if role == "sample" or (dest := root / f"{stem(path)}_columns.csv").exists():

@@ -1,9 +1,5 @@
-"""The train files' labels as a table keyed like the train table, when the train table lacks the column to
-predict (or, where the sample has a column per class, all of them) and the train files sit in class sub-folders
-(train/<label>/<id>.png beside train.csv of other columns) or carry the label beside the train id in their
-names (cat.<id>.png, <id>_cat.png); (table, key column, {id: its file} where the names carry the labels) or
-None. The labels column is named as the sample's one predicted column, else "label" (the analysis matches its
-values to the sample's columns)."""
+"""The train files' classes read off their class sub-folders or their names (`folder_labels`), written as a labels
+table keyed by the train table's ids (`labels_of_folders`)."""
 
 import shutil
 from pathlib import Path, PurePosixPath

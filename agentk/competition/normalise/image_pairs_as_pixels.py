@@ -1,5 +1,5 @@
 """Input images paired with target images and a sample of one row per test pixel (agentk.competition.image_pairs):
-the pixels written as the train and test tables, train's last as it marks the work done. What was written."""
+the pixels written as the train and test tables, train's last as it marks the work done."""
 
 from pathlib import Path
 
@@ -11,8 +11,7 @@ from agentk.modalities import IMAGE
 
 
 def image_pairs_as_pixels(root: Path) -> list[str]:
-    """Input images paired with target images and a sample of one row per test pixel (agentk.competition.image_pairs):
-    the pixels written as the train and test tables, train's last as it marks the work done. What was written."""
+    """The conversion on the folder `root`; what was written, one line each."""
     root = Path(root)
     paths = find(root).paths
     if "sample" not in paths or "train" in paths or (root / image_pairs.TRAIN).exists():

@@ -12,8 +12,7 @@ AS_CSV = "_as_csv"  # <folder>_as_csv/: CSVs standing in for the JSON tables of 
 
 
 def json_as_csv(root: Path) -> list[str]:
-    """JSON tables in an orientation pandas' read_json misreads (rows keyed by an id, split, a table nested under a
-    key, a key-to-value mapping) get a CSV standing in, which every program reads alike."""
+    """The conversion on the folder `root`; what was written, one line each."""
     done = []
     for path in candidates(root):
         dest = root / f"{stem(path)}.csv"

@@ -1,7 +1,7 @@
 """A column of label sets ("Bark,Walk", "3 17"; some row holding two or more) in the train table, or in the
 labels table beside it, whose labels are the sample submission's columns (one probability each, scored per
 label), by name or with a prefix or suffix all of them share ("tags_haze"): that table written with one 0/1
-column per sample column in its place, standing in for it. What was written."""
+column per sample column in its place, standing in for it."""
 
 import re
 from pathlib import Path
@@ -16,10 +16,7 @@ SET_SEPARATORS = (r",", r";", r"\|", r"\s+")  # between the labels of a set, tri
 
 
 def label_sets_as_columns(root: Path) -> list[str]:
-    """A column of label sets ("Bark,Walk", "3 17"; some row holding two or more) in the train table, or in the
-    labels table beside it, whose labels are the sample submission's columns (one probability each, scored per
-    label), by name or with a prefix or suffix all of them share ("tags_haze"): that table written with one 0/1
-    column per sample column in its place, standing in for it. What was written."""
+    """The conversion on the folder `root`; what was written, one line each."""
 
     root = Path(root)
     paths = find(root).paths

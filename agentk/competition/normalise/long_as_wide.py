@@ -1,6 +1,6 @@
 """A long sample submission (agentk.competition.long_format) written wide, with the long train or test table
 beside it, or a test table of the sample's keys where nothing else names the test samples; the record of the
-pivot last, as it marks the work done. What was written, one line each."""
+pivot last, as it marks the work done."""
 
 import json
 from pathlib import Path
@@ -14,9 +14,7 @@ from agentk.competition.tables import find, stem, test_keys
 
 
 def long_as_wide(root: Path) -> list[str]:
-    """A long sample submission (agentk.competition.long_format) written wide, with the long train or test table
-    beside it, or a test table of the sample's keys where nothing else names the test samples; the record of the
-    pivot last, as it marks the work done. What was written, one line each."""
+    """The conversion on the folder `root`; what was written, one line each."""
     root = Path(root)
     if (root / RECORD).exists():
         return []

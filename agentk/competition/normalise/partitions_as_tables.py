@@ -9,9 +9,7 @@ from agentk.competition.files import walk
 
 
 def partitions_as_tables(root: Path) -> list[str]:
-    """A partitioned dataset (agentk.competition.partitions: key=value folders, or parts in a folder named as a
-    table) gets one CSV standing in for it, the keys of its folder names as columns: <name>.csv beside it, or
-    <name>_partitioned.csv when that is taken. The maps then read one plain table."""
+    """The conversion on the folder `root`; what was written, one line each."""
     done = []
     recorded = set(written.stand_ins(root))
     for folder in partitions.datasets(root):

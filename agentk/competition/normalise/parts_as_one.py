@@ -1,6 +1,6 @@
 """A split that comes in parts of the same columns (train_1.csv + train_2.csv, train/part-*.csv, or a folder of
 one table per class whose rows carry the class) joined into one CSV at the top of root, named by the folder or
-the parts' common stem; what was written, one line each."""
+the parts' common stem."""
 
 from pathlib import Path
 
@@ -12,9 +12,7 @@ from agentk.competition.tables import PART, find, stem
 
 
 def parts_as_one(root: Path) -> list[str]:
-    """A split that comes in parts of the same columns (train_1.csv + train_2.csv, train/part-*.csv, or a folder of
-    one table per class whose rows carry the class) joined into one CSV at the top of root, named by the folder or
-    the parts' common stem; what was written, one line each."""
+    """The conversion on the folder `root`; what was written, one line each."""
     done = []
     for role, parts in find(root).parts.items():
         frames = [read_table(p, dtype=str) for p in parts]  # as text: ids keep their zeros (00005055)

@@ -13,10 +13,7 @@ from agentk.core.errors import BadInput
 
 
 def pixel_tables_as_images(root: Path) -> list[str]:
-    """Tables of pixels beside the train and test tables, a row per image keyed by their key column (image_id, then
-    one column per pixel; in parquet parts, as Kaggle ships big ones): every row a PNG `<name>_images/<key>.png`,
-    the name the tables' own less any part number, where the image map finds it by the key; the tables stand aside
-    (written.stand_ins.json), so that their pixels are never joined as features. What was written, one line per name."""
+    """The conversion on the folder `root`; what was written, one line each."""
     root = Path(root)
     paths = find(root).paths
     splits = [read_table(paths[r], dtype=str) for r in ("train", "test") if r in paths]

@@ -1,5 +1,5 @@
 """Records of sequences whose targets are number lists, one value per position (agentk.competition.positions),
-written one row per position: train's positions its lists cover, test's the sample's rows. What was written."""
+written one row per position: train's positions its lists cover, test's the sample's rows."""
 
 from pathlib import Path
 
@@ -9,8 +9,7 @@ from agentk.competition.tables import find, stem
 
 
 def positions_as_rows(root: Path) -> list[str]:
-    """Records of sequences whose targets are number lists, one value per position (agentk.competition.positions),
-    written one row per position: train's positions its lists cover, test's the sample's rows. What was written."""
+    """The conversion on the folder `root`; what was written, one line each."""
     root = Path(root)
     paths = find(root).paths
     if "train" in paths and paths["train"].name.endswith(f"{written.POSITIONS}.csv"):

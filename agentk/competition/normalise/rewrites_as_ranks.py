@@ -1,7 +1,7 @@
 """A text target that rewrites an input (agentk.competition.rewrites): the train, test and sample tables written
 with the target as the rank of its rewrite among the source value's candidates and the neighbouring rows' source
 values beside, standing in for them, with each sample row's candidates; the record last, as it marks the work
-done. What was written, one line each."""
+done."""
 
 import json
 from pathlib import Path
@@ -14,10 +14,7 @@ from agentk.competition.tables import find, sample_columns, stem
 
 
 def rewrites_as_ranks(root: Path) -> list[str]:
-    """A text target that rewrites an input (agentk.competition.rewrites): the train, test and sample tables written
-    with the target as the rank of its rewrite among the source value's candidates and the neighbouring rows' source
-    values beside, standing in for them, with each sample row's candidates; the record last, as it marks the work
-    done. What was written, one line each."""
+    """The conversion on the folder `root`; what was written, one line each."""
     root = Path(root)
     if (root / rewrites.RECORD).exists():
         return []

@@ -2,7 +2,7 @@
 sample one row per trip): a test column holds the sample's ids, each many times, and train has that column,
 also repeating. Each split becomes one row per id, `<split>_per_<key>.csv`, its rows aggregated
 (agentk.competition.series.aggregate_per_key: counts, sums, means, the most frequent category, the number of
-distinct values) and train's targets taken per id. Read off the values, not the names. What was written."""
+distinct values) and train's targets taken per id. Read off the values, not the names."""
 
 from pathlib import Path
 
@@ -16,11 +16,7 @@ from agentk.core.errors import BadInput
 
 
 def rows_per_id_as_one(root: Path) -> list[str]:
-    """Many train and test rows per submitted id, no table of one row per id (the items of each shopping trip, the
-    sample one row per trip): a test column holds the sample's ids, each many times, and train has that column,
-    also repeating. Each split becomes one row per id, `<split>_per_<key>.csv`, its rows aggregated
-    (agentk.competition.series.aggregate_per_key: counts, sums, means, the most frequent category, the number of
-    distinct values) and train's targets taken per id. Read off the values, not the names. What was written."""
+    """The conversion on the folder `root`; what was written, one line each."""
     root = Path(root)
     paths = find(root).paths
     if not {"train", "test", "sample"} <= set(paths) or any(p.is_dir() for p in paths.values()):

@@ -1,8 +1,7 @@
 """Splits given as series: a table of many rows per sample key in each split (X_train.csv and X_test.csv, rows
 per series_id) beside a table of one row per train sample holding the targets (y_train.csv). Each split becomes
 one row per key, `<split>_per_<key>.csv`: its one-row-per-key tables (the test's: the sample's keys, when it has
-none) joined with its series summarised per key (agentk.competition.series.per_key), standing in for them. What
-was written, one line each."""
+none) joined with its series summarised per key (agentk.competition.series.per_key), standing in for them."""
 
 from pathlib import Path
 
@@ -14,11 +13,7 @@ from agentk.core.errors import BadInput
 
 
 def series_as_rows(root: Path) -> list[str]:
-    """Splits given as series: a table of many rows per sample key in each split (X_train.csv and X_test.csv, rows
-    per series_id) beside a table of one row per train sample holding the targets (y_train.csv). Each split becomes
-    one row per key, `<split>_per_<key>.csv`: its one-row-per-key tables (the test's: the sample's keys, when it has
-    none) joined with its series summarised per key (agentk.competition.series.per_key), standing in for them. What
-    was written, one line each."""
+    """The conversion on the folder `root`; what was written, one line each."""
     root = Path(root)
     paths = find(root).paths
     if "sample" not in paths:

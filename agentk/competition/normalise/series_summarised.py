@@ -11,7 +11,7 @@ from agentk.competition.tables import find
 
 
 def summarised_series(root: Path) -> list[str]:
-    """Write the per-sample files' summary table (agentk.competition.series) if there are such files."""
+    """The conversion on the folder `root`; what was written, one line each."""
     paths = find(root).paths
     dest = root / SUMMARY
     if "train" not in paths or dest.exists() or not per_sample_folders(root):  # the tables only when files may match

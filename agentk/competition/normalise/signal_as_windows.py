@@ -16,11 +16,7 @@ from agentk.competition.tables import find
 
 
 def signal_as_windows(root: Path) -> list[str]:
-    """A train table that is one long signal, and test samples that are segments of such a signal, one file per
-    sample id (agentk.competition.series.windows): the train signal cut into windows of the segments' median
-    length, each a row of train_windows.csv (its summary, and the targets, the train columns no segment has, at its
-    last row), and each segment a row of test_windows.csv, summarised alike; both stand in for the originals. What
-    was written, one line."""
+    """The conversion on the folder `root`; what was written, one line each."""
     paths = find(root).paths
     if "sample" not in paths or "train" not in paths or written.WINDOWS["test"] in written.stand_ins(root).values():
         return []

@@ -21,13 +21,7 @@ PROBE_CELLS = 4_000_000  # ... and cells: a table of 122 columns is probed on it
 
 
 def split_rows_as_one(root: Path) -> list[str]:
-    """Many rows per sample, cut by split: two tables of the same columns, one holding the sample submission's ids
-    many times each (the test samples' readings) and one holding none of them (the train samples'), beside a table
-    holding each sample id once (the test samples' own table: training_set.csv and test_set.csv of readings beside
-    training_set_metadata.csv and test_set_metadata.csv). The two become one table, <common name>_rows.csv, which
-    the data graph then links to both splits' samples and summarises per sample; without it each half links to
-    one split only and neither is joined, and the split's names may place the readings as the train and test
-    tables. Read off the values (a sample of each table's rows), not the names."""
+    """The conversion on the folder `root`; what was written, one line each."""
     replaced = {root / original for original in written.stand_ins(root)}
     found = [p for p in candidates(root) if p not in replaced]
     samples = [p for p in found if file_role(p, root) == "sample"]
