@@ -10,6 +10,7 @@ import pytest
 
 from agentk.competition import wide_series
 from agentk.competition.tables import find
+from agentk.parsing import to_numeric
 from agentk.policies.analysis import analyse
 from stages.fetch import fetch_local
 from testing.competitions import build
@@ -46,7 +47,7 @@ def test_the_melted_train_holds_every_recorded_cell_once(fetched):
     rec = wide_series.detect(wide, key, sample)
     long = wide_series.train_rows(wide, rec)
     assert list(long.columns) == ["Page", "date", "Visits"]
-    cells = wide.set_index("Page").apply(pd.to_numeric)
+    cells = wide.set_index("Page").apply(to_numeric)
     assert len(long) == cells.notna().sum().sum()  # the days not recorded are no rows
     back = long.pivot(index="Page", columns="date", values="Visits").loc[cells.index, cells.columns]
     assert np.allclose(back.to_numpy(float), cells.to_numpy(float), equal_nan=True)

@@ -89,6 +89,18 @@ def find(root: Path) -> Tables:
     return _find(root, _signature(root))
 
 
+def to_convert(root: Path, suffix: str) -> dict[str, Path] | None:
+    """The roles' tables for a conversion that writes `<stem><suffix>.csv` stand-ins of the test and then the train
+    table: None when train's is written (the conversion is done) or the sample, train or test table is missing. A
+    conversion killed part-way starts over first (agentk.competition.written.start_over)."""
+    paths = find(root).paths
+    if "train" in paths and paths["train"].name.endswith(f"{suffix}.csv"):
+        return None
+    if written.start_over(root, suffix):
+        paths = find(root).paths
+    return paths if {"sample", "train", "test"} <= set(paths) else None
+
+
 @lru_cache(maxsize=32)
 def _find(root: Path, signature: tuple) -> Tables:
     by_role: dict[str, list[Path]] = {}

@@ -17,6 +17,8 @@ import warnings
 
 import pandas as pd
 
+from agentk.parsing import to_numeric
+
 SERIES = "_series"  # <stem>_series.csv: one row per entity and day, written by normalise
 DATE = "date"  # the long tables' time column
 MIN_DATES = 10  # date columns a wide series table has at least, and
@@ -79,7 +81,7 @@ def train_rows(train: pd.DataFrame, rec: dict) -> pd.DataFrame:
     others = [c for c in train.columns if c not in rec["dates"]]
     long = train[others + dates].melt(id_vars=others, value_vars=dates, var_name=DATE, value_name=rec["target"])
     long[DATE] = long[DATE].map(days)
-    long[rec["target"]] = pd.to_numeric(long[rec["target"]], errors="coerce")
+    long[rec["target"]] = to_numeric(long[rec["target"]], errors="coerce")
     long = long.dropna(subset=[rec["target"]])
     return long[[rec["key"], DATE, rec["target"], *[c for c in others if c != rec["key"]]]].reset_index(drop=True)
 

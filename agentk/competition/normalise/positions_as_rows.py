@@ -5,18 +5,14 @@ from pathlib import Path
 
 from agentk.competition import positions, written
 from agentk.competition.readers import read_table
-from agentk.competition.tables import find, stem
+from agentk.competition.tables import stem, to_convert
 
 
 def positions_as_rows(root: Path) -> list[str]:
     """The conversion on the folder `root`; what was written, one line each."""
     root = Path(root)
-    paths = find(root).paths
-    if "train" in paths and paths["train"].name.endswith(f"{written.POSITIONS}.csv"):
-        return []  # done: train's table is written last
-    if written.start_over(root, written.POSITIONS):
-        paths = find(root).paths
-    if not {"sample", "train", "test"} <= set(paths):
+    paths = to_convert(root, written.POSITIONS)
+    if paths is None:
         return []
     if not all(paths[r].name.lower().endswith((".json", ".jsonl", ".parquet")) for r in ("train", "test")):
         return []  # only these hold lists in a cell

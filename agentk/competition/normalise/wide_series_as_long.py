@@ -7,18 +7,14 @@ from pathlib import Path
 
 from agentk.competition import wide_series, written
 from agentk.competition.readers import read_table
-from agentk.competition.tables import find, stem
+from agentk.competition.tables import stem, to_convert
 
 
 def wide_series_as_long(root: Path) -> list[str]:
     """The wide train table melted and the test's composite values split; what was written, one line each."""
     root = Path(root)
-    paths = find(root).paths
-    if "train" in paths and paths["train"].name.endswith(f"{wide_series.SERIES}.csv"):
-        return []  # done: train's table is written last
-    if written.start_over(root, wide_series.SERIES):
-        paths = find(root).paths
-    if not {"sample", "train", "test"} <= set(paths):
+    paths = to_convert(root, wide_series.SERIES)
+    if paths is None:
         return []
     header = read_table(paths["train"], dtype=str, nrows=5)
     if not wide_series.date_columns(header):
