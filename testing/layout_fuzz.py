@@ -174,8 +174,6 @@ FAMILIES = {
     "chained keys": ("side:chained-key",),
 }
 FAMILY_OF = {t: family for family, names in FAMILIES.items() for t in names}
-# the metric a transformation's evaluation text leads the setup to (code_metric.py's METRIC)
-METRIC_TRUTH = {"metric:weighted-logloss": "balanced_log_loss", "metric:bias-unnamed": "roc_auc"}
 # what whole-split arrays keep of the other transformations: the sample's ids and names, the folder
 ARRAY_KEEPS = {"subfolder", "names:other", "names:role-inside", "ids:prefixed", "ids:padded", "ids:hex"}
 ARRAY_KEEPS |= {"ids:named", "columns:odd", "sample:renamed", "format:arrays"}
@@ -230,6 +228,8 @@ class Truth:
     features: dict[str, dict[str, object]]  # input name (the base problem's) -> train id -> value
     classes: list = field(default_factory=list)
     refusal: str = ""  # the kind of task setup must refuse ("unsupported task: <kind>"), else ""
+    test_features: dict[str, dict[str, object]] = field(default_factory=dict)  # as features, for the test ids
+    metric: list[str] = field(default_factory=list)  # the names code_metric.py's METRIC may take (the text's metric)
 
 
 def draw(seed: int) -> tuple[str, list[str]]:
@@ -875,10 +875,17 @@ def build(
 
     # labels: accuracy, or AUC of the positive class's probability (binary); a column per class: the log loss
     if label_columns:
-        metric = "Submissions are evaluated on the mean column-wise area under the ROC curve, one column per label."
+        metric, scored = (
+            "Submissions are evaluated on the mean column-wise area under the ROC curve, one column per label.",
+            "mean_columnwise_auc",
+        )
     elif kind == "multilabel":
-        metric = "Submissions are evaluated on the mean F2 score of each row's space-delimited set of labels."
+        metric, scored = (
+            "Submissions are evaluated on the mean F2 score of each row's space-delimited set of labels.",
+            "f2_samples",
+        )
     elif "metric:weighted-logloss" in transforms:
+        scored = "balanced_log_loss"  # each class's sum divided by its own count: every class weighs alike
         metric = (
             "Submissions are evaluated using a weighted multi-class logarithmic loss:\n\n"
             "    Log Loss = - ( sum_i w_i * sum_j (y_ij / N_i) * ln p_ij ) / ( sum_i w_i )\n\n"
@@ -886,23 +893,31 @@ def build(
             "each class counts by its weight, not its size."
         )
     elif "sample:proba" in transforms:
-        metric = "Submissions are evaluated on the multi-class logarithmic loss (log loss)."
+        metric, scored = "Submissions are evaluated on the multi-class logarithmic loss (log loss).", "multi_log_loss"
     elif kind == "regression":
-        metric = "Submissions are scored on the root mean squared error (RMSE)."
+        metric, scored = "Submissions are scored on the root mean squared error (RMSE).", "rmse"
     elif "sample:ranked" in transforms:
+        scored = "map_at_3"
         metric = (
             "Submissions are evaluated on the Mean Average Precision @ 3 (MAP@3): predict up to three labels per "
             "row, space-delimited, the most likely first."
         )
     elif "metric:bias-unnamed" in transforms:
+        scored = "roc_auc"  # no sub-group named: the target's own AUC is the proxy optimised
         metric = (
             "Submissions are evaluated on a bias-aware AUC: the overall ROC AUC combined with the generalized mean "
             "(p = -5) of the Subgroup AUC, BPSN AUC and BNSP AUC of each identity subgroup."
         )
     elif kind == "binary" and seed % 2:
-        metric = "Submissions are evaluated on the area under the ROC curve (AUC) of the predicted probability."
+        metric, scored = (
+            "Submissions are evaluated on the area under the ROC curve (AUC) of the predicted probability.",
+            "roc_auc",
+        )
     else:
-        metric = "Submissions are evaluated on accuracy, the share of rows whose label is predicted correctly."
+        metric, scored = (
+            "Submissions are evaluated on accuracy, the share of rows whose label is predicted correctly.",
+            "accuracy",
+        )
     listing = {
         "train": f"the training set, with the target `{target}`"
         if "labels" not in files and "target:folders" not in transforms and "target:file-names" not in transforms
@@ -947,23 +962,28 @@ def build(
         f"# Synthetic competition {seed}\n\n## Description\n\nPredict `{target}` for each {id_col} of the test set."
         f"\n\n## Evaluation\n\n{metric}\n\n## Data\n\n{lines}\n"
     )
-    tr = data.iloc[:n_train]
-    features = {
-        base: dict(zip(tr[id_col], tr[col].tolist())) for base, col in cols.items() if base != "count" or col in inputs
-    }
-    if "split:two-train-tables" in transforms:  # the rows the smaller table lacks have no value (judged missing)
-        for base in ("x2", "colour"):
-            features[base] = {i: v if h else None for (i, v), h in zip(features[base].items(), tr["__held"])}
-    if "side:1-n" in transforms:  # what the events table says of each id: how many rows it has
-        features["count"] = dict(zip(tr[id_col], frame["count"].iloc[:n_train].tolist()))
-    if "media:text" in transforms:
-        features["note"] = dict(zip(tr[id_col], tr[note].tolist()))
-    if "media:images" in transforms:  # the picture's mean grey level stands for x2 (judged by opening it)
-        features["views" if "media:views" in transforms else "image"] = dict(zip(tr[id_col], tr["__level"].tolist()))
-        features.pop("x2")
-    if "media:audio" in transforms:  # the clip's pitch stands for x2 (judged on the pictures made of the clips)
-        features["sound"] = dict(zip(tr[id_col], tr["__pitch"].tolist()))
-        features.pop("x2")
+
+    def features_of(rows: pd.DataFrame, counts: pd.Series) -> dict[str, dict[str, object]]:
+        """What each input is for these rows, by id: the base problem's values as agentk must carry them."""
+        found = {base: dict(zip(rows[id_col], rows[col].tolist())) for base, col in cols.items()}
+        found = {base: v for base, v in found.items() if base != "count" or cols["count"] in inputs}
+        if "split:two-train-tables" in transforms:  # the rows the smaller table lacks have no value (judged missing)
+            for base in ("x2", "colour"):
+                found[base] = {i: v if h else None for (i, v), h in zip(found[base].items(), rows["__held"])}
+        if "side:1-n" in transforms:  # what the events table says of each id: how many rows it has
+            found["count"] = dict(zip(rows[id_col], counts.tolist()))
+        if "media:text" in transforms:
+            found["note"] = dict(zip(rows[id_col], rows[note].tolist()))
+        if "media:images" in transforms:  # the picture's mean grey level stands for x2 (judged by opening it)
+            found["views" if "media:views" in transforms else "image"] = dict(
+                zip(rows[id_col], rows["__level"].tolist())
+            )
+            found.pop("x2")
+        if "media:audio" in transforms:  # the clip's pitch stands for x2 (judged on the pictures made of the clips)
+            found["sound"] = dict(zip(rows[id_col], rows["__pitch"].tolist()))
+            found.pop("x2")
+        return {k: {str(i): v for i, v in vals.items()} for k, vals in found.items()}
+
     truth = Truth(
         seed,
         kind,
@@ -972,8 +992,10 @@ def build(
         list(map(str, train[id_col])),
         list(map(str, test[id_col])),
         dict(zip(map(str, train[id_col]), train[target].tolist())),
-        {k: {str(i): v for i, v in vals.items()} for k, vals in features.items()},
+        features_of(data.iloc[:n_train], frame["count"].iloc[:n_train]),
         classes,
+        test_features=features_of(data.iloc[n_train:], frame["count"].iloc[n_train:]),
+        metric=[scored],
     )
     (private / "truth.json").write_text(json.dumps(asdict(truth), default=str))
     return truth
@@ -1043,6 +1065,7 @@ def _arrays(
         dict(zip(train_ids, y[:n_train].tolist())),
         features,
         classes,
+        metric=["rmse" if kind == "regression" else "accuracy"],
     )
     (private / "truth.json").write_text(json.dumps(asdict(truth), default=str))
     return truth
@@ -1101,6 +1124,7 @@ def _signal(seed: int, dest: Path, transforms: list[str], n_train: int, n_test: 
         list(map(str, ids)),
         dict(zip(windows, frame["target"].to_numpy()[:n_train].tolist())),
         {base: {w: float(m[col]) for w, m in zip(windows, means)} for base, col in (("x1", a), ("x2", b))},
+        metric=["mae"],
     )
     (private / "truth.json").write_text(json.dumps(asdict(truth), default=str))
     return truth
@@ -1365,24 +1389,28 @@ def judge(ws: Path, dest: Path, rc: int | None = 0, stderr: str = "") -> list[st
         target_col = found if all(found.values()) else None
     if target_col is None:
         problems.append(f"no target map column equals the target (columns {list(target_map.columns)})")
-    maps = [p for p in ws.glob("train_*_input_map.csv")]
-    frame = pd.concat([pd.read_csv(p, dtype={"id": str}).set_index("id") for p in maps], axis=1)
-    frame = frame.rename(index=renamed).reindex(t["train_ids"])
+    frame = _maps(ws, "train").rename(index=renamed).reindex(t["train_ids"])
+    tests = _maps(ws, "test")
+    test_ids = [str(i) for i in tests.index]
+    for path in sorted(ws.glob("test_*_input_map.csv")) or [ws / "test_*_input_map.csv"]:
+        ids = pd.read_csv(path, dtype={"id": str}, usecols=["id"])["id"] if path.exists() else pd.Series([])
+        if sorted(ids) != sorted(t["test_ids"]):  # setup's test rows are the scored ones, each once, in every map
+            problems.append(f"test map ids ({path.name}): {len(set(ids) & set(t['test_ids']))} of {len(t['test_ids'])}")
+    test_features = t.get("test_features", {}) if not problems else {}
     for name, values in t["features"].items():
         want = pd.Series([values[i] for i in t["train_ids"]])
         same = {"image": same_picture, "views": same_views, "sound": same_pitch}.get(name)
-        held = want.notna().to_numpy()  # a side table's missing rows: missing in the map too
-        found = (
-            (same(frame[c], want, ws) if same else _same(frame[c][held], want[held]) and frame[c][~held].isna().all())
-            for c in frame.columns
-        )
-        if not any(found):
+        carried = [c for c in frame.columns if _carries(frame[c], want, same, ws)]
+        if not carried:
             problems.append(f"input {name} reaches no input map column")
-    for transform, name in METRIC_TRUTH.items():
-        if transform in t["transforms"]:
-            found = re.search(r"^METRIC = ['\"](\w+)['\"]", (ws / "code_metric.py").read_text(), re.M)
-            if found is None or found.group(1) != name:
-                problems.append(f"metric {found and found.group(1)!r}, not {name!r}")
+        elif name in test_features:  # the same column of the test maps, read alike (one coding for both splits)
+            held = pd.Series([test_features[name][i] for i in test_ids])
+            if not any(c in tests.columns and _alike(frame[c], tests[c], want, held, same, ws) for c in carried):
+                problems.append(f"input {name} reaches the train maps ({carried[0]}) but not the test maps alike")
+    if t.get("metric"):
+        found = re.search(r"^METRIC = ['\"](\w+)['\"]", (ws / "code_metric.py").read_text(), re.M)
+        if found is None or found.group(1) not in t["metric"]:
+            problems.append(f"metric {found and found.group(1)!r}, not {' or '.join(map(repr, t['metric']))}")
     if target_col is not None and not problems:
         # the target map may write the classes otherwise (as the sample's column names): test labels alike
         encode = (
@@ -1393,18 +1421,44 @@ def judge(ws: Path, dest: Path, rc: int | None = 0, stderr: str = "") -> list[st
                 **dict(zip(truth_target.astype(str), target_map[target_col].astype(str))),
             }
         )
-        problems += _round_trip(w, dest, t, target_col, encode)
+        problems += _round_trip(w, dest, t, target_col, encode, test_ids)
     return problems
 
 
-def _round_trip(w, dest: Path, t: dict, target_col: str, encode: dict) -> list[str]:
-    """A perfect prediction, through the target transform and the formatter, is the answers."""
+def _maps(ws: Path, split: str) -> pd.DataFrame:
+    """A split's input maps side by side, by id (empty where setup wrote none)."""
+    maps = [pd.read_csv(p, dtype={"id": str}).set_index("id") for p in sorted(ws.glob(f"{split}_*_input_map.csv"))]
+    return pd.concat(maps, axis=1) if maps else pd.DataFrame(index=pd.Index([], name="id"))
+
+
+def _alike(train: pd.Series, test: pd.Series, want: pd.Series, held: pd.Series, same, ws: Path) -> bool:
+    """The test map's column carries the test rows' values as the train map's carries the train rows': files
+    judged each alone, values over both splits at once (so that a category is coded alike in both)."""
+    if same is not None:
+        return _carries(test, held, same, ws)
+    both = lambda *parts: pd.concat(parts, ignore_index=True)  # noqa: E731
+    return _carries(both(train, test), both(want, held), None, ws)
+
+
+def _carries(column: pd.Series, want: pd.Series, same, ws: Path) -> bool:
+    """A map column holds the truth's values of one input, row for row: `same` judges file paths (pictures, sounds);
+    else the same numbers or one-to-one values, missing where the truth is missing (a side table's missing rows)."""
+    column, want = column.reset_index(drop=True), want.reset_index(drop=True)
+    if same is not None:
+        return same(column, want, ws)
+    held = want.notna().to_numpy()
+    return _same(column[held], want[held]) and column[~held].isna().all()
+
+
+def _round_trip(w, dest: Path, t: dict, target_col: str, encode: dict, test_ids: list[str]) -> list[str]:
+    """A perfect prediction of setup's own test rows (`test_ids`, in its test maps' order), through the target
+    transform and the formatter, is the answers."""
     from agentk.workspace import TARGET_TRANSFORM
     from tools.submission import format_with_fallback
 
     answers = pd.read_csv(dest / "private" / "answers.csv", dtype=str)
     id_col = answers.columns[0]
-    test_ids = pd.Series(t["test_ids"])
+    test_ids = pd.Series(test_ids)
     truth = answers.set_index(id_col)
     if t["kind"] == "multilabel":  # the sets, as train writes them (apart by a space, a comma or a bar)
         between = next((b for b in (",", "|") if any(b in str(v) for v in t["target"].values())), " ")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 import zipfile
 from collections import Counter
@@ -625,6 +626,51 @@ def test_setup_recovers_the_truth_of_a_layout(tmp_path, seed):
     target_map.iloc[0, 1] = "12345.5"  # one row's target, wrong
     target_map.to_csv(wrong / "train_tab_target_map.csv", index=False)
     assert any("target" in p for p in judge(wrong, dest)), json.dumps(truth.transforms)
+    if seed == 0:
+        check_the_judge_reads_the_test_maps_and_the_metric(tmp_path, ws, dest)
+
+
+def _faulty(tmp_path: Path, ws: Path, name: str, change) -> Path:
+    """A copy of workspace `ws` with one fault: change(test_map) returns the test map as written, or None when it
+    changed another file of the copy itself."""
+    wrong = tmp_path / name
+    shutil.copytree(ws, wrong, symlinks=True)
+    test_map = pd.read_csv(wrong / "test_tab_input_map.csv", dtype={"id": str})
+    changed = change(test_map, wrong)
+    if changed is not None:
+        changed.to_csv(wrong / "test_tab_input_map.csv", index=False)
+    return wrong
+
+
+def check_the_judge_reads_the_test_maps_and_the_metric(tmp_path: Path, ws: Path, dest: Path) -> None:
+    """Each fault the judge must catch beyond the train maps: a test row lost, a test input shuffled among the rows,
+    a category coded otherwise in test than in train, another metric. A test map in another row order is no fault."""
+    truth = json.loads((dest / "private" / "truth.json").read_text())
+    x1 = next(c for c in pd.read_csv(ws / "test_tab_input_map.csv", nrows=1).columns if "x1" in c.lower())
+    colour = next(c for c in pd.read_csv(ws / "test_tab_input_map.csv", nrows=1).columns if "colour" in c.lower())
+    faults = {
+        "lost": (lambda m, w: m.iloc[1:], "test map ids"),
+        "shuffled": (lambda m, w: m.assign(**{x1: m[x1].sample(frac=1, random_state=1).to_numpy()}), "input x1"),
+        "recoded": (lambda m, w: m.assign(**{colour: m[colour].map(_rotated(m[colour]))}), "input colour"),
+        "metric": (lambda m, w: _other_metric(w), "metric"),
+    }
+    for name, (change, says) in faults.items():
+        found = judge(_faulty(tmp_path, ws, name, change), dest)
+        assert any(p.startswith(says) for p in found), (name, found)
+    assert truth["metric"] and truth["test_features"].keys() == truth["features"].keys()
+    reordered = _faulty(tmp_path, ws, "reordered", lambda m, w: m.iloc[::-1])
+    assert judge(reordered, dest) == []
+
+
+def _rotated(values: pd.Series) -> dict:
+    """Each category to the next one: the same column, coded otherwise."""
+    seen = sorted(values.dropna().unique())
+    return dict(zip(seen, seen[1:] + seen[:1]))
+
+
+def _other_metric(ws: Path) -> None:
+    code = ws / "code_metric.py"
+    code.write_text(re.sub(r"^METRIC = .*$", 'METRIC = "mae"', code.read_text(), count=1, flags=re.M))
 
 
 # refuse:<kind>: a seed per kind (and per form: a program file or a notebook; items in tables or picture folders)
