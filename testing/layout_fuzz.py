@@ -160,6 +160,12 @@ TRANSFORMS = {
     # x1 in a table keyed by (a group, an hour): the hour the row's own, the group in a table keyed by the id; that
     # table given one per period, train's hours in one and test's (after them) in the other (issue 63)
     "side:chained-key": 0.3,
+    # the base problem's size: 48, 400 or 1,500 train rows, the test a fifth to three fifths of that (issue 62: the
+    # fuzzer's 500 layouts all had 160 train and 60 test rows)
+    "problem:sizes": 0.3,
+    # every column named from an open vocabulary (made-up words of two or three syllables): the inputs, the
+    # target, the id; no name says what a column holds
+    "names:open": 0.3,
 }
 # the transformations learnt from the corpus of real layouts (issue 62), by family. Each family draws from a stream of
 # its own, and a layout takes one family at most: a new family leaves every earlier draw as it was, and families
@@ -172,6 +178,7 @@ FAMILIES = {
     "whole-split arrays": ("format:arrays", "target:class-tables-folder"),
     "train tables": ("split:two-train-tables", "columns:test-spelling", "decoy:larger-table"),
     "chained keys": ("side:chained-key",),
+    "problems": ("problem:sizes", "names:open"),
 }
 FAMILY_OF = {t: family for family, names in FAMILIES.items() for t in names}
 # what whole-split arrays keep of the other transformations: the sample's ids and names, the folder
@@ -362,6 +369,10 @@ def _pruned(seed: int, kind: str, chosen: list[str]) -> list[str]:
         chosen.remove("metric:weighted-logloss")
     if "metric:bias-unnamed" in chosen and (kind != "binary" or seed % 2 == 0 or "sample:proba" in chosen):
         chosen.remove("metric:bias-unnamed")  # the AUC-scored layouts only (build's metric)
+    if {"signal:long", "format:arrays"} & set(chosen) or any(t in REFUSALS for t in chosen):
+        chosen = [t for t in chosen if t not in ("problem:sizes", "names:open")]  # problems of their own
+    if "problem:sizes" in chosen and "media:audio" in chosen:  # a clip per sample: 2,000 of them is a long setup
+        chosen.remove("problem:sizes")
     refuse = [t for t in chosen if t in REFUSALS]
     if refuse:  # the first kind drawn, with the names, ids and format drawn
         chosen = [t for t in chosen if t in REFUSE_KEEPS or t in FORMATS] + refuse[:1]
@@ -413,6 +424,20 @@ def _column(rng: np.random.Generator, base: str, odd: bool) -> str:
         return base
     word = WORDS[int(rng.integers(len(WORDS)))]
     return [f"{word} {base}", f"{base.upper()}_{word}", f"{word.capitalize()}{base.capitalize()}"][int(rng.integers(3))]
+
+
+def _open_words(rng: np.random.Generator, k: int) -> list[str]:
+    """k different made-up words of two or three syllables, some capitalised or joined by an underscore."""
+    words: list[str] = []
+    while len(words) < k:
+        letters = [
+            str(rng.choice(list(part))) for _ in range(int(rng.integers(2, 4))) for part in ("bdfklmnprstvz", "aeiou")
+        ]
+        word = "".join(letters)
+        word = [word, word.capitalize(), f"{word[:3]}_{word[3:]}"][int(rng.integers(3))]
+        if word.lower() not in {w.lower() for w in words}:
+            words.append(word)
+    return words
 
 
 def _word(rng: np.random.Generator) -> str:
@@ -560,6 +585,10 @@ def build(
         return _refused(seed, dest, transforms, REFUSALS[refuse])
     if "signal:long" in transforms:
         return _signal(seed, dest, transforms, n_train // 2, n_test // 2)
+    if "problem:sizes" in transforms:
+        sizes = np.random.default_rng(160_000 + seed)
+        n_train = int(sizes.choice([48, 400, 1500]))
+        n_test = int(round(n_train * sizes.uniform(0.2, 0.6)))
     n = n_train + n_test
     frame, classes = _problem(rng, kind, n)
     if "format:arrays" in transforms:
@@ -582,6 +611,10 @@ def build(
     id_col = _column(rng, "id", odd) if "ids:named" not in transforms else _column(rng, "record_key", odd)
     cols = {c: _column(rng, c, odd) for c in ("x1", "x2", "colour", "count")}
     target = _column(rng, "outcome" if kind != "regression" else "amount", odd)
+    if "names:open" in transforms:  # made-up words for every column (drawn apart: the other draws stay as they were)
+        words = _open_words(np.random.default_rng(170_000 + seed), 6)
+        id_col, target = words[0], words[1]
+        cols = dict(zip(cols, words[2:]))
     names = _names(rng, transforms)
     fmt = next((t for t in transforms if t in FORMATS), None)
     public, private, tables, here = _places(dest, transforms)
