@@ -166,6 +166,11 @@ TRANSFORMS = {
     # every column named from an open vocabulary (made-up words of two or three syllables): the inputs, the
     # target, the id; no name says what a column holds
     "names:open": 0.3,
+    # misleading evidence, made so that the first-ranked option is wrong: the sample names the target otherwise, and
+    # of the train-only columns the one named as a target (a plain target word) and named by the description too is
+    # an older annotation of a third of the rows; the target's own name is a made-up word. The search must drop it
+    # (the train map keeps too few rows) and take the next (issue 62: a name that lies, a column in train only)
+    "decoy:lying-target": 0.9,
 }
 # the transformations learnt from the corpus of real layouts (issue 62), by family. Each family draws from a stream of
 # its own, and a layout takes one family at most: a new family leaves every earlier draw as it was, and families
@@ -179,8 +184,12 @@ FAMILIES = {
     "train tables": ("split:two-train-tables", "columns:test-spelling", "decoy:larger-table"),
     "chained keys": ("side:chained-key",),
     "problems": ("problem:sizes", "names:open"),
+    "misleading": ("decoy:lying-target",),
 }
 FAMILY_OF = {t: family for family, names in FAMILIES.items() for t in names}
+# where the misleading family is kept beside others, how often it is the one taken (issue 62 asks that a fifth of the
+# passing setups pass only after the search dropped a hypothesis: these layouts are where it must)
+MISLEADING_SHARE = 0.8
 # what whole-split arrays keep of the other transformations: the sample's ids and names, the folder
 ARRAY_KEEPS = {"subfolder", "names:other", "names:role-inside", "ids:prefixed", "ids:padded", "ids:hex"}
 ARRAY_KEEPS |= {"ids:named", "columns:odd", "sample:renamed", "format:arrays"}
@@ -257,7 +266,11 @@ def draw(seed: int) -> tuple[str, list[str]]:
     kept = {f: c for f, c in kept.items() if any(FAMILY_OF.get(t) == f for t in c)}
     if not kept:
         return kind, _pruned(seed, kind, chosen)
-    return kind, list(kept.values())[int(np.random.default_rng([seed, 62]).integers(len(kept)))]
+    pick = np.random.default_rng([seed, 62])
+    if "misleading" in kept and (len(kept) == 1 or pick.random() < MISLEADING_SHARE):  # the search's own layouts
+        return kind, kept["misleading"]
+    kept.pop("misleading", None)
+    return kind, list(kept.values())[int(pick.integers(len(kept)))]
 
 
 def _pruned(seed: int, kind: str, chosen: list[str]) -> list[str]:
@@ -369,6 +382,16 @@ def _pruned(seed: int, kind: str, chosen: list[str]) -> list[str]:
         chosen.remove("metric:weighted-logloss")
     if "metric:bias-unnamed" in chosen and (kind != "binary" or seed % 2 == 0 or "sample:proba" in chosen):
         chosen.remove("metric:bias-unnamed")  # the AUC-scored layouts only (build's metric)
+    if "decoy:lying-target" in chosen:  # its parts, where nothing else places the target or renames the sample
+        parts = ["sample:renamed", "decoy:train-only", "decoy:described"]
+        if {*parts, "sample:proba", "labels-file"} & set(chosen):  # a draw of its own
+            chosen.remove("decoy:lying-target")
+        else:
+            chosen = [*chosen, *parts]
+            for rule in ("sample:proba", "target:", "media:arrays", "format:arrays", "signal:", "refuse:", "rows:"):
+                if any(t.startswith(rule) for t in chosen):
+                    chosen = [t for t in chosen if t not in (*parts, "decoy:lying-target")]
+                    break
     if {"signal:long", "format:arrays"} & set(chosen) or any(t in REFUSALS for t in chosen):
         chosen = [t for t in chosen if t not in ("problem:sizes", "names:open")]  # problems of their own
     if "problem:sizes" in chosen and "media:audio" in chosen:  # a clip per sample: 2,000 of them is a long setup
@@ -611,6 +634,8 @@ def build(
     id_col = _column(rng, "id", odd) if "ids:named" not in transforms else _column(rng, "record_key", odd)
     cols = {c: _column(rng, c, odd) for c in ("x1", "x2", "colour", "count")}
     target = _column(rng, "outcome" if kind != "regression" else "amount", odd)
+    if "decoy:lying-target" in transforms:  # the target named by no target word (a target word names the decoy)
+        target = _open_words(np.random.default_rng(180_000 + seed), 1)[0]
     if "names:open" in transforms:  # made-up words for every column (drawn apart: the other draws stay as they were)
         words = _open_words(np.random.default_rng(170_000 + seed), 6)
         id_col, target = words[0], words[1]
@@ -797,6 +822,8 @@ def build(
     extra = np.random.default_rng(20_000 + seed)  # the later transforms' draws leave the others' as they were
     if "decoy:train-only" in transforms:  # a third of the rows annotated, under a target's name
         decoy = _column(extra, str(extra.choice(["label", "target", "y", "class"])), odd)
+        if "decoy:lying-target" in transforms:  # a plain target word, so that it ranks first
+            decoy = str(np.random.default_rng(180_000 + seed).choice(["label", "target", "class", "labels"]))
         decoy = decoy if decoy not in data.columns else f"{decoy}_v0"
         decoy = f"{decoy}_old" if "decoy:described" in transforms and len(decoy) <= 2 else decoy  # a name one can cite
         train = train.assign(**{decoy: train[target].where(extra.random(len(train)) < 0.3)})

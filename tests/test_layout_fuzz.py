@@ -76,6 +76,121 @@ PINNED = {
         ],
     ),
     2043: ("multiclass", ["ids:named", "sample:proba", "side:chain", "target:class-tables", "format:jsonl"]),
+    # pinned when the problems and misleading families came (their draws change which family a seed takes)
+    13: ("regression", ["columns:odd", "subfolder", "ids:hex", "side:chain", "archive:nested", "format:tsv"]),
+    41: (
+        "multiclass",
+        ["names:other", "ids:named", "media:text", "media:audio", "columns:test-spelling", "format:jsonl"],
+    ),
+    5002: (
+        "regression",
+        ["columns:odd", "side:chain", "decoy:lying-target", "sample:renamed", "decoy:train-only", "decoy:described"],
+    ),
+    0: (
+        "regression",
+        [
+            "names:other",
+            "columns:odd",
+            "side:1-n",
+            "sample:renamed",
+            "decoy:train-only",
+            "media:images",
+            "media:views",
+            "side:split-events",
+            "format:gz",
+        ],
+    ),
+    3: (
+        "regression",
+        [
+            "names:role-inside",
+            "subfolder",
+            "ids:hex",
+            "labels-file",
+            "sample:renamed",
+            "media:text",
+            "columns:test-spelling",
+            "format:partitioned",
+        ],
+    ),
+    5: (
+        "regression",
+        [
+            "columns:odd",
+            "subfolder",
+            "ids:hex",
+            "ids:named",
+            "decoy:old-test",
+            "media:text",
+            "media:text-files",
+            "decoy:larger-table",
+            "format:json-keyed",
+        ],
+    ),
+    7: (
+        "regression",
+        [
+            "columns:odd",
+            "ids:padded",
+            "decoy:train-only",
+            "media:images",
+            "media:split-folders",
+            "media:views",
+            "format:json-keyed",
+        ],
+    ),
+    34: ("binary", ["sample:renamed", "side:chain", "test:two-stages"]),
+    123: (
+        "binary",
+        [
+            "names:role-inside",
+            "columns:odd",
+            "subfolder",
+            "decoy:train-only",
+            "split:two-train-tables",
+            "columns:test-spelling",
+            "format:json-split",
+        ],
+    ),
+    133: (
+        "multiclass",
+        [
+            "sample:proba",
+            "sample:unseen-class",
+            "side:chain",
+            "media:images",
+            "target:folders",
+            "test:two-stages",
+            "media:split-folders",
+        ],
+    ),
+    186: ("binary", ["rows:many-per-id"]),
+    341: (
+        "regression",
+        ["subfolder", "ids:named", "side:1-1", "side:composite", "test:two-stages", "format:json-columns"],
+    ),
+    393: (
+        "regression",
+        [
+            "columns:odd",
+            "ids:named",
+            "side:1-n",
+            "media:images",
+            "media:split-folders",
+            "side:split-events",
+            "format:json-nested",
+        ],
+    ),
+    606: (
+        "regression",
+        ["names:other", "subfolder", "ids:prefixed", "ids:named", "side:per-sample-files", "media:text"],
+    ),
+    1037: (
+        "multiclass",
+        ["ids:named", "side:per-sample-files", "sample:ranked", "target:class-tables-folder", "format:json-keyed"],
+    ),
+    2103: ("multiclass", ["names:other", "ids:hex", "labels-file", "side:chain", "target:label-sets"]),
+    9309: ("multiclass", ["columns:odd", "format:tsv", "refuse:retrieval"]),
     4037: (
         "binary",
         ["ids:prefixed", "decoy:old-test", "media:images", "media:split-folders", "target:file-names", "format:tsv"],
@@ -535,6 +650,28 @@ def test_a_larger_decoy_table_named_as_train_is_not_the_train_table(tmp_path):
     assert [o.value for o in options] == [train, decoy]
     second = analyse(tmp_path / "ws33", {"train_table": 1})  # the search's next hypothesis reads the decoy
     assert second.train == f"raw/{decoy}" and second.n_train == 2 * len(truth.train_ids)
+
+
+def test_a_lying_target_name_ranks_the_decoy_first_and_the_search_drops_it(tmp_path):
+    """decoy:lying-target: the sample names the target otherwise; of train's columns the test lacks, the one named
+    as a target and by the description is an older annotation of a third of the rows, and the target's own name is
+    a made-up word. The decoy ranks first by construction; the train map's unit test (too few rows) drops it, and
+    the setup passes on the target (revised: target_column)."""
+    truth = layout(5002, tmp_path / "5002")
+    assert "decoy:lying-target" in truth.transforms and truth.kind == "regression"
+    a = analysed(tmp_path, tmp_path / "5002" / "public", "ws5002")
+    options = next(d for d in a.decisions.items if d.name == "target_column").options
+    train = read_table(tmp_path / "ws5002" / a.train, dtype=str)
+    decoy, target = (o.value for o in options[:2])
+    assert decoy in ("label", "target", "class", "labels") and train[decoy].notna().mean() < 0.5
+    assert analyse(tmp_path / "ws5002", {"target_column": 1}).targets[0].source not in ("label", "target", "class")
+    ws = tmp_path / "ws"
+    done = agentk("setup", tmp_path / "5002" / "public", "--workspace", ws, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert judge(ws, tmp_path / "5002") == []
+    [dropped] = json.loads((ws / "setup.json").read_text())["hypotheses"]
+    assert (dropped["decision"], dropped["dropped"].split()[0]) == ("target_column", repr(decoy))
+    assert target in dropped["next"]
 
 
 def analysed(tmp_path, public, name):
