@@ -146,7 +146,8 @@ def test_an_expert_with_nothing_left_gives_up_instead_of_repeating_itself(tmp_pa
 
 def test_an_analysis_blocked_before_any_map_moves_the_latest_decision():
     """The task's text stages need the analysis before any map uses a decision: one that cannot go on under the
-    current hypotheses moves the latest decision with an option left (no stage has used it yet)."""
+    current hypotheses moves the latest decision with an option left (no stage has used it yet) whose errors the
+    error fits."""
     from agentk.core.engine import Stage
     from agentk.policies.analysis import CannotAnalyse
     from agentk.policies.expert import ExpertPolicy
@@ -162,6 +163,21 @@ def test_an_analysis_blocked_before_any_map_moves_the_latest_decision():
     moved = ExpertPolicy._unblock(summary, exc, chosen)
     assert chosen == {"column": 1} and moved["dropped"].startswith("'x'") and moved["next"].startswith("'y'")
     assert ExpertPolicy._unblock(Stage("train_tab_input_map", "", role=TRAIN_MAP), exc, {}) is None  # a map: no
+
+    # a later decision whose errors the error does not fit is passed over: the earlier one, which any error may
+    # come from, moves (layout-fuzz seed 5004: a decoy train table sharing no input with the test had the test ids
+    # dropped instead, and the setup then lost every train id)
+    decisions = Decisions()
+    tables = [Hypothesis("train_old.json", "e1"), Hypothesis("train_set.json", "e2")]
+    decisions.add(Decision("train_table", {TRAIN_MAP}, tables), {})
+    decisions.add(Decision("test_id", {TRAIN_MAP}, [Hypothesis("key", "e3"), Hypothesis(None, "e4")], r"\bids?\b"), {})
+    exc = CannotAnalyse("train_old.json shares no input column with test.json")
+    exc.decisions, chosen = decisions, {}
+    moved = ExpertPolicy._unblock(summary, exc, chosen)
+    assert chosen == {"train_table": 1} and moved["next"].startswith("'train_set.json'")
+    exc = CannotAnalyse("the sample's ids are not in the test table")  # an error about ids: the test ids move
+    exc.decisions, chosen = decisions, {}
+    assert ExpertPolicy._unblock(summary, exc, chosen)["decision"] == "test_id" and chosen == {"test_id": 1}
 
 
 def test_credit_assignment_keeping_the_first_stage_still_moves_the_decision(tmp_path):

@@ -120,11 +120,14 @@ class ExpertPolicy:
     @staticmethod
     def _unblock(stage: Stage, exc: Exception, chosen: dict[str, int]) -> dict | None:
         """Before any map is written (the task's text stages), an analysis that cannot go on under the current
-        hypotheses moves the latest decision it made that has an option left; None when none has."""
+        hypotheses moves the latest decision it made that has an option left and whose errors the error fits
+        (a train table sharing no input with the test moves the train table, not the test ids), else the latest
+        with an option left; None when none has."""
         decisions = getattr(exc, "decisions", None)
         if stage.role != ROLE_TASK or decisions is None:
             return None
-        decision = next((d for d in reversed(decisions.items) if d.left > 0), None)
+        left = [d for d in reversed(decisions.items) if d.left > 0]
+        decision = next((d for d in left if d.fits(str(exc))), left[0] if left else None)
         if decision is None:
             return None
         record = dropped_record(decision, stage.name, str(exc))
