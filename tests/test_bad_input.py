@@ -221,12 +221,24 @@ def test_sample_ids_related_to_the_test_ids_by_formatting_are_not_refused(comp, 
     check_source(comp)
 
 
+def test_sample_ids_of_their_own_beside_the_tests_own_id_column_are_refused_naming_both(comp, tmp_path):
+    """Sample ids of their own (a column the test lacks, no value of the test's) with the test's row count, where the
+    test names its rows by an id column of its own (train has it too, each row once, no id in both splits): matching
+    by row order would be a guess, so setup stops with exit 2 naming both columns. Issue 62: such a setup used to
+    pass silently and submit the sample's ids against the test's rows in file order."""
+    pd.DataFrame({"RowId": [f"row{i}" for i in range(10)], "y": 0}).to_csv(comp / "sample_submission.csv", index=False)
+    line = refused_quickly(comp, tmp_path, "sample_submission.csv's ids ('RowId'")
+    assert "own id column 'id'" in line and "'40'" in line and "row order" in line, line
+
+
 def test_what_is_not_hopeless(comp):
-    """Sample ids of their own (a column the test lacks) with the test's row count, one constant target of two,
-    exactly 10 rows: set up."""
+    """Sample ids of their own (a column the test lacks) with the test's row count where the test has no id column
+    of its own (by position), one constant target of two, exactly 10 rows: set up."""
     from stages.fetch import check_source
 
     pd.DataFrame({"RowId": [f"row{i}" for i in range(10)], "y": 0}).to_csv(comp / "sample_submission.csv", index=False)
+    for name in ("train.csv", "test.csv"):  # no id column of their own: the sample's rows are the test's in order
+        pd.read_csv(comp / name).drop(columns="id").to_csv(comp / name, index=False)
     check_source(comp)
     train = pd.read_csv(comp / "train.csv").head(10).assign(z=3)
     train.to_csv(comp / "train.csv", index=False)

@@ -290,6 +290,25 @@ def hopeless_reason(
     return None
 
 
+def _own_id(train: tuple[str, pd.DataFrame] | None, test: tuple[str, pd.DataFrame]) -> str | None:
+    """The test table's id column of its own, or None: a column train has too, naming each row of either once,
+    whole numbers or text, no value in both splits (a competition's own row ids, PassengerId say)."""
+    if train is None:
+        return None
+    tr, te = train[1], test[1]
+    for c in te.columns:
+        if c not in tr.columns:
+            continue
+        a, b = tr[c], te[c]
+        if a.isna().any() or b.isna().any() or not (a.is_unique and b.is_unique):
+            continue
+        if any(pd.api.types.is_float_dtype(s) and bool((s % 1 != 0).any()) for s in (a, b)):  # measurements
+            continue
+        if not set(a.astype(str)) & set(b.astype(str)):
+            return c
+    return None
+
+
 def _unmatched_ids(
     train: tuple[str, pd.DataFrame] | None, test: tuple[str, pd.DataFrame], sample: tuple[str, pd.DataFrame]
 ) -> str | None:
@@ -302,9 +321,17 @@ def _unmatched_ids(
     if id_col is None:  # no id column: the sample's rows are the test rows in order
         return None
     same_rows = len(sample_df) == len(df)
-    if (same_rows and id_col not in df.columns) or related_ids(sample_df[id_col], df, id_col) is not False:
+    by_position = same_rows and id_col not in df.columns
+    own = _own_id(train, test) if by_position else None
+    if (by_position and own is None) or related_ids(sample_df[id_col], df, id_col) is not False:
         return None
     said = lambda s: ", ".join(repr(str(v).strip()) for v in s.dropna().head(2))  # noqa: E731
+    if by_position:  # the test rows have ids of their own that the sample's are not: position would be a guess
+        return (
+            f"{sample_name}'s ids ({id_col!r}: {said(sample_df[id_col])}, ...) are no values of {name}, whose own id "
+            f"column {own!r} ({said(df[own])}, ...) names its rows: matching the two by row order alone would be a "
+            "guess; use the sample submission that came with the test data"
+        )
     theirs = df[id_col] if id_col in df.columns else df.iloc[:, 0]
     what = (
         f"none of its {id_col!r} values ({said(sample_df[id_col])}, ...) is a value of {name} "
