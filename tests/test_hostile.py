@@ -22,7 +22,7 @@ import pytest
 from agentk.core import sandbox
 from agentk.core.checks import Check, run_checks
 from agentk.core.errors import BadInput
-from agentk.core.sandbox import run_python, sandbox_available
+from agentk.core.sandbox import MAX_BOUND_FILES, run_python, sandbox_available
 from agentk.workspace import METRIC, TARGET_TRANSFORM, Workspace, code_file
 from unit_tests_lib.maps import check_id_map
 from unit_tests_lib.metric import check_metric
@@ -165,6 +165,39 @@ def test_the_users_data_cannot_be_changed_through_raw(ws):
     assert (Workspace(ws).raw / "train.csv").is_symlink()
     res = _run("open('written.txt', 'w').write('ok')", ws)  # the rest of the workspace stays writable
     assert res.ok and (ws / "written.txt").read_text() == "ok"
+
+
+@needs_bwrap
+def test_links_inside_a_real_folder_of_raw_are_readable_and_their_siblings_are_not(ws, tmp_path):
+    """raw/data/ is a real folder where fetch recoded one table and linked the others (layout-fuzz seed 5008, held
+    out: its link to the user's file, under a hidden folder, was missing in the sandbox). Each linked file is
+    readable there, read-only, and a file beside it that no link names stays hidden; a folder of many links
+    (per-sample files) binds the folders they point into."""
+    user = tmp_path / "user-data"
+    (user / "data").mkdir()
+    (user / "data" / "links.csv").write_text("a,b\n1,2\n")
+    (user / "data" / "private.csv").write_text("secret\n")
+    data = Workspace(ws).raw / "data"
+    data.mkdir()
+    (data / "links.csv").symlink_to(user / "data" / "links.csv")
+    (data / "recoded.csv").write_text("a,b\n3,4\n")
+    code = (
+        "import pathlib\n"
+        "print(pathlib.Path('raw/data/links.csv').read_text().splitlines()[1])\n"
+        f"print(pathlib.Path({str(user / 'data' / 'private.csv')!r}).exists())\n"
+    )
+    res = _run(code, ws)
+    assert res.ok, res.error()
+    assert res.stdout.split() == ["1,2", "False"]
+    res = _run("open('raw/data/links.csv', 'a').write('5,6')", ws)
+    assert not res.ok and "Read-only file system" in res.stderr
+    many = Workspace(ws).raw / "by_id"
+    many.mkdir()
+    for k in range(MAX_BOUND_FILES + 1):
+        (user / "data" / f"{k}.txt").write_text(str(k))
+        (many / f"{k}.txt").symlink_to(user / "data" / f"{k}.txt")
+    res = _run(f"print(open('raw/by_id/{MAX_BOUND_FILES}.txt').read())", ws)
+    assert res.ok and res.stdout.strip() == str(MAX_BOUND_FILES), res.error()
 
 
 # ---- network, processes -----------------------------------------------------------------------

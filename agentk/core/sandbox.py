@@ -104,6 +104,25 @@ def _under(path: Path, roots: list[Path]) -> bool:
     return any(path == r or r in path.parents for r in roots)
 
 
+MAX_BOUND_FILES = 64  # linked files bound one by one; beyond this, the folders that hold them
+
+
+def _link_targets(raw: Path) -> list[Path]:
+    """What raw/'s links point to outside it, at any depth (a folder of recoded tables beside links to the others
+    is a real folder of links): the files themselves, or where there are many (a folder of per-sample links),
+    the folders holding them. Linked folders are not entered."""
+    targets = set()
+    for folder, dirs, files in os.walk(raw):
+        for name in [*dirs, *files]:
+            path = os.path.join(folder, name)
+            if os.path.islink(path):
+                targets.add(Path(os.path.realpath(path)))
+    targets = {t for t in targets if t.exists() and not _under(t, [raw])}
+    if len(targets) > MAX_BOUND_FILES:
+        targets = {t if t.is_dir() else t.parent for t in targets}
+    return [t for t in sorted(targets) if not any(q in t.parents for q in targets)]
+
+
 def _sandboxed(bwrap: str, cwd: Path, argv: list[str]) -> list[str]:
     """The bwrap command line for `argv` run in `cwd`. Mount order matters: later mounts cover earlier ones."""
     ws = cwd.resolve()
@@ -130,8 +149,7 @@ def _sandboxed(bwrap: str, cwd: Path, argv: list[str]) -> list[str]:
     raw = Workspace(ws).raw
     if raw.is_dir():  # read-only, and so are the user's files its links point to (those only, not their folder)
         cmd += ["--ro-bind", str(raw), str(raw)]
-        targets = {Path(os.path.realpath(e.path)) for e in os.scandir(raw) if e.is_symlink()}
-        for t in sorted(t for t in targets if t.exists() and not _under(t, [raw])):
+        for t in _link_targets(raw):
             cmd += ["--ro-bind", str(t), str(t)]
     cmd += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
     return [*cmd, "--chdir", str(ws), "--", *argv]
