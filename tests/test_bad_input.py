@@ -313,6 +313,40 @@ def test_tables_in_other_encodings_are_read(comp, tmp_path, encoding):
     assert (comp / "train.csv").read_bytes().startswith(ENCODINGS[encoding][1]), "the user's file is left as it was"
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_a_few_accented_western_words_are_read_as_written_and_other_scripts_keep_their_code_page(tmp_path, seed):
+    """A table of a few accented words (grün, blå, rojo-ñ, ámbar) in Latin-1 or Windows-1252: charset-normalizer
+    ranks cp775 or cp1250 first on such short text ("gr³n", "rojo-ń"), and the train table then spelt its
+    categories otherwise than a UTF-8 test table (layout-fuzz seed 5008, held out). Text that Windows-1252 would
+    read as chaos keeps its own code page."""
+    from agentk.competition.readers import text_encoding
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.choice([48, 160, 400, 1500]))
+    frame = pd.DataFrame(
+        {
+            "k": rng.choice(100_000, n, replace=False),
+            "x": rng.normal(size=n).round(4),
+            "colour": rng.choice(["rojo-ñ", "grün", "blå", "ámbar"], n),
+            "count": rng.poisson(3, n),
+        }
+    )
+    path = tmp_path / "t.csv"
+    for codec in ("latin-1", "cp1252"):
+        path.write_bytes(frame.to_csv(index=False).encode(codec))
+        assert path.read_bytes().decode(text_encoding(path)) == frame.to_csv(index=False), codec
+    others = {
+        "cp1250": "Plzeň,Příliš žluťoučký kůň úpěl ďábelské ódy",
+        "cp1251": "Москва,большой город",
+        "cp1253": "Αθήνα,μεγάλη πόλη",
+        "shift_jis": "東京,大きい 都市",
+    }
+    codec, words = list(others.items())[seed % len(others)]
+    text = "id,a,b\n" + "".join(f"{i},{words}\n" for i in range(40))
+    path.write_bytes(text.encode(codec))
+    assert path.read_bytes().decode(text_encoding(path)) == text, codec
+
+
 def test_a_table_in_a_sub_folder_in_another_encoding_is_recoded_into_raw(tmp_path):
     """data/test.csv in Latin-1: raw/data/ is made (not linked) and holds a UTF-8 copy beside links to the other
     files; a folder of pictures stays one link; a fetch killed after making raw/data/ fills it on the next run."""

@@ -25,6 +25,7 @@ from agentk.parsing import read_csv
 
 HEAD = 1 << 20  # bytes of a text table that tell its encoding in the common case
 CHUNK = 16 << 20  # bytes per read when a whole table is checked
+TIE_SLACK = 0.1  # charset-normalizer's chaos within which a code page ties the best one
 
 
 def text_encoding(path: Path, limit: int | None = HEAD) -> str | None:
@@ -51,10 +52,12 @@ def text_encoding(path: Path, limit: int | None = HEAD) -> str | None:
     best = found.best()
     if best is None:
         return None
-    # short text often ties several code pages: among those as little chaotic and at least as coherent as the best
-    # (which is not always the most coherent: cp1250 before cp1252 for "grün, blå, rojo-ñ"), the most widespread one
-    # (Windows-1252, latin-1's superset) decodes what Western spreadsheets write
-    tied = [m for m in found if m.chaos == best.chaos and m.coherence >= best.coherence]
+    # short text often ties several code pages: among those about as little chaotic as the best (a few accented
+    # words score within TIE_SLACK of each other: cp775's "rojo-±, gr³n" or cp1250's "rojo-ń, blĺ" before cp1252's
+    # "rojo-ñ, grün"; coherence, a language guess over a table's few words, decides nothing there), the most
+    # widespread one (Windows-1252, latin-1's superset) decodes what Western spreadsheets write. Text cp1252 reads
+    # as chaos (Cyrillic, Greek, Central European letters) does not tie
+    tied = [m for m in found if m.chaos <= best.chaos + TIE_SLACK]
     return next((m.encoding for m in tied if "cp1252" in m.could_be_from_charset), best.encoding)
 
 
