@@ -49,6 +49,19 @@ def test_a_folder_of_class_tables_and_a_sample_of_one_column_per_class(tmp_path)
     assert sorted(train["is"].unique()) == ["cat", "dog"]  # named as the sample's columns begin
 
 
+def test_numbered_class_tables_beside_a_sample_of_empty_cells_are_classes(tmp_path):
+    """train_0 and train_1 with no target column anywhere, the sample's cells empty (it says nothing of its
+    classes): the names are the only place the target can be, so they are the classes, not two numbered parts
+    (layout-fuzz seed 5013, held out: 'submission column ... is not in the train table')."""
+    _layout(tmp_path, classes=("0", "1"))
+    sample = pd.read_csv(tmp_path / "sample_submission.csv")
+    sample.assign(species=np.nan).to_csv(tmp_path / "sample_submission.csv", index=False)
+    done = normalise(tmp_path)
+    assert any("one table per class" in line for line in done), done
+    train = pd.read_csv(find(tmp_path).paths["train"])
+    assert train.groupby("species")["pid"].min().to_dict() == {0: 0, 1: 100} and len(train) == 60
+
+
 def test_look_alikes_that_are_no_classes_are_left_alone(tmp_path):
     # the labels are in a table of their own: the two tables are parts of one train table
     _layout(tmp_path / "a", labels_table=True)

@@ -56,13 +56,16 @@ def named_alike(stems: dict[Path, tuple[Path, str]], root: Path) -> list[Group]:
 
 def classes_fit(words: list[str], sample: pd.DataFrame, predicted: list[str]) -> bool:
     """The tables' words are the sample's classes: each ends one of its columns (one per class), or, for one
-    column to predict, the sample's values (or the classes it ranks in a cell) are among them."""
+    column to predict, the sample's values (or the classes it ranks in a cell) are among them (none: the sample's
+    cells are empty)."""
     if len(predicted) > 1:
         return set(words) <= set(predicted) or class_columns(set(words), predicted) is not None
     if not predicted:
         return False
     values = {v for cell in sample[predicted[0]].dropna().astype(str) for v in cell.split()}  # ranked: "b a c"
-    return bool(values) and values <= set(words)
+    # a sample of empty cells says nothing of its classes: find_group's checks decide (a test table of the same
+    # columns, so that no table holds a target, and no labels table of their rows)
+    return values <= set(words)
 
 
 def target_name(predicted: list[str], columns: list[str]) -> str:
