@@ -82,6 +82,10 @@ PINNED = {
         "multiclass",
         ["names:other", "ids:named", "media:text", "media:audio", "columns:test-spelling", "format:jsonl"],
     ),
+    5045: (
+        "binary",
+        ["names:role-inside", "sample:proba", "media:images", "media:views", "decoy:larger-table", "format:gz"],
+    ),
     5002: (
         "regression",
         ["columns:odd", "side:chain", "decoy:lying-target", "sample:renamed", "decoy:train-only", "decoy:described"],
@@ -672,6 +676,20 @@ def test_a_lying_target_name_ranks_the_decoy_first_and_the_search_drops_it(tmp_p
     [dropped] = json.loads((ws / "setup.json").read_text())["hypotheses"]
     assert (dropped["decision"], dropped["dropped"].split()[0]) == ("target_column", repr(decoy))
     assert target in dropped["next"]
+
+
+def test_of_two_train_tables_alike_by_columns_the_one_whose_ids_name_the_pictures_is_train(tmp_path):
+    """decoy:larger-table beside per-class probabilities and pictures per sample: neither table holds the sample's
+    columns and both hold the test's, so the names used to decide, and the decoy (the shorter name) was taken,
+    its rows naming no picture (layout-fuzz seed 5045, held out: the image modality vanished and the target map
+    held none of the train ids). The table whose first rows' values name the competition's files ranks first."""
+    truth = layout(5045, tmp_path / "5045")
+    a = analysed(tmp_path, tmp_path / "5045" / "public", "ws5045")
+    train, decoy = (truth.files[r] for r in ("train", "decoy_train"))
+    options = next(d for d in a.decisions.items if d.name == "train_table").options
+    assert [o.value for o in options] == [train, decoy]
+    assert "5 of its first rows' values naming files" in options[0].evidence, options[0].evidence
+    assert a.n_train == len(truth.train_ids)
 
 
 def analysed(tmp_path, public, name):

@@ -329,23 +329,49 @@ def _scored_train(root: Path, by_role: dict[str, list[Path]]) -> dict[str, str]:
     try:
         targets = {spelling(c) for c in read_table(by_role["sample"][0], nrows=5).columns[1:]}
         test_cols = {spelling(c) for c in read_table(by_role["test"][0], nrows=5).columns}
-        scored = []
-        for p in wholes:
-            cols = {spelling(c) for c in read_table(p, nrows=5).columns}
-            scored.append(((len(targets & cols), len(test_cols & cols)), p))
+        heads = {p: read_table(p, nrows=5, dtype=str) for p in wholes}
     except BadInput:
         return {}
+    scored = []
+    for p, head in heads.items():
+        cols = {spelling(c) for c in head.columns}
+        scored.append(((len(targets & cols), len(test_cols & cols)), p))
     scored.sort(key=lambda t: t[0], reverse=True)
+    if scored[0][0] == scored[1][0]:  # alike by columns: the one whose rows the competition's files are named by
+        named = _file_named(root)
+        scored = [((*key, sum(_names_a_file(v, named) for v in heads[p].to_numpy().ravel())), p) for key, p in scored]
+        scored.sort(key=lambda t: t[0], reverse=True)
     by_role["train_ranked"] = [
-        (p, f"{held} of the sample's predicted columns, {shared} of the test's columns") for (held, shared), p in scored
+        (
+            p,
+            f"{key[0]} of the sample's predicted columns, {key[1]} of the test's columns"
+            + (f", {key[2]} of its first rows' values naming files" if len(key) > 2 else ""),
+        )
+        for key, p in scored
     ]
-    (held, shared), best = scored[0]
-    if scored[1][0] == (held, shared):
+    key, best = scored[0]
+    held, shared = key[:2]
+    if scored[1][0] == key:
         return {}
     name = PART.sub("", stem(best)).lower()
     by_role["train"] = [p for p in by_role["train"] if p == best or PART.sub("", stem(p)).lower() == name]
     others = ", ".join(f"{p.name} {key[0]} and {key[1]}" for key, p in scored[1:])
     return {"train": f"{best.name}: {held} of the sample's predicted columns and {shared} of the test's ({others})"}
+
+
+def _file_named(root: Path) -> set[str]:
+    """The names of the competition's files that are no tables, less their extensions, and each of their leading
+    parts (ID_7_front: ID, ID_7, ID_7_front): what a row's id names when its pictures or readings are files."""
+    names = set()
+    for p in walk(root):
+        if not is_table(p):
+            parts = re.split(r"(?<=.)(?=[_.-])", p.stem)
+            names.update("".join(parts[:k]) for k in range(1, len(parts) + 1))
+    return names
+
+
+def _names_a_file(value, named: set[str]) -> bool:
+    return isinstance(value, str) and len(value) > 1 and value in named
 
 
 def _pick_split(root: Path, found: list[Path]) -> tuple[Path, list[Path]]:
