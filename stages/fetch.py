@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 
-from agentk.competition.archives import is_archive, members, unpack_beside
+from agentk.competition.archives import holds_tables, is_archive, members, unpack_beside
 from agentk.competition.dataview import competition_name, find_description, find_tables
 from agentk.competition.file_inputs import listing_source, modality_files
 from agentk.competition.files import AUDIO_DECODED, is_table, role_of, split_folders, walk
@@ -93,13 +93,21 @@ def link_children(source: Path, raw: Path, plain: bool = False) -> None:
         if child.name.startswith("."):
             continue
         made = link.is_dir() and not link.is_symlink()  # by a fetch killed part-way: it goes on filling it
-        if plain and child.is_dir() and not child.is_symlink() and (made or not link.exists()):
-            if made or _holds_tables_to_recode(child):
+        if child.is_dir() and not child.is_symlink() and (made or not link.exists()):
+            # made in raw/ where something is written into it: its tables recoded, its zipped tables unpacked
+            if made or (plain and _holds_tables_to_recode(child)) or _holds_table_archives(child):
                 link.mkdir(exist_ok=True)
-                link_children(child, link, plain=True)
+                link_children(child, link, plain=plain)
                 continue
         if not link.exists() and not link.is_symlink() and not (plain and plain_copy(child, link)):
             link.symlink_to(child)
+
+
+def _holds_table_archives(folder: Path) -> bool:
+    """A few archives of tables (train/low.csv.zip, train/high.csv.zip): unpacked where they are, so that the
+    folder still groups them."""
+    archives = [p for p in walk(folder, 1) if is_archive(p)][: PLAIN_FOLDER_TABLES + 1]
+    return 0 < len(archives) <= PLAIN_FOLDER_TABLES and any(holds_tables(a) for a in archives)
 
 
 def _holds_tables_to_recode(folder: Path) -> bool:
@@ -146,9 +154,14 @@ def check_tables(folder: Path, source: Path) -> str | None:
         )
     if "test" not in tables and not split_folders(folder, "test") and not any(p.is_dir() for p in folder.iterdir()):
         raise BadInput(f"no test data in {source}: expected test*.csv, a test/ folder or test.zip")
+    train_folders = split_folders(folder, "train")
     if (
-        "train" not in tables and all(p.is_dir() for p in split_folders(folder, "train")) and not pixels_sampled(folder)
-    ):  # archives: checked once unpacked; image pairs scored per pixel: written as tables by fetch
+        "train" not in tables
+        and all(p.is_dir() for p in train_folders)
+        and not any(is_archive(f) for p in train_folders for f in walk(p))
+        and not pixels_sampled(folder)
+    ):  # archives, the split's or inside its folder: checked once unpacked; image pairs scored per pixel: written as
+        # tables by fetch
         files = modality_files(folder) | modality_files(folder, {"clips": AUDIO_DECODED})  # clips: pictured later
         if not any(listing_source(m, paths) for m, paths in files.items()):
             raise BadInput(

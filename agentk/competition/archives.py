@@ -116,8 +116,9 @@ def unpack_beside(source: Path, raw: Path, tables_only: bool = False) -> list[st
     created = []
     readable = (".csv.gz", ".tsv.gz")  # tables read compressed: no copy needed
     top = [p for p in Path(source).iterdir() if is_archive(p) and not p.name.lower().endswith(readable)]
-    # tables zipped in a sub-folder (data/train.csv.zip) come out at the top of raw/: raw/data links to the user's
-    # folder, which nothing writes into
+    # tables zipped in a sub-folder (data/train.csv.zip) come out in raw/'s folder of that name where fetch made
+    # one (a few zipped tables: train/low.csv.zip), else at the top of raw/: raw/data links to the user's folder,
+    # which nothing writes into
     nested = [
         p
         for d in Path(source).iterdir()
@@ -126,12 +127,13 @@ def unpack_beside(source: Path, raw: Path, tables_only: bool = False) -> list[st
         if is_archive(p) and not p.name.lower().endswith(readable)
     ]
     for archive in sorted(top) + sorted(nested):
-        name = unpacked_name(archive)
-        if name is None or (raw / name).exists() or (Path(source) / name).exists() or (archive.parent / name).exists():
+        name, dest = unpacked_name(archive), raw / archive.parent.name
+        dest = raw if archive in top or not dest.is_dir() or dest.is_symlink() else dest
+        if name is None or (dest / name).exists() or (Path(source) / name).exists() or (archive.parent / name).exists():
             continue
         if (tables_only or archive not in top) and not holds_tables(archive):
             continue
-        partial = raw / f".partial-{archive.name}"
+        partial = dest / f".partial-{archive.name}"
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir(parents=True)
         try:
@@ -139,8 +141,8 @@ def unpack_beside(source: Path, raw: Path, tables_only: bool = False) -> list[st
             into.mkdir(exist_ok=True)
             extract(archive, into, delete=False)
             extract_all(partial)  # archives inside the archive (data.zip holding train.csv.zip)
-            os.replace(partial / name, raw / name)
+            os.replace(partial / name, dest / name)
         finally:
             shutil.rmtree(partial, ignore_errors=True)
-        created.append(name)
+        created.append((dest / name).relative_to(raw).as_posix())
     return created
