@@ -166,6 +166,9 @@ TRANSFORMS = {
     # every column named from an open vocabulary (made-up words of two or three syllables): the inputs, the
     # target, the id; no name says what a column holds
     "names:open": 0.3,
+    # time-ordered rows: each row's date (a day, or a day and an hour), the train rows' before the test's, a weekly
+    # swing in the target; the date must reach both splits' maps alike (the test is later periods, not a shuffle)
+    "problem:time-ordered": 0.3,
     # misleading evidence, made so that the first-ranked option is wrong: the sample names the target otherwise, and
     # of the train-only columns the one named as a target (a plain target word) and named by the description too is
     # an older annotation of a third of the rows; the target's own name is a made-up word. The search must drop it
@@ -183,7 +186,7 @@ FAMILIES = {
     "whole-split arrays": ("format:arrays", "target:class-tables-folder"),
     "train tables": ("split:two-train-tables", "columns:test-spelling", "decoy:larger-table"),
     "chained keys": ("side:chained-key",),
-    "problems": ("problem:sizes", "names:open"),
+    "problems": ("problem:sizes", "names:open", "problem:time-ordered"),
     "misleading": ("decoy:lying-target",),
 }
 FAMILY_OF = {t: family for family, names in FAMILIES.items() for t in names}
@@ -393,7 +396,7 @@ def _pruned(seed: int, kind: str, chosen: list[str]) -> list[str]:
                     chosen = [t for t in chosen if t not in (*parts, "decoy:lying-target")]
                     break
     if {"signal:long", "format:arrays"} & set(chosen) or any(t in REFUSALS for t in chosen):
-        chosen = [t for t in chosen if t not in ("problem:sizes", "names:open")]  # problems of their own
+        chosen = [t for t in chosen if t not in ("problem:sizes", "names:open", "problem:time-ordered")]
     if "problem:sizes" in chosen and "media:audio" in chosen:  # a clip per sample: 2,000 of them is a long setup
         chosen.remove("problem:sizes")
     refuse = [t for t in chosen if t in REFUSALS]
@@ -680,6 +683,18 @@ def build(
         lookup = pd.DataFrame({ref: codes, cols["x1"]: data[cols["x1"]]}).sample(frac=1, random_state=seed + 1)
         files["links"] = here + _write(links, tables, f"{_word(more)}_links", fmt)
         files["lookup"] = here + _write(lookup, tables, f"{_word(more)} codes", fmt)
+    when = None
+    if "problem:time-ordered" in transforms:  # the rows in time, train before test, a weekly swing in the target
+        clock = np.random.default_rng(190_000 + seed)
+        when = _open_words(clock, 1)[0] if "names:open" in transforms else _column(clock, "date", odd)
+        start = pd.Timestamp("2016-01-01") + pd.Timedelta(days=int(clock.integers(0, 2000)))
+        step = pd.Timedelta(hours=int(clock.choice([24, 6])))
+        stamps = pd.DatetimeIndex([start + step * k for k in range(n)])
+        data[when] = stamps.strftime("%Y-%m-%d" if step.days else "%Y-%m-%d %H:%M")
+        swing = np.where(stamps.dayofweek >= 5, 1.0, 0.0)
+        if kind == "regression":
+            data[target] = (data[target] + 2 * swing).round(3)
+        inputs = [when, *inputs]
     if "side:composite" in transforms:  # x1 keyed by (site, visit): neither column alone names a row
         inputs.remove(cols["x1"])
         site, visit = _column(more, "site", odd), _column(more, "visit", odd)
@@ -1034,6 +1049,8 @@ def build(
             found["count"] = dict(zip(rows[id_col], counts.tolist()))
         if "media:text" in transforms:
             found["note"] = dict(zip(rows[id_col], rows[note].tolist()))
+        if when is not None:
+            found["date"] = dict(zip(rows[id_col], rows[when].tolist()))
         if "media:images" in transforms:  # the picture's mean grey level stands for x2 (judged by opening it)
             found["views" if "media:views" in transforms else "image"] = dict(
                 zip(rows[id_col], rows["__level"].tolist())

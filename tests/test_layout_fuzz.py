@@ -77,6 +77,17 @@ PINNED = {
     ),
     2043: ("multiclass", ["ids:named", "sample:proba", "side:chain", "target:class-tables", "format:jsonl"]),
     # pinned when the problems and misleading families came (their draws change which family a seed takes)
+    7020: (
+        "binary",
+        [
+            *("ids:prefixed", "ids:hex", "side:1-n", "sample:proba", "decoy:old-test", "side:chain", "media:audio"),
+            *("target:class-tables", "names:open", "problem:time-ordered"),
+        ],
+    ),
+    43: (
+        "multiclass",
+        ["names:other", "side:chain", "media:images", "media:split-folders", "target:folders", "format:parquet"],
+    ),
     13: ("regression", ["columns:odd", "subfolder", "ids:hex", "side:chain", "archive:nested", "format:tsv"]),
     41: (
         "multiclass",
@@ -690,6 +701,21 @@ def test_of_two_train_tables_alike_by_columns_the_one_whose_ids_name_the_picture
     assert [o.value for o in options] == [train, decoy]
     assert "5 of its first rows' values naming files" in options[0].evidence, options[0].evidence
     assert a.n_train == len(truth.train_ids)
+
+
+def test_time_ordered_rows_hold_a_date_train_before_test_and_open_names(tmp_path):
+    """problem:time-ordered (with names:open here): each row's date in train and test, every train date before
+    every test date, the truth's date input on both sides; names:open leaves no column named for what it holds.
+    Seed 7020's full setup passes (benchmarks/layout_fuzz.py --only-seed 7020)."""
+    truth = layout(7020, tmp_path / "7020")
+    assert {"problem:time-ordered", "names:open"} <= set(truth.transforms)
+    dates = truth.features["date"] | truth.test_features["date"]
+    assert max(pd.to_datetime(list(truth.features["date"].values()))) < min(
+        pd.to_datetime(list(truth.test_features["date"].values()))
+    )
+    test = read_table(tmp_path / "7020" / "public" / truth.files["test"], dtype=str)
+    date_col = next(c for c in test.columns if set(test[c]) <= set(dates.values()))
+    assert not any(w in c.lower() for c in test.columns for w in ("date", "id", "x1", "colour", "count")), date_col
 
 
 def analysed(tmp_path, public, name):
