@@ -169,6 +169,9 @@ TRANSFORMS = {
     # time-ordered rows: each row's date (a day, or a day and an hour), the train rows' before the test's, a weekly
     # swing in the target; the date must reach both splits' maps alike (the test is later periods, not a shuffle)
     "problem:time-ordered": 0.3,
+    # regression: a second value to predict from the same inputs, beside the first in train, both in the sample,
+    # scored by the mean column-wise RMSE
+    "problem:multi-target": 0.5,
     # misleading evidence, made so that the first-ranked option is wrong: the sample names the target otherwise, and
     # of the train-only columns the one named as a target (a plain target word) and named by the description too is
     # an older annotation of a third of the rows; the target's own name is a made-up word. The search must drop it
@@ -186,7 +189,7 @@ FAMILIES = {
     "whole-split arrays": ("format:arrays", "target:class-tables-folder"),
     "train tables": ("split:two-train-tables", "columns:test-spelling", "decoy:larger-table"),
     "chained keys": ("side:chained-key",),
-    "problems": ("problem:sizes", "names:open", "problem:time-ordered"),
+    "problems": ("problem:sizes", "names:open", "problem:time-ordered", "problem:multi-target"),
     "misleading": ("decoy:lying-target",),
 }
 FAMILY_OF = {t: family for family, names in FAMILIES.items() for t in names}
@@ -249,6 +252,7 @@ class Truth:
     refusal: str = ""  # the kind of task setup must refuse ("unsupported task: <kind>"), else ""
     test_features: dict[str, dict[str, object]] = field(default_factory=dict)  # as features, for the test ids
     metric: list[str] = field(default_factory=list)  # the names code_metric.py's METRIC may take (the text's metric)
+    more_targets: dict[str, dict[str, object]] = field(default_factory=dict)  # a second target: its name -> id -> value
 
 
 def draw(seed: int) -> tuple[str, list[str]]:
@@ -396,7 +400,13 @@ def _pruned(seed: int, kind: str, chosen: list[str]) -> list[str]:
                     chosen = [t for t in chosen if t not in (*parts, "decoy:lying-target")]
                     break
     if {"signal:long", "format:arrays"} & set(chosen) or any(t in REFUSALS for t in chosen):
-        chosen = [t for t in chosen if t not in ("problem:sizes", "names:open", "problem:time-ordered")]
+        chosen = [t for t in chosen if not t.startswith(("problem:", "names:open"))]
+    if "problem:multi-target" in chosen and (
+        kind != "regression"
+        or any(t.startswith(("sample:", "target:", "rows:", "media:arrays")) for t in chosen)
+        or {"labels-file", "decoy:larger-table"} & set(chosen)
+    ):  # the targets in the train table itself, the sample naming them as train does
+        chosen.remove("problem:multi-target")
     if "problem:sizes" in chosen and "media:audio" in chosen:  # a clip per sample: 2,000 of them is a long setup
         chosen.remove("problem:sizes")
     refuse = [t for t in chosen if t in REFUSALS]
@@ -683,6 +693,15 @@ def build(
         lookup = pd.DataFrame({ref: codes, cols["x1"]: data[cols["x1"]]}).sample(frac=1, random_state=seed + 1)
         files["links"] = here + _write(links, tables, f"{_word(more)}_links", fmt)
         files["lookup"] = here + _write(lookup, tables, f"{_word(more)} codes", fmt)
+    second = None
+    if "problem:multi-target" in transforms:  # another value of the same inputs
+        other = np.random.default_rng(200_000 + seed)
+        second = _open_words(other, 1)[0] if "names:open" in transforms else _column(other, "volume", odd)
+        second = second if second not in data.columns else f"{second}_2"
+        noise = other.normal(scale=0.3, size=n)
+        data[second] = (
+            5 + 2 * frame["x2"] - frame["x1"] + np.where(frame["colour"] == "blue", 1.5, 0.0) + noise
+        ).round(3)
     when = None
     if "problem:time-ordered" in transforms:  # the rows in time, train before test, a weekly swing in the target
         clock = np.random.default_rng(190_000 + seed)
@@ -845,6 +864,7 @@ def build(
         keep_train = [decoy]
     else:
         keep_train, decoy = [], None
+    keep_train += [second] if second else []
     if "metric:bias-unnamed" in transforms:  # identity columns the metric reads: fractions on two rows in five
         groups = np.random.default_rng(90_000 + seed)
         for word in groups.choice(["north", "south", "elder", "young"], size=2, replace=False):
@@ -936,8 +956,8 @@ def build(
         first = " ".join(map(spelt, classes)) if "sample:ranked" in transforms else classes[0] if classes else 0.0
         if "sample:placeholder" in transforms:  # 0 where labels go, or nothing at all
             first = [0, np.nan][int(np.random.default_rng(120_000 + seed).integers(2))]
-        sample = pd.DataFrame({id_col: test[id_col], submitted: first})
-        answers = test[[id_col, target]].rename(columns={target: submitted})
+        sample = pd.DataFrame({id_col: test[id_col], submitted: first, **({second: 0.0} if second else {})})
+        answers = test[[id_col, target, *([second] if second else [])]].rename(columns={target: submitted})
         answers[submitted] = answers[submitted].map(spelt) if spaced else answers[submitted]
     sample.to_csv(public / f"{names['sample']}.csv", index=False)
     files["sample"] = f"{names['sample']}.csv"
@@ -969,6 +989,8 @@ def build(
         )
     elif "sample:proba" in transforms:
         metric, scored = "Submissions are evaluated on the multi-class logarithmic loss (log loss).", "multi_log_loss"
+    elif second:
+        metric, scored = "Submissions are scored on the mean column-wise root mean squared error (MCRMSE).", "mcrmse"
     elif kind == "regression":
         metric, scored = "Submissions are scored on the root mean squared error (RMSE).", "rmse"
     elif "sample:ranked" in transforms:
@@ -1073,6 +1095,7 @@ def build(
         classes,
         test_features=features_of(data.iloc[n_train:], frame["count"].iloc[n_train:]),
         metric=[scored],
+        more_targets={second: dict(zip(map(str, train[id_col]), train[second].tolist()))} if second else {},
     )
     (private / "truth.json").write_text(json.dumps(asdict(truth), default=str))
     return truth
@@ -1466,6 +1489,13 @@ def judge(ws: Path, dest: Path, rc: int | None = 0, stderr: str = "") -> list[st
         target_col = found if all(found.values()) else None
     if target_col is None:
         problems.append(f"no target map column equals the target (columns {list(target_map.columns)})")
+    more = {}  # a second target: the target map's column -> the answers' (the sample's name, train's too)
+    for name, values in t.get("more_targets", {}).items():
+        want = pd.Series([values[i] for i in t["train_ids"]])
+        found = next((c for c in target_map.columns if c != target_col and _same(target_map[c], want)), None)
+        if found is None:
+            problems.append(f"target {name} reaches no target map column")
+        more[found] = name
     frame = _maps(ws, "train").rename(index=renamed).reindex(t["train_ids"])
     tests = _maps(ws, "test")
     test_ids = [str(i) for i in tests.index]
@@ -1498,7 +1528,7 @@ def judge(ws: Path, dest: Path, rc: int | None = 0, stderr: str = "") -> list[st
                 **dict(zip(truth_target.astype(str), target_map[target_col].astype(str))),
             }
         )
-        problems += _round_trip(w, dest, t, target_col, encode, test_ids)
+        problems += _round_trip(w, dest, t, target_col, encode, test_ids, more)
     return problems
 
 
@@ -1527,7 +1557,9 @@ def _carries(column: pd.Series, want: pd.Series, same, ws: Path) -> bool:
     return _same(column[held], want[held]) and column[~held].isna().all()
 
 
-def _round_trip(w, dest: Path, t: dict, target_col: str, encode: dict, test_ids: list[str]) -> list[str]:
+def _round_trip(
+    w, dest: Path, t: dict, target_col: str, encode: dict, test_ids: list[str], more: dict | None = None
+) -> list[str]:
     """A perfect prediction of setup's own test rows (`test_ids`, in its test maps' order), through the target
     transform and the formatter, is the answers."""
     from agentk.workspace import TARGET_TRANSFORM
@@ -1561,6 +1593,8 @@ def _round_trip(w, dest: Path, t: dict, target_col: str, encode: dict, test_ids:
         pass  # the sets as they are
     elif t["kind"] == "regression":
         frame[target_col] = frame[target_col].astype(float)
+        for col, name in (more or {}).items():  # a second target: its answers as they are
+            frame[col] = truth[name].reindex(test_ids).astype(float).to_numpy()
     else:
         frame[target_col] = frame[target_col].astype(str).map(encode)
     try:

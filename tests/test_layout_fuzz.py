@@ -77,6 +77,7 @@ PINNED = {
     ),
     2043: ("multiclass", ["ids:named", "sample:proba", "side:chain", "target:class-tables", "format:jsonl"]),
     # pinned when the problems and misleading families came (their draws change which family a seed takes)
+    7061: ("regression", ["side:per-sample-files", "problem:multi-target", "format:json"]),
     7020: (
         "binary",
         [
@@ -716,6 +717,18 @@ def test_time_ordered_rows_hold_a_date_train_before_test_and_open_names(tmp_path
     test = read_table(tmp_path / "7020" / "public" / truth.files["test"], dtype=str)
     date_col = next(c for c in test.columns if set(test[c]) <= set(dates.values()))
     assert not any(w in c.lower() for c in test.columns for w in ("date", "id", "x1", "colour", "count")), date_col
+
+
+def test_a_second_target_is_in_train_and_the_sample_and_the_analysis_predicts_both(tmp_path):
+    """problem:multi-target: a second value of the same inputs beside the first in train, both in the sample,
+    scored by MCRMSE; the analysis predicts both, with the text's metric. (Seed 7061's full setup passes, and the
+    judge fails its workspace once the second target's map column is shuffled.)"""
+    truth = layout(7061, tmp_path / "7061")
+    (second,) = truth.more_targets
+    sample = pd.read_csv(tmp_path / "7061" / "public" / truth.files["sample"], nrows=2)
+    assert list(sample.columns[1:])[-1] == second and truth.metric == ["mcrmse"]
+    a = analysed(tmp_path, tmp_path / "7061" / "public", "ws7061")
+    assert [t.column for t in a.targets] == list(sample.columns[1:]) and a.metric == "mcrmse"
 
 
 def analysed(tmp_path, public, name):
