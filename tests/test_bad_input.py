@@ -231,6 +231,21 @@ def test_sample_ids_of_their_own_beside_the_tests_own_id_column_are_refused_nami
     assert "own id column 'id'" in line and "'40'" in line and "row order" in line, line
 
 
+def test_a_time_column_is_no_id_of_the_tests_own(comp):
+    """Each row's time, once per row and train's before test's, is when a row is, not which: a sample of row ids
+    of its own beside it is matched by position (the test has no id column of its own)."""
+    from stages.fetch import check_source
+
+    for name in ("train.csv", "test.csv"):
+        table = pd.read_csv(comp / name)
+        stamps = pd.Timestamp("2011-01-01") + pd.to_timedelta(table["id"], unit="h")
+        table.drop(columns="id").assign(datetime=stamps.dt.strftime("%Y-%m-%d %H:%M:%S")).to_csv(
+            comp / name, index=False
+        )
+    pd.DataFrame({"RowId": [f"row{i}" for i in range(10)], "y": 0}).to_csv(comp / "sample_submission.csv", index=False)
+    check_source(comp)
+
+
 def test_what_is_not_hopeless(comp):
     """Sample ids of their own (a column the test lacks) with the test's row count where the test has no id column
     of its own (by position), one constant target of two, exactly 10 rows: set up."""

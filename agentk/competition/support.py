@@ -290,9 +290,13 @@ def hopeless_reason(
     return None
 
 
+STAMP = r"\s*\d{1,4}[-/.:]\d{1,2}[-/.:]\d{1,4}"  # a date or a time of day: when a row is, not which it is
+
+
 def _own_id(train: tuple[str, pd.DataFrame] | None, test: tuple[str, pd.DataFrame]) -> str | None:
     """The test table's id column of its own, or None: a column train has too, naming each row of either once,
-    whole numbers or text, no value in both splits (a competition's own row ids, PassengerId say)."""
+    whole numbers or text but no dates or times, no value in both splits (a competition's own row ids,
+    PassengerId say)."""
     if train is None:
         return None
     tr, te = train[1], test[1]
@@ -303,6 +307,8 @@ def _own_id(train: tuple[str, pd.DataFrame] | None, test: tuple[str, pd.DataFram
         if a.isna().any() or b.isna().any() or not (a.is_unique and b.is_unique):
             continue
         if any(pd.api.types.is_float_dtype(s) and bool((s % 1 != 0).any()) for s in (a, b)):  # measurements
+            continue
+        if b.astype(str).head(PEEK_ROWS).str.match(STAMP).mean() > 0.5:  # times: train's earlier, test's later
             continue
         if not set(a.astype(str)) & set(b.astype(str)):
             return c
