@@ -362,6 +362,27 @@ def test_a_few_accented_western_words_are_read_as_written_and_other_scripts_keep
     assert path.read_bytes().decode(text_encoding(path)) == text, codec
 
 
+def test_an_archive_holding_only_a_zipped_table_is_unpacked_to_the_table(comp, tmp_path):
+    """data.zip whose one entry is sample_submission.csv.zip (the other tables beside it): the nested archive is
+    unpacked too, and what it became moves into raw/ (layout-fuzz seed 5236, held out: the setup crashed with a
+    traceback looking for the inner archive it had just unpacked)."""
+    import zipfile
+
+    from stages.fetch import check_source, fetch_local
+
+    inner = tmp_path / "sample_submission.csv.zip"
+    with zipfile.ZipFile(inner, "w") as z:
+        z.write(comp / "sample_submission.csv", "sample_submission.csv")
+    with zipfile.ZipFile(comp / "data.zip", "w") as z:
+        z.write(inner, inner.name)
+    (comp / "sample_submission.csv").unlink()
+    check_source(comp)
+    fetch_local(comp, tmp_path / "ws")
+    raw = tmp_path / "ws" / "raw"
+    assert pd.read_csv(raw / "sample_submission.csv").shape == (10, 2)
+    assert not any(p.name.startswith(".partial") for p in raw.iterdir())
+
+
 def test_a_table_in_a_sub_folder_in_another_encoding_is_recoded_into_raw(tmp_path):
     """data/test.csv in Latin-1: raw/data/ is made (not linked) and holds a UTF-8 copy beside links to the other
     files; a folder of pictures stays one link; a fetch killed after making raw/data/ fills it on the next run."""

@@ -141,8 +141,12 @@ def unpack_beside(source: Path, raw: Path, tables_only: bool = False) -> list[st
             into.mkdir(exist_ok=True)
             extract(archive, into, delete=False)
             extract_all(partial)  # archives inside the archive (data.zip holding train.csv.zip)
-            os.replace(partial / name, dest / name)
+            # its one entry, or what that became when it was an archive itself (data.zip holding only x.csv.zip)
+            outs = [partial / name] if (partial / name).exists() else sorted(partial.iterdir())
+            for out in outs:
+                if not (dest / out.name).exists():
+                    os.replace(out, dest / out.name)
+                    created.append((dest / out.name).relative_to(raw).as_posix())
         finally:
             shutil.rmtree(partial, ignore_errors=True)
-        created.append((dest / name).relative_to(raw).as_posix())
     return created
