@@ -28,6 +28,9 @@ from tools.task_data import TaskData
 EARLY_STOP_ROWS = 200  # fewer fit rows than this: no hold-out of its own for the light model's boosting (60 rounds)
 MAX_ROUNDS = 200
 PRIOR_SHARE = 0.02  # of each class probability, the fit rows' class frequencies (one more row of each class)
+# fewer held-out rows than this say nothing of a model against the constant (10 rows of a 48-row train failed a
+# correct setup, layout-fuzz seed 5210): the constant is written where the model does not beat it, and the test passes
+MIN_VERDICT_ROWS = 30
 
 
 def light_solve(ws: Path, max_rows: int = 3000, seed: int = 0) -> dict:
@@ -62,7 +65,7 @@ def light_solve(ws: Path, max_rows: int = 3000, seed: int = 0) -> dict:
     decoding = task.tune_decoding(val_pred, val_rows)  # e.g. the multi-label threshold, for the metric
     score = task.score(val_pred, val_rows)
     beats = task.better(score, constant_score)
-    worse = not beats and bool(
+    worse = not beats and len(val_rows) >= MIN_VERDICT_ROWS and bool(
         wins_on_resamples(
             lambda idx: task.score(constant_val[idx], val_rows[idx]),
             lambda idx: task.score(val_pred[idx], val_rows[idx]),
@@ -87,7 +90,7 @@ def light_solve(ws: Path, max_rows: int = 3000, seed: int = 0) -> dict:
         "light_model": model,
         "constant": {"statistic": stat, "score": constant_score},
         "beats_constant": beats,
-        "worse_than_constant": worse,  # the constant wins on most resamples of the held-out rows
+        "worse_than_constant": worse,  # the constant wins on most resamples of enough held-out rows
         "formatter": formatter,
         "decoding": decoding,
         "submission": sub,
