@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from testing.layout_fuzz import TRANSFORMS, build, judge  # noqa: E402
+from testing.layout_fuzz import TRANSFORMS, build, draw, judge  # noqa: E402
 
 
 def run_layout(seed: int, out: Path, timeout: float, policy: str, memory: Path | None = None) -> dict:
@@ -45,7 +45,13 @@ def run_layout(seed: int, out: Path, timeout: float, policy: str, memory: Path |
     if memory is None:
         memory = out / "memory" / str(seed)
         shutil.rmtree(memory, ignore_errors=True)
-    truth = build(seed, dest)
+    try:
+        truth = build(seed, dest)
+    except Exception as exc:  # noqa: BLE001 - the fuzzer's own fault: a record says so, the run goes on
+        message = f"the fuzzer could not write this layout: {type(exc).__name__}: {str(exc)[:200]}"
+        kind, transforms = draw(seed)
+        return {"seed": seed, "kind": kind, "transforms": transforms, "rc": None, "seconds": 0.0, "problems": [],
+                "message": message, "passed": False, "refusal": "", "revised": [], "attempts": 0}  # fmt: skip
     start = time.monotonic()
     cmd = [sys.executable, "-m", "agentk", "setup", str(dest / "public"), "--workspace", str(ws)]
     try:
@@ -84,7 +90,7 @@ def run_layout(seed: int, out: Path, timeout: float, policy: str, memory: Path |
 def cause(record: dict) -> str:
     """A failure's cause, in words that group alike failures."""
     if record["rc"] is None:
-        return "timed out"
+        return record["message"].split(":")[0] if record["message"] else "timed out"
     if record.get("refusal"):  # a task to refuse, set up or refused otherwise
         return f"not refused as {record['refusal']}: exit {record['rc']}"
     if record["rc"] != 0:

@@ -848,11 +848,12 @@ def build(
         other = other.rename(columns={**cols, "target": target})
         other.insert(0, id_col, [f"{v}7" for v in _ids(decoy_rng, 2 * n_train, transforms)])
         scored = _column(decoy_rng, str(decoy_rng.choice(["label", "rating", "flag", "score"])), odd)
-        other = other.rename(columns={target: scored if scored not in data.columns else f"{scored}_v0"})
+        scored = scored if scored not in data.columns else f"{scored}_v0"
+        other = other.rename(columns={target: scored})
         other = other.assign(**{c: data[c].iloc[0] for c in keep if c not in other.columns})
         decoy_stem = f"{names['train']}_{decoy_rng.choice(DECOY_WORDS)}"
         names["train"] = f"{names['train']}_{decoy_rng.choice(SPLIT_WORDS)}_set"  # the longer name
-        files["decoy_train"] = here + _write(other[[id_col, *keep, other.columns[-1]]], tables, decoy_stem, fmt)
+        files["decoy_train"] = here + _write(other[[id_col, *keep, scored]], tables, decoy_stem, fmt)
     extra = np.random.default_rng(20_000 + seed)  # the later transforms' draws leave the others' as they were
     if "decoy:train-only" in transforms:  # a third of the rows annotated, under a target's name
         decoy = _column(extra, str(extra.choice(["label", "target", "y", "class"])), odd)
