@@ -65,13 +65,17 @@ def light_solve(ws: Path, max_rows: int = 3000, seed: int = 0) -> dict:
     decoding = task.tune_decoding(val_pred, val_rows)  # e.g. the multi-label threshold, for the metric
     score = task.score(val_pred, val_rows)
     beats = task.better(score, constant_score)
-    worse = not beats and len(val_rows) >= MIN_VERDICT_ROWS and bool(
-        wins_on_resamples(
-            lambda idx: task.score(constant_val[idx], val_rows[idx]),
-            lambda idx: task.score(val_pred[idx], val_rows[idx]),
-            len(val_rows),
-            task.higher_is_better,
-            task.row_groups(val_rows),
+    worse = (
+        not beats
+        and len(val_rows) >= MIN_VERDICT_ROWS
+        and bool(
+            wins_on_resamples(
+                lambda idx: task.score(constant_val[idx], val_rows[idx]),
+                lambda idx: task.score(val_pred[idx], val_rows[idx]),
+                len(val_rows),
+                task.higher_is_better,
+                task.row_groups(val_rows),
+            )
         )
     )
     if not beats:  # the constant over every train row, at the decoding tuned for it
