@@ -179,8 +179,9 @@ TRANSFORMS = {
     "decoy:lying-target": 0.9,
 }
 # the transformations learnt from the corpus of real layouts (issue 62), by family. Each family draws from a stream of
-# its own, and a layout takes one family at most: a new family leaves every earlier draw as it was, and families
-# written apart never meet in one layout
+# its own, and a layout takes one family at most: a new family leaves the draws of the seeds that do not draw it as
+# they were (a seed drawing several takes one of them anew: tests pin their seeds' draws), and families written apart
+# never meet in one layout
 FAMILIES = {
     "metric": ("metric:weighted-logloss", "metric:bias-unnamed"),
     "refuse": tuple(t for t in TRANSFORMS if t.startswith("refuse:")),
