@@ -295,8 +295,7 @@ STAMP = r"\s*\d{1,4}[-/.:]\d{1,2}[-/.:]\d{1,4}"  # a date or a time of day: when
 
 def _own_id(train: tuple[str, pd.DataFrame] | None, test: tuple[str, pd.DataFrame]) -> str | None:
     """The test table's id column of its own, or None: a column train has too, naming each row of either once,
-    whole numbers or text but no dates or times, no value in both splits (a competition's own row ids,
-    PassengerId say)."""
+    whole numbers or text but no dates or times, no value in both splits (the competition's own row ids)."""
     if train is None:
         return None
     tr, te = train[1], test[1]

@@ -339,7 +339,8 @@ def _scored_train(root: Path, by_role: dict[str, list[Path]]) -> dict[str, str]:
     scored.sort(key=lambda t: t[0], reverse=True)
     if scored[0][0] == scored[1][0]:  # alike by columns: the one whose rows the competition's files are named by
         named = _file_named(root)
-        scored = [((*key, sum(_names_a_file(v, named) for v in heads[p].to_numpy().ravel())), p) for key, p in scored]
+        naming = lambda head: sum(isinstance(v, str) and len(v) > 1 and v in named for v in head.to_numpy().ravel())  # noqa: E731
+        scored = [((*key, naming(heads[p])), p) for key, p in scored]
         scored.sort(key=lambda t: t[0], reverse=True)
     by_role["train_ranked"] = [
         (
@@ -368,10 +369,6 @@ def _file_named(root: Path) -> set[str]:
             parts = re.split(r"(?<=.)(?=[_.-])", p.stem)
             names.update("".join(parts[:k]) for k in range(1, len(parts) + 1))
     return names
-
-
-def _names_a_file(value, named: set[str]) -> bool:
-    return isinstance(value, str) and len(value) > 1 and value in named
 
 
 def _pick_split(root: Path, found: list[Path]) -> tuple[Path, list[Path]]:
