@@ -10,6 +10,9 @@ generated problem where it matters, one default scikit-learn HistGradientBoostin
 - (b) RMSLE on a skewed value (lognormal, a long right tail): fitted on the value, or on log1p of it (the rule).
 - (c) binary F1 with 5 % positives: labels at probability 0.5, or at the threshold of the target transform's grid
   (stages/target_transform.THRESHOLDS) that scores best on 5-fold out-of-fold predictions of the train rows (the rule).
+- (d) macro F1 of four skewed classes (about 60/25/10/5 %): the most likely class as predicted, or after dividing
+  the probabilities by the train shares to the power of the grid (stages/target_transform.BALANCES) that scores
+  best out of fold (the rule).
 
 Each variant is scored on as many fresh rows of the same problem. With --autogluon SECONDS, (a) also runs through
 the solve's own AutoGluon path (tools/autogluon_tool.fit_autogluon, sklearn forests and LightGBM, no refit) and
@@ -31,8 +34,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from stages.target_transform import THRESHOLDS  # noqa: E402
-from tools.metrics import f1, relative_weights, rmsle, rmspe  # noqa: E402
+from stages.target_transform import BALANCES, THRESHOLDS  # noqa: E402
+from tools.metrics import f1, f1_macro, relative_weights, rmsle, rmspe  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "metric_fit.md"
 
@@ -111,6 +114,38 @@ def f1_variants(seed: int, n: int) -> dict[str, float]:
     }
 
 
+def skewed_classes(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Four classes of about 60, 25, 10 and 5 % of the rows, each but the first raised by its own features."""
+    x = rng.normal(size=(n, 8))
+    logits = np.column_stack([np.zeros(n), x[:, 0] - 1.0, x[:, 1] + 0.5 * x[:, 0] - 2.0, x[:, 2] - x[:, 3] - 2.8])
+    p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    return x, (rng.random(n)[:, None] > p.cumsum(axis=1)).sum(axis=1)
+
+
+def macro_f1_variants(seed: int, n: int) -> dict[str, float]:
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    rng = np.random.default_rng(seed)
+    (x, y), (x_test, y_test) = skewed_classes(n, rng), skewed_classes(n, rng)
+    shares = np.bincount(y) / len(y)
+    model = HistGradientBoostingClassifier(random_state=seed)
+    folds = StratifiedKFold(5, shuffle=True, random_state=seed)
+    oof = cross_val_predict(model, x, y, cv=folds, method="predict_proba")
+
+    def labels(proba, power):  # the target transform's decoding: the argmax after dividing by shares ** BALANCE
+        return (proba / shares**power).argmax(axis=1)
+
+    tuned = max(BALANCES, key=lambda b: f1_macro(y, labels(oof, b)))
+    p = model.fit(x, y).predict_proba(x_test)
+    return {
+        "argmax as predicted (BALANCE 0)": f1_macro(y_test, labels(p, 0.0)),
+        "argmax after BALANCE tuned out of fold (the rule)": f1_macro(y_test, labels(p, tuned)),
+        "  the tuned BALANCE": tuned,
+        "  the rarest class's share of train": shares.min(),
+    }
+
+
 def solve_variants(seconds: float) -> dict[str, float]:
     """fit_autogluon and the late-fusion network (default configuration) on a setup of the store-table-rmspe
     fixture, with and without the metric's row weights."""
@@ -160,6 +195,7 @@ def main() -> None:
         "(a) RMSPE, store sales": rmspe_variants,
         "(b) RMSLE, skewed value": rmsle_variants,
         "(c) F1, 5 % positives": f1_variants,
+        "(d) macro F1, four skewed classes": macro_f1_variants,
     }
     results: dict[str, dict[str, list[float]]] = {}
     for problem, run in problems.items():
@@ -177,9 +213,8 @@ def main() -> None:
         "# Fitting what the metric scores\n\n`uv run python benchmarks/metric_fit.py"
         + (f" --autogluon {args.autogluon:g}" if args.autogluon else "")
         + f"` (seeds {' '.join(map(str, args.seeds))}, {args.rows} train rows and as many test rows; "
-        "RMSPE and RMSLE lower is better, F1 higher). The fixture's rows: one run, scored on its validation rows.\n\n"
-        + text
-        + "\n"
+        "RMSPE and RMSLE lower is better, F1 and macro F1 higher). The fixture's rows: one run, scored on its "
+        "validation rows.\n\n" + text + "\n"
     )
 
 

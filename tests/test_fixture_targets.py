@@ -46,6 +46,7 @@ EXPECTED = {
     "grouped-log-mae-targets": ("grouped_log_mae", [("regression", "value")] * 3),
     "multi-target-mcrmse": ("mcrmse", [("regression", "value")] * 3),
     "multi-target-spearman": ("mean_spearman", [("regression", "value")] * 4),
+    "multiclass-macro-f1": ("f1_macro", [("multiclass", "label")]),
     "multilabel-label-ids": ("f2_samples", [("multilabel", "label_set")]),
     "multilabel-label-words": ("f1_samples", [("multilabel", "label_set")]),
     "ordinal-qwk": ("qwk", [("regression", "label")]),  # a value cut into ratings at tuned points
@@ -246,6 +247,29 @@ def test_class_columns_named_with_a_prefix_submit_the_label_classes(fetched, mon
     np.testing.assert_allclose(balanced.to_numpy(), 0.5, atol=1e-4)
     assert g["metric"].metric(y, balanced) == pytest.approx(np.log(2), abs=1e-3)
     assert as_predicted > np.log(2) + 0.05
+
+
+def test_a_macro_f1_label_raises_the_rare_classes_by_their_share(fetched, monkeypatch):
+    """Macro F1 weighs every class alike: the transform offers BALANCE for a multi-class label too, and its argmax
+    is taken over the probabilities divided by the train shares. A model that sees each row's class but keeps the
+    train's skew submits the common class for every row at 0 and each row's own class at 1."""
+    ws = fetched["multiclass-macro-f1"]
+    monkeypatch.chdir(ws)
+    g = _generated(ws)
+    tf = g["transform"]
+    assert tf.TUNABLE["BALANCE"] == target_transform.BALANCES and tf.BALANCE == 0.0
+    y = pd.read_csv(Workspace(ws).target_map, dtype={"id": str}).drop(columns="id")
+    codes = tf.transform(y)[:, 0].astype(int)
+    shares = np.bincount(codes) / len(codes)
+    assert shares.min() < 0.1 < 0.5 < shares.max()  # the skew the fixture promises
+    proba = shares * (1 + np.eye(len(shares))[codes])  # each row's class twice as likely as its share says
+    proba /= proba.sum(axis=1, keepdims=True)
+    as_predicted = tf.inverse_transform(proba)
+    assert as_predicted["level"].nunique() == 1  # the common class everywhere
+    monkeypatch.setattr(tf, "BALANCE", 1.0)
+    balanced = tf.inverse_transform(proba)
+    assert (balanced["level"].astype(str) == y["level"].astype(str)).all()
+    assert g["metric"].metric(y, balanced) == 1.0 > g["metric"].metric(y, as_predicted) + 0.5
 
 
 @pytest.mark.parametrize(

@@ -611,6 +611,7 @@ METRICS: dict[str, Metric] = {
             "label",
             False,
             (r"\bmacro (?:averaged? )?f ?(?:1|score)\b", r"\bf ?1\b[^.]{0,20}\bmacro\b"),
+            balanced=True,
         ),
         Metric(
             "f1_micro",
@@ -636,6 +637,7 @@ METRICS: dict[str, Metric] = {
             "label",
             False,
             (r"\bmacro (?:averaged? )?f ?2\b", r"\bf ?2\b[^.]{0,20}\bmacro\b"),
+            balanced=True,
         ),
         Metric(
             "f2_micro",

@@ -327,6 +327,30 @@ def binary_f2(folder: Path, rng: np.random.Generator) -> dict:
     )
 
 
+@fixture(FAMILY, "four skewed classes (about 60/25/10/5 %) submitted as one label, macro F1", fast=True)
+def multiclass_macro_f1(folder: Path, rng: np.random.Generator) -> dict:
+    n = N_TRAIN + N_TEST
+    x = _features(rng, n)
+    f = x.to_numpy()
+    logits = np.column_stack([np.zeros(n), f[:, 0] - 1.0, f[:, 1] + 0.5 * f[:, 0] - 2.0, f[:, 2] - f[:, 3] - 2.8])
+    p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    frame = pd.concat([pd.DataFrame({"id": np.arange(n)}), x], axis=1)
+    frame["level"] = 1 + (rng.random(n)[:, None] > p.cumsum(axis=1)).sum(axis=1)
+    train, test, answers = _split(frame, ["level"])
+    sample = pd.DataFrame({"id": test["id"], "level": 1})
+    return _tabular(
+        folder,
+        "Need levels",
+        "Predict the need level (1 to 4) of each household.",
+        "Submissions are evaluated on the macro F1 score: the F1 score of each level, averaged with equal weight.",
+        train,
+        test,
+        sample,
+        answers,
+        {"task_type": "MultiCls", "metric": "f1_macro", "lower_is_better": False},
+    )
+
+
 @fixture(FAMILY, "non-negative claim amounts scored by normalized Gini", fast=True)
 def gini_claims(folder: Path, rng: np.random.Generator) -> dict:
     n = N_TRAIN + N_TEST
