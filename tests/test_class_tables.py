@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from agentk.competition.normalise import normalise
 from agentk.competition.tables import find
@@ -62,29 +63,31 @@ def test_numbered_class_tables_beside_a_sample_of_empty_cells_are_classes(tmp_pa
     assert train.groupby("species")["pid"].min().to_dict() == {0: 0, 1: 100} and len(train) == 60
 
 
-def test_zipped_class_tables_in_a_train_folder_are_unpacked_where_they_are(tmp_path):
+@pytest.mark.parametrize("folder", ["train", "data/train"])
+def test_zipped_class_tables_in_a_train_folder_are_unpacked_where_they_are(tmp_path, folder):
     """train/0.csv.zip and train/1.csv.zip: the check does not stop at "the training files carry no labels", and
     fetch unpacks them into raw/train/ (a real folder of links), not at raw/'s top where nothing groups them
-    (layout-fuzz seed 5061, held out)."""
+    (layout-fuzz seed 5061, held out); so too a split folder inside a sub-folder, data/train/ (seed 5488, held
+    out: "no training data")."""
     import zipfile
 
     from stages.fetch import check_source, fetch_local
 
     comp = tmp_path / "comp"
     comp.mkdir()
-    _layout(comp, classes=("0", "1"), stems={"0": "train/0", "1": "train/1"})
-    for table in sorted((comp / "train").glob("*.csv")):
+    _layout(comp, classes=("0", "1"), stems={"0": f"{folder}/0", "1": f"{folder}/1"})
+    for table in sorted((comp / folder).glob("*.csv")):
         with zipfile.ZipFile(f"{table}.zip", "w") as z:
             z.write(table, table.name)
         table.unlink()
     check_source(comp)
     fetch_local(comp, tmp_path / "ws")
     raw = tmp_path / "ws" / "raw"
-    assert (raw / "train").is_dir() and not (raw / "train").is_symlink()
-    assert (raw / "train" / "0.csv").is_file() and not (raw / "0.csv").exists()
+    assert (raw / folder).is_dir() and not (raw / folder).is_symlink()
+    assert (raw / folder / "0.csv").is_file() and not (raw / "0.csv").exists()
     train = pd.read_csv(find(raw).paths["train"])
     assert len(train) == 60 and sorted(train["species"].unique()) == [0, 1]
-    assert sorted(p.name for p in (comp / "train").iterdir()) == ["0.csv.zip", "1.csv.zip"]  # the user's, as it was
+    assert sorted(p.name for p in (comp / folder).iterdir()) == ["0.csv.zip", "1.csv.zip"]  # the user's, as it was
 
 
 def test_look_alikes_that_are_no_classes_are_left_alone(tmp_path):

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from conftest import agentk
 
-from agentk.competition.files import spelling
+from agentk.competition.files import role_of, spelling
 from agentk.competition.readers import read_table
 from agentk.policies.analysis import analyse
 from stages.fetch import fetch_local
@@ -90,6 +90,14 @@ PINNED = {
         ],
     ),
     7061: ("regression", ["side:per-sample-files", "problem:multi-target", "format:json"]),
+    5389: (
+        "multiclass",
+        [
+            *("ids:padded", "ids:hex", "ids:named", "sample:proba", "sample:unseen-class", "side:chain"),
+            *("decoy:larger-table", "format:jsonl"),
+        ],
+    ),
+    5458: ("regression", ["names:other", "ids:hex", "signal:long", "format:gz"]),
     7020: (
         "binary",
         [
@@ -714,6 +722,30 @@ def test_of_two_train_tables_alike_by_columns_the_one_whose_ids_name_the_picture
     assert [o.value for o in options] == [train, decoy]
     assert "5 of its first rows' values naming files" in options[0].evidence, options[0].evidence
     assert a.n_train == len(truth.train_ids)
+
+
+def test_of_two_train_tables_alike_by_columns_the_one_named_as_the_class_columns_begin_is_train(tmp_path):
+    """decoy:larger-table beside a sample of one column per class (outcome_low, outcome_mid...): neither table holds
+    a predicted column and both hold the test's, so the shorter name used to decide, and the decoy was taken, its
+    other label's classes fitting the columns too (layout-fuzz seed 5389, held out: the target map held none of
+    the train ids). The table holding the label the class columns are named by (outcome) ranks first."""
+    truth = layout(5389, tmp_path / "5389")
+    a = analysed(tmp_path, tmp_path / "5389" / "public", "ws5389")
+    train, decoy = (truth.files[r] for r in ("train", "decoy_train"))
+    options = next(d for d in a.decisions.items if d.name == "train_table").options
+    assert [o.value for o in options] == [train, decoy]
+    assert options[0].evidence.startswith("1 of the sample's predicted columns"), options[0].evidence
+    assert a.n_train == len(truth.train_ids)
+
+
+def test_a_long_signal_named_for_no_split_is_train_by_the_segments_columns_and_the_sample_targets(tmp_path):
+    """signal:long with names:other: the signal is samples_labelled, the segments' folder samples_unlabelled, and no
+    test table: the train table is the one holding the segment files' columns and the sample's target (layout-fuzz
+    seed 5458, held out: "no training data")."""
+    truth = layout(5458, tmp_path / "5458")
+    assert not {role_of(Path(truth.files[r])) for r in ("train", "test")} & {"train", "test"}
+    a = analysed(tmp_path, tmp_path / "5458" / "public", "ws5458")
+    assert a.n_train == len(truth.train_ids) and a.n_test == len(truth.test_ids)
 
 
 def test_time_ordered_rows_hold_a_date_train_before_test_and_open_names(tmp_path):

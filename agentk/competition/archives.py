@@ -108,6 +108,10 @@ def holds_tables(archive: Path) -> bool:
     return any(m.lower().endswith(TABLE_EXT + ARCHIVE_EXT) for m in members(archive))
 
 
+def _folders(folder: Path) -> list[Path]:
+    return [d for d in folder.iterdir() if d.is_dir() and not d.is_symlink() and not d.name.startswith(".")]
+
+
 def unpack_beside(source: Path, raw: Path, tables_only: bool = False) -> list[str]:
     """Extract the top-level archives of `source` into `raw`, and the archives nested in them, skipping those
     whose content is already there (Kaggle folders often hold both train/ and train.zip). Extraction goes
@@ -117,17 +121,17 @@ def unpack_beside(source: Path, raw: Path, tables_only: bool = False) -> list[st
     readable = (".csv.gz", ".tsv.gz")  # tables read compressed: no copy needed
     top = [p for p in Path(source).iterdir() if is_archive(p) and not p.name.lower().endswith(readable)]
     # tables zipped in a sub-folder (data/train.csv.zip) come out in raw/'s folder of that name where fetch made
-    # one (a few zipped tables: train/low.csv.zip), else at the top of raw/: raw/data links to the user's folder,
-    # which nothing writes into
-    nested = [
-        p
-        for d in Path(source).iterdir()
-        if d.is_dir() and not d.is_symlink() and not d.name.startswith(".")
-        for p in d.iterdir()
-        if is_archive(p) and not p.name.lower().endswith(readable)
-    ]
+    # one (a few zipped tables: train/low.csv.zip, data/train/low.csv.zip), else at the top of raw/: raw/data links
+    # to the user's folder, which nothing writes into. Deeper folders are looked into only where fetch made them.
+    nested, folders = [], _folders(Path(source))
+    while folders:
+        d = folders.pop()
+        nested += [p for p in d.iterdir() if is_archive(p) and not p.name.lower().endswith(readable)]
+        made = raw / d.relative_to(source)
+        if made.is_dir() and not made.is_symlink():
+            folders += _folders(d)
     for archive in sorted(top) + sorted(nested):
-        name, dest = unpacked_name(archive), raw / archive.parent.name
+        name, dest = unpacked_name(archive), raw / archive.parent.relative_to(source)
         dest = raw if archive in top or not dest.is_dir() or dest.is_symlink() else dest
         if name is None or (dest / name).exists() or (Path(source) / name).exists() or (archive.parent / name).exists():
             continue

@@ -19,3 +19,12 @@ def class_columns(values: set[str], columns: list[str]) -> dict[str, str] | None
         return None
     named = {v: rests.get(v.lower()) for v in values}
     return named if all(named.values()) else None
+
+
+def shared_name(columns: list[str]) -> str | None:
+    """The name the sample's probability columns share ("outcome_low", "outcome_mid" -> "outcome"): the label's
+    own name in the table that holds it; None where they share fewer than three letters."""
+    if len(columns) < 2:
+        return None
+    prefix = os.path.commonprefix([str(c) for c in columns]).rstrip("_-. ")
+    return prefix if len(prefix) >= 3 else None

@@ -19,9 +19,11 @@ import numpy as np
 import pandas as pd
 
 from agentk.competition import partitions, rewrites, written
+from agentk.competition.class_names import shared_name
 from agentk.competition.files import TABLE_EXT, is_table, role_of, spelling, split_folders, walk
 from agentk.competition.long_format import RECORD
 from agentk.competition.readers import read_table
+from agentk.competition.series import segments
 from agentk.core.errors import BadInput
 from agentk.modalities import file_extensions
 
@@ -179,19 +181,25 @@ def _roles_from_values(root: Path, unnamed: list[Path], by_role: dict[str, list[
             by_role["labels"] = [p for p in by_role.get("labels", []) if p != best]
             why["test"] = f"{best.name}: {cover[best]:.0%} of the sample submission's ids are its values"
     test = by_role.get("test", [None])[0]
-    if need_train and test is not None:
-        test_cols = {spelling(c) for c in read_table(test, nrows=5).columns}  # test may spell a column otherwise
+    # no test table: test samples that are files named by the sample's ids (segments of a signal) show its columns
+    files = None if test is not None or not need_train else segments(root, set(sample.iloc[:, 0].astype(str)))
+    if need_train and (test is not None or files):
+        shown = test if test is not None else next(iter(files.values()))
+        test_cols = {spelling(c) for c in read_table(shown, nrows=5).columns}  # test may spell a column otherwise
         scored = []
         for p, f in frames.items():
             shared = len(test_cols & {spelling(c) for c in f.columns})
-            if p != test and shared >= max(1, len(test_cols) / 2):
-                scored.append(((bool(targets & set(f.columns)), shared, len(f)), p))
+            has_targets = bool(targets & set(f.columns))
+            if p != test and shared >= max(1, len(test_cols) / 2) and (has_targets or test is not None):
+                scored.append(((has_targets, shared, len(f)), p))
         if scored:
             (has_targets, shared, _), best = max(scored, key=lambda t: t[0])
             by_role["train"] = [best]  # named like labels ("labelled_cases.csv") but holding the inputs: train
             by_role["labels"] = [p for p in by_role.get("labels", []) if p != best]
-            why["train"] = f"{best.name}: {shared} of the test's columns" + (
-                " and the sample's targets" if has_targets else ", more rows than any other such table"
+            why["train"] = (
+                f"{best.name}: {shared} of the "
+                + ("test files' columns" if test is None else "test's columns")
+                + (" and the sample's targets" if has_targets else ", more rows than any other such table")
             )
             if not has_targets and not by_role.get("labels"):
                 # beside it, a table keyed by its rows holding what it lacks: by the sample's target names, or the
@@ -327,7 +335,9 @@ def _scored_train(root: Path, by_role: dict[str, list[Path]]) -> dict[str, str]:
     if len(wholes) < 2 or any(p.is_dir() for p in wholes):
         return {}
     try:
-        targets = {spelling(c) for c in read_table(by_role["sample"][0], nrows=5).columns[1:]}
+        predicted = [str(c) for c in read_table(by_role["sample"][0], nrows=5).columns[1:]]
+        # the predicted columns' names, and the name a column per class shares (outcome_low, outcome_mid: outcome)
+        targets = {spelling(c) for c in [*predicted, shared_name(predicted)] if c}
         test_cols = {spelling(c) for c in read_table(by_role["test"][0], nrows=5).columns}
         heads = {p: read_table(p, nrows=5, dtype=str) for p in wholes}
     except BadInput:
