@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 from conftest import agentk
 
+from agentk.competition.class_names import shared_name
 from agentk.competition.files import role_of, spelling
 from agentk.competition.readers import read_table
 from agentk.policies.analysis import analyse
@@ -714,9 +715,15 @@ def test_of_two_train_tables_alike_by_columns_the_one_whose_ids_name_the_picture
     """decoy:larger-table beside per-class probabilities and pictures per sample: neither table holds the sample's
     columns and both hold the test's, so the names used to decide, and the decoy (the shorter name) was taken,
     its rows naming no picture (layout-fuzz seed 5045, held out: the image modality vanished and the target map
-    held none of the train ids). The table whose first rows' values name the competition's files ranks first."""
+    held none of the train ids). The table whose first rows' values name the competition's files ranks first. (The
+    label the class columns are named by, which now ranks the train table first, is renamed here, so that the
+    values decide.)"""
     truth = layout(5045, tmp_path / "5045")
-    a = analysed(tmp_path, tmp_path / "5045" / "public", "ws5045")
+    public = tmp_path / "5045" / "public"
+    label = shared_name(list(pd.read_csv(public / truth.files["sample"], nrows=1).columns[1:]))
+    table = pd.read_csv(public / truth.files["train"], dtype=str)
+    table.rename(columns={label: "wurzel"}).to_csv(public / truth.files["train"], index=False)
+    a = analysed(tmp_path, public, "ws5045")
     train, decoy = (truth.files[r] for r in ("train", "decoy_train"))
     options = next(d for d in a.decisions.items if d.name == "train_table").options
     assert [o.value for o in options] == [train, decoy]
