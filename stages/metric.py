@@ -92,10 +92,13 @@ def metric(y_true, y_pred) -> float:
     for i, t in enumerate(TARGETS):
         if PER_LABEL and t["kind"] == "multilabel":
             truths[i], guesses[i] = _indicators(truths[i], guesses[i])
-    if SCORED_VALUE is not None:
+    if SCORED_VALUE is not None:  # only the rows whose METRIC_COLUMNS[0] holds it are scored
         keep = y_true[METRIC_COLUMNS[0]].astype(float).to_numpy() == SCORED_VALUE
-        return float(np.mean([score(a, b, mask=keep) for a, b in zip(truths, guesses)]))
-    truths += [y_true[c].astype(float).to_numpy() for c in METRIC_COLUMNS]
+        if METRIC == "masked_mae":
+            return float(np.mean([score(a, b, mask=keep) for a, b in zip(truths, guesses)]))
+        truths, guesses = [a[keep] for a in truths], [b[keep] for b in guesses]
+    else:
+        truths += [y_true[c].astype(float).to_numpy() for c in METRIC_COLUMNS]
     if MULTI_TARGET:
         return float(score(np.column_stack(truths), np.column_stack(guesses)))
     return float(np.mean([score(a, b) for a, b in zip(truths, guesses)]))

@@ -44,11 +44,13 @@ EXPECTED = {
     "fraction-binarised-auc": ("roc_auc", [("binary", "proba")]),
     "gini-claims": ("gini", [("regression", "value")]),
     "grouped-log-mae-targets": ("grouped_log_mae", [("regression", "value")] * 3),
+    "household-heads-macro-f1": ("f1_macro", [("multiclass", "label")]),
     "multi-target-mcrmse": ("mcrmse", [("regression", "value")] * 3),
     "multi-target-spearman": ("mean_spearman", [("regression", "value")] * 4),
     "multiclass-macro-f1": ("f1_macro", [("multiclass", "label")]),
     "multilabel-label-ids": ("f2_samples", [("multilabel", "label_set")]),
     "multilabel-label-words": ("f1_samples", [("multilabel", "label_set")]),
+    "multilabel-macro-f1": ("f1_macro", [("multilabel", "label_set")]),
     "ordinal-qwk": ("qwk", [("regression", "label")]),  # a value cut into ratings at tuned points
     "pearson-regression": ("pearson", [("regression", "value")]),
     "top5-ranking-new-class": ("map_at_5", [("multiclass", "ranking")]),
@@ -270,6 +272,55 @@ def test_a_macro_f1_label_raises_the_rare_classes_by_their_share(fetched, monkey
     balanced = tf.inverse_transform(proba)
     assert (balanced["level"].astype(str) == y["level"].astype(str)).all()
     assert g["metric"].metric(y, balanced) == 1.0 > g["metric"].metric(y, as_predicted) + 0.5
+
+
+def test_macro_f1_label_sets_weigh_each_label_against_its_share(fetched, monkeypatch):
+    """Macro F1 of label sets weighs a rare label as much as a common one: the transform offers BALANCE after
+    THRESHOLD, and at BALANCE 1 each label's probability is judged against its share of the rows. A model that
+    raises a row's labels above their shares and lowers the others submits one label a row at 0, each row's own
+    labels at 1."""
+    ws = fetched["multilabel-macro-f1"]
+    monkeypatch.chdir(ws)
+    g = _generated(ws)
+    tf = g["transform"]
+    assert list(tf.TUNABLE) == ["THRESHOLD", "BALANCE"] and tf.BALANCE == 0.0
+    y = pd.read_csv(Workspace(ws).target_map, dtype={"id": str}).drop(columns="id")
+    on = tf.transform(y)
+    shares = on.mean(axis=0)
+    assert shares.max() < 0.5 and shares.min() < 0.1
+    assert tf.SPEC[0]["prior"] == pytest.approx(shares, abs=1e-6)
+    proba = np.where(on == 1, 1.3 * shares, 0.6 * shares)
+    as_predicted = tf.inverse_transform(proba)
+    assert (as_predicted["Target"].str.split().map(len) == 1).all()  # the most likely label alone: none reaches 0.5
+    monkeypatch.setattr(tf, "BALANCE", 1.0)
+    balanced = tf.inverse_transform(proba)
+    assert (balanced["Target"].map(lambda v: sorted(v.split())) == y["Target"].map(lambda v: sorted(v.split()))).all()
+    assert g["metric"].metric(y, balanced) == 1.0 > g["metric"].metric(y, as_predicted) + 0.5
+
+
+def test_rows_the_text_says_are_not_scored_are_out_of_the_metric_and_the_fit(fetched, monkeypatch):
+    """ "Only the heads of household are used in scoring", and the data section describes is_head as "indicates if
+    this person is the head of the household": the metric scores the heads' rows alone, and every kind fits them
+    alone (TaskData.fit_weights 0 elsewhere), as for a masked MAE whose column the text names."""
+    from tools.task_data import TaskData
+
+    ws = fetched["household-heads-macro-f1"]
+    monkeypatch.chdir(ws)
+    g = _generated(ws)
+    assert (g["analysis"].metric_columns, g["analysis"].scored_value) == (["is_head"], 1.0)
+    y = pd.read_csv(Workspace(ws).target_map, dtype={"id": str})
+    heads = y["is_head"] == 1
+    truth = y.drop(columns="id")
+    others_wrong = truth[["Target"]].where(heads, truth["Target"] % 4 + 1, axis=0)
+    assert g["metric"].metric(truth, others_wrong) == 1.0  # the other members' rows are not scored
+    heads_wrong = truth[["Target"]].where(~heads, truth["Target"] % 4 + 1, axis=0)
+    assert g["metric"].metric(truth, heads_wrong) == 0.0
+    y[["id"]].assign(v0=0.0).to_csv(ws / "train_tab_input_map.csv", index=False)
+    task = TaskData(ws)
+    rows = np.arange(len(y))
+    weights = task.fit_weights(0, rows)
+    assert (weights == task.targets["is_head"].to_numpy(float)).all() and 0 < weights.mean() < 0.5
+    assert set(task.learn_rows(0, rows)) == set(np.flatnonzero(weights))
 
 
 @pytest.mark.parametrize(

@@ -374,10 +374,13 @@ def _analyse(ws: Path, chosen: dict[str, int], decisions: Decisions) -> Analysis
         if not metric_columns:  # no sub-group to score: the metric's score of the target alone is what is optimised
             official, metric_name, metric_from = metric_name, TARGET_ALONE[metric_name], "proxy"
     scored_value = None
+    others = train.drop(columns=[c for c in (*target_cols, id_col, train_id) if c in train.columns])
     if metric_name == "masked_mae":  # the two-valued column whose value the evaluation text says rows are scored at
-        others = train.drop(columns=[c for c in (*target_cols, id_col, train_id) if c in train.columns])
-        if mask := shapes.scored_rows(evaluation_text(ws), others):
-            metric_columns, scored_value = [mask[0]], mask[1]
+        mask = shapes.scored_rows(evaluation_text(ws), others)
+    else:  # any metric over the rows the text names in words, a 0/1 column the data section describes alike
+        mask = None if metric_columns else shapes.described_scored_rows(_task_text(ws), others)
+    if mask:
+        metric_columns, scored_value = [mask[0]], mask[1]
     if train_table:  # revised last at its stages: their other decisions are tried on the first table first
         decisions.items.append(decisions.items.pop(0))
     return Analysis(

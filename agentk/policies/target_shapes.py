@@ -161,4 +161,43 @@ def scored_rows(text: str, table: pd.DataFrame) -> tuple[str, float] | None:
     return None
 
 
+# "only the heads of household are used in scoring", "only heads of household are scored": the rows named
+ONLY_SCORED = re.compile(
+    r"\bonly (?:the )?([a-z][a-z ]{2,60}?) (?:are|is|will be) (?:used (?:in|for) )?(?:scor|evaluat|count)"
+)
+# a column's description in a data section: "- parentesco1: indicates if this person is the head of the household"
+DESCRIBED = re.compile(r"^\s*(?:[-*+]\s*)?`?([\w.]+)`?\s*(?::|-|–|—)\s+(.+)$", re.M)
+_FILLER = {"the", "of", "a", "an", "in", "on", "for", "to", "and", "or", "with", "each", "per", "row", "rows"}
+
+
+def _content(words: str) -> set[str]:
+    """The words that say what a phrase names, in the singular (heads of household: head, household)."""
+    out = set()
+    for w in re.findall(r"[a-z]+", words.lower()):
+        if w not in _FILLER:
+            out.add(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
+    return out
+
+
+def described_scored_rows(text: str, table: pd.DataFrame) -> tuple[str, float] | None:
+    """(column, 1.0) when the text says only some rows are scored, naming them in words ("only the heads of household
+    are used in scoring"), and exactly one 0/1 column of `table` is described by those words ("parentesco1: indicates
+    if this person is the head of the household"): a masked metric whose mask the data section describes."""
+    norm = " ".join(re.sub(r"[`*_]", " ", text.lower()).split())
+    phrases = [_content(m.group(1)) for m in ONLY_SCORED.finditer(norm)]
+    phrases = [p for p in phrases if p]
+    if not phrases:
+        return None
+    described = {m.group(1): _content(m.group(2)) for m in DESCRIBED.finditer(text)}
+    found = set()
+    for c in table.columns:
+        words = described.get(str(c))
+        if not words or not any(p <= words for p in phrases):
+            continue
+        values = set(to_numeric(table[c], errors="coerce").dropna().unique().tolist())
+        if values == {0.0, 1.0}:
+            found.add(c)
+    return (found.pop(), 1.0) if len(found) == 1 else None
+
+
 TARGET_NAME = re.compile(r"^(target|label|labels|y|class|outcome)$", re.I)

@@ -41,12 +41,14 @@ def _tabular(
     sample: pd.DataFrame,
     answers: pd.DataFrame,
     meta: dict,
+    fields: str = "",
 ) -> dict:
-    """Write a train/test/sample competition and its hidden answers; returns meta with the usual keys."""
+    """Write a train/test/sample competition and its hidden answers; returns meta with the usual keys. `fields`:
+    the data section's description of columns, after its list of files."""
     pub = folder / "public"
     files = (
         "- train.csv - the training set\n- test.csv - the test set (no targets)\n"
-        "- sample_submission.csv - a sample submission in the correct format"
+        "- sample_submission.csv - a sample submission in the correct format" + (f"\n\n{fields}" if fields else "")
     )
     (pub / "description.md").write_text(_description(title, task, evaluation, files))
     train.to_csv(pub / "train.csv", index=False)
@@ -348,6 +350,73 @@ def multiclass_macro_f1(folder: Path, rng: np.random.Generator) -> dict:
         sample,
         answers,
         {"task_type": "MultiCls", "metric": "f1_macro", "lower_is_better": False},
+    )
+
+
+@fixture(FAMILY, "multi-label: label ids of ever rarer labels (35 % to 5 % of rows) in one column, macro F1", fast=True)
+def multilabel_macro_f1(folder: Path, rng: np.random.Generator) -> dict:
+    n = N_TRAIN + N_TEST
+    x = _features(rng, n)
+    shares = np.linspace(0.35, 0.05, 8)
+    scores = x.to_numpy() @ rng.normal(size=(x.shape[1], len(shares))) + rng.normal(scale=0.7, size=(n, 8))
+    over = scores - [np.quantile(scores[:, j], 1 - share) for j, share in enumerate(shares)]  # on in its share
+    labels = [" ".join(f"p{j}" for j in np.flatnonzero(row > 0)) or f"p{int(row.argmax())}" for row in over]
+    frame = pd.concat([pd.DataFrame({"id": [f"s{i:04d}" for i in range(n)]}), x], axis=1)
+    frame["Target"] = labels
+    train, test, answers = _split(frame, ["Target"])
+    sample = pd.DataFrame({"id": test["id"], "Target": "p0"})
+    return _tabular(
+        folder,
+        "Protein places",
+        "Each sample shows one or more of eight patterns, some rare. Predict all pattern labels of each test sample, "
+        "separated by spaces.",
+        "Submissions are evaluated on the macro F1 score: the F1 of each label, averaged with equal weight.",
+        train,
+        test,
+        sample,
+        answers,
+        {"task_type": "MultiLabel", "metric": "f1_macro", "lower_is_better": False},
+    )
+
+
+@fixture(FAMILY, "rows per household member, only the heads scored (said in words), macro F1", fast=True)
+def household_heads_macro_f1(folder: Path, rng: np.random.Generator) -> dict:
+    rows, homes = [], (N_TRAIN + N_TEST) // 3
+    for home in range(homes):
+        x = rng.normal(size=4)
+        level = 1 + int(np.digitize(x[0] + 0.6 * x[1] + rng.normal(scale=0.3), [-0.9, 0.0, 0.9]))
+        for member in range(int(rng.integers(1, 6))):
+            head = int(member == 0)
+            # a head's inputs are the household's own; other members' are noisier, and their own labels
+            # (which the grader never reads) half the time another level
+            seen = x + rng.normal(scale=0.2 if head else 1.2, size=4)
+            label = level if head or rng.random() < 0.5 else int(rng.integers(1, 5))
+            rows.append(
+                {
+                    "Id": f"ID_{home:04d}{member}",
+                    "home": f"h{home:04d}",
+                    **{f"v{j}": round(float(v), 4) for j, v in enumerate(seen)},
+                    "is_head": head,
+                    "Target": label,
+                }
+            )
+    frame = pd.DataFrame(rows)
+    train = frame[frame["home"] < f"h{homes * 3 // 4:04d}"]
+    test = frame[frame["home"] >= f"h{homes * 3 // 4:04d}"]
+    answers = test[["Id"]].assign(Target=test["Target"].where(test["is_head"] == 1).astype("Int64"))
+    return _tabular(
+        folder,
+        "Household need",
+        "Predict the need level (1 to 4) of each person's household.",
+        "Submissions are evaluated on the macro F1 score. Note that only the heads of household are used in "
+        "scoring: every member is in the test set and the sample submission, but only heads of household are scored.",
+        train,
+        test.drop(columns="Target"),
+        test[["Id"]].assign(Target=4),
+        answers,
+        {"task_type": "MultiCls", "metric": "f1_macro", "lower_is_better": False},
+        fields="- Id: a unique identifier for each person\n- home: the household\n"
+        "- is_head: indicates if this person is the head of the household\n- Target: the need level, 1 to 4",
     )
 
 
