@@ -8,8 +8,9 @@ competition is set up by each version in turn (before, after, before, ... so tha
 alike), in a child process (`agentk setup <folder> --workspace <ws> --policy expert`, the console script's
 entry run in the checkout with this interpreter), one at a time, each with an empty long-term memory. The table
 gives each competition's wall seconds, CPU seconds (of its process tree: less sensitive to a busy machine) and
-outcome under both, and the medians over the competitions both set up; it goes to <out>/setup_time.md and the
-console. Exit 0 when the run finished, 2 on bad arguments.
+outcome under both, whether the two setups wrote the same maps and submission (for a change meant to keep
+behaviour: the files that differ are named), and the medians over the competitions both set up; it goes to
+<out>/setup_time.md and the console. Exit 0 when the run finished, 2 on bad arguments.
 """
 
 from __future__ import annotations
@@ -61,6 +62,20 @@ def run_setup(checkout: Path, folder: Path, ws: Path, timeout: float) -> dict:
     return {"rc": rc, "seconds": round(seconds, 1), "cpu": cpu, "status": state.get("status", "none")}
 
 
+def outputs_differ(before: Path, after: Path) -> list[str]:
+    """The maps and the submission (the setup's outputs a solve reads) that are not byte for byte the same in two
+    workspaces, or that only one of them wrote."""
+    names = {p.name for ws in (before, after) for p in ws.glob("*.csv") if p.name.endswith("_map.csv")}
+    names.add("submission.csv")
+    return sorted(
+        n
+        for n in names
+        if not (
+            (before / n).is_file() and (after / n).is_file() and (before / n).read_bytes() == (after / n).read_bytes()
+        )
+    )
+
+
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")  # cgroup v1's CPU accounting
 
 
@@ -78,24 +93,26 @@ def _cpu_group(name: str) -> Path | None:
 
 def table(rows: dict[str, dict[str, dict]]) -> str:
     lines = [
-        "| competition | before s | after s | before CPU s | after CPU s | before | after |",
-        "|---|---|---|---|---|---|---|",
+        "| competition | before s | after s | before CPU s | after CPU s | before | after | maps and submission |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     both = []
     for name, r in rows.items():
         b, a = r["before"], r["after"]
+        same = "same" if not r.get("differ") else "differ: " + ", ".join(r["differ"])
         lines.append(
-            f"| {name} | {b['seconds']} | {a['seconds']} | {b['cpu']} | {a['cpu']} | {b['status']} | {a['status']} |"
+            f"| {name} | {b['seconds']} | {a['seconds']} | {b['cpu']} | {a['cpu']} | {b['status']} | {a['status']} "
+            f"| {same} |"
         )
         if b["status"] == a["status"] == "done":
             both.append((b["seconds"], a["seconds"], b["cpu"], a["cpu"]))
     if both:
         med = [f"**{statistics.median(x):.1f}**" if None not in x else "-" for x in zip(*both)]
-        lines.append(f"| **median of {len(both)} set up by both** | {' | '.join(med)} | | |")
+        lines.append(f"| **median of {len(both)} set up by both** | {' | '.join(med)} | | | |")
         # each competition's own change: the medians above may be different competitions' times
         wall = f"{statistics.median(r[1] - r[0] for r in both):+.1f}"
         cpu = f"{statistics.median(r[3] - r[2] for r in both):+.1f}" if None not in sum(both, ()) else "-"
-        lines.append(f"| median change per competition (after - before) | | {wall} | | {cpu} | | |")
+        lines.append(f"| median change per competition (after - before) | | {wall} | | {cpu} | | | |")
     return "\n".join(lines)
 
 
@@ -116,11 +133,12 @@ def main(argv: list[str] | None = None) -> int:
         found = {n: f for n, f in found.items() if n in args.only}
     rows: dict[str, dict[str, dict]] = {}
     for name, folder in found.items():
-        rows[name] = {}
+        rows[name], spaces = {}, {}
         for label, checkout in (("before", args.before), ("after", args.after)):
-            ws = args.out / "workspaces" / label / name.replace("/", "_")
+            spaces[label] = ws = args.out / "workspaces" / label / name.replace("/", "_")
             rows[name][label] = run_setup(checkout.resolve(), folder.resolve(), ws, args.timeout)
             print(f"{name} {label}: {rows[name][label]}", flush=True)
+        rows[name]["differ"] = outputs_differ(spaces["before"], spaces["after"])
     text = table(rows)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "setup_time.md").write_text(text + "\n")
