@@ -11,7 +11,7 @@ from pathlib import PurePath
 
 from agentk.competition.file_inputs import NAME_LABEL, SUFFIX_LABEL
 from agentk.competition.graph import key_text
-from agentk.competition.joins import CHUNK_ROWS, join_keyed
+from agentk.competition.joins import CHUNK_ROWS, join_keyed, share_column
 from agentk.core.checks import Check
 from agentk.core.engine import HOLE
 from agentk.modalities import MODALITIES, PATHS_SEP
@@ -112,10 +112,10 @@ def table_rows(a, split: str, file_col: str | None = None) -> list[str]:
     return lines
 
 
-# agentk.competition.graph.key_text and agentk.competition.joins.join_keyed, written into the generated code as they
-# are: the map joins its tables exactly as the analysis did
+# agentk.competition.graph.key_text and agentk.competition.joins.join_keyed (with share_column, which it calls),
+# written into the generated code as they are: the map joins its tables exactly as the analysis did
 KEY_TEXT = getsource(key_text).splitlines()
-JOIN_KEYED = [*KEY_TEXT, *getsource(join_keyed).splitlines()]
+JOIN_KEYED = [*KEY_TEXT, "", "", *getsource(share_column).splitlines(), "", "", *getsource(join_keyed).splitlines()]
 
 
 def join_lines(j, into: str = "df", depth: int = 0) -> list[str]:
@@ -142,6 +142,7 @@ def join_lines(j, into: str = "df", depth: int = 0) -> list[str]:
     for v in j.via:
         lines += join_lines(v, other, depth + 1)
     args = f"{j.keys!r}, {j.other_keys!r}, {j.columns!r}, {j.aggregate!r}, {j.prefix!r}, many={j.many}"
+    args += f", shares={j.shares!r}" if j.shares else ""
     return [*lines, f"{into} = join_keyed({into}, {other}, {args})"]
 
 

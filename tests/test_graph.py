@@ -17,7 +17,7 @@ from agentk.competition.normalise import normalise
 from agentk.competition.normalise.split_rows_as_one import split_rows_as_one
 from agentk.competition.readers import read_chunks
 from agentk.competition.tables import find
-from stages.codegen import join_lines
+from stages.codegen import JOIN_KEYED, join_lines
 
 
 def _competition(tmp_path, train: pd.DataFrame, test: pd.DataFrame, **others: pd.DataFrame):
@@ -93,6 +93,38 @@ def test_a_grandchild_table_is_summarised_into_its_parent_before_the_parent_is(t
     assert te["orders_count"].iloc[0] == mine.sum()
     assert te["orders_lines_count_mean"].iloc[0] == pytest.approx(per_order[mine.to_numpy()].mean())
     assert "orders_order_no_mean" not in te.columns  # the orders' own numbers say nothing
+
+
+def test_a_text_column_of_few_values_is_summarised_as_each_values_share_per_key(tmp_path):
+    """Loans per applicant, each loan's status one of a few words: per applicant, the share of their loans in each
+    status (what a Kaggler counts: refused or bad-debt loans), in setup and in the generated map alike, the same
+    whole and in chunks; a text of many values (a free note) is not counted."""
+    rng = np.random.default_rng(8)
+    people = pd.DataFrame({"pid": range(120), "x": rng.normal(size=120).round(3)})
+    n = 900
+    loans = pd.DataFrame(
+        {
+            "owner": rng.integers(0, 120, n),
+            "status": rng.choice(["Active", "Closed", "Bad debt"], n, p=[0.5, 0.4, 0.1]),
+            "note": [f"n{i}" for i in range(n)],
+            "amount": rng.random(n).round(3),
+        }
+    )
+    train, test = _split(people.assign(y=rng.normal(size=120)), 90)
+    joins, tr, te = _competition(tmp_path, train, test.drop(columns="y"), loans=loans)
+    [j] = joins
+    assert j.many and j.shares == {"status": ["Active", "Bad debt", "Closed"]}
+    assert "loans_status_Bad_debt_share" in j.brought() and not any("note" in c for c in j.brought())
+    bad = (loans["status"] == "Bad debt").groupby(loans["owner"]).mean()
+    assert te["loans_status_Bad_debt_share"].tolist() == pytest.approx(bad.reindex(te["pid"]).tolist(), nan_ok=True)
+    shares = [c for c in te.columns if c.endswith("_share")]
+    assert np.allclose(te[shares].sum(axis=1)[te["loans_count"] > 0], 1.0)
+    chunks = (loans.iloc[i : i + 50] for i in range(0, n, 50))
+    chunked = join_keyed(test, chunks, ["pid"], ["owner"], [], ["amount"], "loans", True, j.shares)
+    pd.testing.assert_frame_equal(chunked[te.columns.drop("y", errors="ignore")], te, rtol=1e-9)
+    scope = {"pd": pd, "np": np, "df": test.drop(columns="y")}
+    exec("\n".join([*JOIN_KEYED, "", *join_lines(j)]).replace(f"'{j.table}'", repr(str(tmp_path / j.table))), scope)
+    pd.testing.assert_frame_equal(scope["df"], te, rtol=1e-9)
 
 
 def test_a_table_named_like_a_role_is_still_joined_by_its_values(tmp_path):

@@ -29,6 +29,9 @@ from agentk.competition.written import stand_ins
 from agentk.workspace import Workspace
 
 AGGREGATES = ("mean", "min", "max", "std")  # of each numeric column of a table with many rows per key
+# a text column of a table with many rows per key, of at most this many values (a loan's status, a visit's
+# department), is summarised as each value's share of the key's rows: what a Kaggler counts per applicant
+SHARE_LEVELS = 12
 CHUNK_ROWS = 1_000_000  # a summarised table's rows read at a time (in setup and in the generated maps)
 VERSION_SHARE = 0.5  # a table sharing more of its columns with train or test than this is a version of it
 # a side table larger than this is read lean (_lean_node): a 27-million-row table of three columns is about 2 GB
@@ -44,6 +47,7 @@ class Join:
     splits: list[str]  # "train" (a labels table) or "train" and "test" (inputs); [] below another join
     columns: list[str] = field(default_factory=list)  # one row per key: the columns brought in
     aggregate: list[str] = field(default_factory=list)  # many rows per key: the numeric columns summarised
+    shares: dict[str, list[str]] = field(default_factory=dict)  # many rows per key: text columns -> values counted
     prefix: str = ""  # names the summary columns (<prefix>_count, <prefix>_<column>_mean...)
     other_keys: list[str] = field(default_factory=list)  # the key's columns in the joined table (default: the same)
     many: bool = False  # many rows per key: summarised, else looked up
@@ -71,9 +75,10 @@ class Join:
                 f" ({', '.join(c for c in self.keys if c in self.through.columns)} looked up in {self.through.name()})"
             )
         if self.many:
+            shares = f", each value's share of {list(self.shares)}" if self.shares else ""
             return (
                 f"{self.name()}{first}: many rows per {on}, summarised per key as a row count and the "
-                f"{'/'.join(AGGREGATES)} of {self.aggregate} and joined to {to}"
+                f"{'/'.join(AGGREGATES)} of {self.aggregate}{shares} and joined to {to}"
             )
         return f"{self.name()}{first}: joined to {to} on {on}, bringing {self.columns}"
 
@@ -100,16 +105,28 @@ class Join:
         """The columns this join adds."""
         if not self.many:
             return list(self.columns)
-        return [f"{self.prefix}_count", *(f"{self.prefix}_{c}_{how}" for c in self.aggregate for how in AGGREGATES)]
+        return [
+            f"{self.prefix}_count",
+            *(f"{self.prefix}_{c}_{how}" for c in self.aggregate for how in AGGREGATES),
+            *(share_column(self.prefix, c, v) for c, values in self.shares.items() for v in values),
+        ]
+
+
+# written into the generated code beside join_keyed, which calls it (stages/codegen.JOIN_KEYED)
+def share_column(prefix, column, value):
+    """The column of a value's share of a key's rows: <prefix>_<column>_<value>_share, the value spelt in letters,
+    digits and underscores."""
+    return f"{prefix}_{column}_{''.join(ch if ch.isalnum() else '_' for ch in value)}_share"
 
 
 # join_keyed's source goes into the generated maps on its own (stages/codegen.py), so it names the statistics itself:
 # keep its list equal to AGGREGATES
-def join_keyed(df, other, keys, other_keys, columns, aggregate, prefix, many):
+def join_keyed(df, other, keys, other_keys, columns, aggregate, prefix, many, shares=None):
     """`df` with `other` joined on df[keys] = other[other_keys] (as key text, several columns joined by "|"): its
-    `columns` looked up, or (`many`) its rows summarised per key: their count (0 for a key without rows) and the
-    mean, min, max and spread of each `aggregate` column. `other` is a table or its chunks (an iterable of tables,
-    as read_csv's chunksize reads a large one), which are summarised one at a time and the summaries combined."""
+    `columns` looked up, or (`many`) its rows summarised per key: their count (0 for a key without rows), the
+    mean, min, max and spread of each `aggregate` column, and the share of the key's rows holding each value of
+    `shares` ({column: [values]}). `other` is a table or its chunks (an iterable of tables, as read_csv's chunksize
+    reads a large one), which are summarised one at a time and the summaries combined."""
 
     def key_of(frame, cols):
         text = [key_text(frame[c]) for c in cols]
@@ -121,9 +138,17 @@ def join_keyed(df, other, keys, other_keys, columns, aggregate, prefix, many):
         right = right.drop_duplicates("_key")
     else:
         parts = []  # per chunk and key: the rows, and each column's count, mean, squared deviations, min and max
+        shares = shares or {}
         for chunk in chunks:
-            grouped = chunk.assign(_key=key_of(chunk, other_keys)).groupby("_key")
+            keyed = chunk.assign(_key=key_of(chunk, other_keys))
+            grouped = keyed.groupby("_key")
             part = pd.DataFrame({"rows": grouped.size()})
+            flags = {}
+            for i, c in enumerate(shares):
+                text = keyed[c].astype(str)
+                flags |= {f"s{i}_{k}": text == v for k, v in enumerate(shares[c])}
+            if flags:  # rows holding each value, per key
+                part = part.join(pd.DataFrame(flags).groupby(keyed["_key"]).sum())
             if aggregate:
                 values = grouped[aggregate]
                 stat = {"n": values.count(), "mean": values.mean(), "min": values.min(), "max": values.max()}
@@ -142,6 +167,9 @@ def join_keyed(df, other, keys, other_keys, columns, aggregate, prefix, many):
             std = (spread.groupby(level=0).sum() / (total - 1).where(total > 1)) ** 0.5
             right[f"{prefix}_{c}_mean"], right[f"{prefix}_{c}_min"] = mean, by_key[f"{i}min"].min()
             right[f"{prefix}_{c}_max"], right[f"{prefix}_{c}_std"] = by_key[f"{i}max"].max(), std
+        for i, c in enumerate(shares):
+            for k, v in enumerate(shares[c]):
+                right[share_column(prefix, c, v)] = by_key[f"s{i}_{k}"].sum() / right[f"{prefix}_count"]
         right = right.rename_axis("_key").reset_index()
     out = df.assign(_key=key_of(df, keys)).merge(right, on="_key", how="left").drop(columns="_key")
     if many:
@@ -216,7 +244,7 @@ def _join(
     for below in (e for e in tree if e.src == edge.dst):
         v, frame = _join(below, nodes, tree, [], set(other.columns))
         if v.columns or v.many:
-            other = join_keyed(other, frame, v.keys, v.other_keys, v.columns, v.aggregate, v.prefix, v.many)
+            other = join_keyed(other, frame, v.keys, v.other_keys, v.columns, v.aggregate, v.prefix, v.many, v.shares)
             via.append(v)
     keys, theirs = list(edge.cols), list(edge.dst_cols)
     if not edge.many:
@@ -227,7 +255,16 @@ def _join(
         if c not in theirs and pd.api.types.is_numeric_dtype(other[c]) and other[c].dtype != bool and not _row_id(other[c])
     ]  # fmt: skip
     prefix = "".join(ch if ch.isalnum() else "_" for ch in Path(edge.dst).name.split(".")[0])
-    return Join(edge.dst, keys, splits, aggregate=numeric, prefix=prefix, other_keys=theirs, many=True, via=via), other
+    shares = {}
+    for c in other.columns:
+        if c in theirs or pd.api.types.is_numeric_dtype(other[c]) or pd.api.types.is_bool_dtype(other[c]):
+            continue
+        counts = other[c].dropna().astype(str).value_counts()
+        if 2 <= len(counts) <= SHARE_LEVELS:
+            shares[str(c)] = sorted(counts.index)
+    return Join(
+        edge.dst, keys, splits, aggregate=numeric, shares=shares, prefix=prefix, other_keys=theirs, many=True, via=via
+    ), other
 
 
 def _chains(
@@ -433,14 +470,16 @@ def widened(ws: Path, j: Join) -> pd.DataFrame | Iterator[pd.DataFrame]:
         return (c.rename(columns=r) for t, r in tables.items() for c in read_chunks(Path(ws) / t, CHUNK_ROWS))
     other = pd.concat([read_table(Path(ws) / t).rename(columns=r) for t, r in tables.items()], ignore_index=True)
     for v in j.via:
-        other = join_keyed(other, widened(ws, v), v.keys, v.other_keys, v.columns, v.aggregate, v.prefix, v.many)
+        other = join_keyed(
+            other, widened(ws, v), v.keys, v.other_keys, v.columns, v.aggregate, v.prefix, v.many, v.shares
+        )
     return other
 
 
 def apply(ws: Path, joins: list[Join], df: pd.DataFrame, split: str) -> pd.DataFrame:
     """`df` (a split's table) with the joined tables' columns."""
     for j in (j for j in joins if split in j.splits):
-        df = join_keyed(df, widened(ws, j), j.keys, j.other_keys, j.columns, j.aggregate, j.prefix, j.many)
+        df = join_keyed(df, widened(ws, j), j.keys, j.other_keys, j.columns, j.aggregate, j.prefix, j.many, j.shares)
     return df
 
 
