@@ -12,6 +12,10 @@ HistGradientBoosting) fitted on the inputs each variant gives it:
   reading rests on the hour's temperature at the building's site. Variants: the rows alone; what agentk did before
   (the building table, first joined with each period's weather summarised per site); the chained lookup the graph
   finds now (the periods stacked, looked up on the building's site and the row's hour).
+- loans: applicants and their earlier loans, each loan's status one of four words; default rests on the share of
+  an applicant's loans gone bad and their income. Variants: the applicant table alone; with the loans summarised
+  per applicant as agentk did before (the count and the amounts' statistics); with each status's share of the
+  applicant's loans too (issue 63: a text column of few values summarised per key).
 - ratings: users rate items, ids as whole numbers, each pair once; the rating is a user bias plus an item bias
   plus the product of rank-3 latent tastes, plus noise. Variants: the ids as numbers; with their out-of-fold level
   statistics (tools.features.engineer); the factorisation candidate alone (tools/classical_factors.py); the mean
@@ -145,6 +149,37 @@ def energy(seed: int) -> dict[str, float]:
     return out
 
 
+def loans(seed: int) -> dict[str, float]:
+    rng = np.random.default_rng(seed)
+    n, n_loans = 3000, 15000
+    people = pd.DataFrame({"applicant": np.arange(n) + 10_000, "income": rng.lognormal(3, 0.5, n).round(1)})
+    owner = rng.integers(0, n, n_loans)
+    risk = rng.beta(1, 6, n)  # each applicant's chance that a loan of theirs goes bad
+    bad = rng.random(n_loans) < risk[owner]
+    status = np.where(bad, "Bad debt", rng.choice(["Active", "Closed", "Sold"], n_loans, p=[0.45, 0.45, 0.1]))
+    history = pd.DataFrame({"owner": owner + 10_000, "status": status, "amount": rng.lognormal(8, 1, n_loans).round(0)})
+    share = pd.Series(bad).groupby(owner).mean().reindex(range(n)).fillna(0).to_numpy()
+    logit = 6 * share - 0.02 * people["income"].to_numpy() - 1.5 + rng.normal(scale=0.5, size=n)
+    y = (logit > 0).astype(int)
+    cut = 2200
+    train, test = people.iloc[:cut].assign(default=y[:cut]), people.iloc[cut:]
+    before = Join(
+        "raw/history.csv", ["applicant"], ["train", "test"], aggregate=["amount"], prefix="history",
+        other_keys=["owner"], many=True,
+    )  # fmt: skip
+    out = {}
+    for name, keep, joins in (
+        ("applicant table alone", set(), None),
+        ("+ loans: count and amounts (before)", None, [before]),
+        ("+ each status's share per applicant", None, None),
+    ):
+        tr, te = _joined({"history": history}, train, test, keep, joins)
+        x_tr, x_te = tr.drop(columns=["default", "applicant"]), te.drop(columns=["applicant"])
+        model = HistGradientBoostingClassifier(random_state=0).fit(x_tr, tr["default"])
+        out[name] = roc_auc_score(y[cut:], model.predict_proba(x_te[x_tr.columns])[:, 1])
+    return out
+
+
 def _numbers(frame: pd.DataFrame) -> pd.DataFrame:
     """The inputs as numbers: a time stamp as its hour of the day (the test hours follow the train's), a text as its
     category code."""
@@ -202,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         "weather": ("AUC", weather),
         "energy": ("RMSE", energy),
         "ratings": ("RMSE", ratings),
+        "loans": ("AUC", loans),
     }
     for problem, (metric, fn) in problems.items():
         if args.only and problem not in args.only:
