@@ -32,9 +32,14 @@ def encode(frames: list[pd.DataFrame]) -> tuple[list[np.ndarray], list[str]]:
 
 def standardised(v: np.ndarray, rows: np.ndarray) -> list[np.ndarray]:
     """A numeric column median-imputed and standardised on `rows` (those a model learns from), followed by its
-    missing-value indicator when any value is missing (an infinity is missing too)."""
+    missing-value indicator when any value is missing (an infinity is missing too). Values beyond the range of
+    `rows` are clipped to one unit past it: a side table's aggregate that is constant over the train rows and
+    another number on the test rows stood 1,402 units out, and a network validated at RMSPE 0.42 predicted
+    -1.7e11 for every test row."""
     missing = ~np.isfinite(v)
     v = np.where(missing, np.nanmedian(v[rows]) if (~missing[rows]).any() else 0.0, v)
     std = v[rows].std()
-    out = [(v - v[rows].mean()) / (std if std > 0 else 1.0)]
-    return out + [missing.astype(float)] if missing.any() else out
+    out = (v - v[rows].mean()) / (std if std > 0 else 1.0)
+    if len(rows):
+        out = np.clip(out, out[rows].min() - 1.0, out[rows].max() + 1.0)
+    return [out] + [missing.astype(float)] if missing.any() else [out]

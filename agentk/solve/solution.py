@@ -30,6 +30,48 @@ class Solution:
         return self.test_pred if self.validated_test_pred is None else self.validated_test_pred
 
 
+# how far past the range of its validation predictions, in spans of that range, a test prediction may lie; a
+# model whose test inputs stand far outside what it learned from predicts numbers nothing validated
+STRAY_SPANS = 10.0
+STRAY_SHARE = 0.01  # of the test rows, beyond which the test predictions are not the validated model's at work
+
+
+def stray_test_predictions(s: Solution, outputs: list[dict], targets: np.ndarray) -> str | None:
+    """Why `s`'s test predictions (model space, refitted or not) cannot be submitted on the strength of its
+    validation score, or None: a value that is not finite, or, of a regression output (probabilities are bounded
+    anyway), more than STRAY_SHARE of the rows more than STRAY_SPANS spans outside the range of its validation
+    predictions and of the validation rows' `targets` (model space, one column per output) together. A network
+    validated at RMSPE 0.42 predicted -1.7e11 for every test row, and the graded submission scored 5.8e13, far below
+    the constant."""
+    from tools.heads import width
+
+    val = np.asarray(s.val_pred, dtype=float).reshape(len(s.val_pred), -1)
+    for name, test in (("test", s.test_pred), ("validated model's test", s.validated_test_pred)):
+        if test is None or not len(test):
+            continue
+        test = np.asarray(test, dtype=float).reshape(len(test), -1)
+        if not np.isfinite(test).all():
+            return f"its {name} predictions hold values that are not finite"
+        if test.shape[1] != sum(width(o) for o in outputs):
+            continue
+        starts = np.cumsum([0] + [width(o) for o in outputs])
+        for j, o in enumerate(outputs):
+            if o["kind"] != "regression":
+                continue
+            known = np.r_[val[:, starts[j]], np.asarray(targets, dtype=float).reshape(len(targets), -1)[:, j]]
+            lo, hi = np.nanmin(known), np.nanmax(known)
+            reach = STRAY_SPANS * (hi - lo) + 1e-9 * max(1.0, abs(lo), abs(hi))
+            column = test[:, starts[j]]
+            out = (column < lo - reach) | (column > hi + reach)
+            if out.mean() > STRAY_SHARE:
+                return (
+                    f"{out.mean():.0%} of its {name} predictions of {o['name']} lie more than {STRAY_SPANS:g} times "
+                    f"the range of its validation predictions and targets outside it (e.g. {column[out][0]:.4g} "
+                    f"beyond [{lo:.4g}, {hi:.4g}]): its test inputs are not what it learned from"
+                )
+    return None
+
+
 class LeftOut(Exception):
     """A solution the budget does not buy (its plan says why): left out, not failed."""
 

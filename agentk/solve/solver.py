@@ -44,7 +44,7 @@ from agentk.solve.budgets import PRESETS, SolveBudget, plan_network
 from agentk.solve.kinds import KINDS
 from agentk.solve.kinds.network import machine
 from agentk.solve.memory import default_limit_gb, plan_memory
-from agentk.solve.solution import LeftOut, Solution, jsonable
+from agentk.solve.solution import LeftOut, Solution, jsonable, stray_test_predictions
 from agentk.workspace import Workspace
 from tools.features import apply_features
 from tools.resampling import WIN_SHARE, wins_on_resamples
@@ -199,6 +199,8 @@ class Solver:
                             "on the wall clock"
                         )
                     done = self.build(kind, sid, **config)
+                    if kind != "constant" and (stray := self._stray(done)) is not None:
+                        raise ValueError(stray)
                 except LeftOut as exc:  # a plan past what the budget buys: not an error
                     write_json(self.workspace.solution(sid).skipped, {"left_out": str(exc)})
                     self.say(f"{sid}: left out ({exc})")
@@ -233,7 +235,11 @@ class Solver:
             # the constant is among the blend's inputs: on a noisy target the mean of a model and the constant (a
             # shrinkage) beats both (per-type-coupling: MAE 3.888 on the validation rows vs 3.937 and 3.947)
             if blend is None and (blend := self.blend(solutions, cv)) is not None:
-                self.save(blend)  # after its out-of-fold predictions: score.json marks it done
+                if (stray := self._stray(blend)) is not None:
+                    self.say(f"blend: left out ({stray})")
+                    blend = None
+                else:
+                    self.save(blend)  # after its out-of-fold predictions: score.json marks it done
             if blend is not None:
                 solutions.append(blend)
                 self.publish(solutions)
@@ -336,6 +342,10 @@ class Solver:
         )
 
     # -- files ----------------------------------------------------------------------------------
+    def _stray(self, s: Solution) -> str | None:
+        """Why s's test predictions are not what its validation score vouches for, or None."""
+        return stray_test_predictions(s, self.task.outputs, self.task.y[self.task.split[1]])
+
     def save(self, s: Solution) -> None:
         files = self.workspace.solution(s.id)
         files.folder.mkdir(parents=True, exist_ok=True)
