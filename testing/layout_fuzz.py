@@ -12,7 +12,7 @@ labels table, folder names, file names beside the ids, one table per class or la
   of labels per row, submitted in one column or as one 0/1 column per label; inputs split over a 1:1 side table keyed by the
   id (under another column name), summarised from a 1:N table of many rows per id, or from one file per sample
   named by its id, or looked up by a key assembled along a chain (the row's hour and its id's group, in a table
-  given one per period);
+  given one per period), or summarised per pair of columns naming the rows (a group and a window), many rows each;
 - formats: CSV (in UTF-8, Latin-1, cp1252, UTF-16 or with a BOM), TSV, gzip, zip, parquet (one file or
   partitioned), JSON records, keyed, split or nested, JSON lines; whole-split .npy arrays (train and test features,
   train labels) told apart by their shapes alone; every table zipped alone and the zips in one
@@ -160,6 +160,10 @@ TRANSFORMS = {
     # x1 in a table keyed by (a group, an hour): the hour the row's own, the group in a table keyed by the id; that
     # table given one per period, train's hours in one and test's (after them) in the other (issue 63)
     "side:chained-key": 0.3,
+    # x1 the mean of many readings per (group, window) in a table of both (an order book's quotes per stock and time
+    # window), one row per window of each group in train and test, the test's windows others than train's; the two
+    # columns spelt otherwise there, neither alone naming a row; the readings one table, or one per split
+    "side:many-per-pair": 0.25,
     # the base problem's size: 48, 400 or 1,500 train rows, the test a fifth to three fifths of that (issue 62: the
     # fuzzer's 500 layouts all had 160 train and 60 test rows)
     "problem:sizes": 0.3,
@@ -190,10 +194,12 @@ FAMILIES = {
     "whole-split arrays": ("format:arrays", "target:class-tables-folder"),
     "train tables": ("split:two-train-tables", "columns:test-spelling", "decoy:larger-table"),
     "chained keys": ("side:chained-key",),
+    "keys of many rows": ("side:many-per-pair",),
     "problems": ("problem:sizes", "names:open", "problem:time-ordered", "problem:multi-target"),
     "misleading": ("decoy:lying-target",),
 }
 FAMILY_OF = {t: family for family, names in FAMILIES.items() for t in names}
+OWN_STREAMS = {"keys of many rows": 63}  # families added since, each drawing from a stream of its own
 # where the misleading family is kept beside others, how often it is the one taken (issue 62 asks that a fifth of the
 # passing setups pass only after the search dropped a hypothesis: these layouts are where it must)
 MISLEADING_SHARE = 0.8
@@ -267,6 +273,8 @@ def draw(seed: int) -> tuple[str, list[str]]:
         own = np.random.default_rng(seed)
         own.integers(len(KINDS))
         own.random(len(base))
+        if family in OWN_STREAMS:  # drawn apart from the other families (whose first draws are one number)
+            own = np.random.default_rng([seed, OWN_STREAMS[family]])
         if found := [t for t in names if own.random() < TRANSFORMS[t]]:
             drawn[family] = found
     # one family at most: of those whose transformations the rules below keep, one drawn from a stream of its own
@@ -363,6 +371,8 @@ def _pruned(seed: int, kind: str, chosen: list[str]) -> list[str]:
             chosen.remove("target:class-tables-folder")
     if "side:chained-key" in chosen and not set(chosen) <= CHAIN_KEEPS:  # drawn beside a plain layout only
         chosen.remove("side:chained-key")
+    if "side:many-per-pair" in chosen and not set(chosen) <= CHAIN_KEEPS | {"side:many-per-pair"}:  # likewise
+        chosen.remove("side:many-per-pair")
     # the two classes below are drawn only beside what they keep: the earlier transformations stay as drawn
     many = ("names:", "columns:", "subfolder", "ids:", "format:", "sample:", "side:1-1", "media:text", "rows:")
     if "rows:many-per-id" in chosen and any(
@@ -745,6 +755,32 @@ def build(
                 rows.sample(frac=1, random_state=seed), tables, f"{stem}_{period}", fmt
             )
         inputs = [hour, *inputs]
+    if "side:many-per-pair" in transforms:  # x1 the mean of each (group, window)'s readings, many rows each
+        inputs.remove(cols["x1"])
+        book = np.random.default_rng(210_000 + seed)
+        group, window = (_column(book, base, odd) for base in ("stock", "window"))
+        n_groups = int(book.integers(3, 7))
+        labels = np.sort(book.choice(40, size=n_groups, replace=False))
+        rows = np.arange(n)
+        in_train = rows < n_train
+        k = np.where(in_train, rows, rows - n_train) // n_groups + np.where(in_train, 0, n)  # test windows after
+        windows = book.choice(np.arange(5, 40_000), size=2 * n, replace=False)  # shared by the groups, in no order
+        data[group], data[window] = labels[rows % n_groups], windows[k]
+        quotes = []
+        for g, w, x1 in zip(data[group], data[window], data[cols["x1"]]):
+            noise = book.normal(size=int(book.integers(3, 9)))
+            ticks = np.sort(book.choice(600, size=len(noise), replace=False))
+            quotes += [(int(w), int(t), float(v), int(g)) for t, v in zip(ticks, noise - noise.mean() + x1)]
+        spelt = [_column(book, base, odd) for base in ("period", "second", "reading", "instrument")]
+        quotes = pd.DataFrame(quotes, columns=spelt)
+        split = np.isin(quotes[spelt[0]], data[window][in_train])
+        stem = f"{_word(book)}_quotes"
+        if book.random() < 0.5:  # one table per split, as train and test are
+            files["quotes_train"] = here + _write(quotes[split], tables, f"{stem}_{names['train']}", fmt)
+            files["quotes_test"] = here + _write(quotes[~split], tables, f"{stem}_{names['test']}", fmt)
+        else:
+            files["quotes"] = here + _write(quotes, tables, stem, fmt)
+        inputs = [group, window, *inputs]
     if "side:per-sample-files" in transforms:  # x2 is the mean of each sample's readings, one file per sample
         side_cols = [cols["x2"]]
         folder = tables / _word(more)
@@ -1034,6 +1070,9 @@ def build(
         "members": f"the group of each {id_col}",
         "hours_early": "readings by group and hour, the training period's",
         "hours_late": "readings by group and hour, the test period's",
+        "quotes": "many readings in each window of each group",
+        "quotes_train": "many readings in each window of each group, the training set's",
+        "quotes_test": "many readings in each window of each group, the test set's",
         "readings": f"a few readings of each {id_col}, one file per {id_col} named by it",
         "images": f"a picture of each {id_col}, named by it"
         + (" (the training set's)" if "test_images" in files else "")

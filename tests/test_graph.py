@@ -340,3 +340,38 @@ def test_readings_without_a_table_of_the_test_samples_stay_the_train_and_test_ta
     pd.DataFrame({"sid": ids[:30], "note": "a"}).to_csv(other / "extra.csv", index=False)
     pd.DataFrame({"sid": ids[30:], "y": 0}).to_csv(other / "sample_submission.csv", index=False)
     assert split_rows_as_one(other) == []
+
+
+def test_a_table_of_many_rows_per_pair_of_columns_is_summarised_per_pair(tmp_path):
+    """An order book's quotes, many per stock and time window, and one train row per window: summarised by the
+    stock alone, every window of a stock had the same numbers; by the pair, each window its own (the stock is
+    repeated by train and by the book alike, and no column alone names a train row)."""
+    rng = np.random.default_rng(11)
+    stocks, windows = [0, 1, 3, 6], rng.permutation(np.arange(5, 3000, 7))[:60]
+    rows = [(s, w) for s in stocks for w in windows]
+    vol = {r: rng.uniform(0.5, 2.0) for r in rows}
+    book = pd.DataFrame(
+        [(w, t, round(float(rng.normal(100, vol[(s, w)])), 4), int(rng.integers(1, 300)), s)
+         for s, w in rows for t in rng.choice(600, 20, replace=False)],
+        columns=["time_id", "seconds", "price", "size", "stock_id"],
+    )  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["stock_id", "time_id"]).assign(target=[vol[r] for r in rows])
+    train, test = _split(frame.sample(frac=1, random_state=0).reset_index(drop=True), 180)
+    joins, tr, te = _competition(tmp_path, train, test.drop(columns="target"), book=book)
+    [j] = joins
+    assert j.many and j.keys == j.other_keys and sorted(j.keys) == ["stock_id", "time_id"]
+    truth = book.groupby(["stock_id", "time_id"])["price"].std()
+    for out in (tr, te):
+        std = [c for c in out.columns if c.endswith("price_std")][0]
+        assert np.allclose(out[std], [truth[(s, w)] for s, w in zip(out["stock_id"], out["time_id"])])
+    assert np.corrcoef(tr[std], tr["target"])[0, 1] > 0.8  # each window's own spread: the signal
+
+
+def test_a_small_count_is_not_added_to_a_key_it_only_seems_to_match():
+    """Train repeats a shop (many rows per shop) and has a month 1-12; the side table has many rows per shop and a
+    quantity 1-40: every month is a quantity, but most (shop, quantity) pairs are no (shop, month) of train's."""
+    rng = np.random.default_rng(12)
+    train = Node("train", pd.DataFrame({"shop": rng.integers(0, 20, 400), "month": rng.integers(1, 13, 400)}))
+    sales = Node("s", pd.DataFrame({"shop": rng.integers(0, 20, 3000), "qty": rng.integers(1, 41, 3000)}))
+    edge = link(train, sales)
+    assert edge is not None and edge.cols == ("shop",) and edge.many

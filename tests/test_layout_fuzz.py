@@ -987,3 +987,23 @@ def test_a_bias_auc_whose_text_names_no_sub_group_is_optimised_as_the_targets_au
     a = analysed(tmp_path, public, "ws23")
     assert (a.metric, a.metric_from, a.official_metric) == ("roc_auc", "proxy", "bias_auc")
     assert not set(identities) & set(a.features) and a.metric_columns == []
+
+
+@pytest.mark.parametrize("seed", [358, 1096])
+def test_x1_summarised_per_group_and_window_reaches_both_maps(tmp_path, seed):
+    """side:many-per-pair: x1 is the mean of many readings per (group, window), the two columns spelt otherwise in
+    the readings, neither alone naming a row (the windows shared by the groups, the test's others than train's); the
+    readings one table per split (seed 358) or one (1096). Summarised by the group alone, each row had its group's
+    mean; by the pair, its own x1 in both maps."""
+    from test_fixture_layouts import run_map
+
+    truth = layout(seed, tmp_path / str(seed))
+    assert "side:many-per-pair" in truth.transforms
+    a = analysed(tmp_path, tmp_path / str(seed) / "public", f"ws{seed}")
+    j, *per_split = [j for j in a.joins if j.many and len(j.keys) == 2]  # the test's table apart (358)
+    assert len(per_split) == (seed == 358)
+    train = run_map(tmp_path / f"ws{seed}", "train", a).set_index("id")
+    test = run_map(tmp_path / f"ws{seed}", "test", a).set_index("id")
+    [column] = [c for c in j.brought() if c.endswith("_mean") and c in train and "reading" in c.lower()]
+    assert np.allclose(train[column], [truth.features["x1"][i] for i in train.index])
+    assert np.allclose(test[column], [truth.test_features["x1"][i] for i in test.index])

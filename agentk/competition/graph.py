@@ -9,7 +9,7 @@ most completely. A table of events numbered 1..5000 links to train's ids 1..1000
 numbers), but only a fifth of its values are train's ids, and all are its parent table's: coverage both ways tells
 them apart.
 
-To add an edge kind: a function like `_single` or `_pair` returning an `Edge` (or None), tried in `link`."""
+To add an edge kind: a function like `_single` or `_composite` returning an `Edge` (or None), tried in `link`."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ MAX_DEPTH = 3  # tables joined through at most this many links from the entities
 SAMPLE = 20_000  # distinct values of a column looked up in the other's (all of which are kept, up to FULL)
 FULL = 2_000_000  # distinct values of a column kept for the lookups
 QUICK = 256  # distinct values looked up first, to stop early on a pair far from linking
+MAX_STARTS = 4  # one-column matches a key naming a's rows (of which b holds many rows each) is grown from
 
 
 def key_text(values: pd.Series) -> pd.Series:
@@ -195,6 +196,37 @@ def _composite(a: Node, b: Node, only: tuple | None = None) -> Edge | None:
     return None
 
 
+def _composite_many(a: Node, b: Node) -> Edge | None:
+    """A key over several columns naming a's rows, of which b holds many rows each (an order book's quotes per
+    stock and time window, one train row per window; summarised by the stock alone, each window's quotes were every
+    window's). Grown greedily from each of the best few one-column matches (those a and b both repeat, or named
+    otherwise), by the pair of columns whose key so far matches best both ways (its score; then a pair sharing its
+    name), until the key names a's rows (but for DUPLICATES), MAX_KEY columns at most. Every step must match b's
+    rows both ways (MIN_COVER of b's value tuples are a's too): a's small counts are found among any of b's
+    numbers, but b's tuples of them are not a's. The best key grown (its score) wins."""
+    a_cols = a.key_columns()
+    matches = {d: [c for c in a_cols if a.found(c, b, d) >= MIN_COVER] for d in b.key_columns()[:PAIR_COLUMNS]}
+
+    def step(mine: tuple, theirs: tuple) -> list[tuple[float, bool, Edge]]:
+        return [
+            (e.score, c == d, e)
+            for d, cs in matches.items()
+            if d not in theirs
+            for c in cs
+            if c not in mine and (e := _edge(a, b, (*mine, c), (*theirs, d))) is not None and e.back >= MIN_COVER
+        ]
+
+    grown = []
+    for *_, edge in sorted(step((), ()), key=lambda t: t[:2], reverse=True)[:MAX_STARTS]:
+        while (
+            not a.nearly_distinct(edge.cols) and len(edge.cols) < MAX_KEY and (steps := step(edge.cols, edge.dst_cols))
+        ):
+            edge = max(steps, key=lambda t: t[:2])[2]
+        if len(edge.cols) >= 2 and a.nearly_distinct(edge.cols) and not b.nearly_distinct(edge.dst_cols):
+            grown.append(replace(edge, many=True))
+    return max(grown, key=lambda e: e.score, default=None)
+
+
 def _edge(a: Node, b: Node, cols: tuple[str, ...], dst_cols: tuple[str, ...]) -> Edge | None:
     """The one-row-per-key edge from a's columns to b's, when at least MIN_COVER of a's value tuples are b's."""
     mine, theirs = _tuples(a.frame, cols), _tuples(b.frame, dst_cols)
@@ -211,11 +243,16 @@ def link(a: Node, b: Node, only: Edge | None = None) -> Edge | None:
     airport and the hour name a weather row). `only`: the link on that edge's columns, or none."""
     if only is not None:
         keys = (only.cols, only.dst_cols)
-        return _single(a, b, keys) if len(only.cols) == 1 else _composite(a, b, keys)
+        if len(only.cols) == 1:
+            return _single(a, b, keys)
+        edge = _composite(a, b, keys)
+        return None if edge is None else replace(edge, many=only.many)
     single = _single(a, b)
     if single is not None and not (single.many and not a.distinct(single.cols)):
         return single
     composite = _composite(a, b)
+    if composite is None and (many := _composite_many(a, b)) is not None:
+        return many if single is None or many.cover >= single.cover - COVER_SLACK else single
     if composite is None or (single is not None and composite.cover < single.cover - COVER_SLACK):
         return single
     return composite
