@@ -16,6 +16,10 @@ HistGradientBoosting) fitted on the inputs each variant gives it:
   an applicant's loans gone bad and their income. Variants: the applicant table alone; with the loans summarised
   per applicant as agentk did before (the count and the amounts' statistics); with each status's share of the
   applicant's loans too (issue 63: a text column of few values summarised per key).
+- quotes: an order book's quotes, many per stock and time window, and one row per window of each stock to predict
+  the next window's volatility, which rests on how far the price moved from quote to quote. Variants: the rows
+  alone; the quotes summarised per stock (what agentk did before: the stock is the one column both repeat); per
+  (stock, window), the pair naming the rows, without and with the moves (the root of the summed squared changes).
 - ratings: users rate items, ids as whole numbers, each pair once; the rating is a user bias plus an item bias
   plus the product of rank-3 latent tastes, plus noise. Variants: the ids as numbers; with their out-of-fold level
   statistics (tools.features.engineer); the factorisation candidate alone (tools/classical_factors.py); the mean
@@ -180,6 +184,42 @@ def loans(seed: int) -> dict[str, float]:
     return out
 
 
+def quotes(seed: int) -> dict[str, float]:
+    rng = np.random.default_rng(seed)
+    stocks, windows = np.arange(8), rng.choice(np.arange(5, 30_000), 250, replace=False)
+    market = rng.lognormal(0, 0.45, len(windows))  # each window's market-wide volatility
+    rows, book = [], []
+    for s in stocks:
+        base = rng.uniform(0.5, 2.0)
+        for w, m in zip(windows, market):
+            sigma = base * m * rng.lognormal(0, 0.2)  # this stock's volatility in this window
+            ticks = np.sort(rng.choice(600, int(rng.integers(25, 46)), replace=False))
+            price = 100 + np.cumsum(rng.normal(0, sigma, len(ticks)))  # a random walk: its steps are the signal
+            book += [
+                (int(w), int(t), round(float(p), 4), int(rng.geometric(0.01)), int(s)) for t, p in zip(ticks, price)
+            ]
+            rows.append((int(s), int(w), sigma * rng.lognormal(0, 0.15)))  # the next window's volatility
+    quotes_table = pd.DataFrame(book, columns=["time_id", "seconds", "price", "size", "stock_id"])
+    frame = pd.DataFrame(rows, columns=["stock_id", "time_id", "target"]).sample(frac=1, random_state=seed)
+    cut = int(0.75 * len(frame))
+    train, test = frame.iloc[:cut], frame.iloc[cut:].drop(columns="target")
+    per_stock = Join(
+        "raw/book.csv", ["stock_id"], ["train", "test"], aggregate=["time_id", "seconds", "price", "size"],
+        prefix="book", many=True,
+    )  # fmt: skip
+    out = {}
+    for name, keep, joins, moves in (
+        ("the rows alone", set(), None, False),
+        ("+ quotes summarised per stock (before)", None, [per_stock], False),
+        ("+ per (stock, window): count, mean, min, max, std", None, None, False),
+        ("+ the moves: root of summed squared changes", None, None, True),
+    ):
+        tr, te = _joined({"book": quotes_table}, train, test, keep, joins)
+        x_tr = tr.drop(columns=["target", *[c for c in tr.columns if c.endswith("_moves") and not moves]])
+        out[name] = _rmse(x_tr, tr["target"], te, frame["target"].iloc[cut:].to_numpy())
+    return out
+
+
 def _numbers(frame: pd.DataFrame) -> pd.DataFrame:
     """The inputs as numbers: a time stamp as its hour of the day (the test hours follow the train's), a text as its
     category code."""
@@ -238,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         "energy": ("RMSE", energy),
         "ratings": ("RMSE", ratings),
         "loans": ("AUC", loans),
+        "quotes": ("RMSE", quotes),
     }
     for problem, (metric, fn) in problems.items():
         if args.only and problem not in args.only:

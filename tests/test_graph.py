@@ -207,8 +207,8 @@ def test_a_key_over_four_columns_is_found_greedily():
 
 def test_a_table_summarised_in_chunks_gives_what_it_gives_whole():
     """Issue 49: a many-rows table is summarised a chunk at a time (read_csv's chunksize), the chunks' counts,
-    means, squared deviations and extremes combined: the same count, mean, min, max and spread per key as pandas
-    gives on the whole table, with missing values, keys over two columns and keys found in one chunk only."""
+    means, squared deviations, extremes and changes combined: the same count, mean, min, max, spread and moves per
+    key as on the whole table, with missing values, keys over two columns and keys found in one chunk only."""
     rng = np.random.default_rng(4)
     n = 1500
     other = pd.DataFrame(
@@ -223,7 +223,10 @@ def test_a_table_summarised_in_chunks_gives_what_it_gives_whole():
     for size in (n, 200, 3):  # one chunk, several, and chunks of three rows (a key's rows spread over many)
         chunked = join_keyed(df, (other.iloc[i : i + size] for i in range(0, n, size)), ["a", "b"], ["a", "b"], [], ["v", "w"], "t", True)  # fmt: skip
         pd.testing.assert_frame_equal(chunked, whole, rtol=1e-9)
-    assert list(whole.columns[2:]) == ["t_count", *(f"t_{c}_{h}" for c in "vw" for h in ("mean", "min", "max", "std"))]
+    stats = ("mean", "min", "max", "std", "moves")
+    assert list(whole.columns[2:]) == ["t_count", *(f"t_{c}_{h}" for c in "vw" for h in stats)]
+    moves = other.dropna(subset=["v"]).groupby(["a", "b"])["v"].apply(lambda v: np.sqrt((v.diff() ** 2).sum()))
+    assert whole.loc[3, "t_v_moves"] == pytest.approx(moves.loc[(3, 0)]) and whole.loc[3, "t_v_moves"] > 0
     assert whole["t_count"].tolist()[-2:] == [3, 0]  # the last chunk's key; a key without rows counts 0
     key = (3, 0)  # row 3 of df
     assert whole.loc[3, "t_v_std"] == pytest.approx(grouped.std().loc[key, "v"])

@@ -28,7 +28,9 @@ from agentk.competition.tables import candidates
 from agentk.competition.written import stand_ins
 from agentk.workspace import Workspace
 
-AGGREGATES = ("mean", "min", "max", "std")  # of each numeric column of a table with many rows per key
+# of each numeric column of a table with many rows per key; "moves": the root of the summed squared changes between
+# the key's successive rows in the table's order (a price's realised volatility over a window's quotes)
+AGGREGATES = ("mean", "min", "max", "std", "moves")
 # a text column of a table with many rows per key, of at most this many values (a loan's status, a visit's
 # department), is summarised as each value's share of the key's rows: what a Kaggler counts per applicant
 SHARE_LEVELS = 12
@@ -124,9 +126,10 @@ def share_column(prefix, column, value):
 def join_keyed(df, other, keys, other_keys, columns, aggregate, prefix, many, shares=None):
     """`df` with `other` joined on df[keys] = other[other_keys] (as key text, several columns joined by "|"): its
     `columns` looked up, or (`many`) its rows summarised per key: their count (0 for a key without rows), the
-    mean, min, max and spread of each `aggregate` column, and the share of the key's rows holding each value of
-    `shares` ({column: [values]}). `other` is a table or its chunks (an iterable of tables, as read_csv's chunksize
-    reads a large one), which are summarised one at a time and the summaries combined."""
+    mean, min, max, spread and moves (the root of the summed squared changes from row to row, in order) of each
+    `aggregate` column, and the share of the key's rows holding each value of `shares` ({column: [values]}). `other`
+    is a table or its chunks (an iterable of tables, as read_csv's chunksize reads a large one), which are summarised
+    one at a time and the summaries combined (a key's change across two chunks joined by their last and first row)."""
 
     def key_of(frame, cols):
         text = [key_text(frame[c]) for c in cols]
@@ -153,10 +156,16 @@ def join_keyed(df, other, keys, other_keys, columns, aggregate, prefix, many, sh
                 values = grouped[aggregate]
                 stat = {"n": values.count(), "mean": values.mean(), "min": values.min(), "max": values.max()}
                 stat["m2"] = values.var(ddof=0) * stat["n"]
+                stat |= {"first": values.first(), "last": values.last()}
+                moved = {}  # between a key's successive values present, as chunks bridged by their first and last
+                for c in aggregate:
+                    present = keyed.loc[keyed[c].notna(), [c, "_key"]]
+                    moved[c] = (present.groupby("_key")[c].diff() ** 2).groupby(present["_key"]).sum()
+                stat["d2"] = pd.DataFrame(moved)
                 for i, c in enumerate(aggregate):  # by position: any column name stays apart from "rows"
                     part = part.assign(**{f"{i}{how}": stat[how][c] for how in stat})
-            parts.append(part)
-        stats = pd.concat(parts)
+            parts.append(part.assign(_chunk=len(parts)))
+        stats = pd.concat(parts).rename_axis("_key").sort_values(["_key", "_chunk"], kind="stable")
         by_key = stats.groupby(level=0)
         right = pd.DataFrame({f"{prefix}_count": by_key["rows"].sum()})
         for i, c in enumerate(aggregate):
@@ -165,8 +174,12 @@ def join_keyed(df, other, keys, other_keys, columns, aggregate, prefix, many, sh
             mean = (n * part_mean).groupby(level=0).sum() / total.where(total > 0)
             spread = stats[f"{i}m2"].fillna(0) + n * (part_mean - mean.reindex(stats.index)).fillna(0) ** 2
             std = (spread.groupby(level=0).sum() / (total - 1).where(total > 1)) ** 0.5
+            held = stats[stats[f"{i}n"] > 0]  # a key's change across chunks: from the last value to the next
+            bridge = (held[f"{i}first"] - held.groupby(level=0)[f"{i}last"].shift(1)) ** 2
+            moves = (held[f"{i}d2"].fillna(0) + bridge.fillna(0)).groupby(level=0).sum() ** 0.5
             right[f"{prefix}_{c}_mean"], right[f"{prefix}_{c}_min"] = mean, by_key[f"{i}min"].min()
             right[f"{prefix}_{c}_max"], right[f"{prefix}_{c}_std"] = by_key[f"{i}max"].max(), std
+            right[f"{prefix}_{c}_moves"] = moves
         for i, c in enumerate(shares):
             for k, v in enumerate(shares[c]):
                 right[share_column(prefix, c, v)] = by_key[f"s{i}_{k}"].sum() / right[f"{prefix}_count"]
