@@ -27,6 +27,7 @@ MAX_DEPTH = 3  # tables joined through at most this many links from the entities
 SAMPLE = 20_000  # distinct values of a column looked up in the other's (all of which are kept, up to FULL)
 FULL = 2_000_000  # distinct values of a column kept for the lookups
 QUICK = 256  # distinct values looked up first, to stop early on a pair far from linking
+CACHED_TUPLES = 200_000  # distinct value tuples of a node's columns kept for the links tried next
 MAX_STARTS = 4  # one-column matches a key naming a's rows (of which b holds many rows each) is grown from
 
 
@@ -54,6 +55,7 @@ class Node:
     _samples: dict[str, list] = field(default_factory=dict, repr=False)
     _distinct: dict[tuple, bool] = field(default_factory=dict, repr=False)
     _keys: list[str] | None = field(default=None, repr=False)
+    _tuples: dict[tuple, set] = field(default_factory=dict, repr=False)
 
     @property
     def schema(self) -> pd.DataFrame:
@@ -91,6 +93,17 @@ class Node:
         if share < MIN_COVER / 2 or len(first) == len(sample):
             return share
         return sum(v in theirs for v in sample) / len(sample)
+
+    def tuples(self, columns: tuple[str, ...]) -> set:
+        """The distinct value tuples (as key text) of the columns, the first FULL rows' worth; kept for the next
+        link tried where they are few (CACHED_TUPLES: a key grown from several starts asks for the same ones again)."""
+        if columns in self._tuples:
+            return self._tuples[columns]
+        rows = self.frame[list(columns)].dropna().drop_duplicates().head(FULL)
+        found = set(zip(*(key_text(rows[c]) for c in columns)))
+        if len(found) <= CACHED_TUPLES:
+            self._tuples[columns] = found
+        return found
 
     def nearly_distinct(self, columns: tuple[str, ...]) -> bool:
         """The columns' values name one row each but for a few repeats (DUPLICATES of the rows at most: a weather
@@ -151,12 +164,6 @@ def _single(a: Node, b: Node, only: tuple | None = None) -> Edge | None:
                 edge = Edge(a.name, (c,), b.name, (d,), cover, b.found(d, a, c), not unique)
                 found.append((-round(edge.score, 2), -round(cover, 2), i, c != d, edge))
     return min(found, key=lambda f: f[:4])[4] if found else None
-
-
-def _tuples(frame: pd.DataFrame, columns: tuple[str, ...]) -> set:
-    """The distinct value tuples (as key text) of the columns, the first FULL rows' worth."""
-    rows = frame[list(columns)].dropna().drop_duplicates().head(FULL)
-    return set(zip(*(key_text(rows[c]) for c in columns)))
 
 
 def _composite(a: Node, b: Node, only: tuple | None = None) -> Edge | None:
@@ -229,7 +236,7 @@ def _composite_many(a: Node, b: Node) -> Edge | None:
 
 def _edge(a: Node, b: Node, cols: tuple[str, ...], dst_cols: tuple[str, ...]) -> Edge | None:
     """The one-row-per-key edge from a's columns to b's, when at least MIN_COVER of a's value tuples are b's."""
-    mine, theirs = _tuples(a.frame, cols), _tuples(b.frame, dst_cols)
+    mine, theirs = a.tuples(cols), b.tuples(dst_cols)
     if not mine or not theirs:
         return None
     common = len(mine & theirs)
