@@ -391,3 +391,20 @@ def test_a_category_both_tables_hold_does_not_outrank_the_entity_key():
     earlier = pd.DataFrame({"prev": np.arange(4300), "applicant": owners, "weekday": rng.choice(days, 4300)})
     edge = link(Node("train", people), Node("prev", earlier.assign(amount=rng.random(4300))))
     assert edge is not None and edge.cols == ("applicant",) and edge.many and edge.cover < 0.9
+
+
+def test_a_data_dictionary_beside_the_tables_is_not_joined(tmp_path):
+    """A table describing the columns (a row number, the table, the column's name, its description) is no data:
+    its row numbers 1..120 hold most of a count of days late, which looked them up."""
+    rng = np.random.default_rng(14)
+    n = 400
+    people = pd.DataFrame(
+        {"person": np.arange(n) + 5000, "days_late": rng.integers(0, 100, n), "income": rng.random(n)}
+    )
+    names = [*people.columns, "default", *(f"FLAG_DOC_{k}" for k in range(117))]
+    dictionary = pd.DataFrame(
+        {"Unnamed: 0": np.arange(1, len(names) + 1), "Table": "people.csv", "Row": names, "Description": "what it is"}
+    )
+    train, test = _split(people.assign(default=rng.integers(0, 2, n)), 300)
+    joins, tr, _ = _competition(tmp_path, train, test.drop(columns="default"), columns_description=dictionary)
+    assert joins == [] and list(tr.columns) == list(train.columns)

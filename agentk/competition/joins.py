@@ -439,10 +439,26 @@ def _side_tables(ws: Path, raw: Path, tables: dict[str, Path], train: pd.DataFra
             continue
         columns = node.schema.columns
         shared = max(len(set(columns) & set(split.columns)) for split in (train, test))
-        if shared >= 2 and shared / len(columns) > VERSION_SHARE:
+        if shared >= 2 and shared / len(columns) > VERSION_SHARE or _describes(node.schema, train):
             continue
         nodes[node.name] = node
     return nodes
+
+
+DESCRIBED = 0.5  # of train's columns that a column of a data dictionary names as its values
+
+
+def _describes(table: pd.DataFrame, train: pd.DataFrame) -> bool:
+    """A data dictionary, not data: one of its text columns names most (DESCRIBED) of train's columns, row by row
+    (a column of a table's column names beside their descriptions). Joined, its row numbers were looked up by a
+    count of overdue days."""
+    names = {spelling(str(c)) for c in train.columns}
+    for c in table.columns:
+        if table[c].dtype == object and len(names) >= 3:
+            named = {spelling(str(v)) for v in table[c].dropna().unique()} & names
+            if len(named) >= DESCRIBED * len(names):
+                return True
+    return False
 
 
 def _large(path: Path) -> bool:
