@@ -164,6 +164,12 @@ TRANSFORMS = {
     # window), one row per window of each group in train and test, the test's windows others than train's; the two
     # columns spelt otherwise there, neither alone naming a row; the readings one table, or one per split
     "side:many-per-pair": 0.25,
+    # a data dictionary beside the tables (a row number, the table, each column's name, its description), written as
+    # CSV whatever the tables' format: no data, and its row numbers are a count's values
+    "side:data-dictionary": 0.3,
+    # with side:1-n: a weekday of every row in train and test and of every event, and a fifth of the ids without
+    # events (no reading: their count 0); the weekday covers all its values both ways, the id only four fifths
+    "side:shared-category": 0.6,
     # the base problem's size: 48, 400 or 1,500 train rows, the test a fifth to three fifths of that (issue 62: the
     # fuzzer's 500 layouts all had 160 train and 60 test rows)
     "problem:sizes": 0.3,
@@ -195,11 +201,13 @@ FAMILIES = {
     "train tables": ("split:two-train-tables", "columns:test-spelling", "decoy:larger-table"),
     "chained keys": ("side:chained-key",),
     "keys of many rows": ("side:many-per-pair",),
+    "reference tables": ("side:data-dictionary", "side:shared-category"),
     "problems": ("problem:sizes", "names:open", "problem:time-ordered", "problem:multi-target"),
     "misleading": ("decoy:lying-target",),
 }
 FAMILY_OF = {t: family for family, names in FAMILIES.items() for t in names}
-OWN_STREAMS = {"keys of many rows": 63}  # families added since, each drawing from a stream of its own
+OWN_STREAMS = {"keys of many rows": 63, "reference tables": 64}
+LAST_FAMILIES = {"reference tables"}  # families added since, each drawing from a stream of its own
 # where the misleading family is kept beside others, how often it is the one taken (issue 62 asks that a fifth of the
 # passing setups pass only after the search dropped a hypothesis: these layouts are where it must)
 MISLEADING_SHARE = 0.8
@@ -280,6 +288,8 @@ def draw(seed: int) -> tuple[str, list[str]]:
     # one family at most: of those whose transformations the rules below keep, one drawn from a stream of its own
     kept = {f: _pruned(seed, kind, chosen + found) for f, found in drawn.items()}
     kept = {f: c for f, c in kept.items() if any(FAMILY_OF.get(t) == f for t in c)}
+    if len(kept) > 1:  # a family that comes last joins only a layout no other family took: earlier draws stay
+        kept = {f: c for f, c in kept.items() if f not in LAST_FAMILIES}
     if not kept:
         return kind, _pruned(seed, kind, chosen)
     pick = np.random.default_rng([seed, 62])
@@ -373,6 +383,11 @@ def _pruned(seed: int, kind: str, chosen: list[str]) -> list[str]:
         chosen.remove("side:chained-key")
     if "side:many-per-pair" in chosen and not set(chosen) <= CHAIN_KEEPS | {"side:many-per-pair"}:  # likewise
         chosen.remove("side:many-per-pair")
+    if "side:shared-category" in chosen and ("side:1-n" not in chosen or "side:split-events" in chosen):
+        chosen.remove("side:shared-category")  # the events of both splits in one table
+    flat = ("format:arrays", "media:arrays", "signal:", "target:class-tables", "rows:", "refuse:")
+    if "side:data-dictionary" in chosen and any(t.startswith(flat) for t in chosen):  # one train table named
+        chosen.remove("side:data-dictionary")
     # the two classes below are drawn only beside what they keep: the earlier transformations stay as drawn
     many = ("names:", "columns:", "subfolder", "ids:", "format:", "sample:", "side:1-1", "media:text", "rows:")
     if "rows:many-per-id" in chosen and any(
@@ -680,6 +695,15 @@ def build(
         child_key = _column(rng, "ref", odd)
         rows = [(i, round(float(v), 3)) for i, c in zip(ids, frame["count"]) for v in rng.normal(size=int(c) or 0)]
         child = pd.DataFrame(rows, columns=[child_key, _column(rng, "reading", odd)])
+        if "side:shared-category" in transforms:  # a weekday both hold; a fifth of the ids without events
+            week = np.random.default_rng(220_000 + seed)
+            day = _column(week, "weekday", odd)
+            days = ["MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY"]
+            quiet = set(week.choice(ids, size=n // 5, replace=False))
+            frame["count"] = [0 if i in quiet else c for i, c in zip(ids, frame["count"])]
+            child = child[~child[child_key].isin(quiet)].assign(**{day: lambda f: week.choice(days, len(f))})
+            data[day] = week.choice(days, n)
+            inputs.append(day)
         child = child.sample(frac=1, random_state=seed).reset_index(drop=True)
         if "side:split-events" in transforms:  # each split's events under its name; its samples' table beside
             in_train = child[child_key].isin(set(ids[:n_train]))
@@ -953,6 +977,13 @@ def build(
     else:
         rows = _many_rows(train, cols, item, seed) if many else train
         files["train"] = here + _write(rows[[id_col, *keep, *keep_train, target]], tables, names["train"], fmt)
+    if "side:data-dictionary" in transforms:  # what each column of the train table holds, one row per column
+        about = np.random.default_rng(230_000 + seed)
+        named = [id_col, *keep, *keep_train, target]
+        named += [f"{_word(about).upper()}_{k}" for k in range(int(about.integers(20, 60)))]  # other tables' columns
+        dictionary = pd.DataFrame({"": np.arange(1, len(named) + 1), "Table": names["train"], "Row": named})
+        dictionary["Description"] = [f"the {c} of the row" for c in named]
+        files["dictionary"] = here + _write(dictionary, tables, f"{_word(about)}_columns_description", None)
     if "media:arrays" in transforms:  # an older test set's labels, of other ids, named as a test table
         # ids past every sample's ("99" after a number of the samples' range): none of them is the sample's
         old = pd.DataFrame({id_col: [f"{v}99" for v in _ids(extra, 40, transforms)], target: train[target].iloc[:40]})
@@ -1071,6 +1102,7 @@ def build(
         "hours_early": "readings by group and hour, the training period's",
         "hours_late": "readings by group and hour, the test period's",
         "quotes": "many readings in each window of each group",
+        "dictionary": "what each column of the tables holds",
         "quotes_train": "many readings in each window of each group, the training set's",
         "quotes_test": "many readings in each window of each group, the test set's",
         "readings": f"a few readings of each {id_col}, one file per {id_col} named by it",

@@ -1007,3 +1007,30 @@ def test_x1_summarised_per_group_and_window_reaches_both_maps(tmp_path, seed):
     [column] = [c for c in j.brought() if c.endswith("_mean") and c in train and "reading" in c.lower()]
     assert np.allclose(train[column], [truth.features["x1"][i] for i in train.index])
     assert np.allclose(test[column], [truth.test_features["x1"][i] for i in test.index])
+
+
+def test_a_data_dictionary_is_no_table_of_the_competition(tmp_path):
+    """side:data-dictionary (seed 12): a CSV naming each column of the train table beside its description, its row
+    numbers an unnamed first column. No role takes it, and no join brings it."""
+    truth = layout(12, tmp_path / "12")
+    assert "side:data-dictionary" in truth.transforms
+    a = analysed(tmp_path, tmp_path / "12" / "public", "ws12")
+    tables = [a.train, a.test, a.sample, *(j.table for j in a.joins)]
+    assert not any(Path(t).name == truth.files["dictionary"] for t in tables if t), tables
+
+
+def test_the_events_are_summarised_per_id_not_per_the_weekday_both_hold(tmp_path):
+    """side:shared-category (seed 139): the rows and the events both hold a weekday, which covers all its values
+    both ways; the id covers only the four fifths of the ids with events. Summarised per weekday, every row of a
+    weekday had the same count; per id, the count of its own events (0 for the others)."""
+    from test_fixture_layouts import run_map
+
+    truth = layout(139, tmp_path / "139")
+    assert "side:shared-category" in truth.transforms
+    a = analysed(tmp_path, tmp_path / "139" / "public", "ws139")
+    [j] = [j for j in a.joins if Path(j.table).name == truth.files["child"]]
+    assert j.many and len(j.keys) == 1 and "weekday" not in j.keys[0].lower()
+    train = run_map(tmp_path / "ws139", "train", a).set_index("id")
+    count = [c for c in j.brought() if c.endswith("_count")][0]
+    assert train[count].tolist() == [truth.features["count"][i] for i in train.index]
+    assert (train[count] == 0).mean() > 0.15
