@@ -238,7 +238,8 @@ def _composite_many(a: Node, b: Node) -> Edge | None:
 
 
 def _edge(a: Node, b: Node, cols: tuple[str, ...], dst_cols: tuple[str, ...]) -> Edge | None:
-    """The one-row-per-key edge from a's columns to b's, when at least MIN_COVER of a's value tuples are b's."""
+    """The edge from a's columns to b's, when at least MIN_COVER of a's value tuples are b's: one row per key (a
+    caller that finds b repeating the key marks it many)."""
     mine, theirs = a.tuples(cols), b.tuples(dst_cols)
     if not mine or not theirs:
         return None
