@@ -132,7 +132,7 @@ def test_a_labels_table_is_joined_to_the_train_table_by_its_key(fetched):
 def test_a_one_to_many_table_is_summarised_per_key_and_joined(fetched):
     ws, _ = fetched("one-to-many")
     a = analyse(ws)
-    summaries = [f"transactions_amount_{how}" for how in ("mean", "min", "max", "std")]
+    summaries = [f"transactions_amount_{how}" for how in ("mean", "min", "max", "std", "moves")]
     assert a.features == ["age", "transactions_count", *summaries]
     tx = pd.read_csv(ws / "raw" / "transactions.csv")
     test = run_map(ws, "test", a)
@@ -142,6 +142,8 @@ def test_a_one_to_many_table_is_summarised_per_key_and_joined(fetched):
         tx.loc[tx["customer_id"] == first, "amount"].mean()
     )
     assert test["transactions_amount_max"].iloc[0] == tx.loc[tx["customer_id"] == first, "amount"].max()
+    mine = tx.loc[tx["customer_id"] == first, "amount"]  # in the file's order
+    assert test["transactions_amount_moves"].iloc[0] == pytest.approx(np.sqrt((mine.diff() ** 2).sum()))
 
 
 def test_series_rows_per_sample_in_each_split_become_one_row_per_sample(fetched):
