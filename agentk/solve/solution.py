@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tools.heads import width
+
 
 @dataclass
 class Solution:
@@ -43,8 +45,6 @@ def stray_test_predictions(s: Solution, outputs: list[dict], targets: np.ndarray
     predictions and of the validation rows' `targets` (model space, one column per output) together. A network
     validated at RMSPE 0.42 predicted -1.7e11 for every test row, and the graded submission scored 5.8e13, far below
     the constant."""
-    from tools.heads import width
-
     val = np.asarray(s.val_pred, dtype=float).reshape(len(s.val_pred), -1)
     for name, test in (("test", s.test_pred), ("validated model's test", s.validated_test_pred)):
         if test is None or not len(test):
