@@ -46,15 +46,15 @@ def stray_test_predictions(s: Solution, outputs: list[dict], targets: np.ndarray
     validated at RMSPE 0.42 predicted -1.7e11 for every test row, and the graded submission scored 5.8e13, far below
     the constant."""
     val = np.asarray(s.val_pred, dtype=float).reshape(len(s.val_pred), -1)
+    starts = np.cumsum([0] + [width(o) for o in outputs])  # each output's first column in model space
     for name, test in (("test", s.test_pred), ("validated model's test", s.validated_test_pred)):
         if test is None or not len(test):
             continue
         test = np.asarray(test, dtype=float).reshape(len(test), -1)
         if not np.isfinite(test).all():
             return f"its {name} predictions hold values that are not finite"
-        if test.shape[1] != sum(width(o) for o in outputs):
+        if test.shape[1] != starts[-1]:
             continue
-        starts = np.cumsum([0] + [width(o) for o in outputs])
         for j, o in enumerate(outputs):
             if o["kind"] != "regression":
                 continue
