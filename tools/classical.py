@@ -36,7 +36,6 @@ from tools.task_data import TaskData
 # name (the solution is classical-<name>) -> (the modality it reads, module)
 CANDIDATES = {
     TABULAR.name: (TABULAR.name, "tools.classical_tab"),
-    "onehot": (TABULAR.name, "tools.classical_onehot"),
     TEXT.name: (TEXT.name, "tools.classical_txt"),
     IMAGE.name: (IMAGE.name, "tools.classical_img"),
     "factors": (TABULAR.name, "tools.classical_factors"),
