@@ -194,3 +194,57 @@ def test_past_its_most_fit_rows_the_candidate_learns_from_a_sample_and_still_pre
     assert f"sample of 30 of the {len(fit)} fit images" in res.plan and "on the 30 fit rows" in res.plan
     assert f"refitted on all {30 + len(val)} rows" in res.plan
     assert res.val_score > 0.8 and res.test_pred.shape == (30, 3) and np.isfinite(res.test_pred).all()
+
+
+def test_grey_files_of_a_sample_are_read_as_channels_and_their_overlap_is_learnt(tmp_path, monkeypatch):
+    """Two grey files per sample (a stain each), one bright blob in each at a random place: the class says whether
+    the second stain's blob sits on the first's. Each file alone looks the same in both classes, and the mosaic
+    the other features see puts them side by side; the channels' overlap tells."""
+    rng = np.random.default_rng(0)
+    n, labels = 160, ["together", "apart"] * 80
+    (tmp_path / "raw").mkdir()
+    cells = []
+    for i in range(n):
+        first = rng.integers(8, 40, 2)  # (row, column); apart: the same row, another column (the mosaic's row
+        # profiles align the files' rows: they would tell)
+        second = (
+            first + [0, rng.integers(-1, 2)] if labels[i] == "together" else first + [0, 24 if first[1] < 24 else -24]
+        )
+        yy, xx = np.mgrid[:48, :48]
+        for name, (cy, cx) in (("dapi", first), ("gfp", second)):
+            blob = 200 * np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / 30) + rng.normal(20, 5, (48, 48))
+            Image.fromarray(np.clip(blob, 0, 255).astype(np.uint8), "L").save(tmp_path / "raw" / f"{i}_{name}.png")
+        cells.append(f"raw/{i}_dapi.png|raw/{i}_gfp.png")
+    outputs = [{"name": "label", "kind": "binary", "classes": ["apart", "together"]}]
+    task = workspace(
+        tmp_path, outputs, ["roc_auc"], pd.DataFrame({"label": labels[:120]}), 40, img=pd.DataFrame({"path": cells})
+    )
+    feats = classical_img.features(task, log=lambda line: None)
+    assert "2 grey files as channels" in feats.what
+    channels = classical_img.channel_parts(cells, tmp_path, None)
+    assert channels.shape == (n, 2, classical_img.CHANNEL_SIDE, classical_img.CHANNEL_SIDE)
+    overlap = classical_img.channel_features(channels, None, n)[:, -3:]  # correlation, inside both ways
+    together = np.array(labels) == "together"
+    # each stain alone looks alike in both classes; how they overlap tells the classes apart on every sample
+    assert overlap[together, 0].min() > 0.5 > overlap[~together, 0].max()
+    assert overlap[together, 1:].min() > 1.5 > 1.2 > overlap[~together, 1:].max()
+    np.testing.assert_allclose(feats.train[:, -3:], overlap[:120], rtol=1e-5)
+    linear = {k: v for k, v in feats.models.items() if k.startswith("linear")}
+    assert fit_candidate(task, replace(feats, models=linear), log=lambda line: None).val_score >= 0.95
+
+
+def test_colour_files_or_uneven_counts_are_no_channels(tmp_path):
+    (tmp_path / "raw").mkdir()
+    rng = np.random.default_rng(0)
+    for i in range(3):
+        Image.fromarray(rng.integers(0, 255, (16, 16, 3), dtype=np.uint8)).save(tmp_path / "raw" / f"{i}.png")
+        Image.fromarray(rng.integers(0, 255, (16, 16), dtype=np.uint8), "L").save(tmp_path / "raw" / f"{i}_g.png")
+    colour = [f"raw/{i}.png|raw/{i}_g.png" for i in range(3)]
+    assert classical_img.channel_parts(colour, tmp_path, None) is None
+    uneven = ["raw/0_g.png|raw/1_g.png", "raw/2_g.png", "raw/1_g.png|raw/0_g.png"]
+    assert classical_img.channel_parts(uneven, tmp_path, None) is None
+    grey = [f"raw/{i}_g.png|raw/{(i + 1) % 3}_g.png" for i in range(3)]
+    channels = classical_img.channel_parts(grey, tmp_path, None)
+    assert channels.shape == (3, 2, classical_img.CHANNEL_SIDE, classical_img.CHANNEL_SIDE)
+    # the second channel of sample 0 is the file of sample 1's first
+    np.testing.assert_array_equal(channels[0, 1], channels[1, 0])

@@ -21,7 +21,7 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from agentk.modalities import IMAGE
+from agentk.modalities import IMAGE, PATHS_SEP
 from tools.classical import Features, svm_classifier, svm_fits
 from tools.image_files import cell_size
 from tools.resampling import at_most
@@ -46,6 +46,9 @@ VIEW_ROWS = MAX_SVM_ROWS
 # the features cost about 6 ms an image on 2 cores, and at 50,000 images (32,000 to fit) the candidate took 562 s of
 # an 854-s quick solve, 308 s of them features and 220 s its models' 3-fold CV (benchmarks/scale.py, issue 49)
 MAX_FIT_ROWS = 10_000
+# a sample of 2 to this many grey files is read as the channels of one image (channel_parts), each at CHANNEL_SIDE px
+# and pooled to a CHANNEL_THUMB px thumbnail
+MAX_CHANNELS, CHANNEL_SIDE, CHANNEL_THUMB = 6, 64, 8
 
 
 def applies(task: TaskData) -> str | None:
@@ -67,6 +70,10 @@ def features(task: TaskData, log=print) -> Features:
     # each view adds a copy of every train row to each model's fit (an SVM's cost grows with their square)
     views = [lambda x: x, *augment.views()[: max(0, VIEW_ROWS // n - 1)]]
     sizes = file_sizes(paths, task)
+    channels = channel_parts(paths, task.ws, rows)
+    if channels is not None:
+        log(f"  each sample's {channels.shape[1]} grey files read as the channels of one image")
+        sizes = np.hstack([sizes, channel_features(channels, rows, len(paths))])
     matrices = [np.hstack([_described(images, view, rows), sizes]).astype(np.float32) for view in views]
     X = matrices[0]
     log(
@@ -74,6 +81,8 @@ def features(task: TaskData, log=print) -> Features:
         f"in {time.monotonic() - began:.1f}s"
     )
     seen = f", each also {len(views) - 1} ways flipped or turned ({why})" if len(views) > 1 else ""
+    if channels is not None:
+        seen += f"; each sample's {channels.shape[1]} grey files as channels: their statistics, thumbnails and how they overlap"
     if sample is not None:
         seen += f"; learnt from a sample of {len(sample)} of the {len(fit)} fit images (MAX_FIT_ROWS)"
     return Features(
@@ -87,6 +96,55 @@ def features(task: TaskData, log=print) -> Features:
         [(m[:n], m[n:]) for m in matrices[1:]],
         sample,
     )
+
+
+def channel_parts(paths: list, ws, rows: np.ndarray | None) -> np.ndarray | None:
+    """Where every sample is the same number (2 to MAX_CHANNELS) of grey files (a microscope's stains, a
+    satellite's bands: one file per channel, named alike), (samples, channels, CHANNEL_SIDE, CHANNEL_SIDE) uint8,
+    the k-th file of each sample its k-th channel (of `rows` only, the others zeros); else None. The mosaic the other
+    features see puts the files side by side, so nothing there says how the channels overlap."""
+    from tools.modality_img import decoded
+
+    parts = [str(cell).split(PATHS_SEP) for cell in paths]
+    k = len(parts[0])
+    if not 2 <= k <= MAX_CHANNELS or any(len(p) != k for p in parts):
+        return None
+    rows = np.arange(len(paths)) if rows is None else rows
+    out = np.zeros((len(paths), k, CHANNEL_SIDE, CHANNEL_SIDE), dtype=np.uint8)
+    for j in range(k):
+        files = [parts[i][j] for i in rows]
+        images, _ = decoded(files, ws, CHANNEL_SIDE, "the image files of one channel")
+        pixels = np.asarray(images[np.arange(len(files))])
+        if not (pixels[..., 0] == pixels[..., 1]).all() or not (pixels[..., 1] == pixels[..., 2]).all():
+            return None  # colour pictures: views of a sample, not its channels
+        out[rows, j] = pixels[..., 0]
+    return out
+
+
+def channel_features(channels: np.ndarray, rows: np.ndarray | None, n: int) -> np.ndarray:
+    """Per channel its brightness statistics (mean, spread, percentiles, peak) and a CHANNEL_THUMB px thumbnail;
+    per pair of channels their pixels' correlation and, both ways, one's mean where the other is bright (above its
+    own 75th percentile) against its mean overall: where a stain sits (in the nucleus, around it)."""
+    rows = np.arange(n) if rows is None else rows
+    x = channels[rows].astype(np.float32) / 255
+    b, k = x.shape[:2]
+    flat = x.reshape(b, k, -1)
+    out = [flat.mean(2), flat.std(2), *np.percentile(flat, [10, 50, 90, 99], axis=2), flat.max(2)]
+    out.append(_pooled(x.transpose(0, 2, 3, 1), CHANNEL_THUMB).reshape(b, -1))
+    centred = flat - flat.mean(2, keepdims=True)
+    norm = np.sqrt((centred**2).sum(2)) + 1e-6
+    bright = flat > np.percentile(flat, 75, axis=2, keepdims=True)
+    for i in range(k):
+        for j in range(k):
+            if i < j:
+                out.append(((centred[:, i] * centred[:, j]).sum(1) / (norm[:, i] * norm[:, j]))[:, None])
+            if i != j:
+                inside = (flat[:, i] * bright[:, j]).sum(1) / np.maximum(bright[:, j].sum(1), 1)
+                out.append((inside / (flat[:, i].mean(1) + 1e-6))[:, None])
+    done = np.concatenate(out, axis=1)
+    full = np.zeros((n, done.shape[1]), dtype=np.float32)
+    full[rows] = done
+    return full
 
 
 def _described(images, view, rows: np.ndarray | None = None) -> np.ndarray:
