@@ -242,7 +242,8 @@ def test_class_columns_named_with_a_prefix_submit_the_label_classes(fetched, mon
     # the metric weighs the classes alike: the decoding may divide by the train shares, which turns the train
     # shares (the best constant for a plain log loss) into 0.5 / 0.5, the best constant for this one
     shares = np.bincount(labels) / len(labels)
-    assert g["transform"].TUNABLE["BALANCE"][0] == g["transform"].BALANCE == 0.0
+    assert g["transform"].TUNABLE["BALANCE"][0] == 0.0 and g["transform"].BALANCE == 1.0  # tuned down from 1
+    monkeypatch.setattr(g["transform"], "BALANCE", 0.0)
     as_predicted = g["metric"].metric(y, g["transform"].inverse_transform(np.tile(shares, (len(y), 1))))
     monkeypatch.setattr(g["transform"], "BALANCE", 1.0)
     balanced = g["transform"].inverse_transform(np.tile(shares, (len(y), 1)))
@@ -259,7 +260,8 @@ def test_a_macro_f1_label_raises_the_rare_classes_by_their_share(fetched, monkey
     monkeypatch.chdir(ws)
     g = _generated(ws)
     tf = g["transform"]
-    assert tf.TUNABLE["BALANCE"] == target_transform.BALANCES and tf.BALANCE == 0.0
+    assert tf.TUNABLE["BALANCE"] == target_transform.BALANCES and tf.BALANCE == 1.0
+    monkeypatch.setattr(tf, "BALANCE", 0.0)
     y = pd.read_csv(Workspace(ws).target_map, dtype={"id": str}).drop(columns="id")
     codes = tf.transform(y)[:, 0].astype(int)
     shares = np.bincount(codes) / len(codes)
@@ -283,7 +285,8 @@ def test_macro_f1_label_sets_weigh_each_label_against_its_share(fetched, monkeyp
     monkeypatch.chdir(ws)
     g = _generated(ws)
     tf = g["transform"]
-    assert list(tf.TUNABLE) == ["THRESHOLD", "BALANCE"] and tf.BALANCE == 0.0
+    assert list(tf.TUNABLE) == ["THRESHOLD", "BALANCE"] and tf.BALANCE == 1.0
+    monkeypatch.setattr(tf, "BALANCE", 0.0)
     y = pd.read_csv(Workspace(ws).target_map, dtype={"id": str}).drop(columns="id")
     on = tf.transform(y)
     shares = on.mean(axis=0)
