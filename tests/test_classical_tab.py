@@ -15,7 +15,7 @@ from sklearn.svm import SVC
 from agentk.modalities import TABULAR, TEXT
 from tools import classical_tab
 from tools.classical import fit_candidate, predict_outputs
-from tools.metrics import rmse, roc_auc
+from tools.metrics import log_loss, rmse, roc_auc
 from tools.task_data import TaskData
 
 
@@ -168,24 +168,35 @@ def test_classes_get_a_machine_or_a_logistic_regression_chosen_on_the_fit_rows()
     ring = (np.hypot(x[:, 0], x[:, 1]) > 1.1).astype(float)  # no line separates a ring from its centre
     task = FrameTask(pd.DataFrame(x, columns=["a", "b"]), ring, [{"kind": "binary"}], 50, roc_auc, higher=True)
     feats = classical_tab.features(task, log=quiet)
-    assert set(feats.models) == {"logistic", "svm"}
+    assert set(feats.models) == {"logistic (C=1)", "logistic (C=0.1)", "svm"}
     result = fit_candidate(task, feats, log=quiet)
-    assert result.details["chosen"] == "svm" and result.details["cv"]["svm"] > result.details["cv"]["logistic"] + 0.2
+    cv = result.details["cv"]
+    assert result.details["chosen"] == "svm" and cv["svm"] > max(cv["logistic (C=1)"], cv["logistic (C=0.1)"]) + 0.2
     assert result.val_score > 0.9 and ((result.test_pred >= 0) & (result.test_pred <= 1)).all()
 
 
 def test_many_classes_skip_the_machine_and_mixed_outputs_pair_the_models():
     table, y = smooth_table(100)
     many = FrameTask(table, y, [{"kind": "multiclass", "n_classes": 40}], 20, rmse, higher=False)
-    assert list(classical_tab.features(many, log=quiet).models) == ["logistic"]  # a machine per pair of 40 classes
+    assert list(classical_tab.features(many, log=quiet).models) == [
+        "logistic (C=1)",
+        "logistic (C=0.1)",
+    ]  # a machine per pair of 40 classes
     both = np.column_stack([y, y > 0])  # a value and a label
     mixed = FrameTask(table, both, [{"kind": "regression"}, {"kind": "binary"}], 20, rmse, higher=False)
     models = classical_tab.features(mixed, log=quiet).models
-    assert set(models) == {"gaussian process and logistic", "gaussian process and svm"}
+    assert set(models) == {
+        "gaussian process and logistic (C=1)",
+        "gaussian process and logistic (C=0.1)",
+        "gaussian process and svm",
+    }
     pair = models["gaussian process and svm"]
     assert isinstance(pair("regression"), GaussianProcessRegressor) and isinstance(pair("binary").estimator, SVC)
     rare = FrameTask(table, np.arange(100) % 10 == 0, [{"kind": "binary"}], 20, rmse, higher=False)  # 8 train 1s
-    assert list(classical_tab.features(rare, log=quiet).models) == ["logistic"]  # too few to calibrate a machine
+    assert list(classical_tab.features(rare, log=quiet).models) == [
+        "logistic (C=1)",
+        "logistic (C=0.1)",
+    ]  # too few to calibrate a machine
 
 
 def test_applies_to_small_tables_only():
@@ -245,7 +256,7 @@ def test_larger_tables_fit_a_process_with_a_kernel_learnt_on_a_sample_and_classe
     # classes on more than SVM_ROWS rows: a logistic regression alone (a machine would fit ~30 times on them)
     labels = FrameTask(table, y > 0, [{"kind": "binary"}], 300, roc_auc, higher=True)
     assert len(labels.y) > classical_tab.SVM_ROWS and classical_tab.applies(labels) is None
-    assert list(classical_tab.features(labels, log=quiet).models) == ["logistic"]
+    assert list(classical_tab.features(labels, log=quiet).models) == ["logistic (C=1)", "logistic (C=0.1)"]
 
 
 def test_a_value_on_more_rows_than_a_process_takes_is_learnt_from_a_random_sample_of_them(monkeypatch):
@@ -292,3 +303,33 @@ def test_a_relative_error_fits_the_rows_it_scores_weighted_as_it_weighs_them():
     np.testing.assert_allclose(predict_outputs(task, linear, x[:1000], rows, test)[:, 0], by_hand.predict(test))
     plain = HistGradientBoostingRegressor(random_state=0).fit(x[:1000], y[:1000]).predict(test)
     assert rmspe(y[1000:], fitted) < 0.8 * rmspe(y[1000:], plain)
+
+
+def test_a_skewed_count_is_standardised_as_its_log_and_the_logistic_penalty_is_chosen_on_the_fit_rows():
+    """Counts of many rare events (most rows 0, a few large): a linear model reads their log1p, standardised, and
+    its penalty is chosen by cross-validation; 60 such columns, 3 of them the signal, on 300 rows want the stronger one (a log loss punishes the weaker one's
+    confidence)."""
+    rng = np.random.default_rng(0)
+    counts = rng.negative_binomial(0.3, 0.05, size=(400, 60)).astype(float)
+    logit = np.log1p(counts[:, :3]).sum(axis=1) - 2.5
+    y = (rng.random(400) < 1 / (1 + np.exp(-logit))).astype(float)
+    task = FrameTask(pd.DataFrame(counts).add_prefix("feat_"), y, [{"kind": "binary"}], 100, log_loss, higher=False)
+    feats = classical_tab.features(task, log=quiet)
+    logged = np.log1p(counts[:300, 0])  # standardised on the train rows (no target involved)
+    np.testing.assert_allclose(feats.train[:, 0], (logged - logged.mean()) / logged.std(), rtol=1e-6)
+    result = fit_candidate(task, feats, log=quiet)
+    cv = result.details["cv"]
+    assert result.details["chosen"] == "logistic (C=0.1)" and cv["logistic (C=1)"] > cv["logistic (C=0.1)"] + 0.1, cv
+    # a column of both signs, or one barely skewed, stays as it is
+    wide = FrameTask(
+        pd.DataFrame({"a": rng.normal(size=200), "b": rng.uniform(0, 5, 200)}),
+        y[:200],
+        [{"kind": "binary"}],
+        50,
+        roc_auc,
+        higher=True,
+    )
+    X = classical_tab.features(wide, log=quiet).train
+    for j, column in enumerate("ab"):
+        v = wide.train.inputs["tab"][column].to_numpy()
+        np.testing.assert_allclose(X[:, j], (v - v.mean()) / v.std(), rtol=1e-6)
