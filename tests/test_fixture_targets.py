@@ -230,6 +230,10 @@ def test_class_columns_named_with_a_prefix_submit_the_label_classes(fetched, mon
     y = pd.read_csv(Workspace(ws).target_map, dtype={"id": str}).drop(columns="id")
     assert (y["Class"] == np.array(["class_0", "class_1"])[labels]).all()
     np.testing.assert_array_equal(g["transform"].transform(y)[:, 0], labels)
+    # the decoding divides by the train shares to BALANCE's power (1 unless the validation rows tune it down): at
+    # 0 the probabilities are submitted as predicted
+    assert g["transform"].TUNABLE["BALANCE"][0] == 0.0 and g["transform"].BALANCE == 1.0
+    monkeypatch.setattr(g["transform"], "BALANCE", 0.0)
     proba = np.random.default_rng(0).dirichlet(np.ones(2), len(y))
     preds = g["transform"].inverse_transform(proba)
     assert list(preds.columns) == ["class_0", "class_1"]
@@ -242,8 +246,6 @@ def test_class_columns_named_with_a_prefix_submit_the_label_classes(fetched, mon
     # the metric weighs the classes alike: the decoding may divide by the train shares, which turns the train
     # shares (the best constant for a plain log loss) into 0.5 / 0.5, the best constant for this one
     shares = np.bincount(labels) / len(labels)
-    assert g["transform"].TUNABLE["BALANCE"][0] == 0.0 and g["transform"].BALANCE == 1.0  # tuned down from 1
-    monkeypatch.setattr(g["transform"], "BALANCE", 0.0)
     as_predicted = g["metric"].metric(y, g["transform"].inverse_transform(np.tile(shares, (len(y), 1))))
     monkeypatch.setattr(g["transform"], "BALANCE", 1.0)
     balanced = g["transform"].inverse_transform(np.tile(shares, (len(y), 1)))
