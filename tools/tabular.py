@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import scipy.stats
 
 
 def encode(frames: list[pd.DataFrame]) -> tuple[list[np.ndarray], list[str]]:
@@ -33,11 +34,6 @@ def encode(frames: list[pd.DataFrame]) -> tuple[list[np.ndarray], list[str]]:
 SKEWED = 2.0  # a non-negative number of at least this skewness on the rows learnt from is standardised as log1p
 
 
-def _skewness(v: np.ndarray) -> float:
-    sd = v.std()
-    return float(((v - v.mean()) ** 3).mean() / sd**3) if sd > 0 else 0.0
-
-
 def standardised(v: np.ndarray, rows: np.ndarray) -> list[np.ndarray]:
     """A numeric column median-imputed and standardised on `rows` (those a model learns from), followed by its
     missing-value indicator when any value is missing (an infinity is missing too). A non-negative column skewed on
@@ -49,7 +45,7 @@ def standardised(v: np.ndarray, rows: np.ndarray) -> list[np.ndarray]:
     -1.7e11 for every test row."""
     missing = ~np.isfinite(v)
     v = np.where(missing, np.nanmedian(v[rows]) if (~missing[rows]).any() else 0.0, v)
-    if len(rows) and v[rows].min() >= 0 and v.min() >= 0 and _skewness(v[rows]) >= SKEWED:
+    if len(rows) and v.min() >= 0 and v[rows].std() > 0 and scipy.stats.skew(v[rows]) >= SKEWED:
         v = np.log1p(v)
     std = v[rows].std()
     out = (v - v[rows].mean()) / (std if std > 0 else 1.0)
