@@ -198,6 +198,7 @@ def fit_autogluon(
                 "plan": plan.line(),
                 "planned": list(plan.models),
                 "selected": selected,
+                "members": _members(predictor, selected),
                 "refit": predictor.model_best if refit and refit_note is None else None,
                 "time_limit": round(min(plan.time_limit, fit_wall), 1),
                 "refit_rejected": refit_note,
@@ -347,6 +348,17 @@ def _predict(predictor, X: pd.DataFrame, kind: str, width: int) -> np.ndarray:
     if kind == "binary":
         return proba[1].to_numpy(dtype=float).reshape(-1, 1)
     return proba.reindex(columns=range(width), fill_value=0.0).to_numpy(dtype=float)
+
+
+def _members(predictor, model: str) -> dict[str, float]:
+    """{model: weight} of the models that `model` predicts with: an ensemble's members of weight above 0, else the
+    model alone; what a cross-validation fold rebuilds (agentk/solve/kinds/autogluon.fold)."""
+    children = predictor.model_info(model).get("children_info", {})  # a bagged ensemble: one child per bag
+    weights: dict[str, float] = {}
+    for child in children.values():
+        for name, weight in child.get("model_weights", {}).items():
+            weights[name] = weights.get(name, 0.0) + float(weight) / len(children)
+    return {name: round(w, 4) for name, w in weights.items() if w > 0} or {model: 1.0}
 
 
 def _summary(predictor, output: dict, path: Path) -> dict:

@@ -7,8 +7,8 @@ again on FOLDS folds of every train row, and the solutions are compared by their
 
 A recipe per kind: the constant's statistic; the classical candidate's chosen model on its features, with what it
 learnt on the fit rows fixed (a Gaussian process's kernel: tools/classical.py); the network's
-configuration trained for its best trial's epochs; AutoGluon with a FOLDS-th of its work, planned among the models
-its solution fitted (tools/autogluon_plan.py). The blend then learns from these out-of-fold predictions of every
+configuration trained for its best trial's epochs; AutoGluon's chosen model's members with the solution's whole work
+(agentk/solve/kinds/autogluon.fold says why). The blend then learns from these out-of-fold predictions of every
 row (not from the validation rows alone) and keeps its own (the MLP's out of fold, a mean's as it predicts). A blend made without them (an earlier solve
 that did not cross-validate) counts as the mean of its members' out-of-fold predictions, or, an MLP that learnt
 from the validation rows, is no candidate. The recipes never read the validation split: every fold is a split of
@@ -51,6 +51,13 @@ def keep(path: Path, folded: Folded) -> None:
     os.replace(tmp, path)
 
 
+def seconds(solution) -> float:
+    """About what rebuilding a solution's recipe on every fold takes: its kind's estimate where it has one
+    (fold_seconds), else what building the solution took."""
+    estimate = getattr(KINDS.get(solution.kind), "fold_seconds", None)
+    return estimate(solution, FOLDS) if estimate else solution.seconds
+
+
 def applies(task: TaskData) -> bool:
     """Small tables only: a table's recipes refit in seconds, and there the validation rows are fewest."""
     return task.modalities == [TABULAR.name] and len(task.y) <= CV_ROWS
@@ -60,8 +67,9 @@ class CrossValidation:
     """Out-of-fold predictions over every train row of a solution's recipe (its kind's `fold`, agentk/solve/kinds),
     kept in its folder (a resumed solve reads them)."""
 
-    def __init__(self, task: TaskData, budget, log):
+    def __init__(self, task: TaskData, budget, log, deadline=None):
         self.task, self.budget, self.log = task, budget, log
+        self.deadline = deadline  # the solve's (agentk/core/deadline.py): a recipe's folds share what is left
         self.workspace = Workspace(task.ws)
         self.folds = task.folds(FOLDS)
         self.features: dict = {}  # a classical candidate's features, built once for every fold

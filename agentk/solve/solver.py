@@ -470,8 +470,10 @@ class Solver:
 
     def _cv_fits(self, solutions: list[Solution]) -> bool:
         """Whether cross-validation fits in the wall time left: it rebuilds each solution's recipe on every fold,
-        about as long as the solution took (AutoGluon with a fold's share of its work)."""
-        needed = sum(s.seconds for s in solutions if not self.workspace.solution(s.id).cross_validated.exists())
+        about as long as the solution took (cross_validation.seconds: AutoGluon's rebuilt members, once per fold)."""
+        needed = sum(
+            cross_validation.seconds(s) for s in solutions if not self.workspace.solution(s.id).cross_validated.exists()
+        )
         if needed <= self.deadline.allot(0):
             return True
         self.say(
@@ -485,23 +487,22 @@ class Solver:
         from the validation rows has none), added to `done` (those of earlier solutions); empty when a recipe fails,
         and then the validation rows decide."""
         folds = cross_validation.FOLDS
-        cv = cross_validation.CrossValidation(self.task, self.budget, self.log)
+        cv = cross_validation.CrossValidation(self.task, self.budget, self.log, self.deadline)
         if done is None:
             self.say(
                 f"{len(self.task.y)} train rows (at most {cross_validation.CV_ROWS}): the solutions are compared by "
                 f"{folds}-fold cross-validation over every row, each rebuilt on each fold as it was built (its "
-                f"model, configuration and epochs fixed; AutoGluon with a {folds}th of its work, among the models it "
-                "fitted)"
+                "model, configuration and epochs fixed; AutoGluon's chosen model's members with its whole work)"
             )
         bar = self.bar_task("cross-validation", folds * len(solutions))
         done = dict(done or {})
         for s in solutions:
-            left = self.deadline.allot(0)
-            if not self.workspace.solution(s.id).cross_validated.exists() and s.seconds > left:
+            left, needed = self.deadline.allot(0), cross_validation.seconds(s)
+            if not self.workspace.solution(s.id).cross_validated.exists() and needed > left:
                 # a busy machine runs the folds slower than planned: stop before a recipe the bound cannot hold
                 self.say(
-                    f"{s.id}: no time left to cross-validate it (it took {s.seconds:.0f} s, {left:.0f} s are left of "
-                    "the bound); the solutions are compared on the validation rows"
+                    f"{s.id}: no time left to cross-validate it (about {needed:.0f} s, {left:.0f} s are left of the "
+                    "bound); the solutions are compared on the validation rows"
                 )
                 return {}
             try:

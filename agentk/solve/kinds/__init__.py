@@ -7,7 +7,9 @@ A kind is a module with:
 - build(solver, sid, **config) -> Solution: one of them, fitted on the fit rows and scored on the validation rows,
   within the wall time the solver allots it (solver.allotted); raises LeftOut when the budget does not buy it;
 - fold(cv, sid, plan, train, held, k) -> its model-space predictions of the `held` train rows, rebuilt on the
-  `train` rows as the solution was built (plan: its plan.json); cv is the CrossValidation under way.
+  `train` rows as the solution was built (plan: its plan.json); cv is the CrossValidation under way;
+- optionally fold_seconds(solution, folds) -> about what `fold` takes on every fold (without it: what building the
+  solution took).
 
 Adding a kind is adding one module and one line here (docs/solve.md)."""
 
