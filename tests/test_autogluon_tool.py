@@ -350,6 +350,9 @@ def test_autogluon_fits_the_models_it_planned_with_its_time_limit_only_a_safety_
     assert info["time_limit"] == pytest.approx(SAFETY * 10)
     fitted = {m for m in info["model_info"] if not m.startswith("WeightedEnsemble")}
     assert fitted == {"RandomForest", "ExtraTrees"}
+    # what a cross-validation fold rebuilds: the selected ensemble's members, by their weights
+    assert summary["selected"].startswith("WeightedEnsemble") and set(summary["members"]) <= fitted
+    assert sum(summary["members"].values()) == pytest.approx(1.0, abs=1e-3)
 
     fold = fit_autogluon(
         task, seconds=10, out_dir=tmp_path / "fold", hyperparameters=FAST, refit=False, only=[["ExtraTrees"]]

@@ -12,7 +12,9 @@ import pytest
 
 from agentk.core.fileio import read_json
 from agentk.solve.budgets import PRESETS
-from agentk.solve.cross_validation import CV_ROWS, applies
+from agentk.solve.cross_validation import CV_ROWS, FOLDS, applies
+from agentk.solve.cross_validation import seconds as cv_seconds
+from agentk.solve.kinds import autogluon as autogluon_kind
 from agentk.solve.kinds.constant import group_column
 from agentk.solve.solution import Solution
 from agentk.solve.solver import Solver
@@ -223,3 +225,39 @@ def test_the_constants_per_level_column_is_chosen_on_folds_of_whole_groups(examp
     assert group_column(solver, every) == "batch"
     task.__dict__["groups"] = ("batch", batch.astype(str))
     assert group_column(solver, every) != "batch"
+
+
+def test_cross_validation_stops_before_a_recipe_the_time_left_cannot_hold(example_copy):
+    """A busy machine runs the folds slower than planned: a solution whose rebuild needs more than the bound has
+    left is not started, and the validation rows choose (the solve then ends on time)."""
+    ws = example_copy("diabetes")
+    said = []
+    solver = Solver(ws, replace(PRESETS["quick"]), log=said.append, features=False)
+    constant = solver.build("constant", "constant")
+    slow = replace(constant, id="slow", seconds=solver.deadline.allot(0) + 60)
+    for s in (constant, slow):
+        solver.save(s)
+    assert solver.cross_validate([constant, slow]) == {}
+    assert any(line.startswith("slow: no time left to cross-validate it") for line in said)
+    assert not Workspace(ws).solution("slow").cross_validated.exists()
+    assert solver.finish([constant, slow], {})["selected_by"] == "validation"
+
+
+def test_autogluons_fold_rebuilds_its_chosen_models_members_and_is_costed_by_their_fits():
+    board = [
+        {"model": "WeightedEnsemble_L2", "score_val": 0.81, "fit_time": 30.0},
+        {"model": "CatBoost", "score_val": 0.79, "fit_time": 21.0},
+        {"model": "LightGBM", "score_val": 0.78, "fit_time": 8.0},
+        {"model": "RandomForestGini", "score_val": 0.70, "fit_time": 4.0},
+    ]
+    planned = ["LightGBM", "RandomForestGini", "CatBoost"]
+    output = {"planned": planned, "leaderboard": board, "members": {"LightGBM": 0.52, "CatBoost": 0.48}}
+    assert autogluon_kind._rebuilt(output) == ["LightGBM", "CatBoost"]
+    solution = Solution("autogluon", "autogluon", "", 0.8, np.zeros(1), np.zeros(1), 70.0, {"models": [output]})
+    assert cv_seconds(solution) == pytest.approx(FOLDS * (8.0 + 21.0))
+    # an earlier solve's plan without members: every planned model, costed as the solution took
+    earlier = {**output, "members": None}
+    assert autogluon_kind._rebuilt(earlier) == planned
+    assert cv_seconds(replace(solution, details={"models": [earlier]})) == 70.0
+    # members outside the plan (a bagged preset's names): the plan's models
+    assert autogluon_kind._rebuilt({**output, "members": {"LightGBM_BAG_L1": 1.0}}) == planned
