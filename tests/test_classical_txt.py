@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from agentk.modalities import TEXT
+from agentk.modalities import TABULAR, TEXT
 from testing.competitions import build
 from tools import classical_txt
 from tools.classical import Features, fit_candidate
@@ -30,11 +30,12 @@ class FrameTask:
     learn_rows, fit_weights = TaskData.learn_rows, TaskData.fit_weights  # the real rows and weights the metric asks
     _scored = None  # every row scored (no mask)
 
-    def __init__(self, texts: pd.DataFrame, y: np.ndarray, kind: str, n_test: int, metric):
+    def __init__(self, texts: pd.DataFrame, y: np.ndarray, kind: str, n_test: int, metric, table=None):
         n = len(texts) - n_test
-        self.modalities = [TEXT.name]
-        self.train = SimpleNamespace(inputs={TEXT.name: texts.iloc[:n].reset_index(drop=True)})
-        self.test = SimpleNamespace(inputs={TEXT.name: texts.iloc[n:].reset_index(drop=True)})
+        inputs = {TEXT.name: texts} | ({TABULAR.name: table} if table is not None else {})
+        self.modalities = list(inputs)
+        self.train = SimpleNamespace(inputs={m: f.iloc[:n].reset_index(drop=True) for m, f in inputs.items()})
+        self.test = SimpleNamespace(inputs={m: f.iloc[n:].reset_index(drop=True) for m, f in inputs.items()})
         self.y = np.asarray(y[:n], dtype=float).reshape(-1, 1)
         self.outputs, self.widths = [{"kind": kind}], [1]
         rows = np.random.default_rng(0).permutation(n)
@@ -164,3 +165,40 @@ def test_words_are_aligned_by_meaning_where_no_token_is_shared():
     assert set(names) <= set(pair_names)
     jaccard = pairs[:, pair_names.index("jaccard")]
     assert jaccard[0] == jaccard[1] == 0.0  # token overlap: synonyms and unrelated words alike
+
+
+def test_the_table_beside_the_texts_joins_them_in_one_linear_model():
+    """Listings whose two text fields say little: the price is in the table beside them, a product name's words (a
+    phrase column), a category and a condition number. The linear model over texts and table is chosen, and it
+    validates far better than any model of the texts alone."""
+    rng = np.random.default_rng(4)
+    n = 1500
+    brands, kinds = [f"brand{i}" for i in range(40)], [f"Kind/{i}" for i in range(12)]
+    brand, kind, condition = rng.integers(0, 40, n), rng.integers(0, 12, n), rng.integers(1, 6, n)
+    value = rng.normal(0, 1, 40)[brand] + rng.normal(0, 0.7, 12)[kind] - 0.2 * condition + rng.normal(0, 0.2, n)
+    filler = "great item fast shipping smoke free home no trades offers welcome".split()
+    texts = pd.DataFrame(
+        {
+            "description": [" ".join(rng.choice(filler, 6)) for _ in range(n)],
+            "title": [" ".join(rng.choice(filler, 3)) for _ in range(n)],
+        }
+    )
+    table = pd.DataFrame(
+        {
+            "name": [f"{brands[b]} {rng.choice(filler)} size {rng.integers(1, 9)}" for b in brand],
+            "category": np.array(kinds)[kind],
+            "condition": condition,
+        }
+    )
+
+    def rmse(y, p):
+        return -float(np.sqrt(np.mean((y - p) ** 2)))  # higher is better, as FrameTask.better reads it
+
+    task = FrameTask(texts, value, "regression", 300, rmse, table=table)
+    feats = classical_txt.features(task, log=quiet)
+    assert feats.details["table_columns"] > 0
+    chosen = fit_candidate(task, feats, log=quiet)
+    assert chosen.details["chosen"].endswith("with the table"), chosen.details["cv"]
+    texts_alone = {name: m for name, m in feats.models.items() if not name.endswith("with the table")}
+    alone = fit_candidate(task, Features(feats.train, feats.test, feats.what, texts_alone), log=quiet)
+    assert chosen.val_score > -0.4 and alone.val_score < -0.9, (chosen.val_score, alone.val_score)
