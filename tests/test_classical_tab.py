@@ -333,3 +333,31 @@ def test_a_skewed_count_is_standardised_as_its_log_and_the_logistic_penalty_is_c
     for j, column in enumerate("ab"):
         v = wide.train.inputs["tab"][column].to_numpy()
         np.testing.assert_allclose(X[:, j], (v - v.mean()) / v.std(), rtol=1e-6)
+
+
+def test_a_many_level_category_is_one_hot_in_the_levels_train_and_test_share():
+    """Crimes at 200 addresses, each address's own odds: its levels that train holds three times or more and the
+    test holds too are columns, so the model learns each address; a household id that never crosses into the test
+    adds none (it would teach the test nothing). The addresses' levels lift the AUC far above the numbers alone."""
+    rng = np.random.default_rng(5)
+    n, n_test = 2400, 400
+    address = rng.integers(0, 200, n)
+    odds = rng.normal(0, 2, 200)[address] + rng.normal(0, 0.5, n)
+    y = (rng.random(n) < 1 / (1 + np.exp(-odds))).astype(float)
+    household = np.where(np.arange(n) < n - n_test, rng.integers(0, 300, n), 1000 + rng.integers(0, 100, n))
+    table = pd.DataFrame(
+        {
+            "address": [f"{a} Main St" for a in address],
+            "household": [f"h{h}" for h in household],
+            "noise": rng.normal(size=n),
+        }
+    )
+    task = FrameTask(table, y, [{"kind": "binary"}], n_test, roc_auc, higher=True)
+    feats = classical_tab.features(task, log=quiet)
+    shared = pd.Series(address[: n - n_test]).value_counts()
+    shared = shared[(shared >= classical_tab.LEVEL_ROWS) & shared.index.isin(address[n - n_test :])]
+    assert feats.train.shape[1] == 1 + len(shared) + 1  # noise, the shared addresses, one "other"; no household
+    alone = classical_tab.features(FrameTask(table[["noise"]], y, task.outputs, n_test, roc_auc, True), log=quiet)
+    with_levels = fit_candidate(task, feats, log=quiet).val_score
+    without = fit_candidate(task, alone, log=quiet).val_score
+    assert with_levels > 0.75 and with_levels > without + 0.2, (with_levels, without)
