@@ -20,7 +20,7 @@ from PIL import Image
 from sklearn.metrics import roc_auc_score
 
 from agentk.competition.readers import read_table
-from agentk.competition.series import per_sample_folders, pixel_columns, summary
+from agentk.competition.series import aggregate_per_key, per_sample_folders, pixel_columns, summary
 from agentk.competition.tables import SampleColumns, find, sample_columns
 from agentk.core.errors import BadInput
 from agentk.modalities import IMAGE, TABULAR
@@ -198,6 +198,31 @@ def test_many_rows_per_submitted_id_become_one_row_per_id(fetched):
     test = pd.read_csv(ws / "raw" / "test_per_Trip.csv")
     sample = pd.read_csv(ws / "raw" / "sample_submission.csv")
     assert sorted(test["Trip"]) == sorted(sample["Trip"]) and "TripKind" not in test.columns
+
+
+def test_a_category_is_counted_per_key_in_each_value_of_enough_rows_beyond_the_twentieth():
+    """A trip's items on 40 shelves, the trip's kind told by the rarest of the regular shelves: each shelf of
+    COUNTED_ROWS rows or more is counted per trip, the shelves seen on fewer rows are not."""
+    rng = np.random.default_rng(0)
+    shelves = [f"s{i:02d}" for i in range(40)]
+    weights = np.linspace(2.0, 1.0, 40)
+    rows = []
+    for trip in range(300):
+        kind = trip % 2
+        picks = rng.choice(40, 6, p=weights / weights.sum())
+        picks[0] = 39 if kind else picks[0]  # the rarest regular shelf marks a kind
+        rows += [{"Trip": str(trip), "Shelf": shelves[k], "Kind": str(kind)} for k in picks]
+    rows += [{"Trip": "0", "Shelf": f"rare{i}", "Kind": "0"} for i in range(3)]  # seen on one row each
+    items = pd.DataFrame(rows)
+    train, test = aggregate_per_key(
+        items[items["Trip"].astype(int) < 240], items[items["Trip"].astype(int) >= 240].drop(columns="Kind"), "Trip"
+    )
+    counted = sorted(c for c in train.columns if c.endswith("_count"))
+    assert counted == sorted(f"Shelf={s}_count" for s in shelves) and list(test.columns) == [
+        c for c in train.columns if c != "Kind"
+    ]
+    assert train.groupby("Kind")["Shelf=s39_count"].mean().idxmax() == "1"
+    assert train["Shelf=s39_count"].sum() == (items[items["Trip"].astype(int) < 240]["Shelf"] == "s39").sum()
 
 
 def test_numbers_with_thousands_separators_and_na_tokens_are_read_as_numbers(fetched):

@@ -34,7 +34,7 @@ def encode(frames: list[pd.DataFrame]) -> tuple[list[np.ndarray], list[str]]:
 SKEWED = 2.0  # a non-negative number of at least this skewness on the rows learnt from is standardised as log1p
 
 
-def standardised(v: np.ndarray, rows: np.ndarray) -> list[np.ndarray]:
+def standardised(v: np.ndarray, rows: np.ndarray, log_units: bool = False) -> list[np.ndarray]:
     """A numeric column median-imputed and standardised on `rows` (those a model learns from), followed by its
     missing-value indicator when any value is missing (an infinity is missing too). A non-negative column skewed on
     `rows` (counts of rare events, prices, amounts) is standardised as its log1p: standardised as it is, its few
@@ -42,13 +42,19 @@ def standardised(v: np.ndarray, rows: np.ndarray) -> list[np.ndarray]:
     regression's validation log loss 0.713 -> 0.668 with the log, its penalty chosen either way). Values beyond the range of
     `rows` are clipped to one unit past it: a side table's aggregate that is constant over the train rows and
     another number on the test rows stood 1,402 units out, and a network validated at RMSPE 0.42 predicted
-    -1.7e11 for every test row."""
+    -1.7e11 for every test row. With `log_units` (for penalised linear and kernel models), a column taken as its
+    log1p is divided by its spread only where that exceeds 1: log units are alike across columns, and a rare count
+    (mostly 0, spread 0.1) brought to unit spread turns its few 1s into 10s, which the penalty then trusts as much
+    as a common count's (walmart's stand-in, a visit's 68 department counts: a logistic regression's validation
+    log loss 1.00 standardised, 0.77 in log units; otto's 93 counts 0.668 -> 0.657)."""
     missing = ~np.isfinite(v)
     v = np.where(missing, np.nanmedian(v[rows]) if (~missing[rows]).any() else 0.0, v)
-    if len(rows) and v.min() >= 0 and v[rows].std() > 0 and scipy.stats.skew(v[rows]) >= SKEWED:
+    logged = bool(len(rows) and v.min() >= 0 and v[rows].std() > 0 and scipy.stats.skew(v[rows]) >= SKEWED)
+    if logged:
         v = np.log1p(v)
     std = v[rows].std()
-    out = (v - v[rows].mean()) / (std if std > 0 else 1.0)
+    scale = max(std, 1.0) if logged and log_units else std
+    out = (v - v[rows].mean()) / (scale if scale > 0 else 1.0)
     if len(rows):
         out = np.clip(out, out[rows].min() - 1.0, out[rows].max() + 1.0)
     return [out] + [missing.astype(float)] if missing.any() else [out]

@@ -142,7 +142,11 @@ def per_key(table: pd.DataFrame, key: str) -> pd.DataFrame:
     return out.rename_axis(key).reset_index()
 
 
-TOP_VALUES = 20  # a category's most frequent values in train, each counted per key
+# a category's most frequent values in train, each counted per key, those of COUNTED_ROWS train rows or more: a
+# trip's department counts are what says its type (walmart's stand-in, 68 departments: a logistic regression on
+# the 20 most frequent scored a validation log loss of 0.94, on all 68 0.77)
+TOP_VALUES = 100
+COUNTED_ROWS = 10
 MAX_COUNTED = 1000  # categories of more distinct values are no counts (a product code): their mode and number only
 
 
@@ -150,9 +154,9 @@ def aggregate_per_key(train: pd.DataFrame, test: pd.DataFrame, key: str) -> tupl
     """Train and test tables of many rows per key (the items of a shopping trip, the sample's id the trip's) as one
     row per key with the same features: the row count; per numeric column its sum, mean, min and max; per text
     column its most frequent value, its number of distinct values and the count of each of train's TOP_VALUES most
-    frequent values; a column holding one value per key in both tables as that value. Train's columns that test
-    lacks (its targets) are taken per key: their value, the most frequent where it varies (a number's mean). Both
-    tables come as text (dtype=str) and go out with the key as text."""
+    frequent values (of COUNTED_ROWS rows or more); a column holding one value per key in both tables as that
+    value. Train's columns that test lacks (its targets) are taken per key: their value, the most frequent where it
+    varies (a number's mean). Both tables come as text (dtype=str) and go out with the key as text."""
 
     shared = [c for c in test.columns if c != key and c in train.columns]
     own = [c for c in train.columns if c != key and c not in test.columns]
@@ -167,7 +171,8 @@ def aggregate_per_key(train: pd.DataFrame, test: pd.DataFrame, key: str) -> tupl
     counted = {}
     for c in shared:
         if c not in numbers and c not in fixed and train[c].nunique() <= MAX_COUNTED:
-            counted[c] = list(train[c].value_counts().index[:TOP_VALUES])
+            counts = train[c].value_counts()
+            counted[c] = list(counts.index[counts >= COUNTED_ROWS][:TOP_VALUES])
 
     def one(frame: pd.DataFrame, offset: int, targets: list[str]) -> pd.DataFrame:
         measured = [c for c in shared if c in numbers and c not in fixed]
