@@ -15,8 +15,8 @@ Predictions are in model space (tools/task_data.py).
 
 A model that learns hyperparameters at a cost (a Gaussian process its kernel: ~40 s a time on 2 cores) may expose
 `learnt() -> list[float]` (JSON-able) and `fix(learnt) -> self`: what it learnt on the fit rows is then fixed for
-its refits on a cross-validation's folds (agentk/solve/cross_validation.py) instead of being learnt again on each
-(nomad-like tables: seven kernel searches per output down to two). The refit on every row learns again, from the
+its refits on a cross-validation's folds (agentk/solve/cross_validation.py, and the folds here that choose among
+the models) instead of being learnt again on each (nomad-like tables: seven kernel searches per output down to two). The refit on every row learns again, from the
 most rows, unless the model says it learnt from a sample of its rows (`learnt_on_sample_` true): another sample as
 large teaches it no more, so the refit keeps what the fit rows' model learnt (a 4,000-row table: one ~60 s kernel
 search instead of two)."""
@@ -125,7 +125,7 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
             # solver's cross-validation does: three kernel searches fewer
             on_fit[name] = _fit_outputs(task, factory, trains, fit)
             fit_seconds[name] = time.monotonic() - started
-            learnt = [m.learnt() if hasattr(m, "learnt") else None for m in on_fit[name]]
+            learnt = _learnt(on_fit[name])
         oof = np.zeros((len(task.y), sum(task.widths)))
         for inner_fit, inner_val in task.folds(FOLDS, fit):
             oof[inner_val] = predict_outputs(task, factory, trains, inner_fit, [x[inner_val] for x in trains], learnt)
@@ -138,12 +138,14 @@ def fit_candidate(task: TaskData, feats: Features, refit: bool = True, log=print
             chosen = name
     factory = feats.models[chosen]
     # one model on the fit rows predicts the validation rows and, for the blender, the test rows
-    started = time.monotonic()
-    fitted = on_fit[chosen] if chosen in on_fit else _fit_outputs(task, factory, trains, fit)
-    fit_seconds[chosen] = fit_seconds.get(chosen, 0.0) + time.monotonic() - started
+    if chosen not in on_fit:
+        started = time.monotonic()
+        on_fit[chosen] = _fit_outputs(task, factory, trains, fit)
+        fit_seconds[chosen] = time.monotonic() - started
+    fitted = on_fit[chosen]
     both = _predict(task, fitted, [_stacked([x[val], t]) for x, t in zip(trains, tests, strict=True)])
     val_pred, validated = both[: len(val)], both[len(val) :]
-    learnt = [m.learnt() if hasattr(m, "learnt") else None for m in fitted]
+    learnt = _learnt(fitted)
     every = np.arange(len(task.y))
     every = every[~np.isin(every, left_out)]  # every row, but those left out of a sample
     kept = [v if getattr(m, "learnt_on_sample_", False) else None for m, v in zip(fitted, learnt, strict=True)]
@@ -198,6 +200,11 @@ def _fit_outputs(task: TaskData, factory, X, rows, learnt: list | None = None) -
             model = model.fix(learnt[j])
         fitted.append(model.fit(Xj, yj, **_weighing(model, None if weight is None else np.tile(weight, len(views)))))
     return fitted
+
+
+def _learnt(fitted: list) -> list:
+    """Per output, what its fitted model learnt at a cost (its `learnt()`), None where nothing."""
+    return [m.learnt() if hasattr(m, "learnt") else None for m in fitted]
 
 
 def _kind(output: dict) -> str:
