@@ -16,10 +16,10 @@ Predictions are in model space (tools/task_data.py).
 A model that learns hyperparameters at a cost (a Gaussian process its kernel: ~40 s a time on 2 cores) may expose
 `learnt() -> list[float]` (JSON-able) and `fix(learnt) -> self`: what it learnt on the fit rows is then fixed for
 its refits on a cross-validation's folds (agentk/solve/cross_validation.py, and the folds here that choose among
-the models) instead of being learnt again on each (nomad-like tables: seven kernel searches per output down to two). The refit on every row learns again, from the
-most rows, unless the model says it learnt from a sample of its rows (`learnt_on_sample_` true): another sample as
-large teaches it no more, so the refit keeps what the fit rows' model learnt (a 4,000-row table: one ~60 s kernel
-search instead of two)."""
+the models) instead of being learnt again on each (nomad-like tables: seven kernel searches per output down to
+two). The refit on every row learns again, from the most rows, unless the model says it learnt from a sample of its
+rows (`learnt_on_sample_` true): another sample as large teaches it no more, so the refit keeps what the fit rows'
+model learnt (a 4,000-row table: one ~60 s kernel search instead of two)."""
 
 from __future__ import annotations
 
