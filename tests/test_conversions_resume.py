@@ -24,7 +24,8 @@ CASES = [
     ("pixel-csv", "images_in_tables.pixel_columns_as_images"),
     ("multilabel-clips", "label_sets_as_columns.label_sets_as_columns"),
     ("npy-arrays", "arrays_as_tables.arrays_as_tables"),
-    ("pixel-parts-components", "normalise"),  # pixel parts as images, then the long sample as wide
+    # pixel parts as images, then the long sample as wide (28 s: in the slow run; each conversion's resume runs above)
+    pytest.param("pixel-parts-components", "normalise", marks=pytest.mark.slow),
     ("sensor-rows-per-series", "normalise"),  # the conversions before a killed one never read its half-written tables
     ("positions-per-sequence", "normalise"),
     ("page-views-wide", "normalise"),

@@ -95,6 +95,8 @@ def test_a_failed_unit_test_moves_the_expert_to_its_second_hypothesis_and_memory
     assert state["stages"][dropped["stage"]]["attempts"] == 1
 
 
+@pytest.mark.slow  # a full setup (50 s); by default tests/test_engine.py backtracks a failed meta-test in credit
+# assignment, and test_credit_assignment_keeping_the_first_stage_still_moves_the_decision below moves the decision
 def test_credit_assignment_moves_a_decision_of_an_earlier_stage(tmp_path):
     """The test table's `id` column is a row number, named as the sample's id column; the sample's ids are the
     `ref` column's, zero-padded. Every map passes its unit tests under the first hypothesis (`id`); the meta-test

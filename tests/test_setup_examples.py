@@ -24,6 +24,12 @@ from agentk.workspace import Workspace
 sys.path.insert(0, str(EXAMPLES))
 from grade import grade  # noqa: E402
 
+# the one example whose setup no other test shares, in the slow run (`pytest -m slow`): docstring-library (60 s, a
+# text field in JSON records; tests/test_layout_fuzz.py's seed 341 sets up JSON records by default, and
+# tests/test_classical_txt.py and tests/test_fusion.py fit texts)
+SLOW_EXAMPLES = ("docstring-library",)
+NAMES = [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_EXAMPLES else n for n in EXAMPLE_NAMES]
+
 
 def load(ws, name):
     spec = importlib.util.spec_from_file_location(f"{ws.name}_{name}", ws / f"{name}.py")
@@ -32,7 +38,7 @@ def load(ws, name):
     return mod
 
 
-@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+@pytest.mark.parametrize("name", NAMES)
 def test_setup_passes_every_test(example_ws, name):
     ws, proc = example_ws(name)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -55,7 +61,7 @@ def test_setup_passes_every_test(example_ws, name):
     assert {r["stage"] for r in rows} >= set(state["stages"]) and all(r["passed"] for r in rows)
 
 
-@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+@pytest.mark.parametrize("name", NAMES)
 def test_expert_picks_the_competitions_metric(example_ws, name):
     ws, _ = example_ws(name)
     metric = load(ws, "code_metric")
@@ -64,7 +70,7 @@ def test_expert_picks_the_competitions_metric(example_ws, name):
     assert "import agentk" not in (ws / "code_metric.py").read_text()
 
 
-@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+@pytest.mark.parametrize("name", NAMES)
 def test_formatter_turns_training_targets_into_the_sample_format(example_ws, name, monkeypatch, tmp_path):
     ws, _ = example_ws(name)
     monkeypatch.chdir(ws)  # generated code runs with the workspace as its working directory
@@ -87,7 +93,7 @@ def test_formatter_turns_training_targets_into_the_sample_format(example_ws, nam
         )
 
 
-@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+@pytest.mark.parametrize("name", NAMES)
 def test_light_solve_submission_beats_the_sample_submission(example_ws, name):
     ws, _ = example_ws(name)
     meta = example_meta(name)
@@ -143,6 +149,7 @@ def test_resume_after_kill_does_not_redo_passed_stages(tmp_path):
     assert json.loads((ws / "setup.json").read_text())["status"] == "done"
 
 
+@pytest.mark.slow  # a full setup (22 s); tests/test_analysis.py reads this layout's TSV, ids and target by default
 def test_awkward_layout_end_to_end(tmp_path):
     """TSV tables, no id column in test (ids from the sample by position), a target under another name,
     True/False features with gaps, labels scored by F1."""
