@@ -202,3 +202,42 @@ def test_the_table_beside_the_texts_joins_them_in_one_linear_model():
     texts_alone = {name: m for name, m in feats.models.items() if not name.endswith("with the table")}
     alone = fit_candidate(task, Features(feats.train, feats.test, feats.what, texts_alone), log=quiet)
     assert chosen.val_score > -0.4 and alone.val_score < -0.9, (chosen.val_score, alone.val_score)
+
+
+def test_a_column_of_mostly_distinct_phrases_is_read_by_its_words_not_its_exact_values():
+    """Product names beside a description that says nothing: the price is in the names' brand word, and an exact
+    name recurs in one or two listings with their own noise. The names are read as words alone, with no level per
+    exact name, which would learn those few listings' noise: the linear model with the table validates better than
+    the same model given the names' levels too. A category of few levels keeps its levels."""
+    from scipy import sparse
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(7)
+    n = 1800
+    brands, words = [f"brand{i}" for i in range(30)], "vintage new classic soft bright small warm light".split()
+    pool = [
+        f"{rng.choice(brands)} {rng.choice(words)} {rng.choice(words)} size {rng.integers(1, 9)}" for _ in range(1000)
+    ]
+    names = rng.choice(pool, n)
+    effect = dict(zip(brands, rng.normal(0, 1, 30)))
+    kind = rng.integers(0, 6, n)
+    value = np.array([effect[s.split()[0]] for s in names]) + 0.3 * kind + rng.normal(0, 0.5, n)
+    texts = pd.DataFrame({"description": [" ".join(rng.choice(words, 5)) for _ in range(n)]})
+    table = pd.DataFrame({"name": names, "category": [f"Home / Kind {k}" for k in kind]})
+
+    def rmse(y, p):
+        return -float(np.sqrt(np.mean((y - p) ** 2)))
+
+    task = FrameTask(texts, value, "regression", 300, rmse, table=table)
+    feats = classical_txt.features(task, log=quiet)
+    assert "2 one-hot" not in feats.what and "1 one-hot columns and 2 phrase columns" in feats.what, feats.what
+    fit, val = task.split
+    levels = pd.Categorical(table["name"].iloc[: len(task.y)]).codes
+    one_hot = sparse.csr_matrix((np.ones(len(levels)), (np.arange(len(levels)), levels)))
+    with_levels = sparse.hstack([feats.train, one_hot]).tocsr()
+    y = task.y[:, 0]
+    scores = []
+    for X in (feats.train, with_levels):
+        model = Ridge(alpha=1 / 0.3).fit(X[fit], y[fit])
+        scores.append(rmse(y[val], model.predict(X[val])))
+    assert scores[0] > scores[1] + 0.005, scores
