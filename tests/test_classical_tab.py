@@ -193,7 +193,7 @@ def test_classes_get_a_machine_or_a_logistic_regression_chosen_on_the_fit_rows()
     ring = (np.hypot(x[:, 0], x[:, 1]) > 1.1).astype(float)  # no line separates a ring from its centre
     task = FrameTask(pd.DataFrame(x, columns=["a", "b"]), ring, [{"kind": "binary"}], 50, roc_auc, higher=True)
     feats = classical_tab.features(task, log=quiet)
-    assert set(feats.models) == {"logistic (C=1)", "logistic (C=0.1)", "logistic (C=3)", "svm"}
+    assert set(feats.models) == {"logistic (C=1)", "logistic (C=0.1)", "logistic (C=3)", "logistic (C=0.3)", "svm"}
     result = fit_candidate(task, feats, log=quiet)
     cv = result.details["cv"]
     assert result.details["chosen"] == "svm" and cv["svm"] > max(cv["logistic (C=1)"], cv["logistic (C=0.1)"]) + 0.2
@@ -207,6 +207,7 @@ def test_many_classes_skip_the_machine_and_mixed_outputs_pair_the_models():
         "logistic (C=1)",
         "logistic (C=0.1)",
         "logistic (C=3)",
+        "logistic (C=0.3)",
     ]  # a machine per pair of 40 classes
     both = np.column_stack([y, y > 0])  # a value and a label
     mixed = FrameTask(table, both, [{"kind": "regression"}, {"kind": "binary"}], 20, rmse, higher=False)
@@ -215,6 +216,7 @@ def test_many_classes_skip_the_machine_and_mixed_outputs_pair_the_models():
         "gaussian process and logistic (C=1)",
         "gaussian process and logistic (C=0.1)",
         "gaussian process and logistic (C=3)",
+        "gaussian process and logistic (C=0.3)",
         "gaussian process and svm",
     }
     pair = models["gaussian process and svm"]
@@ -224,6 +226,7 @@ def test_many_classes_skip_the_machine_and_mixed_outputs_pair_the_models():
         "logistic (C=1)",
         "logistic (C=0.1)",
         "logistic (C=3)",
+        "logistic (C=0.3)",
     ]  # too few to calibrate a machine
 
 
@@ -288,6 +291,7 @@ def test_larger_tables_fit_a_process_with_a_kernel_learnt_on_a_sample_and_classe
         "logistic (C=1)",
         "logistic (C=0.1)",
         "logistic (C=3)",
+        "logistic (C=0.3)",
     ]
 
 
