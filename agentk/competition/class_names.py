@@ -17,7 +17,7 @@ def class_columns(values: set[str], columns: list[str]) -> dict[str, str] | None
     rests = {c[prefix : len(c) - suffix].lower(): c for c in columns if len(c) > prefix + suffix}
     if len(rests) != len(columns):
         return None
-    named = {v: rests.get(v.lower()) for v in values}
+    named = {v: rests.get(v.lower()) for v in sorted(values)}  # a set: its order varies with the process
     return named if all(named.values()) else None
 
 
