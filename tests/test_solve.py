@@ -40,6 +40,17 @@ def solved(tmp_path_factory, example_ws):
     return ws, run
 
 
+def test_the_setups_submission_stays_until_a_model_beats_the_constant(solved):
+    """The setup's light solution beat the constant on rows of its own: the solve does not put its own constant in
+    its place while the models train (the class priors can grade below the sample's uniform constant)."""
+    ws, run = solved
+    assert run.returncode == 0, run.stderr[-3000:]
+    published = [
+        line for line in (ws / "logs" / "solve.log").read_text().splitlines() if line.startswith("submission.csv:")
+    ]
+    assert published and not any(line.startswith("submission.csv: constant") for line in published), published
+
+
 def test_solve_writes_every_solution_and_the_best_submission(solved):
     ws, run = solved
     assert run.returncode == 0, run.stderr[-3000:]

@@ -142,8 +142,12 @@ class Solver:
     def publish(self, solutions: list[Solution]) -> Solution:
         """The best solution finished so far (as finish() chooses on the validation rows: never one the constant
         beats) becomes <ws>/submission.csv, replaced whole, and solve.json says which: a solve killed at any moment
-        leaves it."""
+        leaves it. Until a model beats the constant, the setup's submission stays: its light solution beat the
+        constant on rows of its own (or the setup wrote its constant), where the solve's constant of the class priors
+        can grade below the sample's uniform one."""
         best, _, _ = self._choose(solutions)
+        if best.kind == "constant" and self.state.get("submission") is None and self.workspace.submission.exists():
+            return best
         if self.state.get("submission") != best.id:
             copy_file(self.workspace.solution(best.id).submission, self.workspace.submission)
             self.state.update(submission=best.id, submission_val_score=best.val_score)
