@@ -195,7 +195,7 @@ def test_a_segfault_in_the_solver_names_its_step(example_copy):
     last = done.stderr.strip().splitlines()[-1]
     assert last == (
         f"agentk: solve died of signal 11 (SIGSEGV) in autogluon; its traceback is in {ws / 'logs' / 'solve.log'}; "
-        f"{ws / 'submission.csv'} holds constant, the best solution finished; finished solutions are kept; "
+        f"{ws / 'submission.csv'} holds the setup's submission, as no solution beat the constant yet; finished solutions are kept; "
         f"`agentk solve --workspace {ws}` resumes"
     )
     assert "Fatal Python error: Segmentation fault" in (ws / "logs" / "solve.log").read_text()
