@@ -354,10 +354,11 @@ def run_solve(
         summary = {**summary, "peak_memory_gb": round(run.peak_gb, 2), "memory_limit_gb": round(limit, 2)}
         write_json(ws.solve_summary, summary)
     again = f"finished solutions are kept; `agentk solve --workspace {ws.root}` resumes"
-    if summary.get("status") != "done" and summary.get("submission"):
-        again = f"{ws.submission} holds {summary['submission']}, the best solution finished; {again}"
-    elif summary.get("status") != "done" and ws.submission.exists():  # no model beat the constant yet
-        again = f"{ws.submission} holds the setup's submission, as no solution beat the constant yet; {again}"
+    if summary.get("status") != "done":
+        if summary.get("submission"):
+            again = f"{ws.submission} holds {summary['submission']}, the best solution finished; {again}"
+        elif ws.submission.exists():  # the setup's stays until a solution beats the constant (Solver.publish)
+            again = f"{ws.submission} holds the setup's submission, as no solution beat the constant yet; {again}"
     if run.out_of_memory and summary.get("status") != "done":
         _solve_ended(ws, f"went over its memory limit of {limit:.1f} GB")
         raise AgentFailed(

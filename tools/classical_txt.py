@@ -90,9 +90,9 @@ def _table(train: pd.DataFrame, test: pd.DataFrame):
     """The tab inputs as sparse columns for a linear model beside the TF-IDF: numbers standardised, each string
     column's values one-hot (those in two rows or more) and, where its values are phrases (two words or more on
     average: a product's name), its word 1-2-grams' TF-IDF, without the one-hot where the phrases are mostly distinct
-    (DISTINCT_PHRASES). On a table of listings whose description says little
-    (mercari's stand-in: RMSLE 0.87 on the description, the constant 0.58) the name, brand and category carry the
-    price, and a per-competition ridge regression on them all is the bar (tools/tabular.standardised)."""
+    (DISTINCT_PHRASES). On a table of listings whose description says little (mercari's stand-in: RMSLE 0.87 on the
+    description, the constant 0.58) the name, brand and category carry the price, and a per-competition ridge
+    regression on them all is the bar (tools/tabular.standardised)."""
     frame = pd.concat([train, test], ignore_index=True)
     rows = np.arange(len(train))
     blocks, numbers, categories, phrases = [], 0, 0, 0
