@@ -313,3 +313,18 @@ def test_the_rows_a_metric_skips_are_left_out_of_fitting_and_the_rest_weighted_a
     masked = _weighing_task("masked_mae", y, SimpleNamespace(METRIC_COLUMNS=["u"], SCORED_VALUE=0))
     np.testing.assert_array_equal(masked.fit_weights(0, rows), [1, 0, 1, 0, 1, 0])
     np.testing.assert_array_equal(masked.learn_rows(0, rows), [0, 2, 4])
+
+
+def test_a_log_errors_rare_zeros_far_below_every_other_value_are_left_out_of_fitting():
+    """Under RMSLE (targets learnt as log1p), a 0 among values that all lie a log unit or more above it, in at most
+    1 % of the rows, is a placeholder (a price never set) and teaches nothing; zeros among counts (the least other
+    value 1), zeros in many rows, or zeros under another metric stay rows to learn from."""
+    prices = np.log1p(np.r_[0.0, np.full(199, 20.0), 3.0])  # one zero in 201 rows, the least other price 3
+    task = _weighing_task("rmsle", prices)
+    rows = np.arange(len(prices))
+    np.testing.assert_array_equal(task.learn_rows(0, rows), rows[1:])
+    np.testing.assert_array_equal(_weighing_task("rmse", prices).learn_rows(0, rows), rows)
+    counts = np.log1p(np.r_[0.0, np.full(199, 20.0), 1.0])  # the least other value 1: a count's 0 is a value
+    np.testing.assert_array_equal(_weighing_task("rmsle", counts).learn_rows(0, rows), rows)
+    many = np.log1p(np.r_[np.zeros(5), np.full(196, 20.0)])  # 2.5 % zeros: values, not placeholders
+    np.testing.assert_array_equal(_weighing_task("rmsle", many).learn_rows(0, rows), rows)

@@ -27,6 +27,7 @@ class FrameTask:
     times = groups = None  # rows neither in time order nor in groups
     folds = TaskData.folds  # the real folds over such rows
     learn_rows, fit_weights = TaskData.learn_rows, TaskData.fit_weights  # the real rows and weights the metric asks
+    _placeholders = TaskData._placeholders  # and the placeholder values it leaves out
     _scored = None  # every row scored (no mask)
 
     def __init__(self, table: pd.DataFrame, y: np.ndarray, outputs: list[dict], n_test: int, metric, higher: bool):

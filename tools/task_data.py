@@ -21,11 +21,17 @@ from agentk.workspace import METRIC, SUBMISSION_FORMAT, TARGET_TRANSFORM, Worksp
 from tools.columns import as_datetime, is_datetime
 from tools.heads import width
 from tools.map_dataset import MapDataset
-from tools.metrics import RELATIVE_ERROR, relative_weights
+from tools.metrics import LOG_ERROR, RELATIVE_ERROR, relative_weights
 from tools.resampling import wins_on_resamples
 
 VAL_FRACTION, SPLIT_SEED = 0.2, 0
 STOP_FRACTION = 0.2  # of the fit rows: the stop rows a network early-stops and is tuned on (TaskData.holdout)
+# under a log error (RMSLE), a train value of 0 is a placeholder (a price never set) rather than a value when zeros are
+# at most this share of the rows and every other value lies at least PLACEHOLDER_GAP log units (a factor e) above
+# them: left out of fitting, as it only pulls the model's log scale down for rows it cannot tell apart. Mercari's
+# stand-in (6 prices of 0 in 3,000, the least other 3): the text model's validation RMSLE 0.4277 -> 0.4245, test
+# 0.4424 -> 0.4396. A count's zeros (the least other value 1: 0.69 log units away) stay values
+PLACEHOLDER_SHARE, PLACEHOLDER_GAP = 0.01, 1.0
 
 
 class TaskData:
@@ -201,12 +207,31 @@ class TaskData:
 
     def learn_rows(self, j: int, rows: np.ndarray) -> np.ndarray:
         """Those of these train rows that teach output j what the metric scores: its target known and a weight
-        (fit_weights) above 0. A row the metric skips only pulls a model toward values it is never scored on
-        (RMSPE's zero sales)."""
+        (fit_weights) above 0, and not a placeholder (_placeholders). A row the metric skips only pulls a model
+        toward values it is never scored on (RMSPE's zero sales)."""
         rows = np.asarray(rows, dtype=int)
-        rows = rows[np.isfinite(self.y[rows, j])]
+        rows = rows[np.isfinite(self.y[rows, j]) & ~self._placeholders[rows, j]]
         weight = self.fit_weights(j, rows)
         return rows if weight is None else rows[weight > 0]
+
+    @cached_property
+    def _placeholders(self) -> np.ndarray:
+        """(train rows, outputs): True where a log error's value output holds a placeholder 0 (PLACEHOLDER_SHARE,
+        PLACEHOLDER_GAP); the targets are log1p values in model space."""
+        out = np.zeros(self.y.shape, dtype=bool)
+        if self.metric_name not in LOG_ERROR:
+            return out
+        for j, o in enumerate(self.outputs):
+            y = self.y[:, j].astype(float)
+            zero, other = y == 0, y[np.isfinite(y) & (y != 0)]
+            if (
+                o["kind"] == "regression"
+                and zero.mean() <= PLACEHOLDER_SHARE
+                and len(other)
+                and other.min() >= PLACEHOLDER_GAP
+            ):
+                out[:, j] = zero
+        return out
 
     @cached_property
     def _values(self) -> np.ndarray | None:
