@@ -16,7 +16,7 @@ from sklearn.svm import SVC
 from agentk.modalities import TABULAR, TEXT
 from tools import classical_tab
 from tools.classical import fit_candidate, predict_outputs
-from tools.metrics import log_loss, rmse, rmspe, roc_auc
+from tools.metrics import log_loss, multi_log_loss, rmse, rmspe, roc_auc
 from tools.tabular import standardised
 from tools.task_data import TaskData
 
@@ -28,6 +28,7 @@ class FrameTask:
     folds = TaskData.folds  # the real folds over such rows
     learn_rows, fit_weights = TaskData.learn_rows, TaskData.fit_weights  # the real rows and weights the metric asks
     _placeholders = TaskData._placeholders  # and the placeholder values it leaves out
+    engineered = TaskData.engineered  # no engineered columns unless a test says so
     _scored = None  # every row scored (no mask)
 
     def __init__(self, table: pd.DataFrame, y: np.ndarray, outputs: list[dict], n_test: int, metric, higher: bool):
@@ -421,3 +422,29 @@ def test_a_many_level_category_is_one_hot_in_the_levels_train_and_test_share():
     with_levels = fit_candidate(task, feats, log=quiet).val_score
     without = fit_candidate(task, alone, log=quiet).val_score
     assert with_levels > 0.75 and with_levels > without + 0.2, (with_levels, without)
+
+
+def test_a_linear_model_is_also_offered_the_tables_own_columns_and_chosen_there_where_the_engineered_are_noise():
+    """Six classes on 400 rows from two columns of the table's own, beside forty engineered columns of noise (each
+    costs a multinomial logistic regression six weights): every logistic regression is also fitted on the table's
+    own columns, and cross-validation takes that one; without engineered columns nothing is added."""
+    rng = np.random.default_rng(0)
+    n = 500
+    own = rng.normal(size=(n, 2))
+    y = np.digitize(own[:, 0] + 0.5 * own[:, 1] + rng.normal(0, 0.3, n), [-1.2, -0.5, 0, 0.5, 1.2]).astype(float)
+    noise = pd.DataFrame(rng.normal(size=(n, 40))).add_prefix("made_")
+    table = pd.concat([pd.DataFrame(own, columns=["a", "b"]), noise], axis=1)
+    task = FrameTask(table, y, [{"kind": "multiclass", "n_classes": 6}], 100, multi_log_loss, higher=False)
+    task.score = lambda pred, rows: multi_log_loss(task.y[rows, 0].astype(int), pred)  # the classes' columns
+    assert not any("own columns" in m for m in classical_tab.features(task, log=quiet).models)
+    task.engineered = tuple(noise.columns)
+    feats = classical_tab.features(task, log=quiet)
+    assert {m for m in feats.models if "own columns" in m} == {
+        f"logistic (C={c:g}) on the table's own columns" for c in classical_tab.LOGISTIC_C
+    }
+    result = fit_candidate(task, feats, log=quiet)
+    cv = result.details["cv"]
+    assert result.details["chosen"].endswith("on the table's own columns"), cv
+    chosen = result.details["chosen"]
+    assert cv[chosen] < cv[chosen.removesuffix(" on the table's own columns")] - 0.02, cv
+    assert result.test_pred.shape == (100, 6) and np.allclose(result.test_pred.sum(axis=1), 1)

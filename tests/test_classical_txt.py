@@ -29,6 +29,7 @@ class FrameTask:
     folds = TaskData.folds  # the real folds over such rows
     learn_rows, fit_weights = TaskData.learn_rows, TaskData.fit_weights  # the real rows and weights the metric asks
     _placeholders = TaskData._placeholders  # and the placeholder values it leaves out
+    engineered = TaskData.engineered  # no engineered columns unless a test says so
     _scored = None  # every row scored (no mask)
 
     def __init__(self, texts: pd.DataFrame, y: np.ndarray, kind: str, n_test: int, metric, table=None):

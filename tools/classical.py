@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import sparse
 
 from agentk.modalities import IMAGE, TABULAR, TEXT
 from tools.task_data import TaskData
@@ -93,6 +94,12 @@ class ClassicalResult:
     plan: str
     details: dict
     validated_test_pred: np.ndarray | None = None  # the fit rows' model's, when test_pred comes from a refit
+
+
+def selected(X, columns: slice | np.ndarray, dense: bool):
+    """These columns of X (a model's first step, where it reads some of its candidate's features), dense if asked."""
+    X = X[:, columns]
+    return X.toarray() if dense and sparse.issparse(X) else X
 
 
 def modules(task: TaskData) -> list[tuple[str, object]]:

@@ -25,9 +25,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
 
 from agentk.modalities import TABULAR
-from tools.classical import Features, svm_classifier, svm_fits
+from tools.classical import Features, selected, svm_classifier, svm_fits
 from tools.tabular import standardised
 from tools.task_data import TaskData
 
@@ -95,10 +97,13 @@ def features(task: TaskData, log=print) -> Features:
     n = len(train)
     frame = pd.concat([train, test], ignore_index=True)
     blocks, numbers, categories, room = [], 0, 0, LEVEL_CELLS // max(1, len(frame))
+    added = []  # per block: whether its column is an engineered one (tools/features.py)
     for column in frame.columns:
         s = frame[column]
         if s.dtype != bool and pd.api.types.is_numeric_dtype(s):
-            blocks += [b[:, None] for b in standardised(s.astype(float).to_numpy(), np.arange(n), log_units=True)]
+            parts = standardised(s.astype(float).to_numpy(), np.arange(n), log_units=True)
+            blocks += [b[:, None] for b in parts]
+            added += [column in task.engineered] * len(parts)
             numbers += 1
             continue
         levels = s.astype("string").fillna("<missing>")  # missing is a level of its own
@@ -107,15 +112,18 @@ def features(task: TaskData, log=print) -> Features:
             room -= taken
         if levels.nunique() > 1:
             blocks.append(pd.get_dummies(levels).to_numpy(float))
+            added.append(column in task.engineered)
             categories += 1
     X = np.hstack(blocks) if blocks else np.zeros((len(frame), 0))
-    X = X[:, X[:n].std(axis=0) > 0]
+    engineered = np.concatenate([[a] * b.shape[1] for a, b in zip(added, blocks, strict=True)]).astype(bool)
+    varies = X[:n].std(axis=0) > 0
+    X, own = X[:, varies], np.flatnonzero(~engineered[varies])
     sampled = f"; the process fits on {MAX_ROWS} of the rows it is given, drawn at random" if n > MAX_ROWS else ""
     return Features(
         X[:n],
         X[n:],
         f"{numbers} standardised numbers and {categories} one-hot categories ({X.shape[1]} columns){sampled}",
-        models(task, X.shape[1]),
+        models(task, X.shape[1], own if 0 < len(own) < X.shape[1] else None),
         {"columns": X.shape[1]},
     )
 
@@ -128,23 +136,38 @@ def _shared_levels(levels: pd.Series, n: int, room: int) -> tuple[pd.Series, int
     return levels.where(levels.isin(kept), "<other>"), len(kept)
 
 
-def models(task: TaskData, columns: int) -> dict:
+def models(task: TaskData, columns: int, own: np.ndarray | None = None) -> dict:
     """A Gaussian process and ridge regressions for values (the process alone for a value beside classes); for
     classes a support vector machine (up to MAX_SVM_CLASSES classes and SVM_ROWS rows: it fits a machine per pair of
-    classes, five times over for its probabilities) and a logistic regression."""
+    classes, five times over for its probabilities) and a logistic regression. With `own` (the columns not
+    engineered), each linear model also on those alone: many weak engineered columns cost a linear model more than
+    they teach it, where trees pass them by."""
     kinds = {o["kind"] == "regression" for o in task.outputs}
     widest = max((w for o, w in zip(task.outputs, task.widths, strict=True) if o["kind"] != "regression"), default=1)
     svm = widest <= MAX_SVM_CLASSES and len(task.y) <= SVM_ROWS and svm_fits(task, SVM_FOLDS)
     for_classes = {f"logistic (C={c:g})": partial(_logistic, c) for c in LOGISTIC_C} | ({"svm": _svm} if svm else {})
     if kinds == {True}:
-        return {"gaussian process": lambda kind: _gp(columns)} | {
-            f"ridge (alpha={a:g})": (lambda kind, a=a: Ridge(alpha=a)) for a in RIDGE_ALPHA
-        }
+        ridges = {f"ridge (alpha={a:g})": (lambda kind, a=a: Ridge(alpha=a)) for a in RIDGE_ALPHA}
+        return {"gaussian process": lambda kind: _gp(columns)} | ridges | _on_own(ridges, own)
     if kinds == {False}:
-        return {name: (lambda kind, make=make: make()) for name, make in for_classes.items()}
+        linear = {name: (lambda kind, make=make: make()) for name, make in for_classes.items()}
+        return linear | _on_own({k: v for k, v in linear.items() if k.startswith("logistic")}, own)
     return {
         f"gaussian process and {name}": (lambda kind, make=make: _gp(columns) if kind == "regression" else make())
         for name, make in for_classes.items()
+    }
+
+
+def _on_own(linear: dict, own: np.ndarray | None) -> dict:
+    """These models on the `own` columns alone (none without them): sf-crime's stand-in, 20 engineered columns
+    (calendar parts, an address's counts and gaps) beside 5 of its own, the logistic regression's validation log
+    loss 2.492 with them, 2.406 without (test 2.465 -> 2.419)."""
+    if own is None:
+        return {}
+    pick = FunctionTransformer(selected, kw_args={"columns": own, "dense": False})
+    return {
+        f"{name} on the table's own columns": (lambda kind, make=make: make_pipeline(pick, make(kind)))
+        for name, make in linear.items()
     }
 
 

@@ -19,7 +19,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from agentk.modalities import TABULAR, TEXT
-from tools.classical import Features
+from tools.classical import Features, selected
 from tools.tabular import standardised
 from tools.task_data import TaskData
 from tools.text_pairs import embed, field_stats, pair_features
@@ -169,17 +169,12 @@ def _cells(column: pd.Series) -> pd.Series:
     return column.fillna("").astype(str)
 
 
-def _columns(X, columns: slice | np.ndarray, dense: bool):
-    X = X[:, columns]
-    return X.toarray() if dense and sparse.issparse(X) else X
-
-
 def _linear(c: float, columns: slice | np.ndarray):
     """Ridge or logistic regression on the given columns."""
 
     def make(kind: str):
         model = Ridge(alpha=1.0 / c) if kind == "regression" else LogisticRegression(C=c, max_iter=2000)
-        return make_pipeline(FunctionTransformer(_columns, kw_args={"columns": columns, "dense": False}), model)
+        return make_pipeline(FunctionTransformer(selected, kw_args={"columns": columns, "dense": False}), model)
 
     return make
 
@@ -190,6 +185,6 @@ def _boosting(columns: slice):
     def make(kind: str):
         cls = HistGradientBoostingRegressor if kind == "regression" else HistGradientBoostingClassifier
         model = cls(learning_rate=0.1, max_iter=200, max_leaf_nodes=15, early_stopping=True, random_state=0)
-        return make_pipeline(FunctionTransformer(_columns, kw_args={"columns": columns, "dense": True}), model)
+        return make_pipeline(FunctionTransformer(selected, kw_args={"columns": columns, "dense": True}), model)
 
     return make

@@ -249,6 +249,7 @@ def apply_features(task) -> dict:
     labels = Labels(task.y, task.outputs, task.widths, fit, val, None if groups is None else groups[1])
     train, test, record = engineer(task.train.inputs[TABULAR.name], task.test.inputs[TABULAR.name], labels)
     task.train.inputs[TABULAR.name], task.test.inputs[TABULAR.name] = train, test
+    task.engineered = tuple(record["added"])
     return record
 
 

@@ -35,6 +35,8 @@ PLACEHOLDER_SHARE, PLACEHOLDER_GAP = 0.01, 1.0
 
 
 class TaskData:
+    engineered: tuple[str, ...] = ()  # the tab columns tools/features.py added (apply_features)
+
     def __init__(self, ws: Path):
         self.ws = Path(ws).resolve()
         self.workspace = Workspace(self.ws)
