@@ -244,6 +244,25 @@ def test_a_class_the_sample_lists_and_train_never_shows_gets_the_constants_share
     assert loss < np.log(len(classes))  # the uniform sample's
 
 
+def test_classes_train_never_shows_share_one_classes_probability_among_them():
+    """One class the sample lists and train lacks (a "none of these") gets 1/classes; six rare classes a train sample
+    missed (sf-crime-like, 39 classes) share 1/39 among them, where 1/39 apiece took 15 % of every row's probability;
+    a label submission, or a sample whose classes train all holds, gives none."""
+    from types import SimpleNamespace
+
+    from stages.target_transform import _unseen
+
+    def target(columns, classes, submit="proba_columns"):
+        return SimpleNamespace(columns=columns, classes=classes, named={}, submit=submit)
+
+    eight = [f"class_{c}" for c in range(8)]
+    assert _unseen(None, target(eight, eight[:7])) == pytest.approx(1 / 8)
+    many = [f"c{c}" for c in range(39)]
+    assert _unseen(None, target(many, many[:33])) == pytest.approx(1 / (39 * 6), abs=1e-8)
+    assert _unseen(None, target(many, many)) == 0.0
+    assert _unseen(None, target(many, many[:33], submit="label")) == 0.0
+
+
 def test_a_time_limit_under_a_minute_is_refused_in_one_line(tmp_path):
     done = agentk("solve", "--workspace", tmp_path, "--time-limit", "0.5")
     assert done.returncode == 2
