@@ -448,3 +448,25 @@ def test_a_linear_model_is_also_offered_the_tables_own_columns_and_chosen_there_
     chosen = result.details["chosen"]
     assert cv[chosen] < cv[chosen.removesuffix(" on the table's own columns")] - 0.02, cv
     assert result.test_pred.shape == (100, 6) and np.allclose(result.test_pred.sum(axis=1), 1)
+
+
+def test_a_model_whose_cross_validation_passes_the_deadline_stops_between_fits_and_the_scored_one_is_kept():
+    """A second model starts with time left, then the wall time allotted runs out: it stops before its next fit
+    (not after its whole cross-validation), the first model is the choice, and no refit is started."""
+    table, y = smooth_table(200)
+    task = FrameTask(table, y > 0, [{"kind": "binary"}], 40, roc_auc, higher=True)
+    feats = classical_tab.features(task, log=quiet)
+    calls = []
+
+    class Deadline:
+        def left(self):
+            calls.append(1)
+            return 100.0 if len(calls) == 1 else 0.0  # time enough to start the second model, then none
+
+    said = []
+    result = fit_candidate(task, feats, log=said.append, deadline=Deadline())
+    first = next(iter(feats.models))
+    assert list(result.details["cv"]) == [first] and result.details["chosen"] == first
+    assert any("stopped in its cross-validation" in line for line in said), said
+    assert len(calls) == 3  # the second model's start, its first fit's check, the refit's
+    assert "not refitted" in result.plan and result.test_pred.shape == (40, 1)
