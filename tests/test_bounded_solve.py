@@ -263,6 +263,25 @@ def test_classes_train_never_shows_share_one_classes_probability_among_them():
     assert _unseen(None, target(many, many[:33], submit="label")) == 0.0
 
 
+def test_the_bound_counts_the_engineered_features_time(example_copy, monkeypatch):
+    """The solve's wall clock starts before its engineered features are built, not after: features that take a while
+    (a text column's out-of-fold models) leave the solutions that much less of the bound."""
+    from agentk.solve import solver as solver_module
+    from agentk.solve.budgets import PRESETS
+
+    ws = example_copy("diabetes")
+    built = solver_module._add_features
+
+    def slow(task, workspace):
+        time.sleep(3)
+        return built(task, workspace)
+
+    monkeypatch.setattr(solver_module, "_add_features", slow)
+    solver = solver_module.Solver(ws, PRESETS["quick"], log=lambda m: None)
+    assert solver.deadline.elapsed() >= 3
+    assert solver.deadline.left() <= PRESETS["quick"].bound - 3
+
+
 def test_a_time_limit_under_a_minute_is_refused_in_one_line(tmp_path):
     done = agentk("solve", "--workspace", tmp_path, "--time-limit", "0.5")
     assert done.returncode == 2
