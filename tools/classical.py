@@ -272,8 +272,6 @@ def _predict(task: TaskData, fitted: list, X_out) -> np.ndarray:
 
 def _stacked(blocks: list):
     """The blocks' rows one after another (dense arrays or scipy sparse matrices); one block as it is."""
-    from scipy import sparse
-
     if len(blocks) == 1:
         return blocks[0]
     return sparse.vstack(blocks).tocsr() if sparse.issparse(blocks[0]) else np.concatenate(blocks)
