@@ -470,3 +470,13 @@ def test_a_model_whose_cross_validation_passes_the_deadline_stops_between_fits_a
     assert any("stopped in its cross-validation" in line for line in said), said
     assert len(calls) == 3  # the second model's start, its first fit's check, the refit's
     assert "not refitted" in result.plan and result.test_pred.shape == (40, 1)
+
+
+def test_a_table_of_single_level_categories_gives_no_columns_and_no_own_column_models():
+    """Every column one level: nothing to learn from, an empty matrix (not an error), and no own-columns variants."""
+    table = pd.DataFrame({"a": ["x"] * 60, "b": ["y"] * 60})
+    task = FrameTask(table, np.arange(60) % 2, [{"kind": "binary"}], 10, roc_auc, higher=True)
+    task.engineered = ("b",)
+    feats = classical_tab.features(task, log=quiet)
+    assert feats.train.shape == (50, 0) and feats.test.shape == (10, 0)
+    assert not any("own columns" in m for m in feats.models)

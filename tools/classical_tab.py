@@ -115,7 +115,7 @@ def features(task: TaskData, log=print) -> Features:
             added.append(column in task.engineered)
             categories += 1
     X = np.hstack(blocks) if blocks else np.zeros((len(frame), 0))
-    engineered = np.concatenate([[a] * b.shape[1] for a, b in zip(added, blocks, strict=True)]).astype(bool)
+    engineered = np.array([a for a, b in zip(added, blocks, strict=True) for _ in range(b.shape[1])], dtype=bool)
     varies = X[:n].std(axis=0) > 0
     X, own = X[:, varies], np.flatnonzero(~engineered[varies])
     sampled = f"; the process fits on {MAX_ROWS} of the rows it is given, drawn at random" if n > MAX_ROWS else ""
@@ -145,13 +145,14 @@ def models(task: TaskData, columns: int, own: np.ndarray | None = None) -> dict:
     kinds = {o["kind"] == "regression" for o in task.outputs}
     widest = max((w for o, w in zip(task.outputs, task.widths, strict=True) if o["kind"] != "regression"), default=1)
     svm = widest <= MAX_SVM_CLASSES and len(task.y) <= SVM_ROWS and svm_fits(task, SVM_FOLDS)
-    for_classes = {f"logistic (C={c:g})": partial(_logistic, c) for c in LOGISTIC_C} | ({"svm": _svm} if svm else {})
+    logistic = {f"logistic (C={c:g})": partial(_logistic, c) for c in LOGISTIC_C}
+    for_classes = logistic | ({"svm": _svm} if svm else {})
     if kinds == {True}:
         ridges = {f"ridge (alpha={a:g})": (lambda kind, a=a: Ridge(alpha=a)) for a in RIDGE_ALPHA}
         return {"gaussian process": lambda kind: _gp(columns)} | ridges | _on_own(ridges, own)
     if kinds == {False}:
-        linear = {name: (lambda kind, make=make: make()) for name, make in for_classes.items()}
-        return linear | _on_own({k: v for k, v in linear.items() if k.startswith("logistic")}, own)
+        classes = {name: (lambda kind, make=make: make()) for name, make in for_classes.items()}
+        return classes | _on_own({name: classes[name] for name in logistic}, own)
     return {
         f"gaussian process and {name}": (lambda kind, make=make: _gp(columns) if kind == "regression" else make())
         for name, make in for_classes.items()
