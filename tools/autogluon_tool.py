@@ -169,20 +169,20 @@ def fit_autogluon(
             **options,
         )
         val_parts.append(_predict(predictor, X.iloc[val_rows], output["kind"], task.widths[j]))
+        # the selected model's test predictions, for the blender, and the test's if no refit follows
+        validated_parts.append(_predict(predictor, X_test, output["kind"], task.widths[j]))
         selected, refit_note = predictor.model_best, None
+        # AutoGluon refuses extra rows beside row weights: a weighted refit learns the fit rows alone
+        extra = val_j if predictor.sample_weight is None else val_j[:0]
+        # a refit costs what the fit and its predictions did, grown with the rows it adds: past the wall time left, none
         fitted_s = time.monotonic() - output_start
         left = mine - fitted_s
-        skipped = refit and left < fitted_s
-        if skipped:  # a refit costs about what the fit did: past the wall time left, none
+        skipped = refit and left < fitted_s * (len(fit_j) + len(extra)) / max(len(fit_j), 1)
+        if skipped:
             refit_note = (
                 f"no refit: the fit took {fitted_s:.0f} s and {max(0.0, left):.0f} s of the wall time allotted is left"
             )
-            validated_parts.append(_predict(predictor, X_test, output["kind"], task.widths[j]))
-        elif refit:  # the validation rows join the fit rows; the refitted best model becomes the predictor's best
-            # the selected model's test predictions first, for the blender
-            validated_parts.append(_predict(predictor, X_test, output["kind"], task.widths[j]))
-            # AutoGluon refuses extra rows beside row weights: a weighted refit learns the fit rows alone
-            extra = val_j if predictor.sample_weight is None else val_j[:0]
+        if refit and not skipped:  # the validation rows join the fit rows; the refitted best model becomes the best
             refitted = predictor.refit_full(
                 model="best", train_data_extra=X.iloc[extra].assign(**{LABEL: label[extra]}) if len(extra) else None
             )
@@ -191,7 +191,10 @@ def fit_autogluon(
                 refit_note = _check_refit(
                     predictor, refitted, selected, X.iloc[checked].assign(**{LABEL: label[checked]})
                 )
-        test_parts.append(_predict(predictor, X_test, output["kind"], task.widths[j]))
+        refitted_best = refit and not skipped and predictor.model_best != selected
+        test_parts.append(
+            _predict(predictor, X_test, output["kind"], task.widths[j]) if refitted_best else validated_parts[-1]
+        )
         models.append(
             _summary(predictor, output, out_dir / f"output_{j}")
             | {
