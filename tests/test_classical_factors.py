@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from sklearn.ensemble import HistGradientBoostingRegressor
 
+from agentk.modalities import TABULAR
 from tests.test_classical_tab import FrameTask, quiet
 from tools import classical_factors
 from tools.classical import fit_candidate
@@ -56,7 +57,14 @@ def test_factors_learn_what_per_entity_statistics_cannot():
     n_test = 1000
     task = FrameTask(table, y, [{"name": "rating", "kind": "regression"}], n_test, rmse, higher=False)
     assert classical_factors.applies(task) is None
-    res = fit_candidate(task, classical_factors.features(task, log=quiet), log=quiet)
+    feats = classical_factors.features(task, log=quiet)
+    # the text key the features replace by its target encoding (tools/features.py) is read from where they set it
+    frames = task.train.inputs[TABULAR.name], task.test.inputs[TABULAR.name]
+    task.set_aside = {"product": (frames[0]["product"], frames[1]["product"])}
+    task.train.inputs[TABULAR.name], task.test.inputs[TABULAR.name] = (f.drop(columns="product") for f in frames)
+    assert classical_factors.applies(task) is None
+    np.testing.assert_array_equal(classical_factors.features(task, log=quiet).train, feats.train)
+    res = fit_candidate(task, feats, log=quiet)
     assert res.details["chosen"] == "biases and factors"
     assert res.details["cv"]["biases and factors"] < res.details["cv"]["biases"]
     truth = y[-n_test:]

@@ -29,6 +29,7 @@ class FrameTask:
     learn_rows, fit_weights = TaskData.learn_rows, TaskData.fit_weights  # the real rows and weights the metric asks
     _placeholders = TaskData._placeholders  # and the placeholder values it leaves out
     engineered = TaskData.engineered  # no engineered columns unless a test says so
+    set_aside = TaskData.set_aside  # and no columns set aside
     _scored = None  # every row scored (no mask)
 
     def __init__(self, table: pd.DataFrame, y: np.ndarray, outputs: list[dict], n_test: int, metric, higher: bool):

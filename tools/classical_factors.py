@@ -74,13 +74,25 @@ def applies(task: TaskData) -> str | None:
         return f"no {TABULAR.name} input"
     if any(o["kind"] == "multiclass" for o in task.outputs):
         return "a multiclass output: the factorisation predicts values and binary outcomes"
-    if entity_pair(task.train.inputs[TABULAR.name], task.test.inputs[TABULAR.name]) is None:
+    if entity_pair(*_tables(task)) is None:
         return "no pair of columns naming entities (users and items) whose pairs name the rows"
     return None
 
 
-def features(task: TaskData, log=print) -> Features:
+def _tables(task: TaskData) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The tab inputs with the keys the features set aside (text keys replaced by their target encodings)."""
     train, test = task.train.inputs[TABULAR.name], task.test.inputs[TABULAR.name]
+    if not task.set_aside:
+        return train, test
+    aside = task.set_aside.items()
+    return (
+        train.assign(**{c: t.to_numpy() for c, (t, _) in aside}),
+        test.assign(**{c: t.to_numpy() for c, (_, t) in aside}),
+    )
+
+
+def features(task: TaskData, log=print) -> Features:
+    train, test = _tables(task)
     a, b = entity_pair(train, test)
     codes, levels = [], []
     for c in (a, b):

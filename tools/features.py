@@ -195,7 +195,13 @@ def engineer(
             added.update(
                 {f"{c}__{group}_{stat}": f"rows grouped by {group!r}: {stat} of {c!r} over the group" for c in numeric}
             )
-    return train, test, {"added": added, "dropped": dropped}
+    # a text key replaced by its target encoding: beside it, a model learns each level's own mean from the key and
+    # reads a fit row's label off the encoding (out of fold, a level's rows in one fold share one value, lower the
+    # more of them are positive); the count and the encoding stay, and the key itself for the factorisation
+    encoded = [c for c in strings if any(name.startswith(f"{c}__te_") for name in added)]
+    set_aside = {c: (train.pop(c), test.pop(c)) for c in encoded}
+    dropped += encoded
+    return train, test, {"added": added, "dropped": dropped, "set_aside": set_aside}
 
 
 def _add_level_statistics(train, test, c: str, labels: Labels | None, added: dict, kind: str) -> bool:
@@ -249,7 +255,7 @@ def apply_features(task) -> dict:
     labels = Labels(task.y, task.outputs, task.widths, fit, val, None if groups is None else groups[1])
     train, test, record = engineer(task.train.inputs[TABULAR.name], task.test.inputs[TABULAR.name], labels)
     task.train.inputs[TABULAR.name], task.test.inputs[TABULAR.name] = train, test
-    task.engineered = tuple(record["added"])
+    task.engineered, task.set_aside = tuple(record["added"]), record.pop("set_aside")
     return record
 
 

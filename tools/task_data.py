@@ -10,8 +10,10 @@ submission's columns."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from functools import cached_property, partial
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
@@ -36,6 +38,9 @@ PLACEHOLDER_SHARE, PLACEHOLDER_GAP = 0.01, 1.0
 
 class TaskData:
     engineered: tuple[str, ...] = ()  # the tab columns tools/features.py added (apply_features)
+    # the tab columns tools/features.py took out of the models' inputs, {column: (train, test)}: text keys replaced by
+    # their target encodings, which name entities still (the factorisation's)
+    set_aside: Mapping[str, tuple[pd.Series, pd.Series]] = MappingProxyType({})
 
     def __init__(self, ws: Path):
         self.ws = Path(ws).resolve()
