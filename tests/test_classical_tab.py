@@ -501,3 +501,28 @@ def test_a_value_carried_by_a_few_of_many_columns_gets_the_ridge_on_the_columns_
     cv, chosen = result.details["cv"], result.details["chosen"]
     assert "columns most correlated with the value" in chosen, cv
     assert cv[chosen] < 0.9 * min(cv[f"ridge (alpha={a:g})"] for a in classical_tab.RIDGE_ALPHA), cv
+
+
+def test_a_key_set_aside_is_read_by_the_own_column_models_alone():
+    """A text key the features replaced by its encoding (TaskData.set_aside): its shared levels are one-hot beside the
+    table's own columns, where a level's effect is learnt, and kept from the models that read the encodings too."""
+    rng = np.random.default_rng(2)
+    n = 600
+    key = np.array([f"m{i}" for i in rng.integers(0, 20, n)])
+    effect = pd.Series(rng.normal(0, 1.5, 20), index=[f"m{i}" for i in range(20)])
+    x = rng.normal(size=n)
+    y = (x + effect[key].to_numpy() > 0).astype(float)
+    table = pd.DataFrame({"x": x, "made_noise": rng.normal(size=n)})
+    task = FrameTask(table, y, [{"kind": "binary"}], 100, log_loss, higher=False)
+    task.engineered = ("made_noise",)
+    task.set_aside = {"key": (pd.Series(key[:500]), pd.Series(key[500:]))}
+    feats = classical_tab.features(task, log=quiet)
+    assert feats.train.shape[1] == 2 + 20  # x, the noise and the key's 20 levels
+    plain, own = (
+        feats.models["logistic (C=1)"]("classification"),
+        feats.models["logistic (C=1) on the table's own columns"]("classification"),
+    )
+    assert plain.steps[0][1].kw_args["columns"].tolist() == [0, 1]  # x and the noise, not the key
+    assert 1 not in own.steps[0][1].kw_args["columns"] and len(own.steps[0][1].kw_args["columns"]) == 21
+    result = fit_candidate(task, feats, log=quiet)
+    assert result.details["chosen"].endswith("on the table's own columns"), result.details["cv"]
