@@ -30,6 +30,7 @@ class FrameTask:
     learn_rows, fit_weights = TaskData.learn_rows, TaskData.fit_weights  # the real rows and weights the metric asks
     _placeholders = TaskData._placeholders  # and the placeholder values it leaves out
     engineered = TaskData.engineered  # no engineered columns unless a test says so
+    set_aside = TaskData.set_aside  # and no columns set aside
     _scored = None  # every row scored (no mask)
 
     def __init__(self, texts: pd.DataFrame, y: np.ndarray, kind: str, n_test: int, metric, table=None):
@@ -243,3 +244,21 @@ def test_a_column_of_mostly_distinct_phrases_is_read_by_its_words_not_its_exact_
         model = Ridge(alpha=1 / 0.3).fit(X[fit], y[fit])
         scores.append(rmse(y[val], model.predict(X[val])))
     assert scores[0] > scores[1] + 0.005, scores
+
+
+def test_the_table_beside_the_texts_reads_a_key_set_aside_in_place_of_its_encodings():
+    """A brand the features replaced by its target encodings (TaskData.set_aside) comes back as its own column and its
+    encodings leave: beside the key a linear model would read fit rows' labels off them."""
+    from tools.classical_txt import _with_keys
+
+    train = pd.DataFrame({"price_floor": [1.0, 2.0], "brand__count": [2.0, 1.0], "brand__te_price": [0.3, 0.4]})
+    test = pd.DataFrame({"price_floor": [3.0], "brand__count": [1.0], "brand__te_price": [0.5]})
+    task = SimpleNamespace(
+        train=SimpleNamespace(inputs={TABULAR.name: train}),
+        test=SimpleNamespace(inputs={TABULAR.name: test}),
+        set_aside={"brand": (pd.Series(["acme", "zeta"]), pd.Series(["acme"]))},
+    )
+    with_train, with_test = _with_keys(task)
+    assert list(with_train.columns) == ["price_floor", "brand__count", "brand"]
+    assert with_train["brand"].tolist() == ["acme", "zeta"] and with_test["brand"].tolist() == ["acme"]
+    assert "brand__te_price" in train  # the task's own frames untouched

@@ -198,7 +198,7 @@ def engineer(
     # a text key replaced by its target encoding: beside it, a model learns each level's own mean from the key and
     # reads a fit row's label off the encoding (out of fold, a level's rows in one fold share one value, lower the
     # more of them are positive); the count and the encoding stay, and the key itself for the factorisation
-    encoded = [c for c in strings if any(name.startswith(f"{c}__te_") for name in added)]
+    encoded = [c for c in strings if encodings(c, added)]
     set_aside = {c: (train.pop(c), test.pop(c)) for c in encoded}
     dropped += encoded
     return train, test, {"added": added, "dropped": dropped, "set_aside": set_aside}
@@ -236,6 +236,11 @@ def _entity_numbers(train: pd.Series, test: pd.Series) -> bool:
         return False
     repeated = (present.value_counts() > 1).mean() >= 0.5
     return repeated and test.dropna().isin(set(present)).mean() >= MIN_SHARED
+
+
+def encodings(key: str, columns) -> list[str]:
+    """Of these columns, the key's target encodings (_target_encoding names them)."""
+    return [c for c in columns if c.startswith(f"{key}__te_")]
 
 
 def _add(train, test, added: dict, columns: dict, train_values, test_values, how: str, what: str) -> None:
