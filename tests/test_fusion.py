@@ -374,6 +374,23 @@ def test_refit_learns_from_every_row_for_the_given_epochs(tmp_path):
     assert np.corrcoef(truth, result.test_pred[:, 0])[0, 1] > 0.9
 
 
+def test_a_refit_predicts_the_rows_it_is_checked_on_and_one_astray_is_rejected(tmp_path):
+    """The refit also predicts train rows it learnt from (the validation rows, agentk/solve/kinds/network.py), with
+    the weights that predict the test: a refit that predicts them clearly worse than its trial did unseen went astray
+    (a baseball table's refit tested at RMSE 2.70, its trial at 2.25), and the trial's test predictions stay."""
+    from agentk.solve.kinds.network import _astray
+
+    task = regression_task(tmp_path, n=250)
+    val = task.split[1]
+    cfg = FusionConfig(lr=3e-3, seed=1)
+    trained = refit_fusion(task, cfg, epochs=12, log=lambda line: None, held=val, check=val)
+    np.testing.assert_allclose(trained.checked_pred, trained.test_pred, rtol=1e-5, atol=1e-6)  # same rows, weights
+    untrained = refit_fusion(task, cfg, epochs=0, log=lambda line: None, check=val)
+    good, bad = task.score(trained.checked_pred, val), task.score(untrained.checked_pred, val)
+    assert not _astray(good, good * 1.05, higher_is_better=False)  # learnt rows fitted at least as well
+    assert _astray(bad, good, higher_is_better=False) and _astray(0.70, 0.80, higher_is_better=True)
+
+
 def test_a_new_modality_needs_only_a_registry_entry_and_its_model_module(tmp_path, monkeypatch):
     """A toy modality (bit strings such as "-++-") registered here, as a newcomer would add one: the map dataset,
     the light net and the fusion net use its pieces without knowing its name."""

@@ -72,6 +72,7 @@ class RefitResult:
     seconds: float
     capped: bool  # the safety cap stopped it before its epochs
     notes: list[str] = field(default_factory=list)
+    checked_pred: np.ndarray | None = None  # model space, the `check` train rows (learnt from), the same weights
 
 
 # --------------------------------------------------------------------------- branches
@@ -629,11 +630,12 @@ def refit_fusion(
     log: Callable[[str], None] = print,
     rows: np.ndarray | None = None,
     held: np.ndarray | None = None,
+    check: np.ndarray | None = None,
 ) -> RefitResult:
     """Train on every train row (fit and validation; with config.learn_sample, those of the sample's learning
     rows), or on `rows` of them, for exactly `epochs` epochs (a trial's best epoch count: no row is left for early
     stopping) and predict in model space with the last epoch's weights every test row, or the train rows `held`
-    (one fold of a cross-validation)."""
+    (one fold of a cross-validation), and the train rows `check` (rows it learnt from: how well it fitted them)."""
     cfg, start = config, time.monotonic()
     deadline = start + cfg.max_time
     skip = _learning(task, cfg)[2] if rows is None else None
@@ -649,6 +651,8 @@ def refit_fusion(
             done, samples = done + 1, samples + seen
         predicted = _test_rows(task) if held is None else np.asarray(held)  # train rows come first in a Feed
         test_logits, _ = _logits(run.model, run.feed, predicted, run.eval_size, run.device, run.views)
+        if check is not None and len(check):
+            checked, _ = _logits(run.model, run.feed, np.asarray(check), run.eval_size, run.device, run.views)
     notes = run.notes
     if capped:
         notes.append(_cap_note(cfg, done, epochs, time.monotonic() - start))
@@ -661,6 +665,7 @@ def refit_fusion(
         time.monotonic() - start,
         capped,
         notes,
+        to_model_space(checked, task.outputs, run.mean, run.scale) if check is not None and len(check) else None,
     )
     log(f"fusion: refitted on all {result.rows} rows for {result.epochs} epochs, {result.seconds:.1f}s")
     return result
