@@ -249,7 +249,7 @@ def test_a_column_of_mostly_distinct_phrases_is_read_by_its_words_not_its_exact_
 def test_the_table_beside_the_texts_reads_a_key_set_aside_in_place_of_its_encodings():
     """A brand the features replaced by its target encodings (TaskData.set_aside) comes back as its own column and its
     encodings leave: beside the key a linear model would read fit rows' labels off them."""
-    from tools.classical_txt import _with_keys
+    from tools.features import with_keys
 
     train = pd.DataFrame({"price_floor": [1.0, 2.0], "brand__count": [2.0, 1.0], "brand__te_price": [0.3, 0.4]})
     test = pd.DataFrame({"price_floor": [3.0], "brand__count": [1.0], "brand__te_price": [0.5]})
@@ -258,7 +258,7 @@ def test_the_table_beside_the_texts_reads_a_key_set_aside_in_place_of_its_encodi
         test=SimpleNamespace(inputs={TABULAR.name: test}),
         set_aside={"brand": (pd.Series(["acme", "zeta"]), pd.Series(["acme"]))},
     )
-    with_train, with_test = _with_keys(task)
+    with_train, with_test = with_keys(task, replacing=True)
     assert list(with_train.columns) == ["price_floor", "brand__count", "brand"]
     assert with_train["brand"].tolist() == ["acme", "zeta"] and with_test["brand"].tolist() == ["acme"]
     assert "brand__te_price" in train  # the task's own frames untouched

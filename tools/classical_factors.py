@@ -24,6 +24,7 @@ import pandas as pd
 
 from agentk.modalities import TABULAR
 from tools.classical import Features
+from tools.features import with_keys
 from tools.task_data import TaskData
 
 ENTITY_LEVELS = 20  # a column naming entities has more levels than this
@@ -74,25 +75,13 @@ def applies(task: TaskData) -> str | None:
         return f"no {TABULAR.name} input"
     if any(o["kind"] == "multiclass" for o in task.outputs):
         return "a multiclass output: the factorisation predicts values and binary outcomes"
-    if entity_pair(*_tables(task)) is None:
+    if entity_pair(*with_keys(task)) is None:
         return "no pair of columns naming entities (users and items) whose pairs name the rows"
     return None
 
 
-def _tables(task: TaskData) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The tab inputs with the keys the features set aside (text keys replaced by their target encodings)."""
-    train, test = task.train.inputs[TABULAR.name], task.test.inputs[TABULAR.name]
-    if not task.set_aside:
-        return train, test
-    aside = task.set_aside.items()
-    return (
-        train.assign(**{c: t.to_numpy() for c, (t, _) in aside}),
-        test.assign(**{c: t.to_numpy() for c, (_, t) in aside}),
-    )
-
-
 def features(task: TaskData, log=print) -> Features:
-    train, test = _tables(task)
+    train, test = with_keys(task)
     a, b = entity_pair(train, test)
     codes, levels = [], []
     for c in (a, b):

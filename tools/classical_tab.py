@@ -31,6 +31,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 from agentk.modalities import TABULAR
 from tools.classical import Features, selected, svm_classifier, svm_fits
+from tools.features import with_keys
 from tools.tabular import standardised
 from tools.task_data import TaskData
 
@@ -99,14 +100,12 @@ def applies(task: TaskData) -> str | None:
 
 
 def features(task: TaskData, log=print) -> Features:
-    train, test = task.train.inputs[TABULAR.name], task.test.inputs[TABULAR.name]
-    n = len(train)
-    frame = pd.concat([train, test], ignore_index=True)
     # the text keys the features replaced by their target encodings (tools/features.py) are the table's own: read
     # beside its other own columns, without the encodings (beside them a model reads fit rows' labels off them);
     # two-sigma's manager ids, their shared levels one-hot: validation log loss 0.541 without them, 0.495 with
-    for c, (a, b) in task.set_aside.items():
-        frame[c] = np.concatenate([a.to_numpy(), b.to_numpy()])
+    train, test = with_keys(task)
+    n = len(train)
+    frame = pd.concat([train, test], ignore_index=True)
     blocks, numbers, categories, room = [], 0, 0, LEVEL_CELLS // max(1, len(frame))
     added, aside = [], []  # per block: whether its column is an engineered one (tools/features.py), or set aside
     for column in frame.columns:

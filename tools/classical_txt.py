@@ -20,7 +20,7 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from agentk.modalities import TABULAR, TEXT
 from tools.classical import Features, selected
-from tools.features import encodings
+from tools.features import with_keys
 from tools.tabular import standardised
 from tools.task_data import TaskData
 from tools.text_pairs import embed, field_stats, pair_features
@@ -74,7 +74,7 @@ def features(task: TaskData, log=print) -> Features:
         what += f", their statistics, the pair similarities of {len(paired)} fields and a TF-IDF SVD"
         details |= {"dense_features": int(dense.shape[1]), "paired_fields": paired}
     if TABULAR.name in task.modalities:  # the table beside the texts, in one linear model with them
-        table, described = _table(*_with_keys(task))
+        table, described = _table(*with_keys(task, replacing=True))
         if table.shape[1]:
             width = sum(b.shape[1] for b in blocks)
             beside = np.r_[np.arange(k), np.arange(width, width + table.shape[1])]
@@ -85,16 +85,6 @@ def features(task: TaskData, log=print) -> Features:
             details["table_columns"] = int(table.shape[1])
     X = sparse.hstack(blocks).tocsr()
     return Features(X[:n_train], X[n_train:], what, models, details)
-
-
-def _with_keys(task: TaskData) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The tab inputs with the keys the features set aside back in place of their target encodings: a linear model
-    learns a brand's own level from its one-hot, and beside both it would read fit rows' labels off the encoding."""
-    train, test = task.train.inputs[TABULAR.name], task.test.inputs[TABULAR.name]
-    for c, (a, b) in task.set_aside.items():
-        dropped = encodings(c, train.columns)
-        train, test = (t.drop(columns=dropped).assign(**{c: v.to_numpy()}) for t, v in ((train, a), (test, b)))
-    return train, test
 
 
 def _table(train: pd.DataFrame, test: pd.DataFrame):

@@ -243,6 +243,16 @@ def encodings(key: str, columns) -> list[str]:
     return [c for c in columns if c.startswith(f"{key}__te_")]
 
 
+def with_keys(task, replacing: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The task's tab inputs (train, test) with the keys the features set aside (TaskData.set_aside) back as their
+    last columns; replacing: in place of their target encodings (a model that reads both reads fit rows' labels)."""
+    train, test = task.train.inputs[TABULAR.name], task.test.inputs[TABULAR.name]
+    for c, (a, b) in task.set_aside.items():
+        gone = encodings(c, train.columns) if replacing else []
+        train, test = (t.drop(columns=gone).assign(**{c: v.to_numpy()}) for t, v in ((train, a), (test, b)))
+    return train, test
+
+
 def _add(train, test, added: dict, columns: dict, train_values, test_values, how: str, what: str) -> None:
     """Adds out-of-fold columns {name: index into the value arrays} to both frames and the record."""
     for name, k in columns.items():
