@@ -231,6 +231,38 @@ def test_grey_files_of_a_sample_are_read_as_channels_and_their_overlap_is_learnt
     np.testing.assert_allclose(feats.train[:, -3:], overlap[:120], rtol=1e-5)
     linear = {k: v for k, v in feats.models.items() if k.startswith("linear")}
     assert fit_candidate(task, replace(feats, models=linear), log=lambda line: None).val_score >= 0.95
+    # the models on the channels' summary read it alone: the other features drowned in noise leave them unmoved
+    summary = {k: v for k, v in feats.models.items() if k.endswith("on the channels' summary")}
+    columns = summary[next(iter(summary))]("binary")[0].kw_args["columns"]
+    assert len(summary) == len(classical_img.SUMMARY_C) and columns[-1] == feats.train.shape[1] - 1
+    others = np.setdiff1d(np.arange(feats.train.shape[1]), columns)
+    noisy = replace(feats, models=summary)
+    for part in (noisy.train, noisy.test):
+        part[:, others] = rng.normal(0, 1e3, (len(part), len(others)))
+    assert fit_candidate(task, noisy, log=lambda line: None).val_score >= 0.95
+
+
+def test_a_stains_bright_spots_are_counted_and_its_level_outside_the_other_stains_compartment_read():
+    """Stain 0 a bright disk (a nucleus); stain 1 m small dots (vesicles) and, in half the samples, a haze outside
+    the disk. The summary counts the dots at 2 spreads above the mean and reads the haze where stain 0 is dark."""
+    rng = np.random.default_rng(0)
+    side, k = classical_img.CHANNEL_SIDE, 2
+    yy, xx = np.mgrid[:side, :side]
+    disk = (yy - 32) ** 2 + (xx - 32) ** 2 < 20**2
+    dots, hazy = np.arange(12) % 6 + 1, np.arange(12) % 2 == 1
+    channels = np.zeros((12, k, side, side), dtype=np.uint8)
+    for i, (m, haze) in enumerate(zip(dots, hazy, strict=True)):
+        channels[i, 0] = np.clip(10 + 150 * disk + rng.normal(0, 2, (side, side)), 0, 255)
+        stain = 10 + 30 * (haze & ~disk) + rng.normal(0, 1, (side, side))
+        for cy, cx in [(20, 20), (20, 44), (44, 20), (44, 44), (32, 8), (32, 56)][:m]:  # dots 12 px apart or more
+            stain += 200 * np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / 2)
+        channels[i, 1] = np.clip(stain, 0, 255)
+    summary = classical_img.channel_features(channels, None, 12)
+    stats = 7 * k  # mean, spread, 4 percentiles and the peak per channel, then the spots per channel at each level
+    spots = summary[:, stats + k * classical_img.SPOT_SPREADS.index(2) + 1]
+    np.testing.assert_array_equal(spots, dots)
+    outside = summary[:, stats + k * len(classical_img.SPOT_SPREADS) + 1]  # stain 1 where stain 0 is not bright
+    assert outside[hazy].min() > 30 / 255 > 20 / 255 > outside[~hazy].max()  # 40 and 10 of 255
 
 
 def test_colour_files_or_uneven_counts_are_no_channels(tmp_path):
