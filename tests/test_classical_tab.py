@@ -4,6 +4,7 @@ classical-tab solution on finished setups is measured by benchmarks/solve.py and
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -15,7 +16,7 @@ from sklearn.svm import SVC
 
 from agentk.modalities import TABULAR, TEXT
 from tools import classical_tab
-from tools.classical import fit_candidate, predict_outputs
+from tools.classical import fit_candidate, predict_outputs, tempered_probabilities
 from tools.metrics import log_loss, multi_log_loss, rmse, rmspe, roc_auc
 from tools.tabular import standardised
 from tools.task_data import TaskData
@@ -526,3 +527,41 @@ def test_a_key_set_aside_is_read_by_the_own_column_models_alone():
     assert 1 not in own.steps[0][1].kw_args["columns"] and len(own.steps[0][1].kw_args["columns"]) == 21
     result = fit_candidate(task, feats, log=quiet)
     assert result.details["chosen"].endswith("on the table's own columns"), result.details["cv"]
+
+
+def test_a_penalised_models_probabilities_are_tempered_by_its_folds_where_the_metric_scores_them():
+    """Logistic regressions under a heavy penalty on 20 weak columns predict too near the middle: the temperature
+    their folds choose sharpens the chosen one's probabilities, and the validation log loss (rows the temperature
+    never saw) falls. Under the AUC, which only ranks, nothing is tempered."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1200, 20))
+    y = (rng.random(1200) < 1 / (1 + np.exp(-X @ rng.normal(0, 0.5, 20)))).astype(float)
+    table = pd.DataFrame(X, columns=[f"x{i}" for i in range(20)])
+    heavy = {f"logistic (C={c:g})": (lambda kind, c=c: LogisticRegression(C=c)) for c in (0.002, 0.003)}
+    for metric, higher in ((log_loss, False), (roc_auc, True)):
+        task = FrameTask(table, y, [{"kind": "binary"}], 200, metric, higher)
+        feats = replace(classical_tab.features(task, log=quiet), models=heavy)
+        res = fit_candidate(task, feats, log=quiet)
+        t = res.details["temperature"]
+        if metric is roc_auc:
+            assert t == 1.0 and "tempered" not in res.plan
+            continue
+        assert t > 1.2 and f"tempered at t={t:g}" in res.plan
+        untempered = tempered_probabilities(task, res.val_pred, 1 / t)
+        assert res.val_score < task.score(untempered, task.split[1]) - 0.01
+
+
+def test_tempered_probabilities_keep_each_rows_order_and_sum_to_one():
+    task = SimpleNamespace(
+        outputs=[{"kind": "multiclass"}, {"kind": "binary"}, {"kind": "regression"}], widths=[3, 1, 1]
+    )
+    pred = np.array([[0.5, 0.3, 0.2, 0.8, 7.0], [0.1, 0.1, 0.8, 0.3, -2.0], [0.0, 1.0, 0.0, 1.0, 0.5]])
+    sharp, soft = tempered_probabilities(task, pred, 2.0), tempered_probabilities(task, pred, 0.5)
+    np.testing.assert_allclose(tempered_probabilities(task, pred, 1.0), pred, atol=1e-12)
+    np.testing.assert_allclose(sharp[0, :3], np.array([25, 9, 4]) / 38)  # p^2, renormalised
+    np.testing.assert_allclose(sharp[:2, 3], [0.64 / 0.68, 0.09 / 0.58])  # P(1)^2 against P(0)^2
+    np.testing.assert_allclose(sharp[:, :3].sum(axis=1), 1.0)
+    assert (np.argsort(sharp[:2, :3]) == np.argsort(pred[:2, :3])).all()
+    assert (abs(soft[:2, 3] - 0.5) < abs(pred[:2, 3] - 0.5)).all()  # nearer the middle
+    np.testing.assert_array_equal(sharp[:, 4], pred[:, 4])  # values untouched
+    np.testing.assert_allclose(sharp[2, :4], [0.0, 1.0, 0.0, 1.0], atol=1e-12)  # certain stays certain
