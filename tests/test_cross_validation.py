@@ -5,6 +5,7 @@ breast-cancer (tests/test_solve.py) checks the whole path: out-of-fold scores, t
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -15,10 +16,12 @@ from agentk.solve.budgets import PRESETS
 from agentk.solve.cross_validation import CV_ROWS, FOLDS, applies
 from agentk.solve.cross_validation import seconds as cv_seconds
 from agentk.solve.kinds import autogluon as autogluon_kind
+from agentk.solve.kinds import classical as classical_kind
 from agentk.solve.kinds.constant import group_column
 from agentk.solve.solution import Solution
 from agentk.solve.solver import Solver
 from agentk.workspace import Workspace
+from tools.classical import tempered_probabilities
 from tools.fusion import refit_fusion
 from tools.fusion_config import FusionConfig
 from tools.task_data import TaskData
@@ -261,3 +264,14 @@ def test_autogluons_fold_rebuilds_its_chosen_models_members_and_is_costed_by_the
     assert cv_seconds(replace(solution, details={"models": [earlier]})) == 70.0
     # members outside the plan (a bagged preset's names): the plan's models
     assert autogluon_kind._rebuilt({**output, "members": {"LightGBM_BAG_L1": 1.0}}) == planned
+
+
+def test_a_classical_fold_tempers_its_probabilities_as_the_fit_rows_did(example_copy):
+    task = TaskData(example_copy("iris-species"))
+    cv = SimpleNamespace(task=task, features={}, log=lambda m: None)
+    train, held = task.folds(5)[0]
+    plan = {"chosen": "logistic (C=1)"}
+    plain = classical_kind.fold(cv, "classical-tab", plan, train, held, 0)
+    sharp = classical_kind.fold(cv, "classical-tab", plan | {"temperature": 2.0}, train, held, 0)
+    assert plain.shape == (len(held), 3) and not np.allclose(plain, sharp)
+    np.testing.assert_allclose(sharp, tempered_probabilities(task, plain, 2.0))

@@ -224,6 +224,8 @@ def tempered_probabilities(task: TaskData, pred: np.ndarray, t: float) -> np.nda
     of a binary output against its P(0)); values as they are. t > 1 sharpens, t < 1 softens; the order of a row's
     classes, and of the rows by one class, stays."""
     out, at = np.array(pred, dtype=float), 0
+    if t == 1.0:
+        return out
     for o, w in zip(task.outputs, task.widths, strict=True):
         if o["kind"] != "regression":
             p = out[:, at : at + w]

@@ -48,12 +48,14 @@ def build(solver, sid: str, name: str) -> Solution:
 
 def fold(cv, sid: str, plan: dict, train: np.ndarray, held: np.ndarray, k: int) -> np.ndarray:
     """Its recipe on a fold: the chosen model on its features, with what it learnt on the fit rows fixed (a Gaussian
-    process's kernel); the features are built once per cross-validation."""
-    from tools.classical import candidate, predict_outputs
+    process's kernel) and its probabilities tempered as on the fit rows; the features are built once per
+    cross-validation."""
+    from tools.classical import candidate, predict_outputs, tempered_probabilities
 
     name = sid.removeprefix("classical-")
     if name not in cv.features:
         cv.features[name] = candidate(name).features(cv.task, log=cv.log)
     feats = cv.features[name]
     model, learnt = feats.models[plan["chosen"]], plan.get("learnt")
-    return predict_outputs(cv.task, model, feats.train, train, feats.train[held], learnt)
+    pred = predict_outputs(cv.task, model, feats.train, train, feats.train[held], learnt)
+    return tempered_probabilities(cv.task, pred, plan.get("temperature", 1.0))
