@@ -510,7 +510,12 @@ def test_a_text_key_is_replaced_by_its_target_encoding_so_no_model_reads_a_fit_r
 
     def held_auc(X: pd.DataFrame) -> float:
         model = CatBoostClassifier(
-            iterations=300, verbose=0, random_seed=0, thread_count=1, cat_features=["key"] if "key" in X else None
+            iterations=300,
+            verbose=0,
+            random_seed=0,
+            thread_count=1,
+            cat_features=["key"] if "key" in X else None,
+            allow_writing_files=False,  # no catboost_info/ in the working directory
         )
         model.fit(X.iloc[learn], y[learn])
         return roc_auc_score(y[held], model.predict_proba(X.iloc[held])[:, 1])
