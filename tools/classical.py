@@ -30,6 +30,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+from sklearn.svm import SVC
+from sklearn.utils.validation import has_fit_parameter
 
 from agentk.modalities import IMAGE, TABULAR, TEXT
 from tools.metrics import METRICS
@@ -73,9 +78,6 @@ def svm_fits(task: TaskData, folds: int) -> bool:
 def svm_classifier(c: float, folds: int = 5):
     """An RBF support vector machine whose probabilities come from a sigmoid fitted on its decision values,
     cross-validated over `folds` folds (one machine refitted on all the rows predicts); see svm_fits."""
-    from sklearn.calibration import CalibratedClassifierCV
-    from sklearn.svm import SVC
-
     return CalibratedClassifierCV(SVC(C=c), cv=folds, ensemble=False)
 
 
@@ -108,6 +110,13 @@ def selected(X, columns: slice | np.ndarray, dense: bool):
     """These columns of X (a model's first step, where it reads some of its candidate's features), dense if asked."""
     X = X[:, columns]
     return X.toarray() if dense and sparse.issparse(X) else X
+
+
+def on_columns(model, columns: slice | np.ndarray, dense: bool = False) -> Pipeline:
+    """The model reading only these columns of its candidate's features: the pick, then the model's steps in one
+    pipeline (not a pipeline in a pipeline: its last step takes the sample weights, _weighing)."""
+    steps = [step for _, step in model.steps] if isinstance(model, Pipeline) else [model]
+    return make_pipeline(FunctionTransformer(selected, kw_args={"columns": columns, "dense": dense}), *steps)
 
 
 def modules(task: TaskData) -> list[tuple[str, object]]:
@@ -289,9 +298,6 @@ def _kind(output: dict) -> str:
 def _weighing(model, weight: np.ndarray | None) -> dict:
     """fit's keyword for the metric's row weights, where the model takes them (a pipeline: its last step); none
     where it does not (a Gaussian process): it fits the rows that count, unweighted."""
-    from sklearn.pipeline import Pipeline
-    from sklearn.utils.validation import has_fit_parameter
-
     if weight is None:
         return {}
     if isinstance(model, Pipeline):

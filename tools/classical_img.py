@@ -19,10 +19,10 @@ from sklearn.ensemble import (
 )
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import FunctionTransformer, StandardScaler
+from sklearn.preprocessing import StandardScaler
 
 from agentk.modalities import IMAGE, PATHS_SEP
-from tools.classical import Features, selected, svm_classifier, svm_fits
+from tools.classical import Features, on_columns, svm_classifier, svm_fits
 from tools.image_files import cell_size
 from tools.resampling import at_most
 from tools.task_data import TaskData
@@ -207,11 +207,9 @@ def models(task: TaskData, views: int = 1, summary: np.ndarray | None = None) ->
     chosen |= {"gradient boosting": _boosting} if widest <= MAX_BOOSTED_CLASSES else {}
     if summary is None:
         return chosen
-    pick = FunctionTransformer(selected, kw_args={"columns": summary, "dense": True})
     return chosen | {
-        # the pick and the linear pipeline's steps in one pipeline: its last step takes the sample weights
-        f"linear (C={c:g}) on the channels' summary": lambda kind, c=c: make_pipeline(
-            pick, *(step for _, step in _linear(c)(kind).steps)
+        f"linear (C={c:g}) on the channels' summary": lambda kind, c=c: on_columns(
+            _linear(c)(kind), summary, dense=True
         )
         for c in SUMMARY_C
     }

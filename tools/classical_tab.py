@@ -26,11 +26,10 @@ from sklearn.feature_selection import SelectKBest, f_regression
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 from sklearn.linear_model import LogisticRegression, Ridge
-from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import FunctionTransformer
+from sklearn.pipeline import make_pipeline
 
 from agentk.modalities import TABULAR
-from tools.classical import Features, selected, svm_classifier, svm_fits
+from tools.classical import Features, on_columns, svm_classifier, svm_fits
 from tools.features import with_keys
 from tools.tabular import standardised
 from tools.task_data import TaskData
@@ -187,13 +186,7 @@ def _reading(models: dict, columns: np.ndarray | None) -> dict:
     every fold, not once."""
     if columns is None:
         return models
-    pick = FunctionTransformer(selected, kw_args={"columns": columns, "dense": False})
-
-    def reading(kind: str, make):
-        model = make(kind)  # a pipeline's steps after the pick, not a pipeline in one: its last step takes the weights
-        return make_pipeline(pick, *(step for _, step in model.steps) if isinstance(model, Pipeline) else [model])
-
-    return {name: partial(reading, make=make) for name, make in models.items()}
+    return {name: (lambda kind, make=make: on_columns(make(kind), columns)) for name, make in models.items()}
 
 
 def _on_own(linear: dict, own: np.ndarray | None) -> dict:

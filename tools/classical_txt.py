@@ -15,11 +15,10 @@ from sklearn.decomposition import TruncatedSVD
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression, Ridge
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import FunctionTransformer, StandardScaler
+from sklearn.preprocessing import StandardScaler
 
 from agentk.modalities import TABULAR, TEXT
-from tools.classical import Features, selected
+from tools.classical import Features, on_columns
 from tools.features import with_keys
 from tools.tabular import standardised
 from tools.task_data import TaskData
@@ -175,7 +174,7 @@ def _linear(c: float, columns: slice | np.ndarray):
 
     def make(kind: str):
         model = Ridge(alpha=1.0 / c) if kind == "regression" else LogisticRegression(C=c, max_iter=2000)
-        return make_pipeline(FunctionTransformer(selected, kw_args={"columns": columns, "dense": False}), model)
+        return on_columns(model, columns)
 
     return make
 
@@ -186,6 +185,6 @@ def _boosting(columns: slice):
     def make(kind: str):
         cls = HistGradientBoostingRegressor if kind == "regression" else HistGradientBoostingClassifier
         model = cls(learning_rate=0.1, max_iter=200, max_leaf_nodes=15, early_stopping=True, random_state=0)
-        return make_pipeline(FunctionTransformer(selected, kw_args={"columns": columns, "dense": True}), model)
+        return on_columns(model, columns, dense=True)
 
     return make
