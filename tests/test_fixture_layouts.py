@@ -465,6 +465,28 @@ def test_class_folders_beside_a_table_of_other_columns_give_the_labels(fetched):
     assert labels[some.stem] == "malignant"
 
 
+def test_of_tables_named_like_labels_beside_class_folders_the_train_table_is_the_one_with_the_test_inputs(tmp_path):
+    # observations_labelled.csv holds the train rows' inputs, the labels lie in class sub-folders; the labels table
+    # written from those folders sits higher and sorts first, and must not be taken for the train table
+    rng = np.random.default_rng(0)
+    ids = [f"s{i:03d}" for i in range(40)]
+    for i in ids[:30]:
+        folder = tmp_path / "train_images" / ("cat" if int(i[1:]) % 2 else "dog")
+        folder.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(rng.integers(0, 255, (4, 4), dtype=np.uint8)).save(folder / f"{i}.png")
+    data = tmp_path / "data"
+    data.mkdir()
+    rows = pd.DataFrame({"key": ids, "colour": rng.choice(["red", "blue"], 40), "count": rng.integers(0, 9, 40)})
+    rows[:30].to_csv(data / "observations_labelled.csv", index=False)
+    rows[30:].to_csv(data / "observations_unlabelled.csv", index=False)
+    pd.DataFrame({"key": ids[30:], "kind": "cat"}).to_csv(tmp_path / "sample_submission.csv", index=False)
+    pd.DataFrame({"key": ids[:30], "kind": "cat"}).to_csv(tmp_path / "train_labels.csv", index=False)
+    tables = find(tmp_path)
+    assert tables.paths["train"] == data / "observations_labelled.csv"
+    assert tables.paths["test"] == data / "observations_unlabelled.csv"
+    assert tables.paths["labels"] == tmp_path / "train_labels.csv"
+
+
 @pytest.mark.parametrize(
     "name, features",
     [

@@ -143,7 +143,10 @@ def _find(root: Path, signature: tuple) -> Tables:
             if labels is not None:
                 out.paths["labels"], out.why["labels"] = labels
         else:  # image competitions often keep the training labels in labels.csv / train_labels.csv
-            out.paths["train"] = by_role["labels"][0]
+            out.paths["train"], rest = _labelled_train(by_role["labels"], out.paths.get("test"))
+            labels = _pick_labels(out.paths["train"], rest, by_role.get("sample", [])) if rest else None
+            if labels is not None:
+                out.paths["labels"], out.why["labels"] = labels
     if "sample" in by_role:
         out.paths["sample"], why = _pick_sample(root, by_role["sample"], out.paths.get("test"))
         if why:
@@ -396,6 +399,18 @@ def _pick_split(root: Path, found: list[Path]) -> tuple[Path, list[Path]]:
     numbered = [p for p in siblings if PART.search(stem(p)) and PART.sub("", stem(p)) == PART.sub("", stem(best))]
     parts = siblings if in_folder else numbered if len(numbered) > 1 and best in numbered else []
     return best, sorted(parts)
+
+
+def _labelled_train(found: list[Path], test: Path | None) -> tuple[Path, list[Path]]:
+    """Of tables named like labels beside train files (observations_labelled.csv, train_labels.csv), the train table:
+    the one sharing the most columns with the test table (the inputs), the first where none is told apart; and the
+    others, which may hold its targets (the labels that class sub-folders give, written beside it)."""
+    best = found[0]
+    if test is not None and len(found) > 1:
+        test_cols = {spelling(c) for c in read_table(test, nrows=5).columns}
+        shared = {p: len(test_cols & {spelling(c) for c in read_table(p, nrows=5).columns}) for p in found}
+        best = max(found, key=lambda p: shared[p])  # max keeps the first of equals
+    return best, [p for p in found if p != best]
 
 
 def _pick_labels(train: Path, found: list[Path], samples: list[Path]) -> tuple[Path, str] | None:
