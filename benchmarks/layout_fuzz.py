@@ -2,6 +2,7 @@
 
     uv run python benchmarks/layout_fuzz.py [--layouts 500] [--start 0] [--jobs 2] [--timeout 600] [--out DIR]
                                             [--policy expert] [--only-seed N ...] [--fresh]
+    uv run python benchmarks/layout_fuzz.py --compare BEFORE AFTER
 
 Layout k is seed --start + k of testing/layout_fuzz.py: a small learning problem written out through a
 seeded draw of transformations (names, ids, labels files, side tables, formats, sample forms, decoys), with its
@@ -14,11 +15,19 @@ not do, refuse:<kind>: the setup exits 2 naming that kind). Each layout's setup 
 Results go to <out>/layout_fuzz.json as each layout ends (a second run with the same --out skips those done;
 --fresh starts over); the table (pass rate overall, by kind, by transformation; failures by cause) to
 <out>/layout_fuzz.md and the console. Exit 0 when the run finished, 2 on bad arguments.
+
+--compare reads two finished runs' --out folders (the same seeds, two versions of agentk: a git worktree each) and
+prints, per seed, a pass that differs and every output of the setup that is not byte for byte the same: the maps,
+the submissions, the generated programs, the tables it wrote. A program that differs only in the order of a dict
+literal's keys is told apart (a set's order varies with string hashing from one process to the next). The setup's
+own record of the run (setup.json, its logs, the trajectory) and the copies of the layout's files (archives carry
+the time they were written) are not compared.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import shutil
@@ -136,6 +145,73 @@ def table(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
+RUN_RECORDS = {"setup.json", ".agentk.lock", "trajectory.jsonl"}  # the setup's times, attempts and locks
+
+
+def _outputs(run: Path, seed: int) -> dict[str, bytes]:
+    """A fuzz workspace's outputs by relative path: every file but its logs, its record of the run and the copies
+    of the layout's own files; the layout's folder, which names the run, left out of the task's metadata."""
+    ws, public = run / "workspaces" / str(seed), run / "layouts" / str(seed) / "public"
+    out = {}
+    for p in sorted(ws.rglob("*")):
+        rel = p.relative_to(ws)
+        copied = rel.parts[0] == "raw" and (public / Path(*rel.parts[1:])).is_file()
+        if p.is_file() and "logs" not in rel.parts and p.name not in RUN_RECORDS and not copied:
+            out[str(rel)] = p.read_bytes().replace(str(run.resolve()).encode(), b"<run>")
+    return out
+
+
+def _sorted_dicts(source: str) -> str | None:
+    """A program's syntax tree with each dict literal's items in key order (None: not Python)."""
+
+    class Sort(ast.NodeTransformer):
+        def visit_Dict(self, node: ast.Dict) -> ast.Dict:
+            self.generic_visit(node)
+            items = sorted(zip(node.keys, node.values), key=lambda kv: ast.dump(kv[0]) if kv[0] else "")
+            node.keys, node.values = [k for k, _ in items], [v for _, v in items]
+            return node
+
+    try:
+        return ast.dump(Sort().visit(ast.parse(source)))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def compare(before: Path, after: Path) -> list[str]:
+    """Two runs of the same seeds side by side: a line per difference, then the tally."""
+    runs = [{r["seed"]: r for r in json.loads((d / "layout_fuzz.json").read_text())} for d in (before, after)]
+    seeds = sorted(set(runs[0]) & set(runs[1]))
+    lines, reordered = [], []
+    for s in seeds:
+        b, a = runs[0][s], runs[1][s]
+        if b["passed"] != a["passed"]:
+            lines.append(
+                f"seed {s}: passes {'before' if b['passed'] else 'after'} only ({cause(a if b['passed'] else b)})"
+            )
+        elif not b["passed"]:
+            lines.append(f"seed {s}: fails at both (before: {cause(b)}; after: {cause(a)})")
+        ob, oa = _outputs(before, s), _outputs(after, s)
+        for name in sorted(set(ob) ^ set(oa)):
+            lines.append(f"seed {s}: {name} written {'before' if name in ob else 'after'} only")
+        for name in sorted(n for n in set(ob) & set(oa) if ob[n] != oa[n]):
+            text = [x.decode(errors="replace") for x in (ob[name], oa[name])]
+            if (
+                name.endswith(".py")
+                and _sorted_dicts(text[0]) is not None
+                and _sorted_dicts(text[0]) == _sorted_dicts(text[1])
+            ):
+                reordered.append(f"seed {s}: {name}: the same program but for a dict's key order")
+            else:
+                lines.append(f"seed {s}: {name} differs")
+    passed = [sum(run[s]["passed"] for s in seeds) for run in runs]
+    return [
+        *lines,
+        *reordered,
+        f"{len(seeds)} seeds ({seeds[0] if seeds else '-'}-{seeds[-1] if seeds else '-'}): pass before {passed[0]}, "
+        f"after {passed[1]}; {len(lines)} differences, {len(reordered)} programs differing in a dict's key order",
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--layouts", type=int, default=500)
@@ -146,7 +222,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--policy", default="expert", choices=("expert", "llm", "hybrid"))
     p.add_argument("--only-seed", type=int, nargs="*", default=None)
     p.add_argument("--fresh", action="store_true")
+    p.add_argument("--compare", type=Path, nargs=2, metavar=("BEFORE", "AFTER"), help="compare two runs' --out")
     args = p.parse_args(argv)
+    if args.compare:
+        missing = [str(d) for d in args.compare if not (d / "layout_fuzz.json").is_file()]
+        if missing:
+            p.error(f"no layout_fuzz.json in {', '.join(missing)}: give two --out folders of finished runs")
+        print("\n".join(compare(*args.compare)))
+        return 0
     if args.layouts < 1 or args.jobs < 1:
         p.error("--layouts and --jobs must be at least 1")
     args.out.mkdir(parents=True, exist_ok=True)

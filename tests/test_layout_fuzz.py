@@ -21,6 +21,7 @@ from agentk.competition.class_names import shared_name
 from agentk.competition.files import role_of, spelling
 from agentk.competition.readers import read_table
 from agentk.policies.analysis import analyse
+from benchmarks.layout_fuzz import compare
 from stages.fetch import fetch_local
 from testing.layout_fuzz import (
     SIGNAL_LENGTH,
@@ -1043,3 +1044,35 @@ def test_the_events_are_summarised_per_id_not_per_the_weekday_both_hold(tmp_path
     count = [c for c in j.brought() if c.endswith("_count")][0]
     assert train[count].tolist() == [truth.features["count"][i] for i in train.index]
     assert (train[count] == 0).mean() > 0.15
+
+
+def test_two_runs_compared_name_each_differing_output_and_tell_a_dicts_key_order_apart(tmp_path):
+    def run(name: str, passed: bool, program: str, target: str, archive: bytes) -> Path:
+        d = tmp_path / name
+        ws, public = d / "workspaces" / "7", d / "layouts" / "7" / "public"
+        for folder in (ws / "raw", ws / "logs", public):
+            folder.mkdir(parents=True)
+        record = {"seed": 7, "passed": passed, "rc": 0, "refusal": "", "message": "", "problems": ["target map ids: x"]}
+        (d / "layout_fuzz.json").write_text(json.dumps([record]))
+        (ws / "code_train_tab_target_map.py").write_text(program)
+        (ws / "train_tab_target_map.csv").write_text(target)
+        (ws / "task").mkdir()
+        (ws / "task" / "meta.json").write_text(json.dumps({"source": str(public)}))  # names its own run
+        (ws / "logs" / "setup.log").write_text(name)  # the run's record: not compared
+        (public / "data.zip").write_bytes(archive)  # the layout's own file, copied by fetch with its write time
+        (ws / "raw" / "data.zip").write_bytes(archive)
+        return d
+
+    a = run("a", True, "m = {'x': 1, 'y': 2}\n", "id,y\n1,0\n", b"zip at 10:00")
+    b = run("b", True, "m = {'y': 2, 'x': 1}\n", "id,y\n1,0\n", b"zip at 10:01")
+    assert compare(a, b) == [
+        "seed 7: code_train_tab_target_map.py: the same program but for a dict's key order",
+        "1 seeds (7-7): pass before 1, after 1; 0 differences, 1 programs differing in a dict's key order",
+    ]
+    c = run("c", False, "m = {'y': 3, 'x': 1}\n", "id,y\n1,1\n", b"zip")
+    assert compare(a, c) == [
+        "seed 7: passes before only (target map ids)",
+        "seed 7: code_train_tab_target_map.py differs",
+        "seed 7: train_tab_target_map.csv differs",
+        "1 seeds (7-7): pass before 1, after 0; 3 differences, 0 programs differing in a dict's key order",
+    ]
