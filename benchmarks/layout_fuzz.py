@@ -194,12 +194,12 @@ def compare(before: Path, after: Path) -> list[str]:
         for name in sorted(set(ob) ^ set(oa)):
             lines.append(f"seed {s}: {name} written {'before' if name in ob else 'after'} only")
         for name in sorted(n for n in set(ob) & set(oa) if ob[n] != oa[n]):
-            text = [x.decode(errors="replace") for x in (ob[name], oa[name])]
-            if (
-                name.endswith(".py")
-                and _sorted_dicts(text[0]) is not None
-                and _sorted_dicts(text[0]) == _sorted_dicts(text[1])
-            ):
+            trees = (
+                [_sorted_dicts(x.decode(errors="replace")) for x in (ob[name], oa[name])]
+                if name.endswith(".py")
+                else []
+            )
+            if trees and trees[0] is not None and trees[0] == trees[1]:
                 reordered.append(f"seed {s}: {name}: the same program but for a dict's key order")
             else:
                 lines.append(f"seed {s}: {name} differs")

@@ -138,15 +138,12 @@ def _find(root: Path, signature: tuple) -> Tables:
         ranked.sort(key=lambda r: r[0] != out.paths["train"])
         out.ranked["train"] = ranked
     if "labels" in by_role:
-        if "train" in out.paths:
-            labels = _pick_labels(out.paths["train"], by_role["labels"], by_role.get("sample", []))
-            if labels is not None:
-                out.paths["labels"], out.why["labels"] = labels
-        else:  # image competitions often keep the training labels in labels.csv / train_labels.csv
-            out.paths["train"], rest = _labelled_train(by_role["labels"], out.paths.get("test"))
-            labels = _pick_labels(out.paths["train"], rest, by_role.get("sample", [])) if rest else None
-            if labels is not None:
-                out.paths["labels"], out.why["labels"] = labels
+        found = by_role["labels"]
+        if "train" not in out.paths:  # image competitions often keep the training labels in train_labels.csv
+            out.paths["train"], found = _labelled_train(found, out.paths.get("test"))
+        labels = _pick_labels(out.paths["train"], found, by_role.get("sample", [])) if found else None
+        if labels is not None:
+            out.paths["labels"], out.why["labels"] = labels
     if "sample" in by_role:
         out.paths["sample"], why = _pick_sample(root, by_role["sample"], out.paths.get("test"))
         if why:
