@@ -27,7 +27,6 @@ the time they were written) are not compared.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import os
 import shutil
@@ -42,6 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.run_diff import differences, outputs  # noqa: E402
 from testing.layout_fuzz import TRANSFORMS, build, draw, judge  # noqa: E402
 
 
@@ -145,38 +145,6 @@ def table(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
-RUN_RECORDS = {"setup.json", ".agentk.lock", "trajectory.jsonl"}  # the setup's times, attempts and locks
-
-
-def _outputs(run: Path, seed: int) -> dict[str, bytes]:
-    """A fuzz workspace's outputs by relative path: every file but its logs, its record of the run and the copies
-    of the layout's own files; the layout's folder, which names the run, left out of the task's metadata."""
-    ws, public = run / "workspaces" / str(seed), run / "layouts" / str(seed) / "public"
-    out = {}
-    for p in sorted(ws.rglob("*")):
-        rel = p.relative_to(ws)
-        copied = rel.parts[0] == "raw" and (public / Path(*rel.parts[1:])).is_file()
-        if p.is_file() and "logs" not in rel.parts and p.name not in RUN_RECORDS and not copied:
-            out[str(rel)] = p.read_bytes().replace(str(run.resolve()).encode(), b"<run>")
-    return out
-
-
-def _sorted_dicts(source: str) -> str | None:
-    """A program's syntax tree with each dict literal's items in key order (None: not Python)."""
-
-    class Sort(ast.NodeTransformer):
-        def visit_Dict(self, node: ast.Dict) -> ast.Dict:
-            self.generic_visit(node)
-            items = sorted(zip(node.keys, node.values), key=lambda kv: ast.dump(kv[0]) if kv[0] else "")
-            node.keys, node.values = [k for k, _ in items], [v for _, v in items]
-            return node
-
-    try:
-        return ast.dump(Sort().visit(ast.parse(source)))
-    except (SyntaxError, ValueError):
-        return None
-
-
 def compare(before: Path, after: Path) -> list[str]:
     """Two runs of the same seeds side by side: a line per difference, then the tally."""
     runs = [{r["seed"]: r for r in json.loads((d / "layout_fuzz.json").read_text())} for d in (before, after)]
@@ -190,19 +158,14 @@ def compare(before: Path, after: Path) -> list[str]:
             )
         elif not b["passed"]:
             lines.append(f"seed {s}: fails at both (before: {cause(b)}; after: {cause(a)})")
-        ob, oa = _outputs(before, s), _outputs(after, s)
-        for name in sorted(set(ob) ^ set(oa)):
-            lines.append(f"seed {s}: {name} written {'before' if name in ob else 'after'} only")
-        for name in sorted(n for n in set(ob) & set(oa) if ob[n] != oa[n]):
-            trees = (
-                [_sorted_dicts(x.decode(errors="replace")) for x in (ob[name], oa[name])]
-                if name.endswith(".py")
-                else []
-            )
-            if trees and trees[0] is not None and trees[0] == trees[1]:
-                reordered.append(f"seed {s}: {name}: the same program but for a dict's key order")
-            else:
-                lines.append(f"seed {s}: {name} differs")
+        public = [d / "layouts" / str(s) / "public" for d in (before, after)]
+        found, order = differences(
+            f"seed {s}",
+            outputs(before / "workspaces" / str(s), before, public[0]),
+            outputs(after / "workspaces" / str(s), after, public[1]),
+        )
+        lines += found
+        reordered += order
     passed = [sum(run[s]["passed"] for s in seeds) for run in runs]
     return [
         *lines,

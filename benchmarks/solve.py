@@ -3,6 +3,7 @@
     uv run python benchmarks/solve.py [--arena ../shared/arena-dev] [--examples] [--fixtures NAME ...]
                                       [--budget quick] [--only NAME ...]
                                       [--fresh] [--ablate features refit cv] [--before OUT]
+    uv run python benchmarks/solve.py --compare BEFORE AFTER
 
 Per competition it prints the grader's score of the workspace's submission, the score of the best constant
 prediction (training prior / mean, formatted by the setup's own formatter), the perfect-answer score (the
@@ -17,6 +18,10 @@ unless --fresh is given. The table also goes to <out>/solve.md.
 --ablate switches parts of the solver off (the solver's --no-features / --no-refit / --no-cv), for the ablation table:
 run it with --fresh into the same --out, once with and once without.
 --before OUT adds a before -> after table against an earlier run's <OUT>/solve.json (e.g. made on an older commit).
+--compare reads two finished runs' --out folders (the same competitions, two versions of agentk: a git worktree
+each, run one after the other on idle cores, as a time limit cut short under load changes a model) and prints every
+output of a setup or a solve that differs (benchmarks/run_diff.py: the maps, the generated programs, each solution's
+plan, scores, predictions and submission, the final pick), for a change meant to keep behaviour.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from agentk.core.state import load_state  # noqa: E402
 from agentk.modalities import TABULAR  # noqa: E402
 from agentk.workspace import Workspace  # noqa: E402
 from benchmarks.arena import ARENA_METRICS, grader  # noqa: E402
+from benchmarks.run_diff import differences, outputs  # noqa: E402
 from rag.memory import Memory  # noqa: E402
 from tools.metrics import METRICS  # noqa: E402
 
@@ -292,6 +298,25 @@ def compared(before: list[dict], after: list[dict]) -> list[str]:
     return lines
 
 
+def compare(before: Path, after: Path) -> list[str]:
+    """Two runs of the same competitions side by side: a line per difference, then the tally."""
+    runs = [{r["competition"]: r for r in json.loads((d / "solve.json").read_text())} for d in (before, after)]
+    names = sorted(set(runs[0]) & set(runs[1]))
+    lines, reordered = [], []
+    for name in names:
+        failed = ["error" in run[name] for run in runs]
+        if failed[0] != failed[1]:
+            lines.append(f"{name}: fails {'before' if failed[0] else 'after'} only")
+        found, order = differences(name, outputs(before / name, before), outputs(after / name, after))
+        lines += found
+        reordered += order
+    return [
+        *lines,
+        *reordered,
+        f"{len(names)} competitions: {len(lines)} differences, {len(reordered)} programs differing in a dict's key order",
+    ]
+
+
 def fmt(v) -> str:
     if isinstance(v, (list, tuple)):  # an interval
         return " to ".join(f"{x:.3f}" for x in v)
@@ -343,7 +368,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fresh", action="store_true", help="rebuild every solution (keeps the setups)")
     p.add_argument("--ablate", nargs="+", choices=ABLATIONS, default=(), help="solve without these parts")
     p.add_argument("--before", type=Path, metavar="OUT", help="an earlier run's --out: print before -> after too")
+    p.add_argument("--compare", type=Path, nargs=2, metavar=("BEFORE", "AFTER"), help="compare two runs' --out")
     args = p.parse_args(argv)
+    if args.compare:
+        missing = [str(d) for d in args.compare if not (d / "solve.json").is_file()]
+        if missing:
+            p.error(f"no solve.json in {', '.join(missing)}: give two --out folders of finished runs")
+        print("\n".join(compare(*args.compare)))
+        return 0
     if not args.arena and not args.examples and not args.fixtures:
         p.error("give --arena, --examples and/or --fixtures")
     check_fixtures(p, args.fixtures)

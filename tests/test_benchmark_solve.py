@@ -3,12 +3,14 @@ constant scored on the same rows, so a figure on a few hundred test rows says ho
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from benchmarks.arena import grader
-from benchmarks.solve import BOOTSTRAP, interval, mean_interval, normalised_resamples
+from benchmarks.solve import BOOTSTRAP, compare, interval, mean_interval, normalised_resamples
 
 
 def write(tmp_path, name: str, ids, column: str, values) -> object:
@@ -55,3 +57,29 @@ def test_resamples_a_metric_cannot_score_are_left_out_and_a_mean_pairs_the_compe
     a, b = np.full(BOOTSTRAP, 0.2), np.r_[np.full(BOOTSTRAP // 2, 0.4), np.full(BOOTSTRAP // 2, np.nan)]
     assert mean_interval([a, b]) == pytest.approx((0.3, 0.3))
     assert mean_interval([a, np.full(BOOTSTRAP, np.nan)]) is None
+
+
+def test_two_solve_runs_compared_name_each_differing_prediction_and_ignore_times_and_trained_models(tmp_path):
+    def run(name: str, val: float, seconds: float, pred: list[float], model: bytes) -> object:
+        out = tmp_path / name
+        sol = out / "iris" / "solutions" / "autogluon"
+        (sol / "models").mkdir(parents=True)
+        (out / "iris" / "logs").mkdir()
+        (out / "solve.json").write_text(json.dumps([{"competition": "iris", "normalised": 1.0}]))
+        record = {"id": "autogluon", "val_score": val, "seconds": seconds, "history": [{"images_per_s": seconds}]}
+        (sol / "score.json").write_text(json.dumps(record))
+        np.save(sol / "test_pred.npy", np.array(pred))
+        (sol / "models" / "predictor.pkl").write_bytes(model)  # names its path and time: not compared
+        (out / "iris" / "logs" / "solve.log").write_text(f"{seconds} s")
+        (out / "iris" / "plan.json").write_text(json.dumps({"workspace": str(out / "iris")}))  # names its run
+        return out
+
+    a = run("a", 0.9, 10.3, [0.1, 0.9], b"pickle at 10:00")
+    b = run("b", 0.9, 12.8, [0.1, 0.9], b"pickle at 10:01")
+    assert compare(a, b) == ["1 competitions: 0 differences, 0 programs differing in a dict's key order"]
+    c = run("c", 0.8, 10.3, [0.2, 0.9], b"pickle at 10:00")
+    assert compare(a, c) == [
+        "iris: solutions/autogluon/score.json differs",
+        "iris: solutions/autogluon/test_pred.npy differs",
+        "1 competitions: 2 differences, 0 programs differing in a dict's key order",
+    ]

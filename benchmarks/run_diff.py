@@ -1,0 +1,89 @@
+"""Two versions' workspaces side by side: which files a setup or a solve wrote differently.
+
+For a before/after comparison of a change meant to keep behaviour (two git worktrees, the same inputs):
+benchmarks/layout_fuzz.py --compare and benchmarks/solve.py --compare print these lines. Compared: every file a
+workspace holds but the run's own record (its logs, setup.json, the trajectory, the lock) and a trained model's
+files (AutoGluon's pickles hold their paths and the time they were written). JSON records are compared without
+their measured keys (wall seconds, speeds, memory peaks), which differ from run to run on any machine; the
+predictions, submissions, maps, plans and scores are compared byte for byte. A generated program that differs
+only in the order of a dict literal's keys is told apart (a set's order varies with string hashing).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+RUN_RECORDS = {"setup.json", ".agentk.lock", "trajectory.jsonl"}  # the setup's times, attempts and locks
+MODEL_FOLDERS = {"models"}  # a solution's trained models: AutoGluon's pickles name their path and time
+MEASURED = re.compile(r"(seconds|_s|_gb)$")  # a record's wall times, speeds (images_per_s) and memory peaks
+
+
+def outputs(ws: Path, run: Path, copied_from: Path | None = None) -> dict[str, bytes]:
+    """A workspace's outputs by relative path, the run's folder written as <run>: every file but its logs, its
+    record of the run, its trained models and, given the layout's public folder, raw/'s copies of its files."""
+    out = {}
+    for p in sorted(ws.rglob("*")):
+        rel = p.relative_to(ws)
+        copied = copied_from is not None and rel.parts[0] == "raw" and (copied_from / Path(*rel.parts[1:])).is_file()
+        kept = "logs" not in rel.parts and not MODEL_FOLDERS & set(rel.parts) and p.name not in RUN_RECORDS
+        if p.is_file() and kept and not copied:
+            out[str(rel)] = p.read_bytes().replace(str(run.resolve()).encode(), b"<run>")
+    return out
+
+
+def _unmeasured(value):
+    """A JSON value with the keys that hold measurements dropped, at any depth."""
+    if isinstance(value, dict):
+        return {k: _unmeasured(v) for k, v in value.items() if not MEASURED.search(k)}
+    if isinstance(value, list):
+        return [_unmeasured(v) for v in value]
+    return value
+
+
+def _records(name: str, data: bytes):
+    """A .json or .jsonl file's records without their measurements (None: not such a file, or not JSON)."""
+    try:
+        if name.endswith(".json"):
+            return _unmeasured(json.loads(data))
+        if name.endswith(".jsonl"):
+            return [_unmeasured(json.loads(line)) for line in data.splitlines() if line.strip()]
+    except ValueError:
+        return None
+    return None
+
+
+def sorted_dicts(source: str) -> str | None:
+    """A program's syntax tree with each dict literal's items in key order (None: not Python)."""
+
+    class Sort(ast.NodeTransformer):
+        def visit_Dict(self, node: ast.Dict) -> ast.Dict:
+            self.generic_visit(node)
+            items = sorted(zip(node.keys, node.values), key=lambda kv: ast.dump(kv[0]) if kv[0] else "")
+            node.keys, node.values = [k for k, _ in items], [v for _, v in items]
+            return node
+
+    try:
+        return ast.dump(Sort().visit(ast.parse(source)))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def differences(label: str, before: dict[str, bytes], after: dict[str, bytes]) -> tuple[list[str], list[str]]:
+    """Lines naming each output written by one version only or differing, and apart from them the programs that
+    differ only in a dict's key order."""
+    lines, reordered = [], []
+    for name in sorted(set(before) ^ set(after)):
+        lines.append(f"{label}: {name} written {'before' if name in before else 'after'} only")
+    for name in sorted(n for n in set(before) & set(after) if before[n] != after[n]):
+        records = [_records(name, x) for x in (before[name], after[name])]
+        if records[0] is not None and records[0] == records[1]:
+            continue  # the same record but for its measurements
+        trees = [sorted_dicts(x.decode(errors="replace")) for x in (before[name], after[name])]
+        if name.endswith(".py") and trees[0] is not None and trees[0] == trees[1]:
+            reordered.append(f"{label}: {name}: the same program but for a dict's key order")
+        else:
+            lines.append(f"{label}: {name} differs")
+    return lines, reordered
