@@ -559,3 +559,30 @@ def test_a_hard_label_metric_tunes_its_threshold_on_the_validation_rows_and_subm
     tuned = json.loads(files.score.read_text())["decoding"]["THRESHOLD"]
     assert tuned <= 0.3 and tf.THRESHOLD == 0.5
     assert (pd.read_csv(files.submission)["defect"] == 1).all()  # every test row at 0.3: positive at the tuned value
+
+
+def test_a_label_no_train_row_holds_is_still_the_one_predicted(tmp_path):
+    """One 0/1 column per label, scored by the mean column-wise AUC, and one label (rare) that no train row holds:
+    its column is 0 throughout train. Its positive class is still 1, so the transform's round trip keeps its zeros
+    (it took 0 for the positive and submitted a probability of 1 for every row)."""
+    rng = np.random.default_rng(0)
+    public = tmp_path / "public"
+    public.mkdir()
+    train = pd.DataFrame({"id": range(60), "x": rng.normal(size=60), "common": rng.integers(0, 2, 60), "rare": 0})
+    train.to_csv(public / "train.csv", index=False)
+    pd.DataFrame({"id": range(60, 80), "x": rng.normal(size=20)}).to_csv(public / "test.csv", index=False)
+    pd.DataFrame({"id": range(60, 80), "common": 0.5, "rare": 0.5}).to_csv(
+        public / "sample_submission.csv", index=False
+    )
+    (public / "description.md").write_text(
+        "Predict the probability of each label.\n\n## Evaluation\n\nSubmissions are evaluated on the mean "
+        "column-wise area under the ROC curve, one column per label.\n"
+    )
+    ws = tmp_path / "ws"
+    fetch_local(public, ws)
+    g = _generated(ws)
+    rare = next(t for t in g["analysis"].targets if t.column == "rare")
+    assert (rare.kind, rare.classes, rare.positive) == ("binary", [0, 1], 1)
+    check_transform(ws)  # the setup's unit test of the transform: it failed on the round trip
+    y = pd.read_csv(Workspace(ws).target_map, dtype={"id": str}).drop(columns="id")
+    assert (g["transform"].inverse_transform(g["transform"].transform(y))["rare"] == 0).all()

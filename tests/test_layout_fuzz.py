@@ -63,6 +63,8 @@ PINNED = {
     ),
     213: ("binary", ["columns:odd", "ids:hex", "ids:named", "labels-file", "format:json-columns"]),
     308: ("multiclass", ["ids:prefixed", "target:label-sets", "sample:placeholder"]),
+    387: ("multiclass", ["ids:named", "side:chain", "target:label-sets", "decoy:larger-table"]),
+    395: ("multiclass", ["ids:hex", "ids:named", "side:per-sample-files", "target:class-tables", "sample:placeholder"]),
     494: ("multiclass", ["media:arrays", "format:json-keyed"]),
     660: ("multiclass", ["refuse:retrieval"]),
     2016: (
@@ -782,6 +784,36 @@ def test_a_second_target_is_in_train_and_the_sample_and_the_analysis_predicts_bo
     assert list(sample.columns[1:])[-1] == second and truth.metric == ["mcrmse"]
     a = analysed(tmp_path, tmp_path / "7061" / "public", "ws7061")
     assert [t.column for t in a.targets] == list(sample.columns[1:]) and a.metric == "mcrmse"
+
+
+def test_label_sets_written_as_columns_keep_the_train_tables_role_beside_a_larger_decoy_named_train(tmp_path):
+    """target:label-sets with decoy:larger-table (seed 387): the train rows' label sets beside train_old.csv, a larger
+    table of other rows, named train too. Normalise writes the sets as the sample's 0/1 columns in
+    <train>_label_columns.csv, standing in for the train table: it keeps that table's role, though its name says
+    labels (the decoy had become the train table, its labels looked up by colour from the stand-in)."""
+    truth = layout(387, tmp_path / "387")
+    assert {"target:label-sets", "decoy:larger-table"} <= set(truth.transforms) and "decoy_train" in truth.files
+    a = analysed(tmp_path, tmp_path / "387" / "public", "ws387")
+    assert a.train == f"raw/{Path(truth.files['train']).stem}_label_columns.csv"
+    assert [t.column for t in a.targets] == [f"outcome_{c}" for c in truth.classes]
+    assert all((t.kind, t.classes) == ("binary", [0, 1]) for t in a.targets)
+
+
+def test_class_tables_beside_a_placeholder_sample_are_one_train_table(tmp_path):
+    """target:class-tables with sample:placeholder (seed 395): train_low.csv, train_mid.csv and train_high.csv hold
+    the train rows of each class, and the sample's one column holds 0 throughout, which names no class. Its
+    placeholder says nothing of the classes, as empty cells do: the tables are one train table with the class as
+    its target (no train table was found: the setup stopped at the summary)."""
+    truth = layout(395, tmp_path / "395")
+    assert {"target:class-tables", "sample:placeholder"} <= set(truth.transforms)
+    a = analysed(tmp_path, tmp_path / "395" / "public", "ws395")
+    replaced = json.loads((tmp_path / "ws395" / "raw" / "stand_ins.json").read_text())
+    assert (
+        set(replaced) == {truth.files[f"class:{c}"] for c in truth.classes}
+        and a.train == f"raw/{replaced.popitem()[1]}"
+    )
+    [target] = a.targets
+    assert (target.column, target.kind, set(target.classes)) == ("outcome", "multiclass", set(truth.classes))
 
 
 def analysed(tmp_path, public, name):

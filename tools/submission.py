@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from agentk.competition import long_format, rewrites
+from agentk.competition.column_kinds import placeholder
 from agentk.competition.dataview import find_tables
 from agentk.competition.readers import read_table
 from agentk.competition.tables import sample_columns_of
@@ -130,12 +131,6 @@ def compare_with_sample(ws: Path, sub: pd.DataFrame, who: str) -> None:
                 f"{who}: the sample's probability columns sum to 1 in every row but row {int(off.idxmax())} of the "
                 f"submission sums to {sums[off].iloc[0]:.6g}: predict the outcomes with one softmax, not one by one"
             )
-
-
-def placeholder(s: pd.Series) -> bool:
-    """Does a sample column hold one value in every row (0, 0.5, "cat"), a stand-in rather than an example of the
-    predictions' type?"""
-    return len(s) > 1 and s.notna().all() and s.nunique() == 1
 
 
 def _typed_like(got: pd.Series, targets: pd.Series) -> bool:

@@ -1,5 +1,5 @@
-"""What a column holds, read off its values: free text (comments, essays) rather than a short category or name, and
-label sets (several labels per row in one string). Numbers written as text are agentk.competition.values."""
+"""What a column holds, read off its values: free text (comments, essays) rather than a short category or name,
+label sets (several labels per row in one string), a sample submission's placeholder. Numbers written as text are agentk.competition.values."""
 
 from __future__ import annotations
 
@@ -39,3 +39,9 @@ def is_label_set(s: pd.Series) -> bool:
     if all(t.isdigit() for t in counts):  # label ids: a vocabulary reused across rows, however long its tail
         return len(counts) <= 0.5 * sum(counts.values())
     return sum(c == 1 for c in counts.values()) <= 0.3 * len(counts)
+
+
+def placeholder(s: pd.Series) -> bool:
+    """Does a sample column hold one value in every row (0, 0.5, "cat"), a stand-in rather than an example of the
+    predictions' type?"""
+    return len(s) > 1 and s.notna().all() and s.nunique() == 1

@@ -48,7 +48,18 @@ def stem(path: Path) -> str:
 
 
 def file_role(path: Path, root: Path) -> str | None:
-    """train / test / sample / labels of one table, from its name, else from the split folder holding it."""
+    """train / test / sample / labels of one table, from its name, else from the split folder holding it. A table
+    normalise wrote in place of others has their role, whatever its own name adds (a train table's label sets as
+    columns, train_set_label_columns.csv, is no labels table)."""
+    name = Path(path).relative_to(root).as_posix()
+    originals = [root / o for o, standing in written.stand_ins(root).items() if standing == name]
+    roles = {_named_role(o, root) for o in originals} - {None}
+    if len(roles) == 1:
+        return roles.pop()
+    return _named_role(path, root)
+
+
+def _named_role(path: Path, root: Path) -> str | None:
     role = role_of(path)
     if role == "train" and LABELS.search(path.name):
         return "labels"

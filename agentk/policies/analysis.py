@@ -496,6 +496,8 @@ def _target(
     if _is_boolish(s) and s.dtype != bool:
         s = s.astype(str).str.lower().map({"true": True, "false": False})
     classes = sorted(_py(v) for v in s.dropna().unique())
+    if len(classes) == 1 and classes[0] in (0, False):  # a label no train row holds
+        classes.append(True if isinstance(classes[0], bool) else 1)  # its 1 is still what is predicted
     submit = _submit_kind(metric, sample_col)
     if len(classes) <= 2:
         return Target(column, "binary", submit, sub_cols, classes, _positive(classes, column, text))
