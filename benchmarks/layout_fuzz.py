@@ -161,8 +161,8 @@ def compare(before: Path, after: Path) -> list[str]:
         public = [d / "layouts" / str(s) / "public" for d in (before, after)]
         found, order = differences(
             f"seed {s}",
-            outputs(before / "workspaces" / str(s), before, public[0]),
-            outputs(after / "workspaces" / str(s), after, public[1]),
+            outputs(before / "workspaces" / str(s), {before: "<run>"}, public[0]),
+            outputs(after / "workspaces" / str(s), {after: "<run>"}, public[1]),
         )
         lines += found
         reordered += order

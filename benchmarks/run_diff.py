@@ -3,53 +3,72 @@
 For a before/after comparison of a change meant to keep behaviour (two git worktrees, the same inputs):
 benchmarks/layout_fuzz.py --compare and benchmarks/solve.py --compare print these lines. Compared: every file a
 workspace holds but the run's own record (its logs, setup.json, the trajectory, the lock) and a trained model's
-files (AutoGluon's pickles hold their paths and the time they were written). JSON records are compared without
-their measured keys (wall seconds, speeds, memory peaks), which differ from run to run on any machine; the
-predictions, submissions, maps, plans and scores are compared byte for byte. A generated program that differs
-only in the order of a dict literal's keys is told apart (a set's order varies with string hashing).
+files (AutoGluon's pickles hold their paths and the time they were written). What differs from run to run on any
+machine is left out of the records: JSON's measured keys (wall seconds, fit times, speeds, memory peaks) and the
+durations its notes quote ("in 0.4s"), an array archive's measured arrays, and the order of a list of records that
+a measured time may decide (AutoGluon's leaderboard of models tied on score). The predictions, submissions, maps,
+plans and scores are compared whole. A generated program that differs only in the order of a dict literal's keys is
+told apart (a set's order varies with string hashing).
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import json
 import re
 from pathlib import Path
 
+import numpy as np
+
 RUN_RECORDS = {"setup.json", ".agentk.lock", "trajectory.jsonl"}  # the setup's times, attempts and locks
 MODEL_FOLDERS = {"models"}  # a solution's trained models: AutoGluon's pickles name their path and time
-MEASURED = re.compile(r"(seconds|_s|_gb)$")  # a record's wall times, speeds (images_per_s) and memory peaks
+MEASURED = re.compile(r"(seconds|time|_s|_gb)$")  # a record's wall times, speeds (images_per_s) and memory peaks
+DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?s\b")  # a duration in a note's text: "embeddings in 1.1s"
 
 
-def outputs(ws: Path, run: Path, copied_from: Path | None = None) -> dict[str, bytes]:
-    """A workspace's outputs by relative path, the run's folder written as <run>: every file but its logs, its
-    record of the run, its trained models and, given the layout's public folder, raw/'s copies of its files."""
+def outputs(ws: Path, places: dict[Path, str], copied_from: Path | None = None) -> dict[str, bytes]:
+    """A workspace's outputs by relative path, each of the `places` (the run's folder, the version's checkout) written
+    as its name: every file but its logs, its record of the run, its trained models and, given the layout's public
+    folder, raw/'s copies of its files."""
     out = {}
     for p in sorted(ws.rglob("*")):
         rel = p.relative_to(ws)
         copied = copied_from is not None and rel.parts[0] == "raw" and (copied_from / Path(*rel.parts[1:])).is_file()
         kept = "logs" not in rel.parts and not MODEL_FOLDERS & set(rel.parts) and p.name not in RUN_RECORDS
         if p.is_file() and kept and not copied:
-            out[str(rel)] = p.read_bytes().replace(str(run.resolve()).encode(), b"<run>")
+            data = p.read_bytes()
+            for place, name in places.items():
+                data = data.replace(str(Path(place).resolve()).encode(), name.encode())
+            out[str(rel)] = data
     return out
 
 
 def _unmeasured(value):
-    """A JSON value with the keys that hold measurements dropped, at any depth."""
+    """A JSON value without what was measured, at any depth: the measured keys, the durations in its text, and the
+    order of a list of records."""
     if isinstance(value, dict):
         return {k: _unmeasured(v) for k, v in value.items() if not MEASURED.search(k)}
     if isinstance(value, list):
-        return [_unmeasured(v) for v in value]
-    return value
+        items = [_unmeasured(v) for v in value]
+        records = items and all(isinstance(v, dict) for v in items)
+        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True, default=str)) if records else items
+    return DURATION.sub("<duration>", value) if isinstance(value, str) else value
 
 
 def _records(name: str, data: bytes):
-    """A .json or .jsonl file's records without their measurements (None: not such a file, or not JSON)."""
+    """A .json or .jsonl file's records, or an .npz archive's arrays, without what was measured (None: no such file,
+    or not readable as one)."""
     try:
         if name.endswith(".json"):
             return _unmeasured(json.loads(data))
         if name.endswith(".jsonl"):
             return [_unmeasured(json.loads(line)) for line in data.splitlines() if line.strip()]
+        if name.endswith(".npz"):
+            with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
+                return {
+                    k: arrays[k].tobytes() + str(arrays[k].shape).encode() for k in arrays if not MEASURED.search(k)
+                }
     except ValueError:
         return None
     return None

@@ -298,6 +298,14 @@ def compared(before: list[dict], after: list[dict]) -> list[str]:
     return lines
 
 
+def _places(run: Path, name: str) -> dict[Path, str]:
+    """The folders a workspace's files may name that differ from one version's run to the other's: the run's, and the
+    competition's source (a version's own checkout of examples/)."""
+    meta = run / name / "task" / "meta.json"
+    source = json.loads(meta.read_text()).get("source") if meta.is_file() else None
+    return {run: "<run>", **({Path(source): "<source>"} if source else {})}
+
+
 def compare(before: Path, after: Path) -> list[str]:
     """Two runs of the same competitions side by side: a line per difference, then the tally."""
     runs = [{r["competition"]: r for r in json.loads((d / "solve.json").read_text())} for d in (before, after)]
@@ -307,7 +315,7 @@ def compare(before: Path, after: Path) -> list[str]:
         failed = ["error" in run[name] for run in runs]
         if failed[0] != failed[1]:
             lines.append(f"{name}: fails {'before' if failed[0] else 'after'} only")
-        found, order = differences(name, outputs(before / name, before), outputs(after / name, after))
+        found, order = differences(name, *(outputs(d / name, _places(d, name)) for d in (before, after)))
         lines += found
         reordered += order
     return [

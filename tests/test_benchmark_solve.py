@@ -60,15 +60,21 @@ def test_resamples_a_metric_cannot_score_are_left_out_and_a_mean_pairs_the_compe
 
 
 def test_two_solve_runs_compared_name_each_differing_prediction_and_ignore_times_and_trained_models(tmp_path):
+    """The same solve twice differs in what was measured: wall seconds (in records, notes and array archives), the
+    order of a leaderboard's models tied on score, trained models' pickles; a prediction or a score that differs is
+    named."""
+
     def run(name: str, val: float, seconds: float, pred: list[float], model: bytes) -> object:
         out = tmp_path / name
         sol = out / "iris" / "solutions" / "autogluon"
         (sol / "models").mkdir(parents=True)
         (out / "iris" / "logs").mkdir()
         (out / "solve.json").write_text(json.dumps([{"competition": "iris", "normalised": 1.0}]))
-        record = {"id": "autogluon", "val_score": val, "seconds": seconds, "history": [{"images_per_s": seconds}]}
-        (sol / "score.json").write_text(json.dumps(record))
+        record = {"id": "autogluon", "val_score": val, "seconds": seconds, "notes": [f"embedded in {seconds}s"]}
+        board = [{"model": m, "score_val": 0.9, "fit_time": seconds * i} for i, m in enumerate(("RF", "XT"))]
+        (sol / "score.json").write_text(json.dumps(record | {"board": board[:: 1 if seconds < 11 else -1]}))
         np.save(sol / "test_pred.npy", np.array(pred))
+        np.savez(sol / "cross_validated.npz", pred=np.array(pred), seconds=np.array([seconds]))
         (sol / "models" / "predictor.pkl").write_bytes(model)  # names its path and time: not compared
         (out / "iris" / "logs" / "solve.log").write_text(f"{seconds} s")
         (out / "iris" / "plan.json").write_text(json.dumps({"workspace": str(out / "iris")}))  # names its run
@@ -79,7 +85,8 @@ def test_two_solve_runs_compared_name_each_differing_prediction_and_ignore_times
     assert compare(a, b) == ["1 competitions: 0 differences, 0 programs differing in a dict's key order"]
     c = run("c", 0.8, 10.3, [0.2, 0.9], b"pickle at 10:00")
     assert compare(a, c) == [
+        "iris: solutions/autogluon/cross_validated.npz differs",
         "iris: solutions/autogluon/score.json differs",
         "iris: solutions/autogluon/test_pred.npy differs",
-        "1 competitions: 2 differences, 0 programs differing in a dict's key order",
+        "1 competitions: 3 differences, 0 programs differing in a dict's key order",
     ]
