@@ -41,6 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import run_diff  # noqa: E402
 from benchmarks.run_diff import differences, outputs  # noqa: E402
 from testing.layout_fuzz import TRANSFORMS, build, draw, judge  # noqa: E402
 
@@ -188,11 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--compare", type=Path, nargs=2, metavar=("BEFORE", "AFTER"), help="compare two runs' --out")
     args = p.parse_args(argv)
     if args.compare:
-        missing = [str(d) for d in args.compare if not (d / "layout_fuzz.json").is_file()]
-        if missing:
-            p.error(f"no layout_fuzz.json in {', '.join(missing)}: give two --out folders of finished runs")
-        print("\n".join(compare(*args.compare)))
-        return 0
+        return run_diff.command(p, args.compare, "layout_fuzz.json", compare)
     if args.layouts < 1 or args.jobs < 1:
         p.error("--layouts and --jobs must be at least 1")
     args.out.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@ told apart (a set's order varies with string hashing).
 
 from __future__ import annotations
 
+import argparse
 import ast
 import io
 import json
@@ -106,3 +107,12 @@ def differences(label: str, before: dict[str, bytes], after: dict[str, bytes]) -
         else:
             lines.append(f"{label}: {name} differs")
     return lines, reordered
+
+
+def command(p: argparse.ArgumentParser, folders: list[Path], record: str, compare) -> int:
+    """--compare BEFORE AFTER: two finished runs' --out folders (each holding its `record`), compared and printed."""
+    missing = [str(d) for d in folders if not (d / record).is_file()]
+    if missing:
+        p.error(f"no {record} in {', '.join(missing)}: give two --out folders of finished runs")
+    print("\n".join(compare(*folders)))
+    return 0

@@ -47,6 +47,7 @@ from agentk.core.errors import AgentFailed, BadInput  # noqa: E402
 from agentk.core.state import load_state  # noqa: E402
 from agentk.modalities import TABULAR  # noqa: E402
 from agentk.workspace import Workspace  # noqa: E402
+from benchmarks import run_diff  # noqa: E402
 from benchmarks.arena import ARENA_METRICS, grader  # noqa: E402
 from benchmarks.run_diff import differences, outputs  # noqa: E402
 from rag.memory import Memory  # noqa: E402
@@ -379,11 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--compare", type=Path, nargs=2, metavar=("BEFORE", "AFTER"), help="compare two runs' --out")
     args = p.parse_args(argv)
     if args.compare:
-        missing = [str(d) for d in args.compare if not (d / "solve.json").is_file()]
-        if missing:
-            p.error(f"no solve.json in {', '.join(missing)}: give two --out folders of finished runs")
-        print("\n".join(compare(*args.compare)))
-        return 0
+        return run_diff.command(p, args.compare, "solve.json", compare)
     if not args.arena and not args.examples and not args.fixtures:
         p.error("give --arena, --examples and/or --fixtures")
     check_fixtures(p, args.fixtures)
