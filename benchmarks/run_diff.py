@@ -24,7 +24,8 @@ import numpy as np
 
 RUN_RECORDS = {"setup.json", ".agentk.lock", "trajectory.jsonl"}  # the setup's times, attempts and locks
 MODEL_FOLDERS = {"models"}  # a solution's trained models: AutoGluon's pickles name their path and time
-MEASURED = re.compile(r"(seconds|time|_s|_gb)$")  # a record's wall times, speeds (images_per_s) and memory peaks
+# a record's wall times, speeds (images_per_s), memory peaks, and a time limit set from the wall time left
+MEASURED = re.compile(r"(seconds|time|_s|_gb|time_limit)$")
 DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?s\b")  # a duration in a note's text: "embeddings in 1.1s"
 
 
@@ -75,6 +76,11 @@ def _records(name: str, data: bytes):
     return None
 
 
+def _text(records) -> str:
+    """Records as comparable text (a NaN score equals a NaN score)."""
+    return json.dumps(records, sort_keys=True, default=repr)
+
+
 def sorted_dicts(source: str) -> str | None:
     """A program's syntax tree with each dict literal's items in key order (None: not Python)."""
 
@@ -99,7 +105,7 @@ def differences(label: str, before: dict[str, bytes], after: dict[str, bytes]) -
         lines.append(f"{label}: {name} written {'before' if name in before else 'after'} only")
     for name in sorted(n for n in set(before) & set(after) if before[n] != after[n]):
         records = [_records(name, x) for x in (before[name], after[name])]
-        if records[0] is not None and records[0] == records[1]:
+        if records[0] is not None and _text(records[0]) == _text(records[1]):
             continue  # the same record but for its measurements
         trees = [sorted_dicts(x.decode(errors="replace")) for x in (before[name], after[name])]
         if name.endswith(".py") and trees[0] is not None and trees[0] == trees[1]:

@@ -59,9 +59,12 @@ def test_resamples_a_metric_cannot_score_are_left_out_and_a_mean_pairs_the_compe
     assert mean_interval([a, np.full(BOOTSTRAP, np.nan)]) is None
 
 
+MODELS = (("RF", 0.9), ("XT", 0.9), ("NN", float("nan")))  # tied on score, and one that failed to score
+
+
 def test_two_solve_runs_compared_name_each_differing_prediction_and_ignore_times_and_trained_models(tmp_path):
-    """The same solve twice differs in what was measured: wall seconds (in records, notes and array archives), the
-    order of a leaderboard's models tied on score, trained models' pickles; a prediction or a score that differs is
+    """The same solve twice differs in what was measured: wall seconds (in records, notes and array archives), a time
+    limit set from them, the order of a leaderboard's models tied on score, trained models' pickles; a prediction or a score that differs is
     named."""
 
     def run(name: str, val: float, seconds: float, pred: list[float], model: bytes) -> object:
@@ -71,7 +74,8 @@ def test_two_solve_runs_compared_name_each_differing_prediction_and_ignore_times
         (out / "iris" / "logs").mkdir()
         (out / "solve.json").write_text(json.dumps([{"competition": "iris", "normalised": 1.0}]))
         record = {"id": "autogluon", "val_score": val, "seconds": seconds, "notes": [f"embedded in {seconds}s"]}
-        board = [{"model": m, "score_val": 0.9, "fit_time": seconds * i} for i, m in enumerate(("RF", "XT"))]
+        record["time_limit"] = 345 - seconds  # set from the wall time left
+        board = [{"model": m, "score_val": score, "fit_time": seconds * i} for i, (m, score) in enumerate(MODELS)]
         (sol / "score.json").write_text(json.dumps(record | {"board": board[:: 1 if seconds < 11 else -1]}))
         np.save(sol / "test_pred.npy", np.array(pred))
         np.savez(sol / "cross_validated.npz", pred=np.array(pred), seconds=np.array([seconds]))
