@@ -19,7 +19,7 @@ unless --fresh is given. The table also goes to <out>/solve.md.
 run it with --fresh into the same --out, once with and once without.
 --before OUT adds a before -> after table against an earlier run's <OUT>/solve.json (e.g. made on an older commit).
 --compare reads two finished runs' --out folders (the same competitions, two versions of agentk: a git worktree
-each, run one after the other on idle cores, as a time limit cut short under load changes a model) and prints every
+each, run side by side so that both see the same load: AutoGluon stops at its time limit) and prints every
 output of a setup or a solve that differs (benchmarks/run_diff.py: the maps, the generated programs, each solution's
 plan, scores, predictions and submission, the final pick), for a change meant to keep behaviour.
 """
