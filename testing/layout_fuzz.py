@@ -584,7 +584,8 @@ def _write(frame: pd.DataFrame, folder: Path, stem: str, fmt: str | None) -> str
 
         by = [c for c in frame.columns[1:] if frame[c].dtype == object and 1 < frame[c].nunique() <= 8][:1]
         if by:
-            pq.write_to_dataset(pa.Table.from_pandas(frame, preserve_index=False), folder / f"{stem}.parquet", by)
+            table = pa.Table.from_pandas(frame, preserve_index=False)  # named part-0: pyarrow's default is random
+            pq.write_to_dataset(table, folder / f"{stem}.parquet", by, basename_template="part-{i}.parquet")
         else:
             (folder / f"{stem}.parquet").mkdir()
             for i, part in enumerate(np.array_split(np.arange(len(frame)), 3)):
