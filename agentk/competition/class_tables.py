@@ -6,8 +6,8 @@ Read off the values, with the names only telling the tables' words apart: a grou
 folder with the test table's columns, named alike (their names less one word at the end or the start, or all the
 tables of a folder); none holds a column the sample submission predicts, nor any of its ids; no other table holds
 their ids but not the test's (a labels table); and their words are the sample's classes (its columns, one per
-class, by name or with a shared prefix or suffix) or hold the values the sample is filled with (or ranks), unless
-those are one placeholder (0) throughout.
+class, by name or with a shared prefix or suffix) or hold the values the sample is filled with (or ranks); a sample
+of one placeholder (0) throughout says nothing of classes named in words (train_low), not numbers.
 normalise then writes them as one train table with the class as its target column (`as_one`), standing in for
 them.
 """
@@ -65,9 +65,13 @@ def classes_fit(words: list[str], sample: pd.DataFrame, predicted: list[str]) ->
     if not predicted:
         return False
     values = {v for cell in sample[predicted[0]].dropna().astype(str) for v in cell.split()}  # ranked: "b a c"
-    # a sample of empty cells, or of one placeholder value (0), says nothing of its classes: find_group's checks
-    # decide (a test table of the same columns, so that no table holds a target, and no labels table of their rows)
-    return values <= set(words) or placeholder(sample[predicted[0]])
+    # a sample of empty cells says nothing of its classes, nor does one placeholder value (0) of classes named in
+    # words (train_low): find_group's checks decide (a test table of the same columns, so that no table holds a
+    # target, and no labels table of their rows). Numbered tables (train_1, train_2) may be the parts of one table:
+    # only the sample's values tell them apart
+    if values <= set(words):
+        return True
+    return placeholder(sample[predicted[0]]) and not any(w.isdigit() for w in words)
 
 
 def target_name(predicted: list[str], columns: list[str]) -> str:
