@@ -42,7 +42,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks import run_diff  # noqa: E402
-from benchmarks.run_diff import differences, outputs  # noqa: E402
 from testing.layout_fuzz import TRANSFORMS, build, draw, judge  # noqa: E402
 
 
@@ -160,10 +159,10 @@ def compare(before: Path, after: Path) -> list[str]:
         elif not b["passed"]:
             lines.append(f"seed {s}: fails at both (before: {cause(b)}; after: {cause(a)})")
         public = [d / "layouts" / str(s) / "public" for d in (before, after)]
-        found, order = differences(
+        found, order = run_diff.differences(
             f"seed {s}",
-            outputs(before / "workspaces" / str(s), {before: "<run>"}, public[0]),
-            outputs(after / "workspaces" / str(s), {after: "<run>"}, public[1]),
+            run_diff.outputs(before / "workspaces" / str(s), {before: "<run>"}, public[0]),
+            run_diff.outputs(after / "workspaces" / str(s), {after: "<run>"}, public[1]),
         )
         lines += found
         reordered += order

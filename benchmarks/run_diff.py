@@ -107,8 +107,12 @@ def differences(label: str, before: dict[str, bytes], after: dict[str, bytes]) -
         records = [_records(name, x) for x in (before[name], after[name])]
         if records[0] is not None and _text(records[0]) == _text(records[1]):
             continue  # the same record but for its measurements
-        trees = [sorted_dicts(x.decode(errors="replace")) for x in (before[name], after[name])]
-        if name.endswith(".py") and trees[0] is not None and trees[0] == trees[1]:
+        trees = (
+            [sorted_dicts(x.decode(errors="replace")) for x in (before[name], after[name])]
+            if name.endswith(".py")
+            else []
+        )
+        if trees and trees[0] is not None and trees[0] == trees[1]:  # only programs are parsed
             reordered.append(f"{label}: {name}: the same program but for a dict's key order")
         else:
             lines.append(f"{label}: {name} differs")

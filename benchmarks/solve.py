@@ -49,7 +49,6 @@ from agentk.modalities import TABULAR  # noqa: E402
 from agentk.workspace import Workspace  # noqa: E402
 from benchmarks import run_diff  # noqa: E402
 from benchmarks.arena import ARENA_METRICS, grader  # noqa: E402
-from benchmarks.run_diff import differences, outputs  # noqa: E402
 from rag.memory import Memory  # noqa: E402
 from tools.metrics import METRICS  # noqa: E402
 
@@ -316,7 +315,9 @@ def compare(before: Path, after: Path) -> list[str]:
         failed = ["error" in run[name] for run in runs]
         if failed[0] != failed[1]:
             lines.append(f"{name}: fails {'before' if failed[0] else 'after'} only")
-        found, order = differences(name, *(outputs(d / name, _places(d, name)) for d in (before, after)))
+        found, order = run_diff.differences(
+            name, *(run_diff.outputs(d / name, _places(d, name)) for d in (before, after))
+        )
         lines += found
         reordered += order
     return [

@@ -64,8 +64,8 @@ MODELS = (("RF", 0.9), ("XT", 0.9), ("NN", float("nan")))  # tied on score, and 
 
 def test_two_solve_runs_compared_name_each_differing_prediction_and_ignore_times_and_trained_models(tmp_path):
     """The same solve twice differs in what was measured: wall seconds (in records, notes and array archives), a time
-    limit set from them, the order of a leaderboard's models tied on score, trained models' pickles; a prediction or a score that differs is
-    named."""
+    limit set from them, the order of a leaderboard's models tied on score, trained models' pickles; a prediction or
+    a score that differs is named."""
 
     def run(name: str, val: float, seconds: float, pred: list[float], model: bytes) -> object:
         out = tmp_path / name

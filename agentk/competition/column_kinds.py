@@ -1,5 +1,6 @@
 """What a column holds, read off its values: free text (comments, essays) rather than a short category or name,
-label sets (several labels per row in one string), a sample submission's placeholder. Numbers written as text are agentk.competition.values."""
+label sets (several labels per row in one string), a sample submission's placeholder. Numbers written as text are
+agentk.competition.values."""
 
 from __future__ import annotations
 
